@@ -1,0 +1,29 @@
+# attnseq: the two commands a new user runs are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+# Torch is pinned and installed first so pip never pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/attnseq demo --out runs/demo
+
+test: install
+	$(BIN)/python -m pytest -n 2 tests
+
+bench: install
+	$(BIN)/python bench/train_speed.py
+
+clean:
+	rm -rf runs .pytest_cache

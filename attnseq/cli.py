@@ -1,0 +1,303 @@
+"""The ``attnseq`` command line. User errors print one line and exit with status 2."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .errors import UserError
+
+log = logging.getLogger("attnseq")
+
+
+# -- data ---------------------------------------------------------------------------------------
+def cmd_data_dates(args) -> None:
+    from .data.dates import make_date_splits
+    from .data.splits import write_split_dir
+
+    locales = [s for s in args.locales.split(",") if s]
+    try:
+        train, dev, test = make_date_splits(args.train, args.dev, args.test, seed=args.seed, locales=locales)
+    except ValueError as err:
+        raise UserError(f"data dates: {err}") from None
+    write_split_dir(args.out, train, dev, test)
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+
+
+def cmd_data_book(args) -> None:
+    from .data.book import load_book
+    from .data.splits import write_split_dir
+
+    train, dev, test = load_book(args.file, dev_size=args.dev_size)
+    write_split_dir(args.out, train, dev, test)
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+
+
+def cmd_data_split(args) -> None:
+    from .data.corpus import read_aligned, read_tsv
+    from .data.splits import split_pairs, write_split_dir
+
+    if args.input:
+        pairs = read_tsv(args.input)
+    elif args.src and args.tgt:
+        pairs = read_aligned(args.src, args.tgt)
+    else:
+        raise UserError("data split: give --input FILE.tsv, or --src FILE and --tgt FILE")
+    as_fraction = lambda x: x / len(pairs) if x >= 1 else x  # noqa: E731  (counts or fractions)
+    try:
+        train, dev, test = split_pairs(pairs, as_fraction(args.dev), as_fraction(args.test), seed=args.seed)
+    except ValueError as err:
+        raise UserError(f"data split: {err}") from None
+    write_split_dir(args.out, train, dev, test)
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+
+
+def cmd_data_gettext(args) -> None:
+    from .data.gettext import build_gettext_corpus
+    from .data.splits import write_split_dir
+
+    train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
+    write_split_dir(args.out, train, dev, test)
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+
+
+# -- train / evaluate / translate --------------------------------------------------------------
+def _load_config(args):
+    from .config import load_config
+
+    overrides = list(args.set or [])
+    if getattr(args, "data", None):
+        overrides[:0] = [f"data.dir={args.data}", "data.train=", "data.dev=", "data.test="]
+    return load_config(args.config, overrides)
+
+
+def cmd_train(args) -> None:
+    config = _load_config(args)
+    run_dir = Path(args.out or Path("runs") / Path(args.config).stem)
+    if config.engine == "numpy":
+        from .scratch.engine import train_numpy
+
+        summary = train_numpy(config, run_dir, resume=args.resume)
+    else:
+        from .train.loop import Trainer
+
+        trainer = Trainer(config, run_dir, resume=args.resume)
+        log.info("training %s parameters on %d pairs -> %s", f"{trainer.parameters:,}",
+                 len(trainer.train_examples), run_dir)
+        summary = trainer.fit()
+    print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
+
+
+def cmd_evaluate(args) -> None:
+    from .api import load
+    from .data.corpus import read_tsv
+
+    translator = load(args.run, checkpoint=args.checkpoint)
+    pairs = read_tsv(args.data, strip=translator.config.data.strip)
+    metrics = translator.evaluate(pairs, beam=args.beam)
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for key, value in metrics.items():
+            print(f"{key:>22}: {value:.4f}" if isinstance(value, float) else f"{key:>22}: {value}")
+
+
+def cmd_translate(args) -> None:
+    from .api import load
+
+    translator = load(args.run, checkpoint=args.checkpoint)
+    if args.po:
+        from .data.gettext import translate_po
+
+        if not args.output:
+            raise UserError("translate --po: give --output FILE.po")
+        summary = translate_po(translator, args.po, args.output, beam=args.beam)
+        print(json.dumps(summary))
+        return
+    if args.input:
+        try:
+            lines = Path(args.input).read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise UserError(f"{args.input}: cannot read ({err.strerror})") from None
+    elif sys.stdin.isatty():
+        return _interactive(translator, args)
+    else:
+        lines = sys.stdin.read().splitlines()
+    results = translator.search(lines, beam_size=args.beam, n_best=args.n_best)
+    out_lines = []
+    for r in results:
+        if args.n_best and args.n_best > 1:
+            out_lines += [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
+        else:
+            out_lines.append(r.outputs[0])
+    text = "".join(line + "\n" for line in out_lines)
+    if args.output:
+        from .utils import atomic_write_text
+
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _interactive(translator, args) -> None:
+    print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            print(file=sys.stderr)
+            return
+        if line.strip():
+            r = translator.search([line], beam_size=args.beam, n_best=args.n_best)[0]
+            for text, score in zip(r.outputs, r.scores):
+                print(f"{text}\t({score:.3f})")
+
+
+# -- demo and plots ----------------------------------------------------------------------------
+def cmd_demo(args) -> None:
+    from .demo import run_demo
+
+    run_demo(Path(args.out), minutes=args.minutes)
+
+
+def cmd_compare(args) -> None:
+    from .compare import run_compare
+
+    run_compare(args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [])
+
+
+def cmd_plot(args) -> None:
+    if args.what == "attention":
+        from .api import load
+        from .viz.attention import plot_attention
+
+        if not args.run or args.text is None:
+            raise UserError("plot attention: give RUN_DIR and --text")
+        r = load(args.run).search([args.text], keep_attention=True)[0]
+        if r.attention[0] is None:
+            raise UserError(f"{args.run}: this model has no attention to plot")
+        path = plot_attention(r.attention[0], r.source_tokens, r.output_tokens[0],
+                              args.out or "attention.png", title=f"{args.text} → {r.outputs[0]}")
+    elif args.what == "curve":
+        from .viz.curves import plot_curve, read_metrics
+
+        if not args.run:
+            raise UserError("plot curve: give RUN_DIR")
+        path = plot_curve(read_metrics(Path(args.run) / "metrics.jsonl"), args.out or Path(args.run) / "curve.png")
+    else:
+        from .viz.positional import plot_positional
+
+        path = plot_positional(args.out or "positional.png", positions=args.positions, dims=args.dims)
+    print(path)
+
+
+# -- the parser ----------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attnseq", description="Attention-based sequence-to-sequence learning.")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and results")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="write DIR/train.tsv, dev.tsv, test.tsv from a data source")
+    data_sub = data.add_subparsers(dest="source", required=True)
+    p = data_sub.add_parser("dates", help="generated dates in many formats and locales -> ISO")
+    p.add_argument("--out", required=True)
+    p.add_argument("--train", type=int, default=40000)
+    p.add_argument("--dev", type=int, default=2000)
+    p.add_argument("--test", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr")
+    p.set_defaults(func=cmd_data_dates)
+    p = data_sub.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
+    p.add_argument("--file", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--dev-size", type=int, default=500)
+    p.set_defaults(func=cmd_data_book)
+    p = data_sub.add_parser("split", help="split one parallel corpus (TSV, or two aligned files)")
+    p.add_argument("--input", help="source<TAB>target file")
+    p.add_argument("--src", help="source side, one sentence a line")
+    p.add_argument("--tgt", help="target side, aligned with --src")
+    p.add_argument("--out", required=True)
+    p.add_argument("--dev", type=float, default=0.05, help="fraction (or count if >= 1) for dev")
+    p.add_argument("--test", type=float, default=0.05, help="fraction (or count if >= 1) for test")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_data_split)
+
+    p = data_sub.add_parser("gettext", help="English->LANG pairs from gettext catalogs (.mo/.po)")
+    p.add_argument("--lang", required=True, help="target language, e.g. de")
+    p.add_argument("--from", dest="paths", nargs="+", metavar="PATH",
+                   help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
+    p.set_defaults(func=cmd_data_gettext)
+
+    p = sub.add_parser("train", help="train a model from a config")
+    p.add_argument("config", help="YAML config (see configs/)")
+    p.add_argument("--data", help="folder with train.tsv, dev.tsv, test.tsv")
+    p.add_argument("--out", help="run folder (default runs/CONFIG_NAME)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="exact match, token accuracy, BLEU and chrF on a TSV file")
+    p.add_argument("run")
+    p.add_argument("--data", required=True, help="source<TAB>reference file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
+    p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("translate", help="translate lines from stdin or --input")
+    p.add_argument("run")
+    p.add_argument("--input")
+    p.add_argument("--output")
+    p.add_argument("--beam", type=int)
+    p.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input")
+    p.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
+    p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.set_defaults(func=cmd_translate)
+
+    p = sub.add_parser("compare", help="train several configs under one budget and tabulate them")
+    p.add_argument("configs", nargs="+")
+    p.add_argument("--data", required=True, help="folder with train.tsv, dev.tsv, test.tsv")
+    p.add_argument("--budget-minutes", type=float, default=5.0, help="training time per config")
+    p.add_argument("--out", default="runs/compare")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every config")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("demo", help="train an attention model on generated dates and show it")
+    p.add_argument("--out", default="runs/demo")
+    p.add_argument("--minutes", type=float, default=3.0, help="training time budget")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding")
+    p.add_argument("what", choices=("attention", "curve", "positional"))
+    p.add_argument("run", nargs="?")
+    p.add_argument("--text")
+    p.add_argument("--out")
+    p.add_argument("--positions", type=int, default=100)
+    p.add_argument("--dims", type=int, default=64)
+    p.set_defaults(func=cmd_plot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+    try:
+        args.func(args)
+    except UserError as err:
+        print(f"attnseq: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attnseq: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Examples as ids, and batches bucketed by length, padded, with masks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from .vocab import Vocab
+
+
+@dataclass
+class Example:
+    """One sentence pair as ids: source as the encoder reads it; target without bos/eos."""
+
+    src: list[int]
+    tgt: list[int]
+
+
+@dataclass
+class Batch:
+    """A padded batch. Masks are True on real tokens.
+
+    src (B, S), src_mask (B, S); tgt_in = bos + target (B, T); tgt_out = target + eos (B, T);
+    tgt_mask (B, T); index: positions of the examples in their data set.
+    """
+
+    src: torch.Tensor
+    src_mask: torch.Tensor
+    tgt_in: torch.Tensor
+    tgt_out: torch.Tensor
+    tgt_mask: torch.Tensor
+    index: list[int]
+
+    def to(self, device: torch.device | str) -> "Batch":
+        if str(device) == "cpu":
+            return self
+        move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
+        return Batch(move(self.src), move(self.src_mask), move(self.tgt_in), move(self.tgt_out),
+                     move(self.tgt_mask), self.index)
+
+    @property
+    def target_tokens(self) -> int:
+        return int(self.tgt_mask.sum())
+
+
+def pad(seqs: Sequence[Sequence[int]], pad_id: int = Vocab.pad_id) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids (B, L), mask (B, L)) with ``seqs`` right-padded to the longest."""
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+    lengths = torch.tensor([len(s) for s in seqs])
+    return ids, torch.arange(longest).unsqueeze(0) < lengths.unsqueeze(1)
+
+
+def collate(examples: Sequence[Example], index: Sequence[int]) -> Batch:
+    """A Batch of ``examples`` (ids without bos/eos on the target side)."""
+    src, src_mask = pad([e.src for e in examples])
+    tgt_in, _ = pad([[Vocab.bos_id] + e.tgt for e in examples])
+    tgt_out, tgt_mask = pad([e.tgt + [Vocab.eos_id] for e in examples])
+    return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index))
+
+
+def batch_indices(
+    examples: Sequence[Example],
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    epoch: int = 0,
+    bucket: bool = True,
+    pool: int = 50,
+) -> list[list[int]]:
+    """Index lists of the batches of one epoch, a function of (seed, epoch) alone.
+
+    With ``bucket``, examples are shuffled, cut into pools of ``pool`` batches, sorted by length
+    inside each pool (so batches hold similar lengths), and the batches shuffled again.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(examples)) if shuffle else np.arange(len(examples))
+    if bucket:
+        size = batch_size * pool
+        chunks = [order[i : i + size] for i in range(0, len(order), size)]
+        order = np.concatenate([
+            c[np.argsort([len(examples[i].src) + 1000 * len(examples[i].tgt) for i in c], kind="stable")]
+            for c in chunks
+        ]) if chunks else order
+    batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    if bucket and shuffle:
+        batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
+def iterate_batches(examples: Sequence[Example], indices: Sequence[Sequence[int]]) -> Iterator[Batch]:
+    """Batches for the given index lists."""
+    for idx in indices:
+        yield collate([examples[i] for i in idx], idx)
+
+
+def sorted_batches(examples: Sequence[Example], batch_size: int) -> list[list[int]]:
+    """Index lists grouping examples of similar source length, for fast evaluation."""
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i].src))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

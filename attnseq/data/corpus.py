@@ -1,0 +1,86 @@
+"""Reading parallel text: TSV files and pairs of aligned text files."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from ..errors import DataError
+
+log = logging.getLogger(__name__)
+
+Pair = tuple[str, str]
+
+
+def _open_lines(path: str | Path) -> list[str]:
+    """The lines of a UTF-8 text file, without line endings."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except OSError as err:
+        raise DataError(f"{path}: cannot read ({err.strerror})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
+    """(source, target) pairs from ``source<TAB>target`` lines.
+
+    A line without exactly one tab raises a DataError naming the file and line. Pairs with an
+    empty side are skipped and counted in the log. ``strip`` removes surrounding whitespace
+    (the book's data keeps its padding spaces with ``strip=False``).
+    """
+    pairs: list[Pair] = []
+    skipped = 0
+    for number, line in enumerate(_open_lines(path), start=1):
+        if not line.strip():
+            skipped += 1
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise DataError(
+                f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs"
+            )
+        src, tgt = parts
+        if strip:
+            src, tgt = src.strip(), tgt.strip()
+        if not src.strip() or not tgt.strip():
+            skipped += 1
+            continue
+        pairs.append((src, tgt))
+    if skipped:
+        log.warning("%s: skipped %d lines with an empty side", path, skipped)
+    return pairs
+
+
+def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True) -> list[Pair]:
+    """(source, target) pairs from two files aligned line by line.
+
+    Differing line counts raise a DataError naming both files and both counts; pairs with an
+    empty side are skipped and counted in the log.
+    """
+    src_lines, tgt_lines = _open_lines(src_path), _open_lines(tgt_path)
+    if len(src_lines) != len(tgt_lines):
+        raise DataError(
+            f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "
+            "aligned files must have the same number of lines"
+        )
+    pairs: list[Pair] = []
+    skipped = 0
+    for src, tgt in zip(src_lines, tgt_lines):
+        if strip:
+            src, tgt = src.strip(), tgt.strip()
+        if not src.strip() or not tgt.strip():
+            skipped += 1
+            continue
+        pairs.append((src, tgt))
+    if skipped:
+        log.warning("%s / %s: skipped %d pairs with an empty side", src_path, tgt_path, skipped)
+    return pairs

@@ -1,0 +1,51 @@
+"""Batched greedy search, written against the decoder step protocol."""
+from __future__ import annotations
+
+import torch
+
+from ..data.vocab import Vocab
+from .common import Hypothesis
+
+
+@torch.no_grad()
+def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.Tensor,
+                  keep_attention: bool = False) -> list[list[Hypothesis]]:
+    """The most probable next token at every step, for each sentence of the batch.
+
+    src, src_mask: (B, S); limits: (B,) maximum output tokens. Sentences leave the batch as
+    soon as they produce eos or reach their limit, so the rest decode faster. Returns one
+    single-element list of Hypothesis per sentence.
+    """
+    batch = src.shape[0]
+    state = model.decoder.init_state(model.encode(src, src_mask))
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
+    active = torch.arange(batch, device=src.device)  # rows of the original batch still decoding
+    outputs: list[list[int]] = [[] for _ in range(batch)]
+    scores = [0.0] * batch
+    attention: list[list[torch.Tensor]] = [[] for _ in range(batch)]
+    limits = limits.to(src.device)
+    step = 0
+    while active.numel():
+        logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        best_logp, tokens = logp.max(-1)  # (b,)
+        step += 1
+        done = (tokens == Vocab.eos_id) | (limits[active] <= step)
+        step_alignment = alignment.float().cpu() if keep_attention and alignment is not None else None
+        for row, (sentence, token, token_logp) in enumerate(
+            zip(active.tolist(), tokens.tolist(), best_logp.tolist())
+        ):
+            scores[sentence] += token_logp
+            if token != Vocab.eos_id:
+                outputs[sentence].append(token)
+            if step_alignment is not None:
+                attention[sentence].append(step_alignment[row])
+        if bool(done.any()):
+            keep = (~done).nonzero().squeeze(1)
+            active, tokens = active[keep], tokens[keep]
+            if keep.numel():
+                state = state.select(keep)
+    return [
+        [Hypothesis(outputs[i], scores[i], torch.stack(attention[i]) if attention[i] else None)]
+        for i in range(batch)
+    ]

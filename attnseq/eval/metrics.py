@@ -1,0 +1,49 @@
+"""Scores of outputs against references: exact match, token accuracy, BLEU and chrF."""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Fraction (0..1) of outputs identical to their reference."""
+    if not references:
+        return 0.0
+    return sum(h == r for h, r in zip(hypotheses, references)) / len(references)
+
+
+def token_accuracy(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> float:
+    """Fraction (0..1) of positions where output and reference tokens agree.
+
+    Positions run to the longer of the two in each pair, so missing and extra tokens both count
+    as errors.
+    """
+    right = total = 0
+    for hyp, ref in zip(hypotheses, references):
+        right += sum(h == r for h, r in zip(hyp, ref))
+        total += max(len(hyp), len(ref))
+    return right / total if total else 0.0
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (0..100) from sacrebleu on detokenised text."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+
+
+def chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus chrF (0..100) from sacrebleu."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
+
+
+def score_all(hypotheses: Sequence[str], references: Sequence[str],
+              hyp_tokens: Sequence[Sequence[str]], ref_tokens: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Every metric: exact_match and token_accuracy as fractions, bleu and chrf as 0..100."""
+    return {
+        "exact_match": exact_match(hypotheses, references),
+        "token_accuracy": token_accuracy(hyp_tokens, ref_tokens),
+        "bleu": bleu(hypotheses, references),
+        "chrf": chrf(hypotheses, references),
+    }

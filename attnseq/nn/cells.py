@@ -1,0 +1,89 @@
+"""Recurrent layers behind one interface, with a registry for ``model.cell``.
+
+Every layer maps inputs (B, T, I) and an optional state to outputs (B, T, H * directions) and
+a new state. A state is a tensor (L * directions, B, H), or a tuple of them for cells with a
+memory cell (LSTM: (h, c)). ``lengths`` (B,) packs padded sequences so padding never enters.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..registry import Registry
+
+CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell")
+
+
+class RecurrentLayer(nn.Module):
+    """Base: a stack of ``num_layers`` recurrent layers, optionally bidirectional."""
+
+    has_cell_state = False  # True when the state is (h, c)
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 dropout: float = 0.0, bidirectional: bool = False):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.bidirectional = num_layers, bidirectional
+        self.directions = 2 if bidirectional else 1
+
+    def forward(self, inputs: torch.Tensor, state=None, lengths: torch.Tensor | None = None):
+        """(outputs (B, T, H * directions), state)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def hidden_of(state) -> torch.Tensor:
+        """The hidden states h (L * directions, B, H) of a state."""
+        return state[0] if isinstance(state, tuple) else state
+
+
+class FusedLayer(RecurrentLayer):
+    """A torch fused RNN module (cuDNN / oneDNN kernels)."""
+
+    module_class: type[nn.RNNBase] = nn.RNN
+    module_kwargs: dict = {}
+
+    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False):
+        super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional)
+        self.rnn = self.module_class(
+            input_size, hidden_size, num_layers=num_layers, batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0, bidirectional=bidirectional,
+            **self.module_kwargs,
+        )
+
+    def forward(self, inputs, state=None, lengths=None):
+        if lengths is None:
+            return self.rnn(inputs, state)
+        packed = pack_padded_sequence(inputs, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        outputs, state = self.rnn(packed, state)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.shape[1])
+        return outputs, state
+
+
+@CELLS.register("lstm")
+class LSTMLayer(FusedLayer):
+    """Long short-term memory (Hochreiter & Schmidhuber 1997), torch's fused kernel."""
+
+    module_class = nn.LSTM
+    has_cell_state = True
+
+
+@CELLS.register("gru")
+class GRULayer(FusedLayer):
+    """Gated recurrent unit (Cho et al. 2014), torch's fused kernel."""
+
+    module_class = nn.GRU
+
+
+@CELLS.register("rnn")
+class TanhRNNLayer(FusedLayer):
+    """The vanilla (Elman) RNN with tanh, torch's fused kernel."""
+
+    module_class = nn.RNN
+    module_kwargs = {"nonlinearity": "tanh"}
+
+
+def build_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
+              dropout: float = 0.0, bidirectional: bool = False) -> RecurrentLayer:
+    """The recurrent layer registered as ``cell`` (``model.cell``)."""
+    return CELLS.get(cell, "model.cell")(input_size, hidden_size, num_layers, dropout, bidirectional)

@@ -1,0 +1,258 @@
+"""Recurrent decoder designs, all behind the decoder step protocol.
+
+Every decoder offers:
+- ``init_state(memory) -> State``
+- ``step(prev_tokens (B,), state) -> (logits (B, V), state, alignment (B, S) or None)``
+- ``forward(memory, tgt_in (B, T)) -> (features (B, T, F), alignment (B, T, S) or None)``,
+  the teacher-forced path; ``generator(features)`` turns features into logits.
+
+A design implements ``step_features(embedded (B, T', E), state)`` once. Designs whose step
+does not depend on the previous step's output (``parallel``) run it over the whole target in
+one call during training; the others are stepped one position at a time. Both paths run the
+same code, so teacher forcing equals stepping.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..errors import ConfigError
+from ..registry import Registry
+from .attention import build_scorer
+from .cells import RecurrentLayer, build_rnn
+from .state import Memory, State
+
+DECODERS: Registry[type["RNNDecoder"]] = Registry("decoder design")
+
+
+class Bridge(nn.Module):
+    """Maps the encoder's final states (Le, B, He) to the decoder's first state.
+
+    ``copy``: h0 = encoder final state, layer by layer (the book); ``linear``: h0 of every layer
+    = tanh(W h_final) of the top encoder layer; ``zero``: zeros. Memory cells start at zero.
+    """
+
+    def __init__(self, kind: str, encoder_size: int, encoder_layers: int, hidden_size: int,
+                 layers: int, has_cell_state: bool):
+        super().__init__()
+        self.kind, self.hidden_size, self.layers = kind, hidden_size, layers
+        self.has_cell_state = has_cell_state
+        if kind == "copy" and (encoder_size != hidden_size or encoder_layers != layers):
+            raise ConfigError(
+                "model.bridge: copy needs the encoder and decoder to have the same hidden size "
+                f"and layers (encoder {encoder_layers}x{encoder_size}, decoder {layers}x{hidden_size}); "
+                "use linear or zero"
+            )
+        self.proj = nn.Linear(encoder_size, layers * hidden_size) if kind == "linear" else None
+
+    def forward(self, final: torch.Tensor | None, batch: int, like: torch.Tensor):
+        """The decoder's initial recurrent state: (L, B, H), or a tuple (h, c) for LSTMs."""
+        if self.kind == "copy" and final is not None:
+            h = final.contiguous()
+        elif self.kind == "linear" and final is not None:
+            h = torch.tanh(self.proj(final[-1]))  # (B, L * H)
+            h = h.view(batch, self.layers, self.hidden_size).transpose(0, 1).contiguous()
+        else:
+            h = like.new_zeros(self.layers, batch, self.hidden_size)
+        if self.has_cell_state:
+            return (h, torch.zeros_like(h))
+        return h
+
+
+class RNNDecoder(nn.Module):
+    """Base of the recurrent designs: embedding, recurrent stack, bridge, optional scorer,
+    and the generator (output layer) over ``feature_size`` features."""
+
+    uses_attention = True
+
+    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int):
+        super().__init__()
+        self.cfg = cfg
+        self.hidden_size, self.memory_size = cfg.hidden_size, memory_size
+        self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size,
+                             cfg.decoder_layers, cfg.dropout)
+        self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, cfg.hidden_size,
+                             cfg.decoder_layers, self.rnn.has_cell_state)
+        self.scorer = (
+            build_scorer(cfg.attention, self.query_size(), memory_size, cfg.attention_size,
+                         heads=cfg.attention_heads, window=cfg.attention_window,
+                         head_scorer=cfg.attention_head_scorer)
+            if self.uses_attention else None
+        )
+        self.feature_size = self.build_output()
+        self.generator = nn.Linear(self.feature_size, vocab_size)
+
+    # -- what a design defines ------------------------------------------------------------
+    @property
+    def parallel(self) -> bool:
+        """True when ``step_features`` may run over the whole target at once."""
+        return True
+
+    def rnn_input_size(self) -> int:
+        return self.cfg.embed_size
+
+    def query_size(self) -> int:
+        return self.cfg.hidden_size
+
+    def build_output(self) -> int:
+        """Create the layers between the recurrent stack and the generator; the feature size."""
+        return self.cfg.hidden_size
+
+    def init_extra(self, state: State, memory: Memory) -> None:
+        """Add design-specific entries (input-feeding vector, previous context) to ``state``."""
+
+    def step_features(self, embedded: torch.Tensor, state: State):
+        """(features (B, T', F), state, alignment (B, T', S) or None) for inputs (B, T', E)."""
+        raise NotImplementedError
+
+    # -- the protocol ---------------------------------------------------------------------
+    def init_state(self, memory: Memory) -> State:
+        """The state before the first target token."""
+        batch = memory.keys.shape[0]
+        state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1})
+        if self.scorer is not None:
+            state.update(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
+        self.init_extra(state, memory)
+        return state
+
+    def step(self, prev_tokens: torch.Tensor, state: State):
+        """(logits (B, V), state, alignment (B, S) or None) after feeding ``prev_tokens`` (B,)."""
+        embedded = self.dropout(self.embed(prev_tokens.unsqueeze(1)))  # (B, 1, E)
+        features, state, alignment = self.step_features(embedded, state)
+        logits = self.generator(features.squeeze(1))  # (B, V)
+        return logits, state, None if alignment is None else alignment.squeeze(1)
+
+    def forward(self, memory: Memory, tgt_in: torch.Tensor):
+        """Teacher forcing: (features (B, T, F), alignment (B, T, S) or None)."""
+        state = self.init_state(memory)
+        embedded = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        if self.parallel:
+            features, _, alignment = self.step_features(embedded, state)
+            return features, alignment
+        features, alignments = [], []
+        for t in range(embedded.shape[1]):
+            f, state, a = self.step_features(embedded[:, t : t + 1], state)
+            features.append(f)
+            alignments.append(a)
+        alignment = None if alignments[0] is None else torch.cat(alignments, 1)
+        return torch.cat(features, 1), alignment
+
+    # -- shared pieces --------------------------------------------------------------------
+    def run_rnn(self, inputs: torch.Tensor, state: State):
+        """Recurrent stack over inputs (B, T', I): outputs (B, T', H), and the state updated."""
+        outputs, hidden = self.rnn(inputs, state["hidden"])
+        state = State(state, batch_dims=state.batch_dims)
+        state["hidden"] = hidden
+        return outputs, state
+
+    def attend(self, query: torch.Tensor, state: State):
+        """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq)."""
+        return self.scorer(query, state["keys"], state["values"], state["mask"])
+
+
+@DECODERS.register("none")
+class PlainDecoder(RNNDecoder):
+    """No attention: the encoder reaches the decoder only through the bridge (Sutskever et al. 2014)."""
+
+    uses_attention = False
+
+    def step_features(self, embedded, state):
+        outputs, state = self.run_rnn(embedded, state)
+        return self.dropout(outputs), state, None
+
+
+@DECODERS.register("book")
+class BookDecoder(RNNDecoder):
+    """The book's chapter 8: attend with the current state; concat(context, h) into the output layer.
+
+    ``context_into_input`` also feeds the previous context into the next step (section 4.2).
+    """
+
+    @property
+    def parallel(self):
+        return not self.cfg.context_into_input
+
+    def rnn_input_size(self):
+        return self.cfg.embed_size + (self.memory_size if self.cfg.context_into_input else 0)
+
+    def build_output(self):
+        return self.memory_size + self.cfg.hidden_size
+
+    def init_extra(self, state, memory):
+        if self.cfg.context_into_input:
+            state["context"] = memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size)
+
+    def step_features(self, embedded, state):
+        inputs = embedded
+        if self.cfg.context_into_input:
+            inputs = torch.cat([embedded, state["context"]], -1)  # (B, 1, E + Hm)
+        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
+        context, alignment = self.attend(outputs, state)  # (B, T', Hm), (B, T', S)
+        if self.cfg.context_into_input:
+            state["context"] = context
+        return self.dropout(torch.cat([context, outputs], -1)), state, alignment
+
+
+@DECODERS.register("luong")
+class LuongDecoder(RNNDecoder):
+    """Luong et al. 2015: attend with the current state h_t; attentional state
+    h~_t = tanh(W_c [c_t; h_t]) feeds the output layer and, with input feeding, the next step."""
+
+    @property
+    def parallel(self):
+        return not self.cfg.input_feeding
+
+    def rnn_input_size(self):
+        return self.cfg.embed_size + (self.cfg.hidden_size if self.cfg.input_feeding else 0)
+
+    def build_output(self):
+        self.W_c = nn.Linear(self.memory_size + self.cfg.hidden_size, self.cfg.hidden_size, bias=False)
+        return self.cfg.hidden_size
+
+    def init_extra(self, state, memory):
+        if self.cfg.input_feeding:
+            state["feed"] = memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size)
+
+    def step_features(self, embedded, state):
+        inputs = embedded
+        if self.cfg.input_feeding:
+            inputs = torch.cat([embedded, state["feed"]], -1)  # (B, 1, E + H)
+        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
+        context, alignment = self.attend(outputs, state)  # (B, T', Hm)
+        attentional = torch.tanh(self.W_c(torch.cat([context, outputs], -1)))  # (B, T', H)
+        attentional = self.dropout(attentional)
+        if self.cfg.input_feeding:
+            state["feed"] = attentional
+        return attentional, state, alignment
+
+
+@DECODERS.register("bahdanau")
+class BahdanauDecoder(RNNDecoder):
+    """Bahdanau et al. 2014: attend with the previous state s_{t-1}; the context enters the
+    recurrent input; a readout tanh(W_r [s_t; c_t; y_{t-1}]) feeds the output layer."""
+
+    @property
+    def parallel(self):
+        return False
+
+    def rnn_input_size(self):
+        return self.cfg.embed_size + self.memory_size
+
+    def build_output(self):
+        self.W_r = nn.Linear(self.cfg.hidden_size + self.memory_size + self.cfg.embed_size,
+                             self.cfg.hidden_size)
+        return self.cfg.hidden_size
+
+    def step_features(self, embedded, state):
+        previous = RecurrentLayer.hidden_of(state["hidden"])[-1].unsqueeze(1)  # (B, 1, H)
+        context, alignment = self.attend(previous, state)  # (B, 1, Hm), (B, 1, S)
+        outputs, state = self.run_rnn(torch.cat([embedded, context], -1), state)  # (B, 1, H)
+        readout = torch.tanh(self.W_r(torch.cat([outputs, context, embedded], -1)))
+        return self.dropout(readout), state, alignment
+
+
+def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:
+    """The decoder design registered as ``cfg.decoder``."""
+    return DECODERS.get(cfg.decoder, "model.decoder")(cfg, vocab_size, memory_size, encoder_layers)

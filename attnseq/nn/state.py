@@ -1,0 +1,74 @@
+"""Decoder state and encoder memory: named tensors that search can reorder row by row."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+def _index(value: Any, indices: torch.Tensor, dim: int) -> Any:
+    """``value`` with rows ``indices`` taken along ``dim`` (tensors, nested tuples/lists, None)."""
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor):
+        return value.index_select(dim, indices)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_index(v, indices, dim) for v in value)
+    return value  # a plain number or flag shared by all rows
+
+
+class State(dict):
+    """A decoder's state: named tensors (or tuples of them) that share a batch dimension.
+
+    Most tensors are batch-first; ``batch_dims`` names the exceptions (RNN hidden states are
+    (layers, B, H)). ``select`` keeps rows (beam reordering, dropping finished sentences) and
+    ``repeat`` expands every row k times (beam expansion).
+    """
+
+    def __init__(self, *args, batch_dims: dict[str, int] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.batch_dims = dict(batch_dims or {})
+
+    def select(self, indices: torch.Tensor) -> "State":
+        """A new State with the rows ``indices`` (1-D long tensor) of every tensor."""
+        return State(
+            {k: _index(v, indices, self.batch_dims.get(k, 0)) for k, v in self.items()},
+            batch_dims=self.batch_dims,
+        )
+
+    def repeat(self, k: int) -> "State":
+        """Each row repeated ``k`` times in a row: rows (0, 0, 1, 1, ...) for k = 2."""
+        batch = self.batch_size()
+        device = self.device()
+        return self.select(torch.arange(batch, device=device).repeat_interleave(k))
+
+    def _first_tensor(self) -> tuple[torch.Tensor, int]:
+        for k, v in self.items():
+            while isinstance(v, (tuple, list)) and v:
+                v = v[0]
+            if isinstance(v, torch.Tensor):
+                return v, self.batch_dims.get(k, 0)
+        raise ValueError("state holds no tensor")
+
+    def batch_size(self) -> int:
+        tensor, dim = self._first_tensor()
+        return tensor.shape[dim]
+
+    def device(self) -> torch.device:
+        return self._first_tensor()[0].device
+
+
+@dataclass
+class Memory:
+    """What the encoder hands to the decoder.
+
+    keys, values: (B, S, H) encoder outputs; mask: (B, S) True on real tokens;
+    final: (L, B, H) each encoder layer's final hidden state (both directions concatenated),
+    or None for encoders without one (Transformer).
+    """
+
+    keys: torch.Tensor
+    values: torch.Tensor
+    mask: torch.Tensor
+    final: torch.Tensor | None = None

@@ -1,0 +1,57 @@
+"""Training curves from a run's metrics log."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def read_metrics(path: str | Path) -> list[dict]:
+    """The records of a ``metrics.jsonl`` file."""
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                records.append(json.loads(line))
+    return records
+
+
+def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | None = None) -> Path:
+    """Write training loss and dev accuracy by epoch (PNG) to ``path``; returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = [r for r in records if r.get("type") == "train"]
+    evals = [r for r in records if r.get("type") == "eval"]
+    fig, ax_loss = plt.subplots(figsize=(6.4, 3.8), dpi=110)
+    if train and evals:
+        # place train points on the epoch axis by interpolating step -> epoch from the evals
+        xs_s = [0] + [e["step"] for e in evals]
+        xs_e = [0] + [e["epoch"] for e in evals]
+        import numpy as np
+
+        epochs = np.interp([r["step"] for r in train], xs_s, xs_e)
+        ax_loss.plot(epochs, [r["loss"] for r in train], color="tab:blue", label="train loss")
+    if evals and "dev_loss" in evals[0]:
+        ax_loss.plot([e["epoch"] for e in evals], [e["dev_loss"] for e in evals], "o--",
+                     color="tab:cyan", label="dev loss")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy per token")
+    ax_loss.set_yscale("log")
+    ax_acc = ax_loss.twinx()
+    if evals and "dev_exact_match" in evals[0]:
+        ax_acc.plot([e["epoch"] for e in evals], [100 * e["dev_exact_match"] for e in evals], "s-",
+                    color="tab:orange", label="dev exact match")
+        ax_acc.plot([e["epoch"] for e in evals], [100 * e["dev_token_accuracy"] for e in evals], "^:",
+                    color="tab:red", label="dev token accuracy")
+    ax_acc.set_ylabel("accuracy (%)")
+    ax_acc.set_ylim(0, 101)
+    handles = ax_loss.get_legend_handles_labels()[0] + ax_acc.get_legend_handles_labels()[0]
+    ax_loss.legend(handles, [h.get_label() for h in handles], loc="center right", fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
