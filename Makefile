@@ -20,7 +20,7 @@ demo: install
 	$(BIN)/attnseq demo --out runs/demo
 
 test: install
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 tests
 
 bench: install
 	$(BIN)/python bench/train_speed.py

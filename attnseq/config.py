@@ -54,6 +54,7 @@ class ModelConfig:
     embed_size: int = 64
     hidden_size: int = 128
     cell: str = choice("lstm", "attnseq.nn.cells:CELLS")
+    projection_size: int = 0  # lstm_proj: width P of the projected state; 0: hidden_size // 2
     encoder_layers: int = 1
     decoder_layers: int = 1
     bidirectional: bool = True  # each direction gets hidden_size // 2, so outputs are hidden_size
@@ -179,6 +180,11 @@ def _convert(key: str, hint: Any, value: Any, meta: Any) -> Any:
     if hint is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
         raise ConfigError(f"{key}: expected a number, got {value!r}")
     if hint is str:
         if value is None:

@@ -58,3 +58,6 @@ class WordTokenizer(Tokenizer):
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         return " ".join(tokens)
+
+
+from . import subword  # noqa: E402,F401  (registers "sentencepiece")

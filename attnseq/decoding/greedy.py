@@ -24,6 +24,7 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
     scores = [0.0] * batch
     attention: list[list[torch.Tensor]] = [[] for _ in range(batch)]
     limits = limits.to(src.device)
+    lengths = src_mask.sum(1).tolist()  # attention is returned over each sentence's real source
     step = 0
     while active.numel():
         logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
@@ -39,7 +40,7 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
             if token != Vocab.eos_id:
                 outputs[sentence].append(token)
             if step_alignment is not None:
-                attention[sentence].append(step_alignment[row])
+                attention[sentence].append(step_alignment[row, : lengths[sentence]])
         if bool(done.any()):
             keep = (~done).nonzero().squeeze(1)
             active, tokens = active[keep], tokens[keep]

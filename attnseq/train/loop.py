@@ -215,7 +215,7 @@ class Trainer:
                 loss, tokens = self.model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
                                                batch.tgt_mask, tc.label_smoothing)
             (loss / total_tokens).backward()
-            loss_sum += float(loss)
+            loss_sum += float(loss.detach())
         if tc.clip_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
         self.optimizer.step()
@@ -259,12 +259,17 @@ class Trainer:
         p.history.append(record)
         self._log(record)
         self._save(improved)
-        if (tc.schedule == "plateau" and not improved and score is not None):
-            for group in self.optimizer.param_groups:
-                group["lr"] *= tc.lr_decay
+        if tc.schedule == "plateau" and not improved and score is not None:
+            self._decay_learning_rate(tc.lr_decay)
         if self.on_eval:
             self.on_eval(record)
         return record
+
+    def _decay_learning_rate(self, factor: float) -> None:
+        """Multiply the learning rate by ``factor`` for the rest of training."""
+        self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]
+        for group, lr in zip(self.optimizer.param_groups, self.scheduler.get_last_lr()):
+            group["lr"] = lr * factor
 
     def _batches_per_epoch(self) -> int:
         return math.ceil(len(self.train_examples) / self.config.train.batch_size)

@@ -1,0 +1,128 @@
+"""Subword tokenization with sentencepiece (Kudo & Richardson 2018), trained on the run's data.
+
+The model is trained from the training text held in memory and stored in the run folder as
+``spm.<side>.model`` (side: "joint", "source" or "target"). Text is not normalised
+(``identity`` rule), so outputs keep the training data's typography (… „ “ and non-breaking
+spaces); runs of spaces are collapsed. Pieces are mapped to ids by the run's Vocab, which
+holds the special tokens.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import re
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..errors import ConfigError, DataError
+from ..utils import atomic_write
+from .tokenizers import TOKENIZERS, Tokenizer
+
+log = logging.getLogger(__name__)
+
+
+def model_path(run_dir: str | Path, side: str) -> Path:
+    """Where the sentencepiece model of ``side`` lives in a run folder."""
+    return Path(run_dir) / f"spm.{side}.model"
+
+
+def sample_sentences(texts: Sequence[str], limit: int, seed: int = 0) -> list[str]:
+    """At most ``limit`` non-blank texts (0: all), a deterministic sample kept in corpus order."""
+    texts = [t for t in texts if t.strip()]
+    if limit and len(texts) > limit:
+        chosen = sorted(random.Random(seed).sample(range(len(texts)), limit))
+        texts = [texts[i] for i in chosen]
+    return texts
+
+
+def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigram",
+                character_coverage: float = 1.0) -> bytes:
+    """A serialized sentencepiece model trained on ``texts`` (deterministic for the same texts).
+
+    Raises a ConfigError naming data.spm_vocab_size when the text is too small for the size.
+    """
+    import io
+
+    import sentencepiece as spm
+
+    if not texts:
+        raise DataError("sentencepiece: no training text")
+    writer = io.BytesIO()
+    sentences: Iterator[str] = iter(texts)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=sentences, model_writer=writer, vocab_size=vocab_size,
+            model_type=model_type, character_coverage=character_coverage,
+            normalization_rule_name="identity", input_sentence_size=0,
+            shuffle_input_sentence=False, num_threads=1, minloglevel=2,
+            bos_id=-1, eos_id=-1, unk_id=0,  # the run's Vocab adds its own specials
+        )
+    except RuntimeError as err:
+        found = re.search(r"Vocabulary size too high \((\d+)\).*<= (\d+)", str(err))
+        if found:
+            raise ConfigError(
+                f"data.spm_vocab_size: {found.group(1)} is too large for this training text; "
+                f"set it to at most {found.group(2)}"
+            ) from None
+        raise
+    return writer.getvalue()
+
+
+@TOKENIZERS.register("sentencepiece")
+class SentencePieceTokenizer(Tokenizer):
+    """Subword pieces from a unigram or BPE sentencepiece model (``data.spm_*`` settings)."""
+
+    trainable = True
+
+    def __init__(self, config=None, model_proto: bytes | None = None):
+        super().__init__(config)
+        self.model_proto: bytes | None = None
+        self.processor = None
+        if model_proto is not None:
+            self.use(model_proto)
+
+    def use(self, model_proto: bytes) -> None:
+        """Tokenize with the serialized model ``model_proto``."""
+        import sentencepiece as spm
+
+        self.processor = spm.SentencePieceProcessor(model_proto=model_proto)
+        self.model_proto = model_proto
+
+    def fit(self, texts: Sequence[str], run_dir: Path, side: str) -> None:
+        """Train on (a deterministic sample of at most data.spm_max_sentences of) ``texts`` and
+        write ``spm.<side>.model`` into ``run_dir``."""
+        cfg = self.config
+        sample = sample_sentences(texts, cfg.spm_max_sentences)
+        log.info("training a %s sentencepiece model (%d pieces) on %d sentences",
+                 cfg.spm_model_type, cfg.spm_vocab_size, len(sample))
+        proto = train_model(sample, cfg.spm_vocab_size, cfg.spm_model_type, cfg.spm_character_coverage)
+        self.use(proto)
+        self.save(run_dir, side)
+
+    def save(self, run_dir: Path, side: str) -> None:
+        """Write the model into ``run_dir`` unless the same model is already there."""
+        if self.model_proto is None:
+            raise ValueError("sentencepiece: save() before fit()")
+        path = model_path(run_dir, side)
+        if path.exists() and path.read_bytes() == self.model_proto:
+            return
+        atomic_write(path, lambda tmp: Path(tmp).write_bytes(self.model_proto))
+
+    @classmethod
+    def load(cls, run_dir: Path, side: str, config=None) -> "SentencePieceTokenizer":
+        """The model ``fit`` wrote into ``run_dir`` for ``side``."""
+        path = model_path(run_dir, side)
+        try:
+            proto = path.read_bytes()
+        except OSError as err:
+            raise DataError(f"{path}: cannot read the sentencepiece model ({err.strerror})") from None
+        try:
+            return cls(config, proto)
+        except RuntimeError:
+            raise DataError(f"{path}: not a sentencepiece model") from None
+
+    def tokenize(self, text: str) -> list[str]:
+        return self.processor.encode(text, out_type=str)
+
+    def detokenize(self, tokens: Sequence[str]) -> str:
+        return self.processor.decode_pieces(list(tokens))

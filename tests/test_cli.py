@@ -1,0 +1,87 @@
+"""The command line: train a tiny config, evaluate --json, translate; errors are one line."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnseq.cli import main
+
+from conftest import LEARN, TINY
+
+
+def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "attnseq.cli", *args], input=stdin, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def reverse_dir(tmp_path_factory) -> Path:
+    from conftest import reverse_pairs, write_tsv
+
+    d = tmp_path_factory.mktemp("data")
+    write_tsv(d / "train.tsv", reverse_pairs(2000, seed=1, lengths=(3, 6)))
+    write_tsv(d / "dev.tsv", reverse_pairs(100, seed=2, lengths=(3, 6)))
+    write_tsv(d / "test.tsv", reverse_pairs(40, seed=3, lengths=(3, 6)))
+    return d
+
+
+@pytest.fixture(scope="module")
+def trained(reverse_dir, tmp_path_factory) -> Path:
+    """The book preset, adapted to the reversal task, trained through the CLI."""
+    run_dir = tmp_path_factory.mktemp("runs") / "run"
+    settings = TINY + LEARN + ["data.strip=true",
+                       "data.reverse_source=false", "model.bidirectional=true", "model.bridge=linear",
+                       "model.attention=general", "model.init=default"]
+    sets = [x for s in settings for x in ("--set", s)]
+    assert main(["-q", "train", "configs/book-attention.yaml", "--data", str(reverse_dir), "--out", str(run_dir),
+                 *sets]) == 0
+    return run_dir
+
+
+def test_train_evaluate_translate(trained, reverse_dir, capsys):
+    assert main(["-q", "evaluate", str(trained), "--data", str(reverse_dir / "test.tsv"), "--json"]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    for key in ("exact_match", "token_accuracy", "sentences", "seconds", "bleu", "chrf"):
+        assert key in metrics
+    assert 0.0 <= metrics["exact_match"] <= 1.0 and 0.0 <= metrics["token_accuracy"] <= 1.0
+    assert metrics["sentences"] == 40
+    assert metrics["exact_match"] == 1.0
+
+    result = run("translate", str(trained), stdin="abc\nfedd\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["cba", "ddef"]
+
+    # the Python API on the same run
+    import attnseq
+
+    model = attnseq.load(trained)
+    assert model.translate(["abcd"]) == ["dcba"]
+    outputs, attention = model.translate(["abcd", "ef"], return_attention=True)
+    assert outputs == ["dcba", "fe"]
+    assert attention[0].shape == (5, 4) and attention[1].shape == (3, 2)  # output tokens + eos, by source
+    assert abs(attention[0].sum(1) - 1).max() < 1e-5
+
+
+@pytest.mark.parametrize("args, words", [
+    (["train", "configs/book-attention.yaml", "--set", "model.hiden=3"], ["model.hiden", "unknown key"]),
+    (["train", "configs/book-attention.yaml", "--set", "model.attention=magic"], ["model.attention", "dot"]),
+    (["train", "configs/nope.yaml"], ["nope.yaml"]),
+    (["train", "configs/book-attention.yaml", "--data", "/nonexistent"], ["/nonexistent", "no such file"]),
+    (["evaluate", "/nonexistent", "--data", "x.tsv"], ["not a run folder"]),
+])
+def test_user_errors_are_one_line(args, words, capsys):
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    for word in words:
+        assert word in lines[0]
+
+
+def test_user_error_exit_status_and_no_traceback():
+    result = run("train", "configs/book-attention.yaml", "--set", "train.epochs=many")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "attnseq: error: train.epochs: expected a whole number, got 'many'"

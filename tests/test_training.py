@@ -1,0 +1,88 @@
+"""Training: exact resume, checkpoints, the metrics log, data errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from attnseq.config import load_config
+from attnseq.errors import DataError
+from attnseq.train.loop import Trainer
+
+from conftest import TINY
+
+
+def config(data_dir, *extra):
+    return load_config(None, TINY + [f"data.dir={data_dir}", "model.dropout=0.3", "train.label_smoothing=0.1",
+                                     "train.eval_max_sentences=20", *extra])
+
+
+def test_resume_continues_exactly(reverse_data, tmp_path):
+    """2 epochs straight == 1 epoch, stop, resume, 1 more epoch: identical weights."""
+    straight = tmp_path / "straight"
+    Trainer(config(reverse_data, "train.epochs=2"), straight).fit()
+
+    split = tmp_path / "split"
+    Trainer(config(reverse_data, "train.epochs=1"), split).fit()
+    Trainer(config(reverse_data, "train.epochs=2"), split, resume=True).fit()
+
+    a, b = load_file(straight / "last.safetensors"), load_file(split / "last.safetensors")
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_resume_mid_epoch_with_max_steps(reverse_data, tmp_path):
+    """Stopping at a step inside an epoch and resuming gives the same weights as not stopping."""
+    straight = tmp_path / "straight"
+    Trainer(config(reverse_data, "train.epochs=2", "train.eval_every=10"), straight).fit()
+    split = tmp_path / "split"
+    Trainer(config(reverse_data, "train.epochs=2", "train.eval_every=10", "train.max_steps=40"), split).fit()
+    Trainer(config(reverse_data, "train.epochs=2", "train.eval_every=10"), split, resume=True).fit()
+    a, b = load_file(straight / "last.safetensors"), load_file(split / "last.safetensors")
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_run_folder_contents(reverse_data, tmp_path):
+    run = tmp_path / "run"
+    summary = Trainer(config(reverse_data, "train.epochs=2", "train.log_every=5"), run).fit()
+    for name in ("config.yaml", "vocab.source.json", "vocab.target.json", "best.safetensors",
+                 "last.safetensors", "last.state.pt", "metrics.jsonl"):
+        assert (run / name).exists(), name
+    assert not list(run.glob("*.tmp")), "temporary files left behind"
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    kinds = {r["type"] for r in records}
+    assert {"start", "train", "eval"} <= kinds
+    evals = [r for r in records if r["type"] == "eval"]
+    assert [round(e["epoch"]) for e in evals] == [1, 2]
+    assert 0.0 <= summary["dev_exact_match"] <= 1.0
+
+
+def test_max_steps_stops_early(reverse_data, tmp_path):
+    summary = Trainer(config(reverse_data, "train.max_steps=3"), tmp_path / "run").fit()
+    assert summary["step"] == 3
+
+
+def test_gradient_accumulation_counts_updates(reverse_data, tmp_path):
+    """accumulate=2 makes one update per two batches."""
+    trainer = Trainer(config(reverse_data, "train.epochs=1", "train.accumulate=2"), tmp_path / "run")
+    trainer.fit()
+    batches = -(-len(trainer.train_examples) // trainer.config.train.batch_size)
+    assert trainer.progress.step == -(-batches // 2)
+
+
+def test_malformed_tsv_names_file_and_line(reverse_data, tmp_path):
+    bad = reverse_data / "train.tsv"
+    lines = bad.read_text().splitlines()
+    lines[6] = "no tab on this line"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"train\.tsv:7:"):
+        Trainer(config(reverse_data), tmp_path / "run")
+
+
+def test_missing_data_is_a_clear_error(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        Trainer(config(tmp_path / "nowhere"), tmp_path / "run")
