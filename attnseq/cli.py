@@ -14,8 +14,7 @@ log = logging.getLogger("attnseq")
 
 # -- data ---------------------------------------------------------------------------------------
 def cmd_data_dates(args) -> None:
-    from .data.dates import make_date_splits
-    from .data.splits import write_split_dir
+    from .data.splits import make_date_splits, write_split_dir
 
     locales = [s for s in args.locales.split(",") if s]
     try:
@@ -87,6 +86,8 @@ def cmd_train(args) -> None:
         log.info("training %s parameters on %d pairs -> %s", f"{trainer.parameters:,}",
                  len(trainer.train_examples), run_dir)
         summary = trainer.fit()
+        if not trainer.dist.is_main:
+            return
     print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
 
 

@@ -22,6 +22,7 @@ from ..data.corpus import read_tsv
 from ..data.pipeline import TextPipeline
 from ..errors import ConfigError, DataError
 from ..nn.model import build_model, count_parameters
+from .distributed import Distributed, LossModule
 from .checkpoint import (BEST, CONFIG_FILE, LAST, METRICS_FILE, STATE_FILE, load_state, load_weights,
                          rng_states, save_state, save_weights, set_rng_states)
 from .optim import build_optimizer, build_scheduler
@@ -91,8 +92,9 @@ class Trainer:
         tc = config.train
         if tc.threads:
             torch.set_num_threads(tc.threads)
-        self.device = resolve_device(tc.device)
-        self._seed(tc.seed)
+        self.dist = Distributed.from_env()
+        self.device = self.dist.setup(resolve_device(tc.device))
+        self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.run_dir.mkdir(parents=True, exist_ok=True)
         splits = load_splits(config)
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
@@ -100,8 +102,9 @@ class Trainer:
             self.pipeline = TextPipeline.load(config.data, self.run_dir)
         else:
             self.pipeline = TextPipeline.fit(config.data, self.train_pairs, self.run_dir)
-            self.pipeline.save(self.run_dir)
-            save_config(config, self.run_dir / CONFIG_FILE)
+            if self.dist.is_main:
+                self.pipeline.save(self.run_dir)
+                save_config(config, self.run_dir / CONFIG_FILE)
         self.train_examples = encode_pairs(self.pipeline, self.train_pairs,
                                            config.data.max_source_len, config.data.max_target_len)
         if not self.train_examples:
@@ -109,6 +112,7 @@ class Trainer:
         self.dev_examples = encode_pairs(self.pipeline, self.dev_pairs)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab))
         self.model.to(self.device)
+        self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
         self.optimizer = build_optimizer(self.model.parameters(), tc)
         self.scheduler = build_scheduler(self.optimizer, tc)
         self.progress = Progress()
@@ -143,10 +147,11 @@ class Trainer:
                    "dev_pairs": len(self.dev_examples), "resumed_at_step": p.step if self.resume else None})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
-            indices = batch_indices(self.train_examples, tc.batch_size, True, tc.seed, p.epoch, tc.bucket)
+            indices = self.dist.shard(
+                batch_indices(self.train_examples, tc.batch_size, True, tc.seed, p.epoch, tc.bucket))
             todo = indices[p.batch_in_epoch :]
             bar = tqdm(total=len(indices), initial=p.batch_in_epoch, desc=f"epoch {p.epoch + 1}/{tc.epochs}",
-                       disable=not tc.progress, leave=False, dynamic_ncols=True, unit="batch",
+                       disable=not (tc.progress and self.dist.is_main), leave=False, dynamic_ncols=True, unit="batch",
                        mininterval=0.2 if sys.stderr.isatty() else 30.0)
             stop = self._train_epoch(todo, bar)
             bar.close()
@@ -157,13 +162,14 @@ class Trainer:
             stop = stop or self._should_stop()
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
+        self.dist.close()
         return p.history[-1]
 
     def _should_stop(self) -> bool:
         tc, p = self.config.train, self.progress
         if tc.max_steps and p.step >= tc.max_steps:
             return True
-        return bool(tc.max_minutes) and p.train_seconds >= 60 * tc.max_minutes
+        return bool(tc.max_minutes) and self.dist.any(p.train_seconds >= 60 * tc.max_minutes)
 
     def _train_epoch(self, todo: list[list[int]], bar) -> bool:
         """Train on the given batches; True when a step or time limit stopped the run."""
@@ -212,8 +218,8 @@ class Trainer:
         for batch in group:
             batch = batch.to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16"):
-                loss, tokens = self.model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
-                                               batch.tgt_mask, tc.label_smoothing)
+                loss, tokens = self.loss_module(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
+                                                batch.tgt_mask, tc.label_smoothing)
             (loss / total_tokens).backward()
             loss_sum += float(loss.detach())
         if tc.clip_norm:
@@ -239,7 +245,27 @@ class Trainer:
         return total / tokens if tokens else float("nan")
 
     def evaluate_and_save(self) -> dict:
-        """Dev loss and accuracy, the metrics log, last (and if better, best) checkpoint."""
+        """Dev loss and accuracy, the metrics log, last (and if better, best) checkpoint.
+
+        With several processes, process 0 evaluates and saves; the others take its record.
+        """
+        tc, p = self.config.train, self.progress
+        record = self.dist.share(self._evaluate() if self.dist.is_main else None)
+        improved = record["best"]
+        if improved:
+            p.best = self._selection_score(record)
+        p.history.append(record)
+        if self.dist.is_main:
+            self._log(record)
+            self._save(improved)
+        if tc.schedule == "plateau" and not improved and self._selection_score(record) is not None:
+            self._decay_learning_rate(tc.lr_decay)
+        if self.on_eval and self.dist.is_main:
+            self.on_eval(record)
+        return record
+
+    def _evaluate(self) -> dict:
+        """The evaluation record: dev loss and metrics, and whether it is the best so far."""
         tc, p = self.config.train, self.progress
         record = {"type": "eval", "epoch": p.epoch + p.batch_in_epoch / max(1, self._batches_per_epoch()),
                   "step": p.step, "train_seconds": round(p.train_seconds, 3)}
@@ -252,17 +278,7 @@ class Trainer:
                            if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
             record["eval_seconds"] = round(time.perf_counter() - started, 3)
         score = self._selection_score(record)
-        improved = score is not None and (p.best is None or score > p.best)
-        if improved:
-            p.best = score
-        record["best"] = improved
-        p.history.append(record)
-        self._log(record)
-        self._save(improved)
-        if tc.schedule == "plateau" and not improved and score is not None:
-            self._decay_learning_rate(tc.lr_decay)
-        if self.on_eval:
-            self.on_eval(record)
+        record["best"] = score is not None and (p.best is None or score > p.best)
         return record
 
     def _decay_learning_rate(self, factor: float) -> None:
@@ -272,7 +288,8 @@ class Trainer:
             group["lr"] = lr * factor
 
     def _batches_per_epoch(self) -> int:
-        return math.ceil(len(self.train_examples) / self.config.train.batch_size)
+        batches = math.ceil(len(self.train_examples) / self.config.train.batch_size)
+        return batches // self.dist.world_size if self.dist.enabled else batches
 
     def _selection_score(self, record: dict) -> float | None:
         """Higher is better: the dev metric named by ``train.select_by``."""
@@ -293,6 +310,8 @@ class Trainer:
             save_weights(self.model, self.run_dir / BEST)
 
     def _log(self, record: dict) -> None:
+        if not self.dist.is_main:
+            return
         with open(self.run_dir / METRICS_FILE, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
         if record.get("type") == "eval":

@@ -1,0 +1,98 @@
+"""Data-parallel training through PyTorch DDP: ``torchrun --nproc_per_node N -m attnseq.cli train ...``.
+
+Each process trains on its own share of every epoch's batches; DDP averages the gradients.
+Process 0 evaluates, logs and writes checkpoints and shares its decisions with the others.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Sequence, TypeVar
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+T = TypeVar("T")
+
+
+@dataclass
+class Distributed:
+    """This process's place in a torchrun job (a single process: rank 0 of 1)."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @classmethod
+    def from_env(cls) -> "Distributed":
+        """Read RANK, WORLD_SIZE and LOCAL_RANK as torchrun sets them."""
+        return cls(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)),
+                   int(os.environ.get("LOCAL_RANK", 0)))
+
+    @property
+    def enabled(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def setup(self, device: torch.device) -> torch.device:
+        """Join the process group (nccl on GPUs, gloo on CPUs); this process's device."""
+        if not self.enabled:
+            return device
+        if device.type == "cuda":
+            device = torch.device("cuda", self.local_rank)
+            torch.cuda.set_device(device)
+        if not dist.is_initialized():
+            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        return device
+
+    def wrap(self, module: nn.Module, device: torch.device) -> nn.Module:
+        """``module`` inside DistributedDataParallel when there are several processes."""
+        if not self.enabled:
+            return module
+        from torch.nn.parallel import DistributedDataParallel
+
+        return DistributedDataParallel(module, device_ids=[device.index] if device.type == "cuda" else None)
+
+    def shard(self, batches: Sequence[T]) -> list[T]:
+        """This process's share of ``batches``: every world_size-th, all shares of equal length."""
+        if not self.enabled:
+            return list(batches)
+        per_process = len(batches) // self.world_size
+        return list(batches[self.rank :: self.world_size])[:per_process]
+
+    def share(self, value: Any) -> Any:
+        """Process 0's ``value``, on every process."""
+        if not self.enabled:
+            return value
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def any(self, flag: bool) -> bool:
+        """True on every process when ``flag`` is True on any."""
+        if not self.enabled:
+            return flag
+        tensor = torch.tensor([1.0 if flag else 0.0])
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return bool(tensor.item())
+
+    def close(self) -> None:
+        """Leave the process group after every process has arrived."""
+        if self.enabled and dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
+
+
+class LossModule(nn.Module):
+    """The model's training loss as a ``forward``, so DDP sees (and synchronises) it."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0):
+        return self.model.loss(src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing)
