@@ -169,6 +169,23 @@ def cmd_compare(args) -> None:
     run_compare(args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [])
 
 
+def cmd_serve(args) -> None:
+    from .api import load
+    from .viz.server import make_server
+
+    translator = load(args.run, checkpoint=args.checkpoint)
+    try:
+        server = make_server(translator, str(args.run), args.host, args.port)
+    except OSError as err:
+        raise UserError(f"serve: cannot listen on {args.host}:{args.port} ({err.strerror})") from None
+    host, port = server.server_address[:2]
+    print(f"Serving {args.run} at http://{host}:{port}/  (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+
+
 def cmd_plot(args) -> None:
     if args.what == "attention":
         from .api import load
@@ -271,6 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/demo")
     p.add_argument("--minutes", type=float, default=3.0, help="training time budget")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("serve", help="a web page: type a sentence, see the output and its attention")
+    p.add_argument("run")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding")
     p.add_argument("what", choices=("attention", "curve", "positional"))
