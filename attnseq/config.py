@@ -76,7 +76,7 @@ class ModelConfig:
     layers: int = 3
     heads: int = 4
     ff_size: int = 1024
-    positional: str = choice("sinusoidal", ("sinusoidal", "learned"))
+    positional: str = choice("sinusoidal", "attnseq.nn.positional:POSITIONAL")
     pre_norm: bool = True
     max_positions: int = 1024
 
