@@ -37,10 +37,28 @@ class Scorer(nn.Module):
         """Unnormalised scores (B, T, S) of ``query`` (B, T, Hq) against prepared ``keys``."""
         raise NotImplementedError
 
-    def window(self, query: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def window(self, query: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor,
+               positions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Local attention hook: (mask restricted to the window (B, T, S), weights to multiply
-        the alignment by (B, T, S) or None). Global scorers keep the whole mask."""
+        the alignment by (B, T, S) or None; the product is renormalised). ``positions`` (B, T)
+        are the target positions of the queries. Global scorers keep the whole mask."""
         return mask, None
+
+    def align(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None,
+              positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Alignment (B, T, S) of ``query`` over prepared ``keys``: zero where masked (or outside
+        a local window), each row summing to one."""
+        scores = self.score(query, keys)  # (B, T, S)
+        if mask is None:
+            mask = torch.ones(scores.shape[0], scores.shape[2], dtype=torch.bool, device=scores.device)
+        mask = mask.unsqueeze(1).expand_as(scores)  # (B, T, S)
+        mask, reweight = self.window(query, scores, mask, positions)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        alignment = torch.softmax(scores, dim=-1)  # (B, T, S)
+        if reweight is not None:
+            alignment = alignment * reweight
+            alignment = alignment / alignment.sum(-1, keepdim=True)
+        return alignment
 
     def forward(
         self,
@@ -48,20 +66,14 @@ class Scorer(nn.Module):
         keys: torch.Tensor,
         values: torch.Tensor,
         mask: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(context (B, T, Hv), alignment (B, T, S)); ``keys`` already passed through ``prepare``.
 
         Masked positions (mask False) get exactly zero weight; each row of weights sums to one.
+        ``positions`` (B, T): target positions of the queries, used by local attention.
         """
-        scores = self.score(query, keys)  # (B, T, S)
-        if mask is None:
-            mask = torch.ones(scores.shape[0], scores.shape[2], dtype=torch.bool, device=scores.device)
-        mask = mask.unsqueeze(1).expand_as(scores)  # (B, T, S)
-        mask, reweight = self.window(query, scores, mask)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        alignment = torch.softmax(scores, dim=-1)  # (B, T, S)
-        if reweight is not None:
-            alignment = alignment * reweight
+        alignment = self.align(query, keys, mask, positions)  # (B, T, S)
         context = torch.bmm(alignment, values)  # (B, T, Hv)
         return context, alignment
 
@@ -131,3 +143,6 @@ def build_scorer(name: str, query_size: int, key_size: int, attention_size: int 
     """The scorer registered as ``name`` (``model.attention``)."""
     cls = SCORERS.get(name, "model.attention")
     return cls(query_size, key_size, attention_size, **options)
+
+
+from . import attention_extra  # noqa: E402,F401  (registers more scorers)

@@ -21,11 +21,12 @@ class RecurrentLayer(nn.Module):
     has_cell_state = False  # True when the state is (h, c)
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 dropout: float = 0.0, bidirectional: bool = False):
+                 dropout: float = 0.0, bidirectional: bool = False, **options):
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bidirectional = num_layers, bidirectional
         self.directions = 2 if bidirectional else 1
+        self.output_size = hidden_size * self.directions  # width of outputs (less with a projection)
 
     def forward(self, inputs: torch.Tensor, state=None, lengths: torch.Tensor | None = None):
         """(outputs (B, T, H * directions), state)."""
@@ -43,7 +44,7 @@ class FusedLayer(RecurrentLayer):
     module_class: type[nn.RNNBase] = nn.RNN
     module_kwargs: dict = {}
 
-    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False):
+    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False, **options):
         super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional)
         self.rnn = self.module_class(
             input_size, hidden_size, num_layers=num_layers, batch_first=True,
@@ -84,6 +85,10 @@ class TanhRNNLayer(FusedLayer):
 
 
 def build_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
-              dropout: float = 0.0, bidirectional: bool = False) -> RecurrentLayer:
-    """The recurrent layer registered as ``cell`` (``model.cell``)."""
-    return CELLS.get(cell, "model.cell")(input_size, hidden_size, num_layers, dropout, bidirectional)
+              dropout: float = 0.0, bidirectional: bool = False, **options) -> RecurrentLayer:
+    """The recurrent layer registered as ``cell`` (``model.cell``); ``options`` (e.g.
+    ``projection_size``) go to the cells that take them."""
+    return CELLS.get(cell, "model.cell")(input_size, hidden_size, num_layers, dropout, bidirectional, **options)
+
+
+from . import cells_custom  # noqa: E402,F401  (registers more cells)

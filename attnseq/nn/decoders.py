@@ -33,10 +33,11 @@ class Bridge(nn.Module):
     """
 
     def __init__(self, kind: str, encoder_size: int, encoder_layers: int, hidden_size: int,
-                 layers: int, has_cell_state: bool):
+                 layers: int, has_cell_state: bool, cell_size: int = 0):
         super().__init__()
         self.kind, self.hidden_size, self.layers = kind, hidden_size, layers
         self.has_cell_state = has_cell_state
+        self.cell_size = cell_size or hidden_size  # c is wider than h in a projected LSTM
         if kind == "copy" and (encoder_size != hidden_size or encoder_layers != layers):
             raise ConfigError(
                 "model.bridge: copy needs the encoder and decoder to have the same hidden size "
@@ -55,7 +56,7 @@ class Bridge(nn.Module):
         else:
             h = like.new_zeros(self.layers, batch, self.hidden_size)
         if self.has_cell_state:
-            return (h, torch.zeros_like(h))
+            return (h, h.new_zeros(self.layers, batch, self.cell_size))
         return h
 
 
@@ -72,9 +73,10 @@ class RNNDecoder(nn.Module):
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
         self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size,
-                             cfg.decoder_layers, cfg.dropout)
-        self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, cfg.hidden_size,
-                             cfg.decoder_layers, self.rnn.has_cell_state)
+                             cfg.decoder_layers, cfg.dropout, projection_size=cfg.projection_size)
+        self.hidden_size = self.rnn.output_size  # the recurrent outputs (P for lstm_proj)
+        self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, self.hidden_size,
+                             cfg.decoder_layers, self.rnn.has_cell_state, cell_size=cfg.hidden_size)
         self.scorer = (
             build_scorer(cfg.attention, self.query_size(), memory_size, cfg.attention_size,
                          heads=cfg.attention_heads, window=cfg.attention_window,
@@ -94,11 +96,11 @@ class RNNDecoder(nn.Module):
         return self.cfg.embed_size
 
     def query_size(self) -> int:
-        return self.cfg.hidden_size
+        return self.hidden_size
 
     def build_output(self) -> int:
         """Create the layers between the recurrent stack and the generator; the feature size."""
-        return self.cfg.hidden_size
+        return self.hidden_size
 
     def init_extra(self, state: State, memory: Memory) -> None:
         """Add design-specific entries (input-feeding vector, previous context) to ``state``."""
@@ -112,6 +114,7 @@ class RNNDecoder(nn.Module):
         """The state before the first target token."""
         batch = memory.keys.shape[0]
         state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1})
+        state["step"] = torch.zeros(batch, dtype=torch.long, device=memory.keys.device)  # (B,) target position
         if self.scorer is not None:
             state.update(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
         self.init_extra(state, memory)
@@ -121,6 +124,7 @@ class RNNDecoder(nn.Module):
         """(logits (B, V), state, alignment (B, S) or None) after feeding ``prev_tokens`` (B,)."""
         embedded = self.dropout(self.embed(prev_tokens.unsqueeze(1)))  # (B, 1, E)
         features, state, alignment = self.step_features(embedded, state)
+        state = advance(state)
         logits = self.generator(features.squeeze(1))  # (B, V)
         return logits, state, None if alignment is None else alignment.squeeze(1)
 
@@ -134,6 +138,7 @@ class RNNDecoder(nn.Module):
         features, alignments = [], []
         for t in range(embedded.shape[1]):
             f, state, a = self.step_features(embedded[:, t : t + 1], state)
+            state = advance(state)
             features.append(f)
             alignments.append(a)
         alignment = None if alignments[0] is None else torch.cat(alignments, 1)
@@ -148,8 +153,21 @@ class RNNDecoder(nn.Module):
         return outputs, state
 
     def attend(self, query: torch.Tensor, state: State):
-        """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq)."""
-        return self.scorer(query, state["keys"], state["values"], state["mask"])
+        """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq); local scorers get
+        the target positions (B, T') of the queries."""
+        positions = None
+        if "step" in state:
+            positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)
+        return self.scorer(query, state["keys"], state["values"], state["mask"], positions)
+
+
+def advance(state: State) -> State:
+    """A copy of ``state`` one target position further (its ``step`` counter + 1)."""
+    if "step" not in state:
+        return state
+    state = State(state, batch_dims=state.batch_dims)
+    state["step"] = state["step"] + 1
+    return state
 
 
 @DECODERS.register("none")
@@ -178,7 +196,7 @@ class BookDecoder(RNNDecoder):
         return self.cfg.embed_size + (self.memory_size if self.cfg.context_into_input else 0)
 
     def build_output(self):
-        return self.memory_size + self.cfg.hidden_size
+        return self.memory_size + self.hidden_size
 
     def init_extra(self, state, memory):
         if self.cfg.context_into_input:
@@ -208,7 +226,7 @@ class LuongDecoder(RNNDecoder):
         return self.cfg.embed_size + (self.cfg.hidden_size if self.cfg.input_feeding else 0)
 
     def build_output(self):
-        self.W_c = nn.Linear(self.memory_size + self.cfg.hidden_size, self.cfg.hidden_size, bias=False)
+        self.W_c = nn.Linear(self.memory_size + self.hidden_size, self.cfg.hidden_size, bias=False)
         return self.cfg.hidden_size
 
     def init_extra(self, state, memory):
@@ -241,7 +259,7 @@ class BahdanauDecoder(RNNDecoder):
         return self.cfg.embed_size + self.memory_size
 
     def build_output(self):
-        self.W_r = nn.Linear(self.cfg.hidden_size + self.memory_size + self.cfg.embed_size,
+        self.W_r = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size,
                              self.cfg.hidden_size)
         return self.cfg.hidden_size
 
@@ -256,3 +274,6 @@ class BahdanauDecoder(RNNDecoder):
 def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:
     """The decoder design registered as ``cfg.decoder``."""
     return DECODERS.get(cfg.decoder, "model.decoder")(cfg, vocab_size, memory_size, encoder_layers)
+
+
+from . import decoders_extra  # noqa: E402,F401  (registers more decoder designs)

@@ -48,8 +48,9 @@ class StackedEncoder(Encoder):
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
         self.rnn = build_rnn(cfg.cell, cfg.embed_size, cfg.hidden_size // self.directions,
-                             cfg.encoder_layers, cfg.dropout, cfg.bidirectional)
-        self.output_size = cfg.hidden_size
+                             cfg.encoder_layers, cfg.dropout, cfg.bidirectional,
+                             projection_size=cfg.projection_size // self.directions)
+        self.output_size = self.rnn.output_size  # hidden_size (projection_size for lstm_proj)
 
     def forward(self, src, src_mask):
         x = self.dropout(self.embed(src))  # (B, S, E)
@@ -64,3 +65,6 @@ class StackedEncoder(Encoder):
 def build_encoder(cfg, vocab_size: int) -> Encoder:
     """The encoder registered as ``cfg.encoder``."""
     return ENCODERS.get(cfg.encoder, "model.encoder")(cfg, vocab_size)
+
+
+from . import encoders_extra  # noqa: E402,F401  (registers more encoders)

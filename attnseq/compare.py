@@ -1,0 +1,128 @@
+"""One-command comparison: train several configs under one time budget and tabulate them.
+
+    attnseq compare configs/bahdanau2014.yaml configs/luong2015-*.yaml --data data/dates \\
+        --budget-minutes 5 --out runs/compare
+
+Each config trains in ``OUT/<config name>`` for at most ``budget_minutes`` of training time
+(``train.max_minutes``), then its best checkpoint is evaluated on dev and test. The table
+(config, parameters, training tokens/s, dev and test exact match and BLEU) is printed and
+written as ``comparison.md`` and ``comparison.csv`` in OUT.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from pathlib import Path
+from typing import Sequence
+
+from .config import load_config
+from .data.corpus import read_tsv
+from .errors import UserError
+from .train.loop import Trainer
+from .utils import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+COLUMNS = ("config", "parameters", "steps", "train_seconds", "tokens_per_second",
+           "dev_exact_match", "test_exact_match", "dev_bleu", "test_bleu")
+
+
+class CountingTrainer(Trainer):
+    """A Trainer that also counts the target tokens it trains on."""
+
+    target_tokens = 0
+
+    def _update(self, group):
+        loss_sum, tokens = super()._update(group)
+        self.target_tokens += tokens
+        return loss_sum, tokens
+
+
+def run_names(configs: Sequence[str | Path]) -> list[str]:
+    """One run-folder name per config: its file stem, numbered when stems repeat."""
+    names: list[str] = []
+    for path in configs:
+        stem, name, k = Path(path).stem, Path(path).stem, 2
+        while name in names:
+            name, k = f"{stem}-{k}", k + 1
+        names.append(name)
+    return names
+
+
+def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path, budget_minutes: float,
+                       out_dir: Path, overrides: Sequence[str] = ()) -> dict:
+    """Train one config under the budget; its row of the table."""
+    from .api import load
+
+    config = load_config(config_path, [f"data.dir={data_dir}", "data.train=", "data.dev=", "data.test=",
+                                       f"train.max_minutes={budget_minutes}", *overrides])
+    run_dir = out_dir / name
+    log.info("compare: training %s -> %s", config_path, run_dir)
+    trainer = CountingTrainer(config, run_dir)
+    trainer.fit()
+    seconds = trainer.progress.train_seconds
+    row = {"config": name, "parameters": trainer.parameters, "steps": trainer.progress.step,
+           "train_seconds": round(seconds, 1),
+           "tokens_per_second": round(trainer.target_tokens / seconds) if seconds else 0}
+    translator = load(run_dir)  # the best checkpoint, as users evaluate it
+    for split in ("dev", "test"):
+        path = Path(data_dir) / f"{split}.tsv"
+        if not path.exists():
+            row[f"{split}_exact_match"] = row[f"{split}_bleu"] = None
+            continue
+        metrics = translator.evaluate(read_tsv(path, strip=config.data.strip), bleu=True)
+        row[f"{split}_exact_match"] = metrics["exact_match"]
+        row[f"{split}_bleu"] = metrics["bleu"]
+    return row
+
+
+def _cell(column: str, value) -> str:
+    """A table cell: percentages for exact match, one decimal for BLEU, thousands separators."""
+    if value is None:
+        return "-"
+    if column.endswith("exact_match"):
+        return f"{100 * value:.2f}%"
+    if column.endswith("bleu"):
+        return f"{value:.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def markdown_table(rows: Sequence[dict]) -> str:
+    """The rows as a Markdown table with the columns of ``COLUMNS``."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(_cell(c, row.get(c)) for c in COLUMNS) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def csv_table(rows: Sequence[dict]) -> str:
+    """The rows as CSV (raw numbers, exact match as a fraction, empty when missing)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: "" if row.get(c) is None else row[c] for c in COLUMNS})
+    return buffer.getvalue()
+
+
+def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minutes: float,
+                out_dir: str | Path, overrides: Sequence[str] = ()) -> list[dict]:
+    """Train and evaluate every config; print the table, write comparison.md/.csv; the rows."""
+    if not configs:
+        raise UserError("compare: give at least one config")
+    if budget_minutes <= 0:
+        raise UserError(f"compare: --budget-minutes must be positive, got {budget_minutes}")
+    if not (Path(data_dir) / "train.tsv").exists():
+        raise UserError(f"compare: {data_dir} has no train.tsv (make one with attnseq data ...)")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = [train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides)
+            for path, name in zip(configs, run_names(configs))]
+    table = markdown_table(rows)
+    atomic_write_text(out_dir / "comparison.md",
+                      f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n" + table)
+    atomic_write_text(out_dir / "comparison.csv", csv_table(rows))
+    print(table, end="")
+    return rows

@@ -1,0 +1,69 @@
+"""attnseq compare: several configs trained under one budget, evaluated and tabulated."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from attnseq.compare import COLUMNS, markdown_table, run_compare, run_names
+from attnseq.data.splits import make_date_splits, write_split_dir
+from attnseq.errors import UserError
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SMALL = ["model.embed_size=8", "model.hidden_size=16", "model.attention_size=8", "train.max_steps=3",
+         "train.batch_size=16", "train.progress=false", "train.log_every=0", "train.threads=1",
+         "train.eval_max_sentences=8"]
+
+
+@pytest.fixture
+def dates(tmp_path) -> Path:
+    folder = tmp_path / "dates"
+    write_split_dir(folder, *make_date_splits(96, 10, 12, seed=0))
+    return folder
+
+
+def test_two_configs_are_trained_evaluated_and_tabulated(dates, tmp_path, capsys):
+    configs = [CONFIGS / "luong2015-dot.yaml", CONFIGS / "cho2014.yaml"]
+    out = tmp_path / "compare"
+    rows = run_compare([str(c) for c in configs], dates, 0.5, out, overrides=SMALL)
+    printed = capsys.readouterr().out
+    assert [row["config"] for row in rows] == ["luong2015-dot", "cho2014"]
+    for row in rows:
+        assert row["parameters"] > 0 and row["steps"] == 3 and row["tokens_per_second"] > 0
+        for split in ("dev", "test"):
+            assert 0.0 <= row[f"{split}_exact_match"] <= 1.0
+            assert 0.0 <= row[f"{split}_bleu"] <= 100.0
+        assert (out / row["config"] / "config.yaml").exists()  # each run keeps its folder
+    assert rows[0]["parameters"] != rows[1]["parameters"]
+    with open(out / "comparison.csv", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert [r["config"] for r in table] == ["luong2015-dot", "cho2014"]
+    assert list(table[0]) == list(COLUMNS)
+    assert int(table[1]["parameters"]) == rows[1]["parameters"]
+    markdown = (out / "comparison.md").read_text(encoding="utf-8")
+    assert "| config | parameters |" in markdown and "| cho2014 |" in markdown
+    assert "| luong2015-dot |" in printed
+
+
+def test_a_missing_test_split_leaves_its_columns_empty(dates, tmp_path, capsys):
+    (dates / "test.tsv").unlink()
+    rows = run_compare([str(CONFIGS / "book-baseline.yaml")], dates, 0.5, tmp_path / "c", overrides=SMALL)
+    assert rows[0]["test_exact_match"] is None and rows[0]["dev_exact_match"] is not None
+    assert "| - |" in (tmp_path / "c" / "comparison.md").read_text(encoding="utf-8")
+
+
+def test_repeated_config_names_get_their_own_folders():
+    assert run_names(["a/x.yaml", "b/x.yaml", "y.yaml", "x.yaml"]) == ["x", "x-2", "y", "x-3"]
+
+
+def test_table_formats_percentages_and_bleu():
+    text = markdown_table([{"config": "c", "parameters": 12345, "dev_exact_match": 0.5, "dev_bleu": 12.345}])
+    assert "| c | 12,345 |" in text and "50.00%" in text and "12.3" in text
+
+
+def test_bad_arguments_are_user_errors(dates, tmp_path):
+    with pytest.raises(UserError, match="train.tsv"):
+        run_compare([str(CONFIGS / "cho2014.yaml")], tmp_path / "nowhere", 1.0, tmp_path / "c")
+    with pytest.raises(UserError, match="budget"):
+        run_compare([str(CONFIGS / "cho2014.yaml")], dates, 0, tmp_path / "c")

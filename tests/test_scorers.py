@@ -1,0 +1,183 @@
+"""Every registered attention scorer: shapes, masks, normalisation, gradients, local windows,
+the decoder's target positions, and a tiny task learned."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnseq.errors import ConfigError
+from attnseq.nn.attention import SCORERS, build_scorer
+
+from test_architectures import learn_task, model_for, padded_batch
+
+B, T, S, HQ, HK = 3, 4, 7, 6, 8
+LENGTHS = torch.tensor([7, 5, 2])
+
+
+def make(name: str, query_size: int = HQ, key_size: int = HK, **options):
+    torch.manual_seed(0)
+    options = {"heads": 2, "window": 1, "head_scorer": "general", **options}
+    return build_scorer(name, query_size, key_size, 8, **options).double()
+
+
+def inputs(query_size: int = HQ, key_size: int = HK):
+    g = torch.Generator().manual_seed(1)
+    query = torch.randn(B, T, query_size, generator=g, dtype=torch.double)
+    keys = torch.randn(B, S, key_size, generator=g, dtype=torch.double)
+    mask = torch.arange(S).unsqueeze(0) < LENGTHS.unsqueeze(1)  # (B, S)
+    positions = torch.tensor([[0, 1, 2, 3], [3, 4, 5, 6], [0, 3, 6, 9]])  # target steps (B, T)
+    return query, keys, mask, positions
+
+
+def sizes(name: str) -> tuple[int, int]:
+    """Query and key sizes: unequal where the scorer allows it."""
+    return (HK, HK) if name in ("dot", "scaled_dot") else (HQ, HK)
+
+
+@pytest.mark.parametrize("name", SCORERS.names())
+def test_shapes_masks_and_normalisation(name):
+    qs, ks = sizes(name)
+    scorer = make(name, qs, ks)
+    query, keys, mask, positions = inputs(qs, ks)
+    context, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
+    assert context.shape == (B, T, ks)
+    assert alignment.shape == (B, T, S)
+    assert torch.all(alignment[~mask.unsqueeze(1).expand(B, T, S)] == 0)  # exactly zero
+    assert torch.all(alignment >= 0)
+    torch.testing.assert_close(alignment.sum(-1), torch.ones(B, T, dtype=torch.double))
+    assert torch.isfinite(context).all()
+
+
+@pytest.mark.parametrize("name", SCORERS.names())
+def test_gradients_are_finite_and_match_finite_differences(name):
+    qs, ks = sizes(name)
+    scorer = make(name, qs, ks)
+    query, keys, mask, positions = inputs(qs, ks)
+    query.requires_grad_(True)
+    keys.requires_grad_(True)
+
+    def fn(q, k):
+        return scorer(q, scorer.prepare(k), k, mask, positions)[0]
+
+    assert torch.autograd.gradcheck(fn, (query, keys), eps=1e-6, atol=1e-5)
+    fn(query, keys).sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in scorer.parameters() if p.grad is not None)
+
+
+def test_local_m_is_zero_outside_its_window_around_the_target_position():
+    scorer = make("local_m", window=1)
+    query, keys, mask, positions = inputs()
+    _, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
+    s = torch.arange(S)
+    for b in range(B):
+        for t in range(T):
+            centre = min(int(positions[b, t]), int(LENGTHS[b]) - 1)  # clamped into the source
+            inside = ((s - centre).abs() <= 1) & mask[b]
+            assert torch.all(alignment[b, t, ~inside] == 0)
+            assert torch.all(alignment[b, t, inside] > 0)
+    # row 2 has 2 real tokens: a window centred past them is clamped onto them, never empty
+    assert alignment[2, 3, :2].sum().item() == pytest.approx(1.0)
+
+
+def test_local_p_is_zero_outside_its_window_and_weights_by_a_gaussian():
+    scorer = make("local_p", window=2)
+    query, keys, mask, _ = inputs()
+    _, alignment = scorer(query, scorer.prepare(keys), keys, mask)
+    lengths = LENGTHS.double().unsqueeze(1)
+    centres = scorer.predict(query, lengths).detach()  # p_t (B, T) in [0, S]
+    assert torch.all((centres >= 0) & (centres <= lengths))
+    s = torch.arange(S, dtype=torch.double)
+    scores = scorer.score(query, scorer.prepare(keys))
+    for b in range(B):
+        for t in range(T):
+            centre = min(round(float(centres[b, t])), int(LENGTHS[b]) - 1)
+            inside = ((s - centre).abs() <= 2) & mask[b]
+            assert torch.all(alignment[b, t, ~inside] == 0)
+            # inside the window: softmax(score) * exp(-(s - p)^2 / (2 (D/2)^2)), renormalised
+            expected = torch.softmax(scores[b, t, inside], -1) * torch.exp(-((s[inside] - centres[b, t]) ** 2) / 2)
+            torch.testing.assert_close(alignment[b, t, inside], expected / expected.sum())
+
+
+def test_local_p_learns_where_to_look():
+    """The predicted position is differentiable: its parameters get gradients."""
+    scorer = make("local_p", window=2)
+    query, keys, mask, _ = inputs()
+    context, _ = scorer(query, scorer.prepare(keys), keys, mask)
+    context.sum().backward()
+    assert scorer.W_p.weight.grad.abs().sum() > 0 and scorer.v_p.weight.grad.abs().sum() > 0
+
+
+def test_local_scorer_without_positions_uses_arange():
+    scorer = make("local_m")
+    query, keys, mask, _ = inputs()
+    prepared = scorer.prepare(keys)
+    default = scorer(query, prepared, keys, mask)[1]
+    explicit = scorer(query, prepared, keys, mask, torch.arange(T).expand(B, T))[1]
+    torch.testing.assert_close(default, explicit)
+
+
+def test_multihead_alignment_is_the_mean_of_its_heads():
+    scorer = make("multihead", heads=3, head_scorer="scaled_dot")
+    query, keys, mask, _ = inputs()
+    prepared = scorer.prepare(keys)
+    assert prepared.shape[:3] == (B, 3, S)  # batch first, so beam search can reorder it
+    heads = scorer.head_alignments(query, prepared, mask)  # (B, h, T, S)
+    _, alignment = scorer(query, prepared, keys, mask)
+    torch.testing.assert_close(alignment, heads.mean(1))
+    assert not torch.allclose(heads[:, 0], heads[:, 1])  # each head has its own projection
+
+
+def test_multihead_of_local_heads_keeps_their_windows():
+    scorer = make("multihead", heads=2, head_scorer="local_m", window=0)
+    assert scorer.needs_positions
+    query, keys, mask, positions = inputs()
+    _, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
+    centre = torch.minimum(positions, (LENGTHS - 1).unsqueeze(1))  # window 0: one position
+    expected = torch.nn.functional.one_hot(centre, S).double()
+    torch.testing.assert_close(alignment, expected)
+
+
+def test_multihead_configuration_errors():
+    with pytest.raises(ConfigError, match="attention_head_scorer"):
+        build_scorer("multihead", HQ, HK, heads=2, head_scorer="multihead")
+    with pytest.raises(ConfigError, match="attention_head_scorer"):
+        build_scorer("multihead", HQ, HK, heads=2, head_scorer="nonsense")
+    with pytest.raises(ConfigError, match="attention_window"):
+        build_scorer("local_p", HQ, HK, window=0)
+
+
+def test_cosine_ignores_the_query_length_and_has_a_temperature():
+    scorer = make("cosine")
+    query, keys, mask, _ = inputs()
+    prepared = scorer.prepare(keys)
+    a1 = scorer(query, prepared, keys, mask)[1]
+    a2 = scorer(query * 5, prepared, keys, mask)[1]
+    torch.testing.assert_close(a1, a2)
+    scores = scorer.score(query, prepared)
+    assert scores.abs().max() <= 10.0 + 1e-9  # |cos| <= 1, over the temperature 0.1
+    fixed = build_scorer("cosine", HQ, HK, temperature=0.5, learn_temperature=False)
+    assert not fixed.log_scale.requires_grad
+
+
+def test_decoders_pass_target_positions_to_local_attention():
+    """Stepping the decoder gives the same alignment as the parallel path, which uses arange(T):
+    the state's step counter advances by one per step."""
+    model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention_window=0",
+                      "model.input_feeding=false")
+    src, mask, tgt_in = padded_batch()
+    _, alignment = model(src, mask, tgt_in)
+    lengths = mask.sum(1, keepdim=True)
+    centre = torch.minimum(torch.arange(5).unsqueeze(0), lengths - 1)  # window 0: p_t = t exactly
+    torch.testing.assert_close(alignment, torch.nn.functional.one_hot(centre, 7).double())
+    state = model.decoder.init_state(model.encode(src, mask))
+    for t in range(5):
+        _, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
+        torch.testing.assert_close(step_alignment, alignment[:, t])
+
+
+@pytest.mark.parametrize("name", SCORERS.names())
+def test_copy_task_learned(name):
+    """Each scorer inside the Luong decoder learns to copy strings of 3-5 symbols."""
+    accuracy = learn_task(f"model.attention={name}", "model.decoder=luong", "model.input_feeding=false",
+                          "model.attention_window=2")
+    assert accuracy >= 0.9, (name, accuracy)
