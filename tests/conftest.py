@@ -39,6 +39,33 @@ def reverse_data(tmp_path: Path) -> Path:
     return d
 
 
+def padded_batch(src_vocab: int, tgt_vocab: int):
+    """(src (3, 7), src_mask (3, 7), tgt_in (3, 5)): three sentences of lengths 7, 5 and 3."""
+    g = torch.Generator().manual_seed(3)
+    src = torch.randint(4, src_vocab, (3, 7), generator=g)
+    mask = torch.ones(3, 7, dtype=torch.bool)
+    mask[1, 5:] = False
+    mask[2, 3:] = False
+    src[~mask] = 0
+    tgt_in = torch.randint(4, tgt_vocab, (3, 5), generator=g)
+    tgt_in[:, 0] = 1  # bos
+    return src, mask, tgt_in
+
+
+def assert_teacher_forcing_equals_stepping(model, src, mask, tgt_in) -> None:
+    """The teacher-forced logits and attention equal those of stepping through the target."""
+    features, alignment = model(src, mask, tgt_in)
+    assert features.shape == (*tgt_in.shape, model.decoder.feature_size)
+    logits = model.decoder.generator(features)
+    state = model.decoder.init_state(model.encode(src, mask))
+    for t in range(tgt_in.shape[1]):
+        step_logits, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
+        torch.testing.assert_close(step_logits, logits[:, t])
+        if alignment is not None:
+            torch.testing.assert_close(step_alignment, alignment[:, t])
+            assert torch.all(step_alignment[~mask] == 0)  # padding gets no attention
+
+
 # What every attention design needs to learn the reversal task perfectly.
 LEARN = ["train.epochs=12", "train.lr=0.003", "train.schedule=plateau", "train.select_by=loss",
          "model.hidden_size=64"]

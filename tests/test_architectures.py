@@ -12,6 +12,8 @@ from attnseq.nn.decoders_extra import summary_of
 from attnseq.nn.encoders import ENCODERS
 from attnseq.nn.model import build_model
 
+from conftest import assert_teacher_forcing_equals_stepping, padded_batch
+
 SYMBOLS = 6  # token ids 4..9; 0 pad, 1 bos, 2 eos
 V = 4 + SYMBOLS
 SMALL = ["model.embed_size=8", "model.hidden_size=12", "model.attention_size=8"]
@@ -60,24 +62,12 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
 
 
-def padded_batch():
-    g = torch.Generator().manual_seed(3)
-    src = torch.randint(4, V, (3, 7), generator=g)
-    mask = torch.ones(3, 7, dtype=torch.bool)
-    mask[1, 5:] = False
-    mask[2, 3:] = False
-    src[~mask] = 0
-    tgt_in = torch.randint(4, V, (3, 5), generator=g)
-    tgt_in[:, 0] = 1
-    return src, mask, tgt_in
-
-
 # -- encoders -------------------------------------------------------------------------------
 @pytest.mark.parametrize("encoder", ENCODERS.names())
 @pytest.mark.parametrize("cell", ["lstm", "mingru", "lstm_proj"])
 def test_encoder_shapes_and_padding(encoder, cell):
     model = model_for(f"model.encoder={encoder}", f"model.cell={cell}", "model.encoder_layers=3")
-    src, mask, _ = padded_batch()
+    src, mask, _ = padded_batch(V, V)
     memory = model.encode(src, mask)
     width = model.encoder.output_size
     assert width == (12 if cell != "lstm_proj" else 6)
@@ -101,7 +91,7 @@ def test_gnmt_layout_bidirectional_bottom_and_residuals_from_the_third_layer():
 def test_residual_connections_add_the_layer_input():
     """With the top layer's output forced to zero, the encoder returns the layer below's output."""
     encoder = model_for("model.encoder=residual", "model.encoder_layers=2", "model.cell=rnn").encoder
-    src, mask, _ = padded_batch()
+    src, mask, _ = padded_batch(V, V)
     full = encoder(src, mask).keys
     with torch.no_grad():
         for p in encoder.layers[1].parameters():
@@ -129,18 +119,7 @@ DESIGN_VARIANTS = [
 @pytest.mark.parametrize("design,extra", DESIGN_VARIANTS, ids=lambda v: ",".join(v) if isinstance(v, list) else v)
 def test_teacher_forcing_equals_stepping(design, extra):
     model = model_for(f"model.decoder={design}", *extra)
-    src, mask, tgt_in = padded_batch()
-    features, alignment = model(src, mask, tgt_in)
-    assert features.shape == (3, 5, model.decoder.feature_size)
-    logits = model.decoder.generator(features)
-    state = model.decoder.init_state(model.encode(src, mask))
-    for t in range(tgt_in.shape[1]):
-        step_logits, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
-        torch.testing.assert_close(step_logits, logits[:, t])
-        if alignment is not None:
-            torch.testing.assert_close(step_alignment, alignment[:, t])
-            assert torch.all(step_alignment[~mask] == 0)
-    assert state["step"].tolist() == [5, 5, 5]
+    assert_teacher_forcing_equals_stepping(model, *padded_batch(V, V))
 
 
 @pytest.mark.parametrize("cell", ["lstm_proj", "lstm_peephole", "mingru"])
@@ -148,7 +127,7 @@ def test_teacher_forcing_equals_stepping(design, extra):
 def test_every_design_runs_with_every_kind_of_cell(design, cell):
     """Sizes line up, including a projected LSTM whose state (P) is narrower than its cell (H)."""
     model = model_for(f"model.decoder={design}", f"model.cell={cell}", dtype=torch.float32).train()
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     loss, tokens = model.loss(src, mask, tgt_in, tgt_in, torch.ones_like(tgt_in, dtype=torch.bool))
     loss.backward()
     assert torch.isfinite(loss) and tokens == 15
@@ -160,7 +139,7 @@ def test_every_design_runs_with_every_kind_of_cell(design, cell):
 def test_summary_reaches_every_step(design):
     """With a zero first state, the source still changes the outputs through c at every step,
     which it cannot in the plain (none) design."""
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     other = src.clone()
     other[mask] = (other[mask] - 4 + 1) % SYMBOLS + 4  # another source of the same shape
 
@@ -176,7 +155,7 @@ def test_summary_reaches_every_step(design):
 
 def test_peeky_features_start_with_the_encoder_state():
     model = model_for("model.decoder=peeky", "model.bidirectional=false", "model.bridge=copy")
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     memory = model.encode(src, mask)
     features, _ = model.decoder(memory, tgt_in)
     c = summary_of(memory)  # (B, H)
@@ -189,7 +168,7 @@ def test_book_context_into_input_widens_the_recurrent_input():
     fed = model_for("model.decoder=book", "model.context_into_input=true")
     assert plain.decoder.parallel and not fed.decoder.parallel
     assert fed.decoder.rnn.input_size == plain.decoder.rnn.input_size + plain.decoder.memory_size
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     state = fed.decoder.init_state(fed.encode(src, mask))
     _, state, alignment = fed.decoder.step(tgt_in[:, 0], state)
     torch.testing.assert_close(state["context"][:, 0], torch.bmm(alignment.unsqueeze(1), state["values"])[:, 0])
@@ -197,7 +176,7 @@ def test_book_context_into_input_widens_the_recurrent_input():
 
 def test_state_select_keeps_the_step_counter():
     model = model_for("model.decoder=luong", "model.attention=local_m")
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     state = model.decoder.init_state(model.encode(src, mask))
     _, state, _ = model.decoder.step(tgt_in[:, 0], state)
     picked = state.select(torch.tensor([2, 0]))

@@ -8,7 +8,7 @@ from attnseq.config import load_config
 from attnseq.nn.decoders import DECODERS
 from attnseq.nn.model import build_model
 
-from conftest import LEARN, TINY
+from conftest import LEARN, TINY, assert_teacher_forcing_equals_stepping, padded_batch
 
 V_SRC, V_TGT = 11, 13
 
@@ -17,18 +17,6 @@ def model_for(decoder: str, *extra: str):
     torch.manual_seed(0)
     cfg = load_config(None, TINY + [f"model.decoder={decoder}", *extra]).model
     return build_model(cfg, V_SRC, V_TGT).double().eval()
-
-
-def batch():
-    g = torch.Generator().manual_seed(3)
-    src = torch.randint(4, V_SRC, (3, 7), generator=g)
-    mask = torch.ones(3, 7, dtype=torch.bool)
-    mask[1, 5:] = False
-    mask[2, 3:] = False
-    src[~mask] = 0
-    tgt_in = torch.randint(4, V_TGT, (3, 5), generator=g)
-    tgt_in[:, 0] = 1
-    return src, mask, tgt_in
 
 
 DESIGNS = DECODERS.names()
@@ -41,27 +29,14 @@ VARIANTS = [[], ["model.input_feeding=false"], ["model.context_into_input=true"]
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(v) or "default")
 def test_teacher_forcing_equals_stepping(design, variant):
     model = model_for(design, *variant)
-    src, mask, tgt_in = batch()
-    features, alignment = model(src, mask, tgt_in)
-    assert features.shape == (3, 5, model.decoder.feature_size)
-    logits = model.decoder.generator(features)
-    state = model.decoder.init_state(model.encode(src, mask))
-    for t in range(tgt_in.shape[1]):
-        step_logits, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
-        assert step_logits.shape == (3, V_TGT)
-        torch.testing.assert_close(step_logits, logits[:, t])
-        if alignment is not None:
-            torch.testing.assert_close(step_alignment, alignment[:, t])
-    if alignment is not None:
-        assert alignment.shape == (3, 5, 7)
-        assert torch.all(alignment[~mask.unsqueeze(1).expand(3, 5, 7)] == 0)
+    assert_teacher_forcing_equals_stepping(model, *padded_batch(V_SRC, V_TGT))
 
 
 @pytest.mark.parametrize("design", DESIGNS)
 def test_padding_does_not_change_a_sentence(design):
     """A sentence's logits are the same alone and padded inside a batch."""
     model = model_for(design)
-    src, mask, tgt_in = batch()
+    src, mask, tgt_in = padded_batch(V_SRC, V_TGT)
     logits = model.logits(src, mask, tgt_in)
     n = int(mask[2].sum())
     alone = model.logits(src[2:3, :n], mask[2:3, :n], tgt_in[2:3])
@@ -71,7 +46,7 @@ def test_padding_does_not_change_a_sentence(design):
 @pytest.mark.parametrize("design", DESIGNS)
 def test_encoder_memory_shapes(design):
     model = model_for(design, "model.encoder_layers=2")
-    src, mask, _ = batch()
+    src, mask, _ = padded_batch(V_SRC, V_TGT)
     memory = model.encode(src, mask)
     assert memory.keys.shape == (3, 7, 32) and memory.mask.shape == (3, 7)
     assert memory.final.shape == (2, 3, 32)
@@ -80,7 +55,7 @@ def test_encoder_memory_shapes(design):
 def test_gradients_reach_every_parameter():
     for design in DESIGNS:
         model = model_for(design).train()
-        src, mask, tgt_in = batch()
+        src, mask, tgt_in = padded_batch(V_SRC, V_TGT)
         tgt_out = torch.roll(tgt_in, -1, 1)
         loss, n = model.loss(src, mask, tgt_in, tgt_out, torch.ones_like(tgt_in, dtype=torch.bool))
         loss.backward()

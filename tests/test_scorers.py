@@ -8,7 +8,8 @@ import torch
 from attnseq.errors import ConfigError
 from attnseq.nn.attention import SCORERS, build_scorer
 
-from test_architectures import learn_task, model_for, padded_batch
+from conftest import padded_batch
+from test_architectures import V, learn_task, model_for
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
 LENGTHS = torch.tensor([7, 5, 2])
@@ -164,7 +165,7 @@ def test_decoders_pass_target_positions_to_local_attention():
     the state's step counter advances by one per step."""
     model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention_window=0",
                       "model.input_feeding=false")
-    src, mask, tgt_in = padded_batch()
+    src, mask, tgt_in = padded_batch(V, V)
     _, alignment = model(src, mask, tgt_in)
     lengths = mask.sum(1, keepdim=True)
     centre = torch.minimum(torch.arange(5).unsqueeze(0), lengths - 1)  # window 0: p_t = t exactly

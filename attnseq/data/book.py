@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
+from .corpus import read_lines
 
 Pair = tuple[str, str]
 BOOK_SEED = 1984
@@ -35,7 +36,7 @@ def read_book_pairs(path: str | Path) -> list[Pair]:
     an empty question, and for a missing or unreadable file.
     """
     pairs: list[Pair] = []
-    for number, line in enumerate(_read_lines(path), start=1):
+    for number, line in enumerate(read_lines(path), start=1):
         source, sep, target = line.partition(SEPARATOR)
         if not sep:
             raise DataError(f"{path}:{number}: no '{SEPARATOR}' between question and answer")
@@ -77,22 +78,3 @@ def load_book(path: str | Path, dev_size: int = 500) -> tuple[list[Pair], list[P
     test = [pairs[i] for i in test_idx]
     cut = len(training) - dev_size
     return training[:cut], training[cut:], test
-
-
-def _read_lines(path: str | Path) -> list[str]:
-    """The lines of ``path`` without their ``\\n`` (or ``\\r\\n``); DataError if unreadable."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except OSError as err:
-        raise DataError(f"{path}: cannot read ({err.strerror})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[:err.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8") from None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]

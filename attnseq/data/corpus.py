@@ -11,7 +11,7 @@ log = logging.getLogger(__name__)
 Pair = tuple[str, str]
 
 
-def _open_lines(path: str | Path) -> list[str]:
+def read_lines(path: str | Path) -> list[str]:
     """The lines of a UTF-8 text file, without line endings."""
     try:
         data = Path(path).read_bytes()
@@ -39,7 +39,7 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
     """
     pairs: list[Pair] = []
     skipped = 0
-    for number, line in enumerate(_open_lines(path), start=1):
+    for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             skipped += 1
             continue
@@ -48,16 +48,21 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
             raise DataError(
                 f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs"
             )
-        src, tgt = parts
-        if strip:
-            src, tgt = src.strip(), tgt.strip()
-        if not src.strip() or not tgt.strip():
+        pair = _clean(*parts, strip=strip)
+        if pair is None:
             skipped += 1
-            continue
-        pairs.append((src, tgt))
+        else:
+            pairs.append(pair)
     if skipped:
         log.warning("%s: skipped %d lines with an empty side", path, skipped)
     return pairs
+
+
+def _clean(src: str, tgt: str, strip: bool) -> Pair | None:
+    """The pair (stripped with ``strip``), or None when a side is empty or only whitespace."""
+    if strip:
+        src, tgt = src.strip(), tgt.strip()
+    return (src, tgt) if src.strip() and tgt.strip() else None
 
 
 def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True) -> list[Pair]:
@@ -66,21 +71,15 @@ def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True)
     Differing line counts raise a DataError naming both files and both counts; pairs with an
     empty side are skipped and counted in the log.
     """
-    src_lines, tgt_lines = _open_lines(src_path), _open_lines(tgt_path)
+    src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
     if len(src_lines) != len(tgt_lines):
         raise DataError(
             f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "
             "aligned files must have the same number of lines"
         )
-    pairs: list[Pair] = []
-    skipped = 0
-    for src, tgt in zip(src_lines, tgt_lines):
-        if strip:
-            src, tgt = src.strip(), tgt.strip()
-        if not src.strip() or not tgt.strip():
-            skipped += 1
-            continue
-        pairs.append((src, tgt))
+    cleaned = [_clean(src, tgt, strip) for src, tgt in zip(src_lines, tgt_lines)]
+    pairs = [pair for pair in cleaned if pair is not None]
+    skipped = len(cleaned) - len(pairs)
     if skipped:
         log.warning("%s / %s: skipped %d pairs with an empty side", src_path, tgt_path, skipped)
     return pairs

@@ -6,6 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
+from . import pyplot, save_figure
+
 
 def _display(token: str) -> str:
     return {" ": "␣", "\t": "⇥"}.get(token, token)
@@ -17,10 +19,7 @@ def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_t
 
     Rows beyond ``output_tokens`` (the eos step) are labelled ``</s>``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     alignment = np.asarray(alignment, dtype=float)
     rows = list(output_tokens) + ["</s>"] * (alignment.shape[0] - len(output_tokens))
@@ -36,9 +35,4 @@ def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_t
     if title:
         ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

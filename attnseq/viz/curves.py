@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from . import pyplot, save_figure
+
 
 def read_metrics(path: str | Path) -> list[dict]:
     """The records of a ``metrics.jsonl`` file."""
@@ -17,10 +19,7 @@ def read_metrics(path: str | Path) -> list[dict]:
 
 def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | None = None) -> Path:
     """Write training loss and dev accuracy by epoch (PNG) to ``path``; returns the path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     train = [r for r in records if r.get("type") == "train"]
     evals = [r for r in records if r.get("type") == "eval"]
@@ -49,9 +48,4 @@ def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | N
     ax_acc.set_ylim(0, 101)
     handles = ax_loss.get_legend_handles_labels()[0] + ax_acc.get_legend_handles_labels()[0]
     ax_loss.legend(handles, [h.get_label() for h in handles], loc="center right", fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

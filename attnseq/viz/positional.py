@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import pyplot, save_figure
+
 
 def plot_positional(path: str | Path, positions: int = 100, dims: int = 64) -> Path:
     """Write a heatmap of the sinusoidal encodings of ``positions`` positions in ``dims``
     dimensions (table (positions, dims), drawn transposed) to ``path`` (PNG); returns the path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from ..errors import UserError
     from ..nn.positional import sinusoidal_table
@@ -26,9 +25,4 @@ def plot_positional(path: str | Path, positions: int = 100, dims: int = 64) -> P
     ax.set_ylabel("dimension (even: sin, odd: cos)")
     ax.set_title(f"sinusoidal positional encoding, d = {dims}", fontsize=9)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
