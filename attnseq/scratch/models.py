@@ -1,0 +1,406 @@
+"""Seq2seq models of chapters 7-8: baseline, Peeky, attention, and attention with a BiLSTM encoder.
+
+Every model has ``forward(xs, ts) -> loss``, ``backward()`` and a batched greedy
+``generate(xs, start_id, length) -> ids (N, length)``.  ``ts`` holds the decoder's start symbol
+followed by the answer: the decoder reads ``ts[:, :-1]`` and is scored against ``ts[:, 1:]``.
+
+Parameters are reachable by name (``named_params()``, ``named_grads()``, ``load_params()``)::
+
+    encoder.embed.W   (V, D)
+    encoder.lstm.Wx   (D, 4H)      gates side by side: f, g, i, o
+    encoder.lstm.Wh   (H, 4H)
+    encoder.lstm.b    (4H,)
+    decoder.embed.W   (V, D)
+    decoder.lstm.Wx   (D, 4H)      Peeky: (H + D, 4H), rows [encoder state; embedding]
+    decoder.lstm.Wh   (H, 4H)
+    decoder.lstm.b    (4H,)
+    decoder.affine.W  (H, V)       Peeky: (2H, V), rows [encoder state; LSTM output]
+                                   attention: (2H, V), rows [context; LSTM output]
+    decoder.affine.b  (V,)
+
+Weights multiply from the right (``x @ W``, ``W`` of shape (in, out)).  The BiLSTM-encoder
+model replaces the encoder LSTM by ``encoder.lstm.fwd.{Wx,Wh,b}`` and ``encoder.lstm.bwd.{...}``,
+each direction of width H/2 (see BiAttentionEncoder).
+
+Initialisation follows the book: embeddings randn/100; LSTM and affine weights
+randn/sqrt(fan_in); biases zero; values drawn in float64 and cast.  Draw order: encoder embedding,
+encoder Wx, Wh (forward then backward direction for the BiLSTM), decoder embedding, Wx, Wh,
+affine W.  ``rng=None`` draws from NumPy's global generator, so after ``np.random.seed(s)`` the
+weights equal the book's for the same seed; any object with ``standard_normal`` also works.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .layers import (TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding, TimeLSTM,
+                     TimeSoftmaxWithLoss)
+
+__all__ = ["Encoder", "Decoder", "Seq2seq", "PeekyDecoder", "PeekySeq2seq",
+           "AttentionEncoder", "AttentionDecoder", "AttentionSeq2seq",
+           "BiAttentionEncoder", "BiAttentionSeq2seq", "MODELS", "build_model"]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _normal(rng, shape, scale, dtype):
+    """Standard-normal draws (float64) times scale, cast to dtype, as the book does."""
+    rng = np.random if rng is None else rng
+    return (rng.standard_normal(shape) / scale).astype(dtype)
+
+
+def _start_ids(start_id, N: int) -> np.ndarray:
+    """The decoder's first input as an (N, 1) array: one id for all, or one per sample."""
+    if np.ndim(start_id) == 0:
+        return np.full((N, 1), int(start_id), dtype=np.int64)
+    return np.asarray(start_id, dtype=np.int64).reshape(N, 1)
+
+
+class _Module:
+    """Gathers the params and grads of named parts, so each one has a dotted name."""
+
+    def _collect(self, **parts) -> None:
+        self.params, self.grads, self.param_names = [], [], []
+        for prefix, part in parts.items():
+            for name, p, g in zip(part.param_names, part.params, part.grads):
+                self.params.append(p)
+                self.grads.append(g)
+                self.param_names.append(f"{prefix}.{name}")
+
+    def named_params(self) -> dict[str, np.ndarray]:
+        """Name -> parameter array (the live arrays: writing into them changes the model)."""
+        return dict(zip(self.param_names, self.params))
+
+    def named_grads(self) -> dict[str, np.ndarray]:
+        """Name -> gradient array of the last backward."""
+        return dict(zip(self.param_names, self.grads))
+
+    def load_params(self, values: dict[str, np.ndarray]) -> None:
+        """Copy arrays into the parameters by name; names and shapes must match exactly."""
+        own = self.named_params()
+        if set(values) != set(own):
+            missing, extra = sorted(set(own) - set(values)), sorted(set(values) - set(own))
+            raise KeyError(f"parameter names differ: missing {missing}, unexpected {extra}")
+        for name, p in own.items():
+            v = np.asarray(values[name])
+            if v.shape != p.shape:
+                raise ValueError(f"{name}: shape {v.shape}, expected {p.shape}")
+            p[...] = v
+
+
+# --------------------------------------------------------------------------- chapter 7
+
+class Encoder(_Module):
+    """Embedding + LSTM over the source ids (N, S); returns the last hidden state (N, H)."""
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None):
+        V, D, H = vocab_size, wordvec_size, hidden_size
+        embed_W = _normal(rng, (V, D), 100, dtype)
+        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
+        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
+        lstm_b = np.zeros(4 * H, dtype)
+        self.embed = TimeEmbedding(embed_W)
+        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=False)
+        self._collect(embed=self.embed, lstm=self.lstm)
+        self.hs = None
+
+    def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
+        self.hs = self.lstm.forward(self.embed.forward(xs), cache)   # (N, S, H)
+        return self.hs[:, -1, :]
+
+    def backward(self, dh: np.ndarray) -> None:
+        dhs = np.zeros_like(self.hs)
+        dhs[:, -1, :] = dh
+        self.embed.backward(self.lstm.backward(dhs))
+
+
+class Decoder(_Module):
+    """Embedding + LSTM started from the encoder state + affine to vocabulary scores."""
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None):
+        V, D, H = vocab_size, wordvec_size, hidden_size
+        embed_W = _normal(rng, (V, D), 100, dtype)
+        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
+        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
+        lstm_b = np.zeros(4 * H, dtype)
+        affine_W = _normal(rng, (H, V), np.sqrt(H), dtype)
+        affine_b = np.zeros(V, dtype)
+        self.embed = TimeEmbedding(embed_W)
+        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
+        self.affine = TimeAffine(affine_W, affine_b)
+        self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
+
+    def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """Scores (N, T, V) for the decoder inputs xs (N, T), starting from state h (N, H)."""
+        self.lstm.set_state(h)
+        out = self.lstm.forward(self.embed.forward(xs))              # (N, T, H)
+        return self.affine.forward(out)
+
+    def backward(self, dscore: np.ndarray) -> np.ndarray:
+        """Returns the gradient for the initial state h (N, H)."""
+        dout = self.affine.backward(dscore)
+        self.embed.backward(self.lstm.backward(dout))
+        return self.lstm.dh
+
+    def generate(self, h: np.ndarray, start_id, length: int) -> np.ndarray:
+        """Greedy ids (N, length) from state h (N, H)."""
+        N = h.shape[0]
+        self.lstm.set_state(h)
+        ids = _start_ids(start_id, N)
+        sampled = np.empty((N, length), dtype=np.int64)
+        for k in range(length):
+            out = self.lstm.forward(self.embed.forward(ids), cache=False)  # (N, 1, H)
+            ids = self.affine.forward(out).argmax(axis=2)             # (N, 1)
+            sampled[:, k] = ids[:, 0]
+        return sampled
+
+
+class Seq2seq(_Module):
+    """Chapter 7's baseline: the encoder's last state starts the decoder."""
+
+    encoder_class = Encoder
+    decoder_class = Decoder
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None, ignore_label: int = -1):
+        args = (vocab_size, wordvec_size, hidden_size)
+        self.encoder = self.encoder_class(*args, dtype=dtype, rng=rng)
+        self.decoder = self.decoder_class(*args, dtype=dtype, rng=rng)
+        self.softmax = TimeSoftmaxWithLoss(ignore_label)
+        self._collect(encoder=self.encoder, decoder=self.decoder)
+
+    def forward(self, xs: np.ndarray, ts: np.ndarray) -> float:
+        """Mean cross-entropy of the answer ts[:, 1:] given sources xs (N, S) and ts (N, T+1)."""
+        decoder_xs, decoder_ts = ts[:, :-1], ts[:, 1:]
+        h = self.encoder.forward(xs)
+        score = self.decoder.forward(decoder_xs, h)
+        return self.softmax.forward(score, decoder_ts)
+
+    def backward(self, dout: float = 1.0) -> None:
+        dscore = self.softmax.backward(dout)
+        dh = self.decoder.backward(dscore)
+        self.encoder.backward(dh)
+
+    def generate(self, xs: np.ndarray, start_id, length: int) -> np.ndarray:
+        """Greedy answers (N, length) for the sources xs (N, S), all decoded together."""
+        h = self.encoder.forward(xs, cache=False)
+        return self.decoder.generate(h, start_id, length)
+
+
+# --------------------------------------------------------------------------- Peeky
+
+class PeekyDecoder(Decoder):
+    """Decoder that also feeds the encoder state h to the LSTM and to the affine at every step."""
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None):
+        V, D, H = vocab_size, wordvec_size, hidden_size
+        embed_W = _normal(rng, (V, D), 100, dtype)
+        lstm_Wx = _normal(rng, (H + D, 4 * H), np.sqrt(H + D), dtype)  # rows: [h; embedding]
+        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
+        lstm_b = np.zeros(4 * H, dtype)
+        affine_W = _normal(rng, (H + H, V), np.sqrt(H + H), dtype)    # rows: [h; LSTM output]
+        affine_b = np.zeros(V, dtype)
+        self.embed = TimeEmbedding(embed_W)
+        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
+        self.affine = TimeAffine(affine_W, affine_b)
+        self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
+
+    def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
+        N, T = xs.shape
+        peek = np.broadcast_to(h[:, None, :], (N, T, h.shape[1]))      # (N, T, H)
+        out = self.embed.forward(xs)                                  # (N, T, D)
+        out = self.lstm.forward(np.concatenate((peek, out), axis=2), cache)   # (N, T, H)
+        return self.affine.forward(np.concatenate((peek, out), axis=2))       # (N, T, V)
+
+    def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
+        self.lstm.set_state(h)
+        return self._step(xs, h)
+
+    def backward(self, dscore: np.ndarray) -> np.ndarray:
+        H = self.lstm.params[1].shape[0]
+        dout = self.affine.backward(dscore)                           # (N, T, 2H)
+        dpeek = dout[:, :, :H].sum(axis=1)
+        dout = self.lstm.backward(dout[:, :, H:])                     # (N, T, H + D)
+        dpeek += dout[:, :, :H].sum(axis=1)
+        self.embed.backward(dout[:, :, H:])
+        return self.lstm.dh + dpeek
+
+    def generate(self, h: np.ndarray, start_id, length: int) -> np.ndarray:
+        N = h.shape[0]
+        self.lstm.set_state(h)
+        ids = _start_ids(start_id, N)
+        sampled = np.empty((N, length), dtype=np.int64)
+        for k in range(length):
+            ids = self._step(ids, h, cache=False).argmax(axis=2)
+            sampled[:, k] = ids[:, 0]
+        return sampled
+
+
+class PeekySeq2seq(Seq2seq):
+    """Chapter 7's Peeky seq2seq (baseline encoder, PeekyDecoder)."""
+
+    decoder_class = PeekyDecoder
+
+
+# --------------------------------------------------------------------------- chapter 8
+
+class AttentionEncoder(Encoder):
+    """Encoder that returns the hidden states of every step, hs (N, S, H)."""
+
+    def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
+        self.hs = self.lstm.forward(self.embed.forward(xs), cache)
+        return self.hs
+
+    def backward(self, dhs: np.ndarray) -> None:
+        self.embed.backward(self.lstm.backward(dhs))
+
+
+class AttentionDecoder(Decoder):
+    """Decoder with dot-product attention over the encoder states.
+
+    At step t: LSTM state h_t; context c_t = sum_s softmax_s(h_t . hs_s) hs_s; scores =
+    [c_t, h_t] @ W + b.  The LSTM starts from the last encoder state unless ``h`` is given.
+    """
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None):
+        V, D, H = vocab_size, wordvec_size, hidden_size
+        embed_W = _normal(rng, (V, D), 100, dtype)
+        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
+        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
+        lstm_b = np.zeros(4 * H, dtype)
+        affine_W = _normal(rng, (2 * H, V), np.sqrt(2 * H), dtype)    # rows: [context; h]
+        affine_b = np.zeros(V, dtype)
+        self.embed = TimeEmbedding(embed_W)
+        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
+        self.attention = TimeAttention()
+        self.affine = TimeAffine(affine_W, affine_b)
+        self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
+        self.dh = None                      # gradient for the initial state, after backward
+        self.attention_weights = None       # (N, length, S) from the last generate
+        self._h_given = False
+
+    def _step(self, xs, enc_hs, cache: bool = True) -> np.ndarray:
+        dec_hs = self.lstm.forward(self.embed.forward(xs), cache)     # (N, T, H)
+        c = self.attention.forward(enc_hs, dec_hs)                    # (N, T, H)
+        return self.affine.forward(np.concatenate((c, dec_hs), axis=2))   # (N, T, V)
+
+    def forward(self, xs: np.ndarray, enc_hs: np.ndarray, h: np.ndarray | None = None):
+        self._h_given = h is not None
+        self.lstm.set_state(enc_hs[:, -1] if h is None else h)
+        return self._step(xs, enc_hs)
+
+    def backward(self, dscore: np.ndarray) -> np.ndarray:
+        """Returns the gradient for enc_hs (N, S, H); ``self.dh`` is that of the initial state."""
+        dout = self.affine.backward(dscore)                           # (N, T, 2H)
+        H = dout.shape[2] // 2
+        denc_hs, ddec_hs = self.attention.backward(dout[:, :, :H])
+        ddec_hs += dout[:, :, H:]
+        self.embed.backward(self.lstm.backward(ddec_hs))
+        self.dh = self.lstm.dh
+        if not self._h_given:
+            denc_hs[:, -1] += self.dh
+        return denc_hs
+
+    def generate(self, enc_hs: np.ndarray, start_id, length: int,
+                 h: np.ndarray | None = None) -> np.ndarray:
+        N = enc_hs.shape[0]
+        self.lstm.set_state(enc_hs[:, -1] if h is None else h)
+        ids = _start_ids(start_id, N)
+        sampled = np.empty((N, length), dtype=np.int64)
+        weights = []
+        for k in range(length):
+            ids = self._step(ids, enc_hs, cache=False).argmax(axis=2)
+            sampled[:, k] = ids[:, 0]
+            weights.append(self.attention.attention_weights)
+        self.attention_weights = np.concatenate(weights, axis=1) if weights else None
+        return sampled
+
+
+class AttentionSeq2seq(Seq2seq):
+    """Chapter 8's seq2seq with attention."""
+
+    encoder_class = AttentionEncoder
+    decoder_class = AttentionDecoder
+
+
+class BiAttentionEncoder(AttentionEncoder):
+    """Encoder with a bidirectional LSTM (section 4.1 of chapter 8): hs (N, S, H).
+
+    Each direction has H/2 units, so hs_s = [forward h_s, backward h_s] has width H and the
+    attention decoder is unchanged.  ``final_state(hs)`` joins the two directions' last states
+    (forward at step S-1, backward at step 0) to start the decoder.
+    """
+
+    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
+                 dtype=np.float32, rng=None):
+        V, D, H = vocab_size, wordvec_size, hidden_size
+        if H % 2:
+            raise ValueError("hidden_size must be even: each direction gets half")
+        Hd = H // 2
+        embed_W = _normal(rng, (V, D), 100, dtype)
+        weights = []
+        for _ in range(2):                                            # forward, backward
+            weights += [_normal(rng, (D, 4 * Hd), np.sqrt(D), dtype),
+                        _normal(rng, (Hd, 4 * Hd), np.sqrt(Hd), dtype),
+                        np.zeros(4 * Hd, dtype)]
+        self.embed = TimeEmbedding(embed_W)
+        self.lstm = TimeBiLSTM(*weights)
+        self._collect(embed=self.embed, lstm=self.lstm)
+        self.hs = None
+
+    @staticmethod
+    def final_state(hs: np.ndarray) -> np.ndarray:
+        Hd = hs.shape[2] // 2
+        return np.concatenate((hs[:, -1, :Hd], hs[:, 0, Hd:]), axis=1)   # (N, H)
+
+    def backward(self, dhs: np.ndarray, dh: np.ndarray | None = None) -> None:
+        """dhs (N, S, H) for the states; dh (N, H) for final_state(hs), if it was used."""
+        if dh is not None:
+            Hd = dhs.shape[2] // 2
+            dhs = dhs.copy()
+            dhs[:, -1, :Hd] += dh[:, :Hd]
+            dhs[:, 0, Hd:] += dh[:, Hd:]
+        self.embed.backward(self.lstm.backward(dhs))
+
+
+class BiAttentionSeq2seq(AttentionSeq2seq):
+    """Attention seq2seq whose encoder is a bidirectional LSTM; the decoder starts from both
+    directions' final states."""
+
+    encoder_class = BiAttentionEncoder
+
+    def forward(self, xs: np.ndarray, ts: np.ndarray) -> float:
+        decoder_xs, decoder_ts = ts[:, :-1], ts[:, 1:]
+        enc_hs = self.encoder.forward(xs)
+        score = self.decoder.forward(decoder_xs, enc_hs, self.encoder.final_state(enc_hs))
+        return self.softmax.forward(score, decoder_ts)
+
+    def backward(self, dout: float = 1.0) -> None:
+        denc_hs = self.decoder.backward(self.softmax.backward(dout))
+        self.encoder.backward(denc_hs, self.decoder.dh)
+
+    def generate(self, xs: np.ndarray, start_id, length: int) -> np.ndarray:
+        enc_hs = self.encoder.forward(xs, cache=False)
+        return self.decoder.generate(enc_hs, start_id, length, h=self.encoder.final_state(enc_hs))
+
+
+MODELS = {
+    "baseline": Seq2seq,
+    "peeky": PeekySeq2seq,
+    "attention": AttentionSeq2seq,
+    "bi-attention": BiAttentionSeq2seq,
+}
+
+
+def build_model(name: str, vocab_size: int, wordvec_size: int = 16, hidden_size: int = 256,
+                dtype=np.float32, rng=None, ignore_label: int = -1) -> Seq2seq:
+    """One of MODELS by name ("baseline", "peeky", "attention", "bi-attention")."""
+    try:
+        cls = MODELS[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; choose from {sorted(MODELS)}") from None
+    return cls(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng,
+               ignore_label=ignore_label)

@@ -1,0 +1,365 @@
+"""attnseq.scratch models, optimisers, trainer and book loader."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnseq.scratch import (MODELS, SGD, Adam, AttentionSeq2seq, BiAttentionSeq2seq,
+                             PeekySeq2seq, Seq2seq, Trainer, build_model, clip_grads,
+                             eval_exact_match, load_data, run_book)
+from attnseq.scratch.gradcheck import check_model
+
+V, D, H, S, T = 6, 3, 4, 5, 4          # T decoder steps: ts has T + 1 columns
+DATE_TXT = Path("/work/shared/data/book/date.txt")
+
+
+def randomised(model, seed=0, scale=0.5):
+    """The model with every parameter redrawn (larger than the book's init), for checks."""
+    rng = np.random.default_rng(seed)
+    for p in model.params:
+        p[...] = rng.standard_normal(p.shape) * scale
+    return model
+
+
+def batch(seed=0, N=3, vocab=V, S=S, T=T):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, vocab, (N, S)), rng.integers(0, vocab, (N, T + 1))
+
+
+# ---------------------------------------------------------------- gradients
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_gradients_match_finite_differences(name):
+    model = randomised(build_model(name, V, D, H, dtype=np.float64))
+    xs, ts = batch()
+    errors = check_model(model, xs, ts)
+    assert set(errors) == set(model.param_names)
+    bad = {k: v for k, v in errors.items() if not v < 1e-6}
+    assert not bad, bad
+
+
+def test_model_gradients_with_ignored_targets():
+    model = randomised(AttentionSeq2seq(V, D, H, dtype=np.float64, ignore_label=0))
+    xs, ts = batch(1)
+    ts[:, 1:][ts[:, 1:] == 0] = 1
+    ts[0, -2:] = 0                                     # padding at the end of one answer
+    errors = check_model(model, xs, ts)
+    assert max(errors.values()) < 1e-6, errors
+
+
+# ---------------------------------------------------------------- generation
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_batched_generate_equals_one_at_a_time(name):
+    np.random.seed(3)
+    model = randomised(build_model(name, 8, 4, 8), seed=3, scale=1.0)
+    xs, _ = batch(3, N=9, vocab=8, S=6)
+    together = model.generate(xs, 7, 5)
+    assert together.shape == (9, 5) and together.dtype == np.int64
+    one_by_one = np.concatenate([model.generate(xs[i:i + 1], 7, 5) for i in range(9)])
+    np.testing.assert_array_equal(together, one_by_one)
+    assert len(np.unique(together)) > 1                # not a degenerate constant answer
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_generate_agrees_with_teacher_forced_forward(name):
+    """Feeding the greedy answer back as ts, forward's argmax at every step is that answer."""
+    model = randomised(build_model(name, 8, 4, 8, dtype=np.float64), seed=5, scale=1.0)
+    xs, _ = batch(5, N=6, vocab=8, S=6)
+    answer = model.generate(xs, 7, 5)
+    ts = np.concatenate([np.full((6, 1), 7), answer], axis=1)
+    model.forward(xs, ts)
+    scores = model.softmax.cache[1].reshape(6, 5, 8)   # softmax of the decoder scores
+    np.testing.assert_array_equal(scores.argmax(axis=2), answer)
+
+
+def test_generate_sees_parameter_changes():
+    """Decoding reuses prepared weights between calls only while the parameters are unchanged."""
+    model = randomised(AttentionSeq2seq(8, 4, 8), seed=3, scale=1.0)
+    fresh = AttentionSeq2seq(8, 4, 8)
+    xs, _ = batch(4, N=20, vocab=8, S=6)
+    before = model.generate(xs, 7, 5)
+    randomised(model, seed=9, scale=1.0)               # new values in the same arrays
+    fresh.load_params(model.named_params())
+    after = model.generate(xs, 7, 5)
+    np.testing.assert_array_equal(after, fresh.generate(xs, 7, 5))
+    assert not np.array_equal(before, after)
+
+
+def test_attention_generate_keeps_weights():
+    model = randomised(AttentionSeq2seq(8, 4, 8), seed=2)
+    xs, _ = batch(2, N=4, vocab=8, S=6)
+    model.generate(xs, 7, 3)
+    w = model.decoder.attention_weights
+    assert w.shape == (4, 3, 6)
+    np.testing.assert_allclose(w.sum(axis=2), 1.0, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- parameters
+
+EXPECTED_SHAPES = {
+    "baseline": {"decoder.lstm.Wx": (D, 4 * H), "decoder.affine.W": (H, V)},
+    "peeky": {"decoder.lstm.Wx": (H + D, 4 * H), "decoder.affine.W": (2 * H, V)},
+    "attention": {"decoder.lstm.Wx": (D, 4 * H), "decoder.affine.W": (2 * H, V)},
+    "bi-attention": {"decoder.lstm.Wx": (D, 4 * H), "decoder.affine.W": (2 * H, V)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_named_params_layout(name):
+    model = build_model(name, V, D, H)
+    named = model.named_params()
+    assert list(named) == model.param_names
+    assert all(a is b for a, b in zip(named.values(), model.params))
+    assert all(p.dtype == np.float32 for p in model.params)
+    decoder = {"decoder.embed.W": (V, D), "decoder.lstm.Wh": (H, 4 * H),
+               "decoder.lstm.b": (4 * H,), "decoder.affine.b": (V,),
+               **EXPECTED_SHAPES[name]}
+    if name == "bi-attention":
+        Hd = H // 2
+        encoder = {"encoder.embed.W": (V, D)}
+        for side in ("fwd", "bwd"):
+            encoder.update({f"encoder.lstm.{side}.Wx": (D, 4 * Hd),
+                            f"encoder.lstm.{side}.Wh": (Hd, 4 * Hd),
+                            f"encoder.lstm.{side}.b": (4 * Hd,)})
+    else:
+        encoder = {"encoder.embed.W": (V, D), "encoder.lstm.Wx": (D, 4 * H),
+                   "encoder.lstm.Wh": (H, 4 * H), "encoder.lstm.b": (4 * H,)}
+    expected = {**encoder, "decoder.embed.W": None, "decoder.lstm.Wx": None,
+                "decoder.lstm.Wh": None, "decoder.lstm.b": None, "decoder.affine.W": None,
+                "decoder.affine.b": None}
+    assert list(named) == list(expected)             # order = the book's draw order
+    assert {k: v.shape for k, v in named.items()} == {**encoder, **decoder}
+    assert set(model.named_grads()) == set(named)
+
+
+def draw(shape, fan_in):
+    return (np.random.randn(*shape) / fan_in).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_initialisation_follows_the_books_draw_order(name):
+    np.random.seed(42)
+    model = build_model(name, V, D, H)
+    np.random.seed(42)
+    expected = {}
+    if name == "bi-attention":
+        Hd = H // 2
+        expected["encoder.embed.W"] = draw((V, D), 100)
+        for side in ("fwd", "bwd"):
+            expected[f"encoder.lstm.{side}.Wx"] = draw((D, 4 * Hd), np.sqrt(D))
+            expected[f"encoder.lstm.{side}.Wh"] = draw((Hd, 4 * Hd), np.sqrt(Hd))
+    else:
+        expected["encoder.embed.W"] = draw((V, D), 100)
+        expected["encoder.lstm.Wx"] = draw((D, 4 * H), np.sqrt(D))
+        expected["encoder.lstm.Wh"] = draw((H, 4 * H), np.sqrt(H))
+    Din = H + D if name == "peeky" else D
+    Hout = H if name == "baseline" else 2 * H
+    expected["decoder.embed.W"] = draw((V, D), 100)
+    expected["decoder.lstm.Wx"] = draw((Din, 4 * H), np.sqrt(Din))
+    expected["decoder.lstm.Wh"] = draw((H, 4 * H), np.sqrt(H))
+    expected["decoder.affine.W"] = draw((Hout, V), np.sqrt(Hout))
+    named = model.named_params()
+    for key, value in expected.items():
+        np.testing.assert_array_equal(named[key], value, err_msg=key)
+    for key in named:
+        if key.endswith(".b"):
+            assert not named[key].any()
+
+
+def test_explicit_rng_and_load_params():
+    a = Seq2seq(V, D, H, rng=np.random.RandomState(7))
+    b = Seq2seq(V, D, H, rng=np.random.RandomState(7))
+    c = Seq2seq(V, D, H, rng=np.random.RandomState(8))
+    for p, q in zip(a.params, b.params):
+        np.testing.assert_array_equal(p, q)
+    xs, ts = batch(4)
+    assert a.forward(xs, ts) != c.forward(xs, ts)
+    c.load_params(a.named_params())
+    assert a.forward(xs, ts) == c.forward(xs, ts)
+    with pytest.raises(KeyError):
+        c.load_params({"encoder.embed.W": a.params[0]})
+    bad = dict(a.named_params())
+    bad["decoder.affine.b"] = np.zeros(V + 1)
+    with pytest.raises(ValueError):
+        c.load_params(bad)
+    with pytest.raises(ValueError):
+        build_model("transformer", V)
+
+
+# ---------------------------------------------------------------- optimisers
+
+def test_adam_matches_hand_computation():
+    p = np.array([1.0, -2.0, 0.5])
+    g1, g2 = np.array([0.1, -0.2, 0.0]), np.array([0.3, 0.1, -0.4])
+    opt = Adam(lr=0.01, beta1=0.9, beta2=0.999)
+    opt.update([p], [g1.copy()])
+    # step 1: m = 0.1 g1, v = 0.001 g1^2, lr_t = 0.01 sqrt(0.001) / 0.1
+    m, v = 0.1 * g1, 0.001 * g1 ** 2
+    expected = np.array([1.0, -2.0, 0.5]) - 0.01 * math.sqrt(0.001) / 0.1 * m / (np.sqrt(v) + 1e-7)
+    np.testing.assert_allclose(p, expected, rtol=1e-12)
+    opt.update([p], [g2.copy()])
+    m = m + 0.1 * (g2 - m)
+    v = v + 0.001 * (g2 ** 2 - v)
+    lr_t = 0.01 * math.sqrt(1 - 0.999 ** 2) / (1 - 0.9 ** 2)
+    expected = expected - lr_t * m / (np.sqrt(v) + 1e-7)
+    np.testing.assert_allclose(p, expected, rtol=1e-12)
+
+
+def test_adam_float32_stays_float32():
+    p = np.ones(4, np.float32)
+    Adam().update([p], [np.full(4, 0.5, np.float32)])
+    assert p.dtype == np.float32
+    np.testing.assert_allclose(p, 1 - 0.001, rtol=1e-5)
+
+
+def test_sgd_and_clip():
+    p = np.array([1.0, 2.0])
+    SGD(lr=0.1).update([p], [np.array([1.0, -1.0])])
+    np.testing.assert_allclose(p, [0.9, 2.1])
+    grads = [np.array([3.0, 0.0]), np.array([[0.0, 4.0]])]          # norm 5
+    assert clip_grads(grads, 10.0) == pytest.approx(5.0)
+    np.testing.assert_allclose(grads[0], [3.0, 0.0])                 # untouched below the cap
+    clip_grads(grads, 1.0)
+    rate = 1.0 / (5.0 + 1e-6)
+    np.testing.assert_allclose(grads[0], [3.0 * rate, 0.0])
+    np.testing.assert_allclose(grads[1], [[0.0, 4.0 * rate]])
+
+
+# ---------------------------------------------------------------- trainer and evaluation
+
+class Recorder:
+    """A stand-in model that records the batches it is given."""
+
+    def __init__(self):
+        self.params, self.grads, self.seen = [np.zeros(1)], [np.zeros(1)], []
+
+    def forward(self, xs, ts):
+        self.seen.append(xs[:, 0].copy())
+        return 1.0
+
+    def backward(self):
+        pass
+
+
+def test_trainer_permutes_each_epoch_and_drops_the_last_partial_batch():
+    x = np.arange(10)[:, None]
+    model = Recorder()
+    np.random.seed(0)
+    Trainer(model, SGD()).fit(x, x, max_epoch=2, batch_size=3, log=None)
+    np.random.seed(0)
+    perms = [np.random.permutation(10), np.random.permutation(10)]
+    assert len(model.seen) == 2 * 3                                  # 10 // 3 per epoch
+    expected = [p[i * 3:(i + 1) * 3] for p in perms for i in range(3)]
+    for got, want in zip(model.seen, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+class Echo:
+    """generate returns the first `length` source ids: right when the answer copies the source."""
+
+    def __init__(self):
+        self.batches = []
+
+    def generate(self, xs, start_id, length):
+        self.batches.append(len(xs))
+        return xs[:, :length]
+
+
+def test_eval_exact_match_counts_whole_strings():
+    xs = np.array([[1, 2, 3], [1, 2, 3], [4, 5, 6], [4, 5, 6], [7, 8, 9]])
+    ts = np.array([[0, 1, 2], [0, 1, 9], [0, 4, 5], [0, 9, 5], [0, 7, 8]])
+    model = Echo()
+    assert eval_exact_match(model, xs, ts, start_id=0, batch_size=2) == pytest.approx(3 / 5)
+    assert model.batches == [2, 2, 1]
+    assert eval_exact_match(Echo(), xs, ts) == pytest.approx(3 / 5)
+
+
+def test_attention_seq2seq_learns_to_reverse():
+    """Reversing length-5 sequences over 4 symbols: every one of the 4^5 inputs right."""
+    np.random.seed(0)
+    rng = np.random.default_rng(0)
+    start = 4
+
+    def with_answer(x):
+        return np.concatenate([np.full((len(x), 1), start), x[:, ::-1]], axis=1)
+
+    x_train = rng.integers(0, 4, (2000, 5))
+    x_all = np.array(np.meshgrid(*[range(4)] * 5, indexing="ij")).reshape(5, -1).T
+    model = AttentionSeq2seq(5, 8, 16)
+    trainer = Trainer(model, Adam(lr=0.02))
+    accuracy = 0.0
+    for _ in range(15):
+        trainer.fit(x_train, with_answer(x_train), max_epoch=1, batch_size=64, max_grad=5.0,
+                    log=None)
+        accuracy = eval_exact_match(model, x_all, with_answer(x_all), batch_size=128)
+        if accuracy == 1.0:
+            break
+    assert accuracy == 1.0
+
+
+# ---------------------------------------------------------------- the book's data
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_load_data_follows_the_book(tmp_path):
+    lines = [f"{a}+{b}".ljust(5) + "_" + str(a + b).ljust(3) for a, b in
+             [(1, 2), (10, 5), (3, 44), (7, 7), (12, 0), (5, 9), (6, 1), (0, 8), (9, 9), (2, 30),
+              (11, 11), (4, 4)]]
+    data = load_data(write_lines(tmp_path / "sums.txt", lines))
+    assert list(data.char_to_id)[:6] == ["1", "+", "2", " ", "_", "3"]   # first appearance
+    assert data.x_train.shape == (11, 5) and data.t_train.shape == (11, 4)
+    assert data.x_test.shape == (1, 5)
+    np.random.seed(1984)
+    order = np.arange(12)
+    np.random.shuffle(order)
+    assert data.decode(data.x_test[0]) + data.decode(data.t_test[0]) == lines[order[-1]]
+    assert data.decode(data.x_train[0]) + data.decode(data.t_train[0]) == lines[order[0]]
+    assert all(row[0] == data.char_to_id["_"] for row in data.t_train)
+
+
+@pytest.mark.skipif(not DATE_TXT.exists(), reason="book data not available")
+def test_load_date_txt():
+    data = load_data(DATE_TXT)
+    assert data.vocab_size == 59
+    assert data.x_train.shape == (45000, 29) and data.t_train.shape == (45000, 11)
+    assert data.x_test.shape == (5000, 29) and data.t_test.shape == (5000, 11)
+    assert data.decode(data.t_test[0])[0] == "_"
+    assert data.id_to_char[0] == "s"                   # 'september 27, 1994' comes first
+
+
+def test_run_book_end_to_end_on_a_small_file(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(300):
+        a, b = rng.integers(0, 50, 2)
+        lines.append(f"{a}+{b}".ljust(5) + "_" + str(a + b).ljust(3))
+    seen = []
+    result = run_book(write_lines(tmp_path / "sums.txt", lines), model="attention", epochs=2,
+                      seed=0, wordvec_size=4, hidden_size=8, batch_size=32, eval_batch=64,
+                      on_epoch=lambda epoch, info: seen.append((epoch, info["accuracy"])))
+    assert result["iterations_per_epoch"] == 270 // 32
+    assert len(result["accuracy"]) == len(result["train_seconds"]) == 2
+    assert [e for e, _ in seen] == [1, 2]
+    assert all(0.0 <= a <= 1.0 for a in result["accuracy"])
+    assert result["loss"][1] < result["loss"][0]
+    assert isinstance(result["model"], AttentionSeq2seq)
+
+
+def test_scratch_imports_without_torch():
+    code = ("import sys; sys.modules['torch'] = None; import attnseq.scratch as s; "
+            "assert 'torch' not in [m.split('.')[0] for m in sys.modules if sys.modules[m]]")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_model_classes_exported():
+    assert MODELS == {"baseline": Seq2seq, "peeky": PeekySeq2seq, "attention": AttentionSeq2seq,
+                      "bi-attention": BiAttentionSeq2seq}
