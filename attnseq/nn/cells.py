@@ -52,7 +52,12 @@ class FusedLayer(RecurrentLayer):
             **self.module_kwargs,
         )
 
+    # torch's single-step kernel (torch.lstm_cell, gru_cell, rnn_tanh_cell), or None
+    cell_function = None
+
     def forward(self, inputs, state=None, lengths=None):
+        if lengths is None and inputs.shape[1] == 1 and state is not None and self._steppable():
+            return self._step(inputs, state)
         if lengths is None:
             return self.rnn(inputs, state)
         packed = pack_padded_sequence(inputs, lengths.cpu(), batch_first=True, enforce_sorted=False)
@@ -61,12 +66,38 @@ class FusedLayer(RecurrentLayer):
         return outputs, state
 
 
+    def _steppable(self) -> bool:
+        return (self.cell_function is not None and self.directions == 1
+                and not getattr(self.rnn, "proj_size", 0))
+
+    def _step(self, inputs: torch.Tensor, state):
+        """One position (B, 1, I) through every layer with the single-step kernels, which cost far
+        less than the sequence kernel for one position (decoders step one token at a time)."""
+        x = inputs[:, 0]  # (B, I)
+        cell = type(self).cell_function
+        layers = []
+        for k in range(self.num_layers):
+            weights = [getattr(self.rnn, f"{name}_l{k}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            hidden = (state[0][k], state[1][k]) if self.has_cell_state else state[k]
+            hidden = cell(x, hidden, *weights)
+            layers.append(hidden)
+            x = hidden[0] if self.has_cell_state else hidden  # (B, H)
+            if k + 1 < self.num_layers and self.training and self.rnn.dropout:
+                x = nn.functional.dropout(x, self.rnn.dropout, training=True)
+        if self.has_cell_state:
+            new_state = (torch.stack([h for h, _ in layers]), torch.stack([c for _, c in layers]))
+        else:
+            new_state = torch.stack(layers)
+        return x.unsqueeze(1), new_state  # (B, 1, H), state
+
+
 @CELLS.register("lstm")
 class LSTMLayer(FusedLayer):
     """Long short-term memory (Hochreiter & Schmidhuber 1997), torch's fused kernel."""
 
     module_class = nn.LSTM
     has_cell_state = True
+    cell_function = torch.lstm_cell
 
 
 @CELLS.register("gru")
@@ -74,6 +105,7 @@ class GRULayer(FusedLayer):
     """Gated recurrent unit (Cho et al. 2014), torch's fused kernel."""
 
     module_class = nn.GRU
+    cell_function = torch.gru_cell
 
 
 @CELLS.register("rnn")
@@ -82,6 +114,7 @@ class TanhRNNLayer(FusedLayer):
 
     module_class = nn.RNN
     module_kwargs = {"nonlinearity": "tanh"}
+    cell_function = torch.rnn_tanh_cell
 
 
 def build_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,

@@ -136,8 +136,8 @@ class RNNDecoder(nn.Module):
             features, _, alignment = self.step_features(embedded, state)
             return features, alignment
         features, alignments = [], []
-        for t in range(embedded.shape[1]):
-            f, state, a = self.step_features(embedded[:, t : t + 1], state)
+        for step_input in embedded.split(1, dim=1):  # split, not slicing: one gradient buffer
+            f, state, a = self.step_features(step_input, state)
             state = advance(state)
             features.append(f)
             alignments.append(a)

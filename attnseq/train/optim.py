@@ -10,7 +10,7 @@ def build_optimizer(params, cfg) -> torch.optim.Optimizer:
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     return torch.optim.Adam(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), eps=cfg.adam_eps,
-                            weight_decay=cfg.weight_decay)
+                            weight_decay=cfg.weight_decay, foreach=True)
 
 
 def noam_factor(step: int, warmup: int) -> float:
