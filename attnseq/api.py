@@ -54,24 +54,32 @@ class Translator:
         src_ids = [self.pipeline.encode_source(t) or [self.pipeline.src_vocab.unk_id] for t in texts]
         order = sorted(range(len(texts)), key=lambda i: len(src_ids[i]))
         results: list[Translation | None] = [None] * len(texts)
+        for start in range(0, len(order), decode.batch_size):
+            rows = order[start : start + decode.batch_size]
+            hyps = self.decode_batch([src_ids[i] for i in rows], decode, keep_attention)
+            for i, nbest in zip(rows, hyps):
+                results[i] = self._translation(texts[i], nbest)
+        return results  # type: ignore[return-value]
+
+    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
+                     ) -> list[list[Hypothesis]]:
+        """Hypotheses (n-best, best first) for each source (ids as the encoder reads them),
+        searched as ``decode`` (a DecodeConfig) says; alignments (T_out, S) over the real ids."""
         was_training = self.model.training
         self.model.eval()
-        with torch.no_grad():
-            for start in range(0, len(order), decode.batch_size):
-                rows = order[start : start + decode.batch_size]
-                src, mask = pad([src_ids[i] for i in rows])
-                hyps = search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention)
-                for i, nbest in zip(rows, hyps):
-                    results[i] = self._translation(texts[i], nbest)
-        self.model.train(was_training)
-        return results  # type: ignore[return-value]
+        try:
+            with torch.no_grad():
+                src, mask = pad(src_ids)
+                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention)
+        finally:
+            self.model.train(was_training)
 
     def _translation(self, text: str, nbest: list[Hypothesis]) -> Translation:
         attention = []
         for h in nbest:
             a = None
             if h.alignment is not None:
-                a = h.alignment.numpy()
+                a = np.asarray(h.alignment)
                 if self.pipeline.config.reverse_source:
                     a = a[:, ::-1].copy()  # back to reading order
             attention.append(a)

@@ -10,7 +10,7 @@ Parameters are reachable by name (``named_params()``, ``named_grads()``, ``load_
     encoder.lstm.Wx   (D, 4H)      gates side by side: f, g, i, o
     encoder.lstm.Wh   (H, 4H)
     encoder.lstm.b    (4H,)
-    decoder.embed.W   (V, D)
+    decoder.embed.W   (V, D)       V: the target vocabulary when it differs (target_vocab_size)
     decoder.lstm.Wx   (D, 4H)      Peeky: (H + D, 4H), rows [encoder state; embedding]
     decoder.lstm.Wh   (H, 4H)
     decoder.lstm.b    (4H,)
@@ -163,10 +163,11 @@ class Seq2seq(_Module):
     decoder_class = Decoder
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, ignore_label: int = -1):
-        args = (vocab_size, wordvec_size, hidden_size)
-        self.encoder = self.encoder_class(*args, dtype=dtype, rng=rng)
-        self.decoder = self.decoder_class(*args, dtype=dtype, rng=rng)
+                 dtype=np.float32, rng=None, ignore_label: int = -1,
+                 target_vocab_size: int | None = None):
+        self.encoder = self.encoder_class(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng)
+        self.decoder = self.decoder_class(target_vocab_size or vocab_size, wordvec_size, hidden_size,
+                                          dtype=dtype, rng=rng)
         self.softmax = TimeSoftmaxWithLoss(ignore_label)
         self._collect(encoder=self.encoder, decoder=self.decoder)
 
@@ -396,11 +397,15 @@ MODELS = {
 
 
 def build_model(name: str, vocab_size: int, wordvec_size: int = 16, hidden_size: int = 256,
-                dtype=np.float32, rng=None, ignore_label: int = -1) -> Seq2seq:
-    """One of MODELS by name ("baseline", "peeky", "attention", "bi-attention")."""
+                dtype=np.float32, rng=None, ignore_label: int = -1,
+                target_vocab_size: int | None = None) -> Seq2seq:
+    """One of MODELS by name ("baseline", "peeky", "attention", "bi-attention").
+
+    ``vocab_size`` is the source vocabulary; ``target_vocab_size`` (default: the same, as in the
+    book) sizes the decoder's embedding and output affine."""
     try:
         cls = MODELS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; choose from {sorted(MODELS)}") from None
     return cls(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng,
-               ignore_label=ignore_label)
+               ignore_label=ignore_label, target_vocab_size=target_vocab_size)

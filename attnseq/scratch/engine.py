@@ -1,0 +1,595 @@
+"""The NumPy engine behind ``engine: numpy``: the book's models trained and served like the torch ones.
+
+``train_numpy(config, run_dir)`` reads the same data, builds the same text pipeline and writes
+the same run folder as the torch Trainer (config.yaml, vocabularies, metrics.jsonl,
+best/last.safetensors, training state for ``--resume``); ``load_numpy_translator`` serves a
+numpy run through the same Translator interface (search, translate, evaluate).
+
+The book's conventions, kept on purpose:
+
+- Sources are padded with the pad id to one fixed length S (the longest training source) and
+  padding is an ordinary, unmasked token. With ``data.reverse_source`` the padded row is
+  flipped (``x[:, ::-1]``), so the padding reaches the encoder first.
+- Targets are bos + target + eos, padded with pad; the loss ignores pad positions and is the
+  mean over the counted ones (the same normalisation as the torch trainer).
+- Initialisation is always the book's (embeddings N(0,1)/100, weights N(0,1)/sqrt(fan_in),
+  biases 0), whatever ``model.init`` says; batches are plain random batches (``train.bucket``
+  is ignored) and the last partial batch of an epoch is dropped, as the book's trainer does.
+- Decoding is batched greedy search for exactly ``decode.max_len`` steps, cut at eos; beam
+  search is torch-only.
+
+Source and target keep their own vocabularies (the models take ``target_vocab_size``).
+Designs: ``model.decoder`` none -> the book's baseline, peeky -> Peeky, book -> attention
+(``model.bidirectional: true`` -> attention with a BiLSTM encoder).
+
+BLAS threads: the engine runs NumPy's BLAS with ``train.threads`` threads (0 -> 1), through
+threadpoolctl when it is installed, else through the OpenBLAS that NumPy ships; when neither
+works, set ``OPENBLAS_NUM_THREADS=1`` in the environment (several OpenBLAS threads stall on a
+small shared machine).
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import math
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+from tqdm import tqdm
+
+from ..api import Translator
+from ..config import Config, save_config
+from ..data.pipeline import TextPipeline
+from ..data.vocab import Vocab
+from ..decoding.common import Hypothesis
+from ..errors import ConfigError, DataError, UserError
+from ..train.checkpoint import BEST, CONFIG_FILE, LAST, METRICS_FILE
+from ..train.loop import Progress, encode_pairs, load_splits
+from ..utils import atomic_write
+from .models import Seq2seq, build_model
+from .optim import SGD, Adam, clip_grads
+
+log = logging.getLogger(__name__)
+
+__all__ = ["train_numpy", "load_numpy_translator", "NumpyTranslator", "NumpyTrainer",
+           "numpy_design", "numpy_to_torch_state", "torch_to_numpy_state", "source_array",
+           "target_array", "blas_threads", "save_numpy_weights", "load_numpy_weights"]
+
+STATE_FILE = "last.state.pkl"  # optimizer moments, RNG, progress and epoch order, for --resume
+PAD, BOS, EOS = Vocab.pad_id, Vocab.bos_id, Vocab.eos_id
+
+# model.decoder -> {model.bidirectional: the numpy model (attnseq.scratch.MODELS)}
+NUMPY_DESIGNS = {
+    "none": {False: "baseline"},
+    "peeky": {False: "peeky"},
+    "book": {False: "attention", True: "bi-attention"},
+}
+# settings the numpy models have no knob for: key -> the values they implement
+REQUIREMENTS = {
+    "model.arch": ("rnn",), "model.cell": ("lstm",), "model.encoder": ("stacked",),
+    "model.encoder_layers": (1,), "model.decoder_layers": (1,), "model.bridge": ("copy",),
+    "model.dropout": (0.0,), "model.tie_embeddings": (False,), "model.context_into_input": (False,),
+    "train.schedule": ("constant",), "train.accumulate": (1,), "train.label_smoothing": (0.0,),
+    "train.weight_decay": (0.0,), "train.precision": ("fp32",), "train.device": ("cpu", "auto"),
+    "decode.beam_size": (1,),
+}
+DESIGN_REQUIREMENTS = {"book": {"model.attention": ("dot",)}}  # unscaled dot scores
+
+
+# -- configuration ------------------------------------------------------------------------------
+def _setting(config: Config, key: str):
+    section, name = key.split(".")
+    return getattr(getattr(config, section), name)
+
+
+def numpy_design(config: Config) -> str:
+    """The numpy model (a key of attnseq.scratch.MODELS) ``config`` describes; ConfigError naming
+    the key when the numpy engine cannot build it."""
+    decoder = config.model.decoder
+    if decoder not in NUMPY_DESIGNS:
+        raise ConfigError(f"model.decoder: the numpy engine (engine: numpy) has the designs "
+                          f"{', '.join(NUMPY_DESIGNS)}; got {decoder!r} (use engine: torch for it)")
+    by_direction = NUMPY_DESIGNS[decoder]
+    if config.model.bidirectional not in by_direction:
+        raise ConfigError(f"model.bidirectional: the numpy engine's {decoder} design needs "
+                          f"{str(not config.model.bidirectional).lower()} (engine: numpy)")
+    for key, allowed in {**REQUIREMENTS, **DESIGN_REQUIREMENTS.get(decoder, {})}.items():
+        value = _setting(config, key)
+        if value not in allowed:
+            shown = ", ".join(json.dumps(v) for v in allowed)
+            raise ConfigError(f"{key}: the numpy engine (engine: numpy) supports {shown}; got "
+                              f"{json.dumps(value)}")
+    if config.model.bidirectional and config.model.hidden_size % 2:
+        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, "
+                          f"got {config.model.hidden_size}")
+    return by_direction[config.model.bidirectional]
+
+
+def _build(design: str, config: Config, pipeline: TextPipeline, rng) -> Seq2seq:
+    return build_model(design, len(pipeline.src_vocab), config.model.embed_size,
+                       config.model.hidden_size, dtype=np.float32, rng=rng, ignore_label=PAD,
+                       target_vocab_size=len(pipeline.tgt_vocab))
+
+
+# -- BLAS threads -------------------------------------------------------------------------------
+_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+
+def _openblas():
+    """(get, set) of the OpenBLAS NumPy was built with, or None."""
+    try:
+        from numpy._core import _multiarray_umath as core
+    except ImportError:  # NumPy < 2
+        from numpy.core import _multiarray_umath as core
+    try:
+        lib = ctypes.CDLL(core.__file__)
+    except OSError:
+        return None
+    for name in _OPENBLAS_SETTERS:
+        getter = getattr(lib, name.replace("_set_", "_get_"), None)
+        setter = getattr(lib, name, None)
+        if getter is not None and setter is not None:
+            getter.restype = ctypes.c_int
+            return getter, setter
+    return None
+
+
+@contextlib.contextmanager
+def blas_threads(n: int) -> Iterator[None]:
+    """NumPy's BLAS limited to ``n`` threads inside the block."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        with threadpool_limits(n, user_api="blas"):
+            yield
+        return
+    blas = _openblas()
+    if blas is None:
+        yield
+        return
+    get, set_ = blas
+    before = get()
+    set_(n)
+    try:
+        yield
+    finally:
+        set_(before)
+
+
+# -- arrays as the book feeds them ------------------------------------------------------------
+def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool) -> np.ndarray:
+    """Sources (N, max(length, longest)) as the book pads them: ``src_ids`` are the encoder's ids
+    (already reversed by the pipeline when ``reverse``); the rows are the reading-order ids
+    right-padded with pad, flipped when ``reverse`` (so the padding comes first)."""
+    S = max([length, *map(len, src_ids)])
+    xs = np.full((len(src_ids), S), PAD, dtype=np.int64)
+    for row, ids in enumerate(src_ids):
+        if reverse:
+            xs[row, S - len(ids):] = ids
+        else:
+            xs[row, :len(ids)] = ids
+    return xs
+
+
+def target_array(tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
+    """Targets (N, T + 1): bos + ids + eos, right-padded with pad to the longest."""
+    T = max(map(len, tgt_ids)) + 1
+    ts = np.full((len(tgt_ids), T + 1), PAD, dtype=np.int64)
+    for row, ids in enumerate(tgt_ids):
+        ts[row, :len(ids) + 2] = [BOS, *ids, EOS]
+    return ts
+
+
+def _real_columns(length: int, S: int, reverse: bool) -> slice:
+    """Where a source of ``length`` ids sits in a row of ``source_array`` of width S."""
+    return slice(S - length, S) if reverse else slice(0, length)
+
+
+# -- weights between engines --------------------------------------------------------------------
+def _torch_gates(a: np.ndarray) -> np.ndarray:
+    """Gate blocks along the last axis from the book's order f, g, i, o to torch's i, f, g, o."""
+    f, g, i, o = np.split(a, 4, axis=-1)
+    return np.concatenate([i, f, g, o], axis=-1)
+
+
+def _book_gates(a: np.ndarray) -> np.ndarray:
+    """Gate blocks along the last axis from torch's order i, f, g, o to the book's f, g, i, o."""
+    i, f, g, o = np.split(a, 4, axis=-1)
+    return np.concatenate([f, g, i, o], axis=-1)
+
+
+# numpy layer and parameter -> torch parameter ("{direction}" is "_reverse" for a BiLSTM's bwd)
+_TORCH_NAMES = {
+    ("embed", "W"): "embed.weight",
+    ("lstm", "Wx"): "rnn.rnn.weight_ih_l0{direction}",
+    ("lstm", "Wh"): "rnn.rnn.weight_hh_l0{direction}",
+    ("lstm", "b"): "rnn.rnn.bias_ih_l0{direction}",
+    ("affine", "W"): "generator.weight",
+    ("affine", "b"): "generator.bias",
+}
+
+
+def _torch_name(name: str) -> str:
+    """``encoder.lstm.bwd.Wx`` -> ``encoder.rnn.rnn.weight_ih_l0_reverse`` and so on."""
+    part, layer, *direction, leaf = name.split(".")
+    suffix = "_reverse" if direction == ["bwd"] else ""
+    return f"{part}." + _TORCH_NAMES[layer, leaf].format(direction=suffix)
+
+
+def numpy_to_torch_state(named_params: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A torch state dict (arrays; ``torch.from_numpy`` them to load) of the torch model with the
+    same design: LSTM weights transposed to (4H, in) with the gates reordered to i, f, g, o,
+    the bias in ``bias_ih`` and zeros in ``bias_hh``; output layer weight = W.T.
+
+    Works for every numpy model (baseline, peeky, attention, bi-attention) and its torch
+    counterpart (``model.decoder`` none / peeky / book with ``model.bridge: copy``,
+    ``model.cell: lstm``)."""
+    state = {}
+    for name, value in named_params.items():
+        target, leaf = _torch_name(name), name.rsplit(".", 1)[1]
+        if ".lstm." in name:
+            value = _torch_gates(value)
+            if leaf == "b":
+                state[target.replace("bias_ih", "bias_hh")] = np.zeros_like(value)
+        state[target] = np.ascontiguousarray(value.T if value.ndim == 2 and "embed" not in name
+                                             else value)
+    return state
+
+
+def torch_to_numpy_state(state: dict, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The inverse of ``numpy_to_torch_state`` for the numpy parameter ``names`` (a model's
+    ``param_names``): LSTM biases become bias_ih + bias_hh."""
+    arrays = {k: np.asarray(v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
+    params = {}
+    for name in names:
+        source = _torch_name(name)
+        value = arrays[source]
+        if name.endswith(".b") and ".lstm." in name:
+            value = value + arrays[source.replace("bias_ih", "bias_hh")]
+        if value.ndim == 2 and "embed" not in name:
+            value = value.T
+        params[name] = np.ascontiguousarray(_book_gates(value) if ".lstm." in name else value)
+    return params
+
+
+# -- weights files ------------------------------------------------------------------------------
+def save_numpy_weights(model, path: Path, metadata: dict[str, str]) -> None:
+    """The model's named parameters as safetensors (atomically), with ``metadata``."""
+    tensors = {k: np.ascontiguousarray(v) for k, v in model.named_params().items()}
+    atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=metadata))
+
+
+def load_numpy_weights(model: Seq2seq, path: Path) -> dict[str, str]:
+    """Load weights written by ``save_numpy_weights`` into ``model``; their metadata."""
+    if not Path(path).exists():
+        raise UserError(f"{path}: no such checkpoint")
+    with safe_open(str(path), framework="np") as fh:
+        metadata = fh.metadata() or {}
+    try:
+        model.load_params(load_file(str(path)))
+    except (KeyError, ValueError) as err:
+        raise UserError(f"{path}: not weights of this numpy model ({err})") from None
+    return metadata
+
+
+# -- decoding -----------------------------------------------------------------------------------
+class _KeepScores:
+    """Stands in for a model's loss layer to capture the scores (N, T, V) of a forward pass."""
+
+    def __init__(self):
+        self.scores = None
+
+    def forward(self, xs: np.ndarray, ts: np.ndarray) -> float:
+        self.scores = xs
+        return 0.0
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+class NumpyTranslator(Translator):
+    """A numpy model with its text pipeline: the Translator interface over batched greedy search
+    of ``decode.max_len`` steps, cut at eos. Sources are padded to ``source_len`` (longer ones
+    to the longest of their batch). Attention (T_out, S) covers the real source tokens only:
+    the weight the book's unmasked padding draws is left out, so a row may sum to less than 1."""
+
+    def __init__(self, model, pipeline: TextPipeline, config: Config, source_len: int,
+                 threads: int = 1):
+        self.model, self.pipeline, self.config = model, pipeline, config
+        self.source_len, self.threads = source_len, threads
+        self.device = "cpu"
+
+    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
+                     ) -> list[list[Hypothesis]]:
+        if decode.beam_size > 1:
+            raise UserError(f"beam search (--beam {decode.beam_size}) is torch-only: the numpy "
+                            "engine decodes greedily; use --beam 1")
+        reverse = self.pipeline.config.reverse_source
+        xs = source_array(src_ids, self.source_len, reverse)  # (N, S)
+        with blas_threads(self.threads):
+            ids = self.model.generate(xs, BOS, decode.max_len)  # (N, L)
+            alignment = getattr(self.model.decoder, "attention_weights", None)  # (N, L, S)
+            logp = self._log_probs(xs, ids)  # (N, L)
+        hyps = []
+        for row, src in enumerate(src_ids):
+            eos = np.flatnonzero(ids[row] == EOS)
+            steps = int(eos[0]) + 1 if eos.size else ids.shape[1]
+            a = None
+            if keep_attention and alignment is not None:
+                a = alignment[row, :steps, _real_columns(len(src), xs.shape[1], reverse)].astype(np.float32)
+            tokens = [int(t) for t in ids[row, :steps] if t != EOS]
+            hyps.append([Hypothesis(tokens, float(logp[row, :steps].sum()), a)])
+        return hyps
+
+    def _log_probs(self, xs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Log-probabilities (N, L) of the tokens ``ids`` (N, L), fed back as the decoder's inputs."""
+        ts = np.concatenate([np.full((len(ids), 1), BOS, dtype=ids.dtype), ids], axis=1)
+        loss_layer, keep = self.model.softmax, _KeepScores()
+        self.model.softmax = keep
+        try:
+            self.model.forward(xs, ts)
+        finally:
+            self.model.softmax = loss_layer
+        logp = _log_softmax(keep.scores.astype(np.float64))  # (N, L, V)
+        return np.take_along_axis(logp, ids[:, :, None], axis=2)[:, :, 0]
+
+
+def load_numpy_translator(run_dir: str | Path, config: Config, pipeline: TextPipeline,
+                          checkpoint: str = "best") -> NumpyTranslator:
+    """The numpy model of ``run_dir`` (``checkpoint`` best, falling back to last), ready to
+    translate."""
+    run_dir = Path(run_dir)
+    design = numpy_design(config)
+    path = run_dir / (BEST if checkpoint == "best" else LAST)
+    if checkpoint == "best" and not path.exists():
+        path = run_dir / LAST
+    model = _build(design, config, pipeline, np.random.RandomState(0))
+    metadata = load_numpy_weights(model, path)
+    return NumpyTranslator(model, pipeline, config, int(metadata.get("source_len", 0)),
+                           config.train.threads or 1)
+
+
+# -- training -----------------------------------------------------------------------------------
+def _adam(tc) -> Adam:
+    optimizer = Adam(tc.lr, *tc.adam_betas)
+    optimizer.eps = tc.adam_eps  # added to sqrt(v), as the book and torch do
+    return optimizer
+
+
+OPTIMIZERS = {"adam": _adam, "sgd": lambda tc: SGD(tc.lr)}  # train.optimizer -> the book's optimizer
+
+
+def train_numpy(config: Config, run_dir: str | Path, resume: bool = False) -> dict:
+    """Train the numpy model ``config`` describes into ``run_dir``; the last evaluation record."""
+    design = numpy_design(config)
+    if config.model.init != "book":
+        log.warning("model.init: the numpy engine always uses the book's initialisation "
+                    "(got %s)", config.model.init)
+    with blas_threads(config.train.threads or 1):
+        trainer = NumpyTrainer(config, run_dir, design, resume)
+        log.info("training %s parameters (numpy %s) on %d pairs -> %s", f"{trainer.parameters:,}",
+                 design, len(trainer.xs), run_dir)
+        return trainer.fit()
+
+
+class NumpyTrainer:
+    """The torch Trainer's loop and run folder, for the book's numpy models."""
+
+    def __init__(self, config: Config, run_dir: str | Path, design: str, resume: bool = False):
+        self.config, self.run_dir, self.design, self.resume = config, Path(run_dir), design, resume
+        tc = config.train
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        splits = load_splits(config)
+        self.dev_pairs = splits.get("dev", [])
+        if resume:
+            self.pipeline = TextPipeline.load(config.data, self.run_dir)
+        else:
+            self.pipeline = TextPipeline.fit(config.data, splits["train"], self.run_dir)
+            self.pipeline.save(self.run_dir)
+            save_config(config, self.run_dir / CONFIG_FILE)
+        train = encode_pairs(self.pipeline, splits["train"], config.data.max_source_len,
+                             config.data.max_target_len)
+        if not train:
+            raise DataError("no training pair is left after the length limits (data.max_*_len)")
+        self.dev_examples = encode_pairs(self.pipeline, self.dev_pairs)
+        self.reverse = config.data.reverse_source
+        self.source_len = max(len(e.src) for e in train)  # S: every source is padded to it
+        self.xs = source_array([e.src for e in train], self.source_len, self.reverse)  # (N, S)
+        self.ts = target_array([e.tgt for e in train])  # (N, T + 1)
+        self.ts_lengths = np.array([len(e.tgt) + 2 for e in train])  # bos + target + eos
+        self.rng = np.random.RandomState(tc.seed)
+        self.model = _build(design, config, self.pipeline, self.rng)
+        self.optimizer = OPTIMIZERS[tc.optimizer](tc)
+        self.progress = Progress()
+        self.order: np.ndarray | None = None  # this epoch's permutation of the training set
+        if resume:
+            self._restore()
+        self.translator = NumpyTranslator(self.model, self.pipeline, config, self.source_len,
+                                          tc.threads or 1)
+
+    @property
+    def parameters(self) -> int:
+        return sum(p.size for p in self.model.params)
+
+    @property
+    def batches_per_epoch(self) -> int:
+        """len // batch_size, as the book (the last partial batch is dropped), at least one."""
+        return max(1, len(self.xs) // self.config.train.batch_size)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def fit(self) -> dict:
+        """Train until ``epochs`` or ``max_steps`` or ``max_minutes``; the final summary."""
+        tc, p = self.config.train, self.progress
+        self._log({"type": "start", "parameters": self.parameters, "train_pairs": len(self.xs),
+                   "dev_pairs": len(self.dev_examples), "resumed_at_step": p.step if self.resume else None})
+        stop = self._should_stop()
+        while not stop and p.epoch < tc.epochs:
+            if p.batch_in_epoch == 0 or self.order is None:
+                self.order = self.rng.permutation(len(self.xs))
+            bar = tqdm(total=self.batches_per_epoch, initial=p.batch_in_epoch,
+                       desc=f"epoch {p.epoch + 1}/{tc.epochs}", disable=not tc.progress, leave=False,
+                       dynamic_ncols=True, unit="batch", mininterval=0.2 if sys.stderr.isatty() else 30.0)
+            stop = self._train_epoch(bar)
+            bar.close()
+            if p.batch_in_epoch == self.batches_per_epoch:
+                p.epoch, p.batch_in_epoch = p.epoch + 1, 0
+                if not tc.eval_every:
+                    self.evaluate_and_save()
+            stop = stop or self._should_stop()
+        if not p.history or p.history[-1]["step"] != p.step:
+            self.evaluate_and_save()
+        return p.history[-1]
+
+    def _should_stop(self) -> bool:
+        tc, p = self.config.train, self.progress
+        if tc.max_steps and p.step >= tc.max_steps:
+            return True
+        return bool(tc.max_minutes) and p.train_seconds >= 60 * tc.max_minutes
+
+    def _train_epoch(self, bar) -> bool:
+        """Train the rest of this epoch's batches; True when a step or time limit stopped it."""
+        tc, p = self.config.train, self.progress
+        self._window = [0.0, 0, time.perf_counter()]  # loss, tokens, start
+        while p.batch_in_epoch < self.batches_per_epoch:
+            batch = self.order[p.batch_in_epoch * tc.batch_size:(p.batch_in_epoch + 1) * tc.batch_size]
+            self._step(batch, bar)
+            if tc.eval_every and p.step % tc.eval_every == 0:
+                self.evaluate_and_save()
+            if self._should_stop():
+                return True
+        return False
+
+    def _step(self, batch: np.ndarray, bar) -> None:
+        """One update on the training rows ``batch``, with its bookkeeping."""
+        tc, p, model = self.config.train, self.progress, self.model
+        started = time.perf_counter()
+        ts = self.ts[batch, : self.ts_lengths[batch].max()]  # (B, T + 1): no all-pad columns
+        loss = model.forward(self.xs[batch], ts)
+        model.backward()
+        if tc.clip_norm:
+            clip_grads(model.grads, tc.clip_norm)
+        self.optimizer.update(model.params, model.grads)
+        p.step += 1
+        p.batch_in_epoch += 1
+        p.train_seconds += time.perf_counter() - started
+        if not math.isfinite(loss):
+            raise FloatingPointError(f"the loss became {loss} at step {p.step}")
+        tokens = int((ts[:, 1:] != PAD).sum())
+        window = self._window
+        window[0] += loss * tokens
+        window[1] += tokens
+        elapsed = max(time.perf_counter() - window[2], 1e-9)
+        bar.update(1)
+        bar.set_postfix(loss=f"{window[0] / max(window[1], 1):.3f}", tok_s=f"{window[1] / elapsed:,.0f}")
+        if tc.log_every and p.step % tc.log_every == 0:
+            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step,
+                       "loss": window[0] / max(window[1], 1), "tokens_per_second": window[1] / elapsed,
+                       "lr": tc.lr})
+            self._window = [0.0, 0, time.perf_counter()]
+
+    # -- evaluation and checkpoints -------------------------------------------------------------
+    def dev_loss(self, batch_size: int = 256) -> float:
+        """Mean cross-entropy per target token (eos included) on the dev set."""
+        total, tokens = 0.0, 0
+        for start in range(0, len(self.dev_examples), batch_size):
+            chunk = self.dev_examples[start:start + batch_size]
+            xs = source_array([e.src for e in chunk], self.source_len, self.reverse)
+            ts = target_array([e.tgt for e in chunk])
+            n = int((ts[:, 1:] != PAD).sum())
+            total += self.model.forward(xs, ts) * n
+            tokens += n
+        return total / tokens if tokens else float("nan")
+
+    def evaluate_and_save(self) -> dict:
+        """Dev loss and accuracy, the metrics log, last (and if better, best) weights."""
+        p = self.progress
+        record = self._evaluate()
+        if record["best"]:
+            p.best = self._selection_score(record)
+        p.history.append(record)
+        self._log(record)
+        self._save(record["best"])
+        return record
+
+    def _evaluate(self) -> dict:
+        tc, p = self.config.train, self.progress
+        record = {"type": "eval", "epoch": p.epoch + p.batch_in_epoch / self.batches_per_epoch,
+                  "step": p.step, "train_seconds": round(p.train_seconds, 3)}
+        if self.dev_pairs:
+            started = time.perf_counter()
+            record["dev_loss"] = self.dev_loss()
+            metrics = self.translator.evaluate(self.dev_pairs[: tc.eval_max_sentences], bleu=True)
+            record.update({f"dev_{k}": v for k, v in metrics.items()
+                           if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
+            record["eval_seconds"] = round(time.perf_counter() - started, 3)
+        score = self._selection_score(record)
+        record["best"] = score is not None and (p.best is None or score > p.best)
+        return record
+
+    def _selection_score(self, record: dict) -> float | None:
+        """Higher is better: the dev metric named by ``train.select_by``."""
+        key = self.config.train.select_by
+        if key == "loss":
+            return -record["dev_loss"] if "dev_loss" in record else None
+        return record.get(f"dev_{key}")
+
+    def _save(self, best: bool) -> None:
+        metadata = {"engine": "numpy", "design": self.design, "source_len": str(self.source_len)}
+        save_numpy_weights(self.model, self.run_dir / LAST, metadata)
+        state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
+                 "progress": dict(self.progress.__dict__), "order": self.order}
+        atomic_write(self.run_dir / STATE_FILE, lambda tmp: Path(tmp).write_bytes(pickle.dumps(state)))
+        if best or not (self.run_dir / BEST).exists():
+            save_numpy_weights(self.model, self.run_dir / BEST, metadata)
+
+    def _optimizer_state(self) -> dict:
+        """Adam's step count and moments by parameter name (SGD keeps nothing)."""
+        m = getattr(self.optimizer, "m", None)
+        if m is None:
+            return {}
+        names = self.model.param_names
+        return {"iter": self.optimizer.iter, "m": dict(zip(names, m)),
+                "v": dict(zip(names, self.optimizer.v))}
+
+    def _restore(self) -> None:
+        path = self.run_dir / STATE_FILE
+        if not path.exists():
+            raise UserError(f"{path}: nothing to resume (no numpy training state in the run folder)")
+        state = pickle.loads(path.read_bytes())
+        load_numpy_weights(self.model, self.run_dir / LAST)
+        moments = state["optimizer"]
+        if moments:
+            names = self.model.param_names
+            opt = self.optimizer
+            opt.iter = moments["iter"]
+            opt.m = [moments["m"][n] for n in names]
+            opt.v = [moments["v"][n] for n in names]
+            opt._tmp = [np.empty_like(x) for x in opt.m]  # Adam's scratch buffers
+        self.rng.set_state(state["rng"])
+        self.progress = Progress(**state["progress"])
+        self.order = state["order"]
+
+    def _log(self, record: dict) -> None:
+        with open(self.run_dir / METRICS_FILE, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+        if record.get("type") == "eval":
+            parts = [f"epoch {record['epoch']:.2f}", f"step {record['step']}"]
+            for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu"):
+                if key in record:
+                    value = record[key]
+                    parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")
+                                 else f"{key[4:]} {value:.3f}")
+            log.info("  ".join(parts))
