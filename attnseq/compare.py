@@ -18,7 +18,7 @@ from typing import Sequence
 
 from .config import load_config
 from .data.corpus import read_tsv
-from .errors import UserError
+from .errors import ConfigError, UserError
 from .train.loop import Trainer
 from .utils import atomic_write_text
 
@@ -57,6 +57,9 @@ def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path,
 
     config = load_config(config_path, [f"data.dir={data_dir}", "data.train=", "data.dev=", "data.test=",
                                        f"train.max_minutes={budget_minutes}", *overrides])
+    if config.engine != "torch":
+        raise ConfigError(f"{config_path}: engine: compare trains with the torch engine; "
+                          f"train {config.engine} runs with attnseq train")
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
     trainer = CountingTrainer(config, run_dir)

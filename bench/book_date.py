@@ -4,7 +4,9 @@ Prints, per epoch, the training seconds, the seconds to decode the 5,000 test da
 exact match, next to the book's own figures measured on this machine (0% / 51.8% / 99.9% after
 epochs 1-3; ~90 s to train and ~30 s to evaluate an epoch, single-threaded).
 
-    python bench/book_date.py [--epochs 3] [--threads 1] [--engine torch|numpy] [--set KEY=VALUE]
+    python bench/book_date.py [--epochs 3] [--threads 1] [--set KEY=VALUE]
+
+The NumPy engine's own reproduction of the book is bench/scratch_speed.py.
 """
 from __future__ import annotations
 
