@@ -95,7 +95,7 @@ def cmd_evaluate(args) -> None:
     from .api import load
     from .data.corpus import read_tsv
 
-    translator = load(args.run, checkpoint=args.checkpoint)
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     pairs = read_tsv(args.data, strip=translator.config.data.strip)
     metrics = translator.evaluate(pairs, beam=args.beam)
     if args.json:
@@ -108,7 +108,7 @@ def cmd_evaluate(args) -> None:
 def cmd_translate(args) -> None:
     from .api import load
 
-    translator = load(args.run, checkpoint=args.checkpoint)
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     if args.po:
         from .data.gettext import translate_po
 
@@ -264,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a decode setting, e.g. decode.length_penalty=0.6")
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("translate", help="translate lines from stdin or --input")
@@ -274,6 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input")
     p.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a decode setting, e.g. decode.length_penalty=0.6")
     p.set_defaults(func=cmd_translate)
 
     p = sub.add_parser("compare", help="train several configs under one budget and tabulate them")
