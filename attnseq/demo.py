@@ -76,7 +76,8 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
                                    out / "attention.png", title=f"{example} → {result.outputs[0]}")
     curve_png = plot_curve(trainer.progress.history and _records(run_dir), out / "curve.png")
     print(f"\nWrote {attention_png} and {curve_png}")
-    print(f"Try it: attnseq translate {run_dir}   (type a date, e.g. 'march 3rd 2021'... or 3/4/21)")
+    print(f"Try it: attnseq translate {run_dir}   (type a date, e.g. 3/4/21 or Tuesday, 25 December 1984),")
+    print(f"        attnseq serve {run_dir}       (a page showing the output and its attention)")
     return metrics
 
 
