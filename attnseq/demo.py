@@ -25,7 +25,8 @@ DEMO_SETTINGS = [
     "train.lr=0.003",
     "train.epochs=6",
     "train.eval_max_sentences=1000",
-    "train.select_by=exact_match",
+    "train.select_by=loss",
+    "train.schedule=plateau",  # halve the rate when dev loss stops improving: no late spikes
 ]
 
 
