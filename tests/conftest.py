@@ -28,15 +28,19 @@ def write_tsv(path: Path, pairs) -> Path:
     return path
 
 
-@pytest.fixture
-def reverse_data(tmp_path: Path) -> Path:
-    """A folder with train/dev/test.tsv of the reversal task."""
-    d = tmp_path / "data"
-    d.mkdir()
+def write_reverse_dir(d: Path) -> Path:
+    """``d`` with train/dev/test.tsv of the reversal task (2,000 / 100 / 40 strings of 3-6)."""
+    d.mkdir(parents=True, exist_ok=True)
     write_tsv(d / "train.tsv", reverse_pairs(2000, seed=1, lengths=(3, 6)))
     write_tsv(d / "dev.tsv", reverse_pairs(100, seed=2, lengths=(3, 6)))
     write_tsv(d / "test.tsv", reverse_pairs(40, seed=3, lengths=(3, 6)))
     return d
+
+
+@pytest.fixture
+def reverse_data(tmp_path: Path) -> Path:
+    """A folder with train/dev/test.tsv of the reversal task."""
+    return write_reverse_dir(tmp_path / "data")
 
 
 def padded_batch(src_vocab: int, tgt_vocab: int):

@@ -20,13 +20,9 @@ def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def reverse_dir(tmp_path_factory) -> Path:
-    from conftest import reverse_pairs, write_tsv
+    from conftest import write_reverse_dir
 
-    d = tmp_path_factory.mktemp("data")
-    write_tsv(d / "train.tsv", reverse_pairs(2000, seed=1, lengths=(3, 6)))
-    write_tsv(d / "dev.tsv", reverse_pairs(100, seed=2, lengths=(3, 6)))
-    write_tsv(d / "test.tsv", reverse_pairs(40, seed=3, lengths=(3, 6)))
-    return d
+    return write_reverse_dir(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")

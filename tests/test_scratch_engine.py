@@ -15,7 +15,7 @@ from attnseq.cli import main
 from attnseq.errors import UserError
 from attnseq.scratch.engine import source_array, target_array
 
-from conftest import ROOT, TINY, reverse_pairs, write_tsv
+from conftest import ROOT, TINY, write_reverse_dir
 
 BOOK = str(ROOT / "configs" / "book-attention.yaml")
 NUMPY = ["engine=numpy", "data.strip=true", "train.lr=0.01", "decode.max_len=10"]
@@ -35,11 +35,7 @@ def train(data: Path, out: Path, *settings: str, resume: bool = False) -> int:
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("data")
-    write_tsv(d / "train.tsv", reverse_pairs(2000, seed=1, lengths=(3, 6)))
-    write_tsv(d / "dev.tsv", reverse_pairs(100, seed=2, lengths=(3, 6)))
-    write_tsv(d / "test.tsv", reverse_pairs(40, seed=3, lengths=(3, 6)))
-    return d
+    return write_reverse_dir(tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,7 @@ from ..data.pipeline import TextPipeline
 from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis
 from ..errors import ConfigError, DataError, UserError
-from ..train.checkpoint import BEST, CONFIG_FILE, LAST, METRICS_FILE
+from ..train.checkpoint import BEST, CONFIG_FILE, LAST, log_metrics
 from ..train.loop import Progress, encode_pairs, load_splits
 from ..utils import atomic_write
 from .models import Seq2seq, build_model
@@ -583,13 +583,4 @@ class NumpyTrainer:
         self.order = state["order"]
 
     def _log(self, record: dict) -> None:
-        with open(self.run_dir / METRICS_FILE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record) + "\n")
-        if record.get("type") == "eval":
-            parts = [f"epoch {record['epoch']:.2f}", f"step {record['step']}"]
-            for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu"):
-                if key in record:
-                    value = record[key]
-                    parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")
-                                 else f"{key[4:]} {value:.3f}")
-            log.info("  ".join(parts))
+        log_metrics(self.run_dir, record)

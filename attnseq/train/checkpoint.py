@@ -2,6 +2,8 @@
 atomically so an interrupted run never leaves a half-written file."""
 from __future__ import annotations
 
+import json
+import logging
 import random
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,8 @@ from safetensors.torch import load_model, save_model
 
 from ..errors import UserError
 from ..utils import atomic_write
+
+log = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.jsonl"
@@ -56,3 +60,18 @@ def load_state(path: str | Path) -> dict[str, Any]:
     if not Path(path).exists():
         raise UserError(f"{path}: nothing to resume (no training state in the run folder)")
     return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def log_metrics(run_dir: str | Path, record: dict) -> None:
+    """Append ``record`` as one JSON line to the run's metrics log; evaluation records are also
+    summarised in one line of the program's log."""
+    with open(Path(run_dir) / METRICS_FILE, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+    if record.get("type") == "eval":
+        parts = [f"epoch {record['epoch']:.2f}", f"step {record['step']}"]
+        for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu"):
+            if key in record:
+                value = record[key]
+                parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")
+                             else f"{key[4:]} {value:.3f}")
+        log.info("  ".join(parts))

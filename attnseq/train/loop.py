@@ -1,8 +1,6 @@
 """The training loop: teacher forcing, clipping, dev evaluation, checkpoints, exact resume."""
 from __future__ import annotations
 
-import json
-import logging
 import math
 import random
 import sys
@@ -23,11 +21,10 @@ from ..data.pipeline import TextPipeline
 from ..errors import ConfigError, DataError
 from ..nn.model import build_model, count_parameters
 from .distributed import Distributed, LossModule
-from .checkpoint import (BEST, CONFIG_FILE, LAST, METRICS_FILE, STATE_FILE, load_state, load_weights,
+from .checkpoint import (BEST, CONFIG_FILE, LAST, STATE_FILE, load_state, load_weights, log_metrics,
                          rng_states, save_state, save_weights, set_rng_states)
 from .optim import build_optimizer, build_scheduler
 
-log = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
 
@@ -312,13 +309,4 @@ class Trainer:
     def _log(self, record: dict) -> None:
         if not self.dist.is_main:
             return
-        with open(self.run_dir / METRICS_FILE, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record) + "\n")
-        if record.get("type") == "eval":
-            parts = [f"epoch {record['epoch']:.2f}", f"step {record['step']}"]
-            for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu"):
-                if key in record:
-                    value = record[key]
-                    parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")
-                                 else f"{key[4:]} {value:.3f}")
-            log.info("  ".join(parts))
+        log_metrics(self.run_dir, record)
