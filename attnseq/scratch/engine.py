@@ -52,7 +52,7 @@ from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis
 from ..errors import ConfigError, DataError, UserError
 from ..train.checkpoint import BEST, CONFIG_FILE, LAST, log_metrics
-from ..train.loop import Progress, encode_pairs, load_splits
+from ..train.loop import Progress, encode_pairs, evaluation_record, load_splits, selection_score
 from ..utils import atomic_write
 from .models import Seq2seq, build_model
 from .optim import SGD, Adam, clip_grads
@@ -526,25 +526,11 @@ class NumpyTrainer:
 
     def _evaluate(self) -> dict:
         tc, p = self.config.train, self.progress
-        record = {"type": "eval", "epoch": p.epoch + p.batch_in_epoch / self.batches_per_epoch,
-                  "step": p.step, "train_seconds": round(p.train_seconds, 3)}
-        if self.dev_pairs:
-            started = time.perf_counter()
-            record["dev_loss"] = self.dev_loss()
-            metrics = self.translator.evaluate(self.dev_pairs[: tc.eval_max_sentences], bleu=True)
-            record.update({f"dev_{k}": v for k, v in metrics.items()
-                           if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
-            record["eval_seconds"] = round(time.perf_counter() - started, 3)
-        score = self._selection_score(record)
-        record["best"] = score is not None and (p.best is None or score > p.best)
-        return record
+        return evaluation_record(p, p.epoch + p.batch_in_epoch / self.batches_per_epoch, self.translator,
+                                 self.dev_pairs, self.dev_loss, tc.eval_max_sentences, tc.select_by)
 
     def _selection_score(self, record: dict) -> float | None:
-        """Higher is better: the dev metric named by ``train.select_by``."""
-        key = self.config.train.select_by
-        if key == "loss":
-            return -record["dev_loss"] if "dev_loss" in record else None
-        return record.get(f"dev_{key}")
+        return selection_score(record, self.config.train.select_by)
 
     def _save(self, best: bool) -> None:
         metadata = {"engine": "numpy", "design": self.design, "source_len": str(self.source_len)}

@@ -67,6 +67,31 @@ def encode_pairs(pipeline: TextPipeline, pairs: Sequence[Pair], max_src: int = 0
     return examples
 
 
+def evaluation_record(progress: "Progress", epoch: float, translator, dev_pairs: Sequence[Pair],
+                      dev_loss: Callable[[], float], max_sentences: int, select_by: str) -> dict:
+    """The metrics-log record of one evaluation: dev loss, dev metrics of the first
+    ``max_sentences`` dev pairs, and whether it is the best so far by ``select_by``."""
+    record = {"type": "eval", "epoch": epoch, "step": progress.step,
+              "train_seconds": round(progress.train_seconds, 3)}
+    if dev_pairs:
+        started = time.perf_counter()
+        record["dev_loss"] = dev_loss()
+        metrics = translator.evaluate(dev_pairs[:max_sentences], bleu=True)
+        record.update({f"dev_{k}": v for k, v in metrics.items()
+                       if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
+        record["eval_seconds"] = round(time.perf_counter() - started, 3)
+    score = selection_score(record, select_by)
+    record["best"] = score is not None and (progress.best is None or score > progress.best)
+    return record
+
+
+def selection_score(record: dict, select_by: str) -> float | None:
+    """Higher is better: the dev metric ``select_by`` names (``loss`` counts negated)."""
+    if select_by == "loss":
+        return -record["dev_loss"] if "dev_loss" in record else None
+    return record.get(f"dev_{select_by}")
+
+
 @dataclass
 class Progress:
     """Where training stands; saved with every checkpoint so ``--resume`` continues exactly."""
@@ -264,19 +289,9 @@ class Trainer:
     def _evaluate(self) -> dict:
         """The evaluation record: dev loss and metrics, and whether it is the best so far."""
         tc, p = self.config.train, self.progress
-        record = {"type": "eval", "epoch": p.epoch + p.batch_in_epoch / max(1, self._batches_per_epoch()),
-                  "step": p.step, "train_seconds": round(p.train_seconds, 3)}
-        if self.dev_pairs:
-            started = time.perf_counter()
-            record["dev_loss"] = self.dev_loss()
-            sample = self.dev_pairs[: tc.eval_max_sentences]
-            metrics = self.translator.evaluate(sample, bleu=True)
-            record.update({f"dev_{k}": v for k, v in metrics.items()
-                           if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
-            record["eval_seconds"] = round(time.perf_counter() - started, 3)
-        score = self._selection_score(record)
-        record["best"] = score is not None and (p.best is None or score > p.best)
-        return record
+        epoch = p.epoch + p.batch_in_epoch / max(1, self._batches_per_epoch())
+        return evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
+                                 tc.eval_max_sentences, tc.select_by)
 
     def _decay_learning_rate(self, factor: float) -> None:
         """Multiply the learning rate by ``factor`` for the rest of training."""
@@ -289,11 +304,7 @@ class Trainer:
         return batches // self.dist.world_size if self.dist.enabled else batches
 
     def _selection_score(self, record: dict) -> float | None:
-        """Higher is better: the dev metric named by ``train.select_by``."""
-        key = self.config.train.select_by
-        if key == "loss":
-            return -record["dev_loss"] if "dev_loss" in record else None
-        return record.get(f"dev_{key}")
+        return selection_score(record, self.config.train.select_by)
 
     def _save(self, best: bool) -> None:
         save_weights(self.model, self.run_dir / LAST)
