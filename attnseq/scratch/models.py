@@ -55,6 +55,15 @@ def _start_ids(start_id, N: int) -> np.ndarray:
     return np.asarray(start_id, dtype=np.int64).reshape(N, 1)
 
 
+def _embed_lstm(rng, V: int, D: int, I: int, H: int, dtype):
+    """The book's draws for an embedding (V, D) and an LSTM with I inputs and H units, in the
+    book's order: embedding N(0,1)/100, Wx (I, 4H) and Wh (H, 4H) N(0,1)/sqrt(fan_in), b = 0."""
+    embed_W = _normal(rng, (V, D), 100, dtype)
+    lstm_Wx = _normal(rng, (I, 4 * H), np.sqrt(I), dtype)
+    lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
+    return embed_W, lstm_Wx, lstm_Wh, np.zeros(4 * H, dtype)
+
+
 class _Module:
     """Gathers the params and grads of named parts, so each one has a dotted name."""
 
@@ -95,10 +104,7 @@ class Encoder(_Module):
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
         V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W = _normal(rng, (V, D), 100, dtype)
-        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
-        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
-        lstm_b = np.zeros(4 * H, dtype)
+        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
         self.embed = TimeEmbedding(embed_W)
         self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=False)
         self._collect(embed=self.embed, lstm=self.lstm)
@@ -120,10 +126,7 @@ class Decoder(_Module):
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
         V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W = _normal(rng, (V, D), 100, dtype)
-        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
-        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
-        lstm_b = np.zeros(4 * H, dtype)
+        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
         affine_W = _normal(rng, (H, V), np.sqrt(H), dtype)
         affine_b = np.zeros(V, dtype)
         self.embed = TimeEmbedding(embed_W)
@@ -197,10 +200,7 @@ class PeekyDecoder(Decoder):
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
         V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W = _normal(rng, (V, D), 100, dtype)
-        lstm_Wx = _normal(rng, (H + D, 4 * H), np.sqrt(H + D), dtype)  # rows: [h; embedding]
-        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
-        lstm_b = np.zeros(4 * H, dtype)
+        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, H + D, H, dtype)  # Wx rows: [h; embedding]
         affine_W = _normal(rng, (H + H, V), np.sqrt(H + H), dtype)    # rows: [h; LSTM output]
         affine_b = np.zeros(V, dtype)
         self.embed = TimeEmbedding(embed_W)
@@ -268,10 +268,7 @@ class AttentionDecoder(Decoder):
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
         V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W = _normal(rng, (V, D), 100, dtype)
-        lstm_Wx = _normal(rng, (D, 4 * H), np.sqrt(D), dtype)
-        lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
-        lstm_b = np.zeros(4 * H, dtype)
+        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
         affine_W = _normal(rng, (2 * H, V), np.sqrt(2 * H), dtype)    # rows: [context; h]
         affine_b = np.zeros(V, dtype)
         self.embed = TimeEmbedding(embed_W)
