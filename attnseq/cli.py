@@ -126,7 +126,10 @@ def cmd_translate(args) -> None:
         return _interactive(translator, args)
     else:
         lines = sys.stdin.read().splitlines()
-    results = translator.search(lines, beam_size=args.beam, n_best=args.n_best)
+    beam = args.beam
+    if args.n_best and args.n_best > (beam or translator.config.decode.beam_size):
+        beam = args.n_best  # n hypotheses need a beam at least n wide
+    results = translator.search(lines, beam_size=beam, n_best=args.n_best)
     out_lines = []
     for r in results:
         if args.n_best and args.n_best > 1:

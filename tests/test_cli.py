@@ -51,6 +51,15 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys):
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["cba", "ddef"]
 
+    # n-best lists: "score<TAB>hypothesis", best first; the beam widens to n when needed
+    (trained / "sources.txt").write_text("abc\nfedd\n")
+    assert main(["-q", "translate", str(trained), "--input", str(trained / "sources.txt"), "--n-best", "3",
+                 "--output", str(trained / "nbest.txt")]) == 0
+    lines = (trained / "nbest.txt").read_text().splitlines()
+    assert len(lines) == 3 * 2 and lines[0].endswith("\tcba") and lines[3].endswith("\tddef")
+    scores = [float(line.split("\t")[0]) for line in lines[:3]]
+    assert scores == sorted(scores, reverse=True)
+
     # the Python API on the same run
     import attnseq
 
