@@ -118,10 +118,9 @@ def cmd_translate(args) -> None:
         print(json.dumps(summary))
         return
     if args.input:
-        try:
-            lines = Path(args.input).read_text(encoding="utf-8").splitlines()
-        except OSError as err:
-            raise UserError(f"{args.input}: cannot read ({err.strerror})") from None
+        from .data.corpus import read_lines
+
+        lines = read_lines(args.input)
     elif sys.stdin.isatty():
         return _interactive(translator, args)
     else:
