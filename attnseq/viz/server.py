@@ -29,8 +29,7 @@ PAGE = """<!doctype html>
 const esc = s => s.replace(/[&<>]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;"}[c]));
 const show = t => t === " " ? "\\u2423" : esc(t);
 fetch("info").then(r => r.json()).then(i => { document.getElementById("model").textContent = i.model; });
-document.getElementById("form").addEventListener("submit", async e => {
-  e.preventDefault();
+async function translate() {
   const text = document.getElementById("text").value;
   const beam = parseInt(document.getElementById("beam").value || "1");
   const r = await fetch("translate", {method: "POST", headers: {"Content-Type": "application/json"},
@@ -49,7 +48,10 @@ document.getElementById("form").addEventListener("submit", async e => {
     }).join("") + "</tr>";
   });
   document.getElementById("heat").innerHTML = html + "</table>";
-});
+}
+document.getElementById("form").addEventListener("submit", e => { e.preventDefault(); translate(); });
+const given = new URLSearchParams(location.search).get("text");  // links like /?text=3/4/21
+if (given) { document.getElementById("text").value = given; translate(); }
 </script></body></html>
 """
 
@@ -69,7 +71,7 @@ def make_handler(translator, name: str, lock: threading.Lock):
             self._send(status, json.dumps(payload).encode("utf-8"), "application/json")
 
         def do_GET(self):  # noqa: N802 (http.server's naming)
-            if self.path in ("/", "/index.html"):
+            if self.path.split("?")[0] in ("/", "/index.html"):
                 self._send(200, PAGE.encode("utf-8"), "text/html; charset=utf-8")
             elif self.path == "/info":
                 self._json(200, {"model": name})
