@@ -134,11 +134,16 @@ class Decoder(_Module):
         self.affine = TimeAffine(affine_W, affine_b)
         self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
 
+    def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
+        """Scores (N, T, V) for inputs xs (N, T) from the LSTM's current state; h is the
+        encoder state (N, H), which designs like Peeky read at every step."""
+        out = self.lstm.forward(self.embed.forward(xs), cache)       # (N, T, H)
+        return self.affine.forward(out)
+
     def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
         """Scores (N, T, V) for the decoder inputs xs (N, T), starting from state h (N, H)."""
         self.lstm.set_state(h)
-        out = self.lstm.forward(self.embed.forward(xs))              # (N, T, H)
-        return self.affine.forward(out)
+        return self._step(xs, h)
 
     def backward(self, dscore: np.ndarray) -> np.ndarray:
         """Returns the gradient for the initial state h (N, H)."""
@@ -153,8 +158,7 @@ class Decoder(_Module):
         ids = _start_ids(start_id, N)
         sampled = np.empty((N, length), dtype=np.int64)
         for k in range(length):
-            out = self.lstm.forward(self.embed.forward(ids), cache=False)  # (N, 1, H)
-            ids = self.affine.forward(out).argmax(axis=2)             # (N, 1)
+            ids = self._step(ids, h, cache=False).argmax(axis=2)      # (N, 1)
             sampled[:, k] = ids[:, 0]
         return sampled
 
@@ -215,10 +219,6 @@ class PeekyDecoder(Decoder):
         out = self.lstm.forward(np.concatenate((peek, out), axis=2), cache)   # (N, T, H)
         return self.affine.forward(np.concatenate((peek, out), axis=2))       # (N, T, V)
 
-    def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
-        self.lstm.set_state(h)
-        return self._step(xs, h)
-
     def backward(self, dscore: np.ndarray) -> np.ndarray:
         H = self.lstm.params[1].shape[0]
         dout = self.affine.backward(dscore)                           # (N, T, 2H)
@@ -227,16 +227,6 @@ class PeekyDecoder(Decoder):
         dpeek += dout[:, :, :H].sum(axis=1)
         self.embed.backward(dout[:, :, H:])
         return self.lstm.dh + dpeek
-
-    def generate(self, h: np.ndarray, start_id, length: int) -> np.ndarray:
-        N = h.shape[0]
-        self.lstm.set_state(h)
-        ids = _start_ids(start_id, N)
-        sampled = np.empty((N, length), dtype=np.int64)
-        for k in range(length):
-            ids = self._step(ids, h, cache=False).argmax(axis=2)
-            sampled[:, k] = ids[:, 0]
-        return sampled
 
 
 class PeekySeq2seq(Seq2seq):
