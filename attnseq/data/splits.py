@@ -3,18 +3,16 @@
 The files are read back by :func:`attnseq.data.corpus.read_tsv`. Fields are written exactly
 as given, so trailing spaces (the book's padding) survive; read them back with
 ``strip=False``. A field with a tab or line break, or an empty/blank field (which the reader
-would skip), is refused. Files are written atomically: a temporary file in the same folder,
-then ``os.replace``.
+would skip), is refused. Files are written atomically.
 """
 from __future__ import annotations
 
-import os
 import random
-import tempfile
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from ..utils import atomic_write_text
 from .dates import DEFAULT_END, DEFAULT_START, generate_unique_dates
 
 Pair = tuple[str, str]
@@ -39,22 +37,12 @@ def check_pairs(pairs: Sequence[Pair]) -> None:
 def write_tsv(path: str | Path, pairs: Sequence[Pair]) -> Path:
     """Write ``pairs`` to ``path`` as UTF-8 ``source<TAB>target\\n`` lines; return the path.
 
-    Nothing is written if any pair is refused (see :func:`check_pairs`). The parent folder
-    must exist. The file appears complete or not at all.
+    Nothing is written if any pair is refused (see :func:`check_pairs`). The file appears
+    complete or not at all (:func:`attnseq.utils.atomic_write_text`).
     """
     path = Path(path)
     check_pairs(pairs)
-    text = "".join(f"{source}\t{target}\n" for source, target in pairs)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, "".join(f"{source}\t{target}\n" for source, target in pairs))
     return path
 
 
