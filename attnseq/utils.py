@@ -24,11 +24,11 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         raise
 
 
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-
-    atomic_write(path, write)
+    """Write ``text`` (UTF-8, newlines as written) to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))

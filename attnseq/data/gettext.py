@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import DataError, UserError
-from ..utils import atomic_write
+from ..utils import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam: in
         filled.append(entry)
     text = rewrite_entries(in_path, catalog, filled, wrapwidth)
     data = text.encode(catalog.encoding)
-    atomic_write(out_path, lambda tmp: Path(tmp).write_bytes(data))
+    atomic_write_bytes(out_path, data)
     return {"entries": len(current), "translated": len(filled),
             "placeholder_mismatches": mismatches, "skipped": len(untranslated) - len(filled)}
 

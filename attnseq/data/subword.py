@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..errors import ConfigError, DataError
-from ..utils import atomic_write
+from ..utils import atomic_write_bytes
 from .tokenizers import TOKENIZERS, Tokenizer
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class SentencePieceTokenizer(Tokenizer):
         path = model_path(run_dir, side)
         if path.exists() and path.read_bytes() == self.model_proto:
             return
-        atomic_write(path, lambda tmp: Path(tmp).write_bytes(self.model_proto))
+        atomic_write_bytes(path, self.model_proto)
 
     @classmethod
     def load(cls, run_dir: Path, side: str, config=None) -> "SentencePieceTokenizer":

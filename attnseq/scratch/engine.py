@@ -53,7 +53,7 @@ from ..decoding.common import Hypothesis
 from ..errors import ConfigError, DataError, UserError
 from ..train.checkpoint import BEST, CONFIG_FILE, LAST, log_metrics
 from ..train.loop import Progress, encode_pairs, evaluation_record, load_splits, selection_score
-from ..utils import atomic_write
+from ..utils import atomic_write, atomic_write_bytes
 from .models import Seq2seq, build_model
 from .optim import SGD, Adam, clip_grads
 
@@ -537,7 +537,7 @@ class NumpyTrainer:
         save_numpy_weights(self.model, self.run_dir / LAST, metadata)
         state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
                  "progress": dict(self.progress.__dict__), "order": self.order}
-        atomic_write(self.run_dir / STATE_FILE, lambda tmp: Path(tmp).write_bytes(pickle.dumps(state)))
+        atomic_write_bytes(self.run_dir / STATE_FILE, pickle.dumps(state))
         if best or not (self.run_dir / BEST).exists():
             save_numpy_weights(self.model, self.run_dir / BEST, metadata)
 
