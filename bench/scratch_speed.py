@@ -8,8 +8,15 @@ match.  The book's own code, measured
 single-threaded on this machine, takes 0.147 s per iteration and about 30 s to evaluate the
 test set one date at a time (notes/book-reference.md).
 
+Those figures were taken on one machine at one time.  With ``--book-code DIR``, a checkout of
+the book's repository (github.com/oreilly-japan/deep-learning-from-scratch-2), the script also
+times the book's own code here, in the same run: training iterations of both engines on the
+same batches in alternating rounds, and the book's one-at-a-time evaluation on
+``--book-eval-samples`` test dates (scaled to the whole test set), then prints the ratios.
+
     .venv/bin/python bench/scratch_speed.py [--epochs 3] [--data PATH] [--model attention]
                                             [--eval-batch 1000] [--threads 1] [--json FILE]
+                                            [--book-code DIR] [--book-eval-samples 500]
 """
 from __future__ import annotations
 
@@ -75,6 +82,78 @@ def blas_description() -> str:
     return f"NumPy {np.__version__}, {name}; {threads}"
 
 
+def compare_with_book(book_dir: str, data_path: str, rounds: int = 3, iters: int = 30,
+                      eval_samples: int = 500) -> dict:
+    """Seconds per training iteration (median per round) and to evaluate the test set, for the
+    book's AttentionSeq2seq and attnseq.scratch's, timed alternately on the same batches."""
+    from attnseq.scratch import Adam, build_model, clip_grads, eval_exact_match, load_data
+
+    root = Path(book_dir).resolve()
+    sys.path[:0] = [str(root), str(root / "ch08")]
+    from attention_seq2seq import AttentionSeq2seq as BookAttentionSeq2seq  # noqa: E402
+    from common.optimizer import Adam as BookAdam  # noqa: E402
+    from common.trainer import remove_duplicate  # noqa: E402
+    from common.util import clip_grads as book_clip_grads  # noqa: E402
+
+    data = load_data(data_path)
+    x_train = np.ascontiguousarray(data.x_train[:, ::-1])
+    x_test = np.ascontiguousarray(data.x_test[:, ::-1])
+    np.random.seed(1984)
+    book = BookAttentionSeq2seq(data.vocab_size, 16, 256)
+    ours = build_model("attention", data.vocab_size)
+    book_adam, our_adam = BookAdam(), Adam()
+
+    def book_step(x, t):                           # the body of the book's Trainer.fit
+        book.forward(x, t)
+        book.backward()
+        params, grads = remove_duplicate(book.params, book.grads)
+        book_clip_grads(grads, 5.0)
+        book_adam.update(params, grads)
+
+    def our_step(x, t):
+        ours.forward(x, t)
+        ours.backward()
+        clip_grads(ours.grads, 5.0)
+        our_adam.update(ours.params, ours.grads)
+
+    def timed(step, batches) -> float:
+        seconds = []
+        for b in batches:
+            tick = time.perf_counter()
+            step(x_train[b], data.t_train[b])
+            seconds.append(time.perf_counter() - tick)
+        return float(np.median(seconds))
+
+    order = np.random.permutation(len(x_train))
+    batches = [order[k * 128:(k + 1) * 128] for k in range(iters)]
+    timed(book_step, batches[:2])                   # warm-up: buffers, caches
+    timed(our_step, batches[:2])
+    book_iter, our_iter = [], []
+    for r in range(rounds):
+        book_iter.append(timed(book_step, batches))
+        our_iter.append(timed(our_step, batches))
+        print(f"round {r + 1}: s/iter book {book_iter[-1]:.4f}, attnseq {our_iter[-1]:.4f} "
+              f"({book_iter[-1] / our_iter[-1]:.2f}x)", flush=True)
+
+    n = min(eval_samples, len(x_test))
+    tick = time.perf_counter()
+    for i in range(n):                              # the book's evaluation: one date at a time
+        answer = data.t_test[i]
+        book.generate(x_test[[i]], answer[0], len(answer) - 1)
+    book_eval = (time.perf_counter() - tick) * len(x_test) / n
+    tick = time.perf_counter()
+    eval_exact_match(ours, x_test, data.t_test)
+    our_eval = time.perf_counter() - tick
+    result = {"book_iter_seconds": min(book_iter), "iter_seconds": min(our_iter),
+              "book_eval_seconds": book_eval, "eval_seconds": our_eval,
+              "book_eval_samples": n}
+    print(f"best round: s/iter book {result['book_iter_seconds']:.4f}, attnseq "
+          f"{result['iter_seconds']:.4f}: {result['book_iter_seconds'] / result['iter_seconds']:.2f}x")
+    print(f"evaluate {len(x_test):,} test dates: book {book_eval:.1f} s (one at a time, from "
+          f"{n:,}), attnseq {our_eval:.2f} s (batched): {book_eval / our_eval:.1f}x")
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=3)
@@ -87,6 +166,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS threads (default 1, as the book's figures)")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--book-code", metavar="DIR",
+                        help="a checkout of the book's repository: time its code here too")
+    parser.add_argument("--book-eval-samples", type=int, default=500,
+                        help="test dates the book's evaluation is timed on (default 500)")
     args = parser.parse_args()
 
     print(f"attnseq.scratch speed: {args.model} on {args.data}")
@@ -96,6 +179,12 @@ def main() -> None:
     print(f"book (1 thread, this machine): {BOOK_SECONDS_PER_ITER} s/iter, "
           f"~{BOOK_EVAL_SECONDS:.0f} s to evaluate 5,000 dates")
     print()
+    comparison = None
+    if args.book_code:
+        print("the book's code and attnseq.scratch, timed alternately in this run:")
+        comparison = compare_with_book(args.book_code, args.data,
+                                       eval_samples=args.book_eval_samples)
+        print()
     header = (f"{'epoch':>5} {'s/iter':>8} {'train s':>8} {'eval s':>7} {'accuracy':>9} "
               f"{'loss':>6} {'iter x':>7} {'eval x':>7}")
     print(header)
@@ -119,7 +208,8 @@ def main() -> None:
         print(f"book's accuracy for comparison: {book}")
     if args.json:
         figures = {k: v for k, v in result.items() if k != "model"}
-        figures.update(blas=blas_description(), model=args.model, total_seconds=total)
+        figures.update(blas=blas_description(), model=args.model, total_seconds=total,
+                       book_comparison=comparison)
         Path(args.json).write_text(json.dumps(figures, indent=2))
 
 

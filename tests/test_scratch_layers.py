@@ -121,6 +121,46 @@ def test_time_lstm_equals_stepwise_lstm_and_inference_mode(rng):
     np.testing.assert_allclose(layer.c, c, atol=1e-12)
 
 
+def padded_batch(rng, prefix, T=T + 3):
+    """xs (N, T, D) whose sample n starts with prefix[n] copies of one pad vector."""
+    xs = randn(rng, len(prefix), T, D)
+    pad = randn(rng, D)
+    for n, p in enumerate(prefix):
+        xs[n, :p] = pad
+    return xs
+
+
+@pytest.mark.parametrize("prefix", [[0, 2, 5, 1, 2], [3, 3, 3], [7, 0, 4], [0, 0, 0]])
+def test_time_lstm_shared_prefix_equals_the_plain_computation(rng, prefix):
+    weights = lstm_weights(rng)
+    xs = padded_batch(rng, prefix)
+    plain, shared = TimeLSTM(*weights), TimeLSTM(*weights)
+    hs = plain.forward(xs)
+    np.testing.assert_allclose(shared.forward(xs, shared=np.array(prefix)), hs, atol=1e-12)
+    np.testing.assert_allclose(shared.c, plain.c, atol=1e-12)
+    np.testing.assert_allclose(TimeLSTM(*weights).forward(xs, cache=False, shared=np.array(prefix)),
+                               hs, atol=1e-12)
+    dhs = randn(rng, *hs.shape)
+    dxs, dxs_shared = plain.backward(dhs), shared.backward(dhs)
+    for g, g_shared in zip(plain.grads, shared.grads):
+        np.testing.assert_allclose(g_shared, g, atol=1e-10)
+    # A sample's own steps get its own input gradient; each shared step's total is the same.
+    prefix = np.array(prefix)
+    for t in range(xs.shape[1]):
+        own = prefix <= t
+        np.testing.assert_allclose(dxs_shared[own, t], dxs[own, t], atol=1e-10)
+        np.testing.assert_allclose(dxs_shared[~own, t].sum(0), dxs[~own, t].sum(0), atol=1e-10)
+    if prefix.max() > 0:                                   # the work really was shared
+        assert shared._cache[0].width[0] < len(prefix) + 1 or prefix.min() == prefix.max()
+
+
+def test_time_lstm_shared_prefix_needs_a_zero_start(rng):
+    layer = TimeLSTM(*lstm_weights(rng), stateful=True)
+    layer.set_state(randn(rng, 2, H), randn(rng, 2, H))
+    with pytest.raises(ValueError, match="zero initial state"):
+        layer.forward(padded_batch(rng, [1, 2]), shared=np.array([1, 2]))
+
+
 def test_time_bilstm_grad_and_directions(rng):
     w1, w2 = lstm_weights(rng), lstm_weights(rng)
     layer = TimeBiLSTM(*w1, *w2)

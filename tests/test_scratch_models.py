@@ -52,6 +52,34 @@ def test_model_gradients_with_ignored_targets():
     assert max(errors.values()) < 1e-6, errors
 
 
+def left_padded(seed=0, N=6, S=8, pad=0):
+    """Sources whose rows start with 0..S-2 pad ids (the book's reversed questions)."""
+    rng = np.random.default_rng(seed)
+    xs = rng.integers(1, V, (N, S))
+    for n in range(N):
+        xs[n, :rng.integers(0, S - 1)] = pad
+    xs[0, :3] = pad
+    return xs, rng.integers(0, V, (N, T + 1))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_sharing_the_padding_changes_nothing(name):
+    """Encoders compute the shared left padding once; loss, gradients and outputs agree."""
+    xs, ts = left_padded()
+    plain = randomised(build_model(name, V, D, H, dtype=np.float64))
+    shared = randomised(build_model(name, V, D, H, dtype=np.float64))
+    plain.encoder.share_prefix = False
+    assert shared.encoder.share_prefix
+    np.testing.assert_allclose(shared.forward(xs, ts), plain.forward(xs, ts), rtol=1e-12)
+    plain.backward()
+    shared.backward()
+    for key, g in plain.named_grads().items():
+        np.testing.assert_allclose(shared.named_grads()[key], g, atol=1e-10, err_msg=key)
+    np.testing.assert_array_equal(shared.generate(xs, 1, T), plain.generate(xs, 1, T))
+    errors = check_model(shared, xs, ts)
+    assert max(errors.values()) < 1e-6, errors
+
+
 # ---------------------------------------------------------------- generation
 
 @pytest.mark.parametrize("name", sorted(MODELS))

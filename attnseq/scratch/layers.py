@@ -220,6 +220,54 @@ class _Workspace:
         return a
 
 
+def _flat_view(buf: np.ndarray, shape: tuple) -> np.ndarray:
+    """A C-contiguous array of ``shape`` over the start of the flat buffer ``buf``."""
+    return buf[:int(np.prod(shape))].reshape(shape)
+
+
+class _PrefixPlan:
+    """Which columns run at each step when samples start with a shared prefix.
+
+    ``shared[n]`` says how many leading steps of sample n are the shared prefix (the same
+    inputs for every sample over their common length, from the same zero state).  Those steps
+    are computed once, in an extra column 0; column 1 + j holds sample ``order[j]`` (samples
+    sorted by prefix length), and step t runs the first ``width[t]`` columns: the prefix column
+    and every sample whose own steps have begun.  A sample enters by copying the prefix
+    column's state.  Without sharing, the columns are the samples and every width is N.
+    """
+
+    def __init__(self, shared: np.ndarray | None, N: int, T: int):
+        self.shared = shared is not None and bool(np.any(np.asarray(shared) > 0))
+        if not self.shared:
+            self.order = self.inverse = None
+            self.s0, self.columns = 0, N
+            self.width = np.full(T + 1, N, dtype=np.int64)
+            return
+        shared = np.minimum(np.asarray(shared, dtype=np.int64), T)
+        self.order = np.argsort(shared, kind="stable")            # by prefix length
+        self.inverse = np.empty(N, dtype=np.int64)
+        self.inverse[self.order] = np.arange(N)
+        self.s0, self.columns = 1, N + 1
+        active = np.searchsorted(shared[self.order], np.arange(T), side="right")  # p <= t
+        self.width = np.empty(T + 1, dtype=np.int64)
+        self.width[:T] = 1 + active
+        self.width[T] = self.width[T - 1]
+        self.representative = int(self.order[-1])                 # a sample with the longest
+
+    def to_columns(self, a: np.ndarray) -> np.ndarray:
+        """(N, T, F) in sample order -> (T, F, columns), column 0 (the prefix) left as
+        the representative sample's values."""
+        if not self.shared:
+            return a.transpose(1, 2, 0)
+        idx = np.concatenate(([self.representative], self.order))
+        return a[idx].transpose(1, 2, 0)
+
+    def to_samples(self, a: np.ndarray) -> np.ndarray:
+        """(T, F, columns) -> (N, T, F) in sample order (the prefix column dropped)."""
+        a = a.transpose(2, 0, 1)
+        return a if not self.shared else a[self.s0 + self.inverse]
+
+
 class TimeLSTM:
     """An LSTM run over T steps: xs (N, T, D) -> hs (N, T, H).
 
@@ -227,15 +275,24 @@ class TimeLSTM:
     ``set_state`` sets it; otherwise every call starts from zeros.  After ``backward``, ``dh``
     (N, H) holds the gradient for the initial h (None when the call started from zeros).
     ``forward(xs, cache=False)`` keeps only what the next step needs (no backward then).
+
+    ``forward(xs, shared=p)`` declares that the first p[n] inputs of sample n are a prefix
+    shared by all samples (the same vectors, step by step, wherever two prefixes overlap: the
+    left padding of the book's reversed questions) and that the state starts at zero.  The
+    prefix is then computed once for the batch, not once per sample: the outputs and parameter
+    gradients are the same, and ``backward`` returns the input gradient of every shared step
+    summed onto one sample (the one with the longest prefix), zero on the others, which is what
+    an embedding of the shared ids needs.
     """
 
     # How it runs (the maths is the book's): each step is one matrix product A_t = W^T z_t,
     # where z_t = [h_{t-1}; x_t; 1] holds one column per sample and W = [Wh; Wx; b] stacks the
     # three parameters, so the input projection, the recurrence and the bias are a single BLAS
     # call; in the backward pass W dA_t gives dh_{t-1} and dx_t together.  Work arrays are
-    # "feature-major", (features, N), so that each gate is a contiguous block of A_t:
+    # "feature-major", (features, columns), so that each gate is a contiguous block of A_t:
     # element-wise arithmetic on whole blocks runs about three times faster than on row slices.
-    # Per-step values live in arrays allocated once and reused from call to call.
+    # Step t's arrays are (features, width[t]) views carved from flat buffers that are
+    # allocated once and reused from call to call (see _PrefixPlan for the widths).
 
     param_names = ("Wx", "Wh", "b")
 
@@ -291,93 +348,151 @@ class TimeLSTM:
         self._forward_weight_of = [p.copy() for p in self.params] if reuse else None
         return WT
 
-    def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
+    def _carve(self, name: str, rows: int, widths, dtype) -> list[np.ndarray]:
+        """Arrays (rows, w) for each w in widths, consecutive in one reused flat buffer."""
+        sizes = [rows * int(w) for w in widths]
+        buf = self._ws.get(name, (sum(sizes),), dtype)
+        out, start = [], 0
+        for size, w in zip(sizes, widths):
+            out.append(buf[start:start + size].reshape(rows, int(w)))
+            start += size
+        return out
+
+    def forward(self, xs: np.ndarray, cache: bool = True,
+                shared: np.ndarray | None = None) -> np.ndarray:
         Wx, Wh, b = self.params
         N, T, D = xs.shape
         H = Wh.shape[0]
         dtype = Wh.dtype
-        WT = self._forward_weight(reuse=not cache)     # (4H, K)
-        K = WT.shape[1]
-        mode = "train" if cache else "infer"
-        ws = lambda name, shape: self._ws.get(f"{mode}.{name}", shape, dtype)  # noqa: E731
-
-        # Z[t] = z_t = [h_{t-1}; x_t; 1; 0] (K, N); step t writes h_t into Z[t + 1, :H].
-        Z = ws("Z", (T + 1, K, N))
-        Z[:T, H:H + D] = xs.transpose(1, 2, 0)
-        Z[:, H + D] = 1
-        Z[:, H + D + 1:] = 0
+        plan = _PrefixPlan(shared, N, T)
         h0 = self.h if self.stateful else None
         c0 = self.c if self.stateful else None
+        if plan.shared and (h0 is not None or c0 is not None):
+            raise ValueError("a shared prefix needs the zero initial state")
+        WT = self._forward_weight(reuse=not cache)     # (4H, K)
+        K = WT.shape[1]
+        width = plan.width
+        mode = "train" if cache else "infer"
+        def carve(name, rows, widths):
+            return self._carve(f"{mode}.{name}", rows, widths, dtype)
+
+        # Z[t] = z_t = [h_{t-1}; x_t; 1; 0] (K, width[t]); step t writes h_t into Z[t + 1][:H].
+        Z = carve("Z", K, width)
+        x_cols = plan.to_columns(xs)                   # (T, D, columns)
+        for t in range(T):
+            Z[t][H:H + D] = x_cols[t][:, :width[t]]
+            Z[t][H + D] = 1
+            Z[t][H + D + 1:] = 0
         if h0 is None:
-            Z[0, :H] = 0
+            Z[0][:H] = 0
         else:
-            Z[0, :H] = h0.T
-        steps = T if cache else 1                      # inference keeps a single step
-        A = ws("A", (steps, 4 * H, N))                 # gate pre-activations, then values
-        cs = ws("c", (T + 1 if cache else 1, H, N))    # cs[t] is c_{t-1}; cs[0] the initial c
-        tanh_cs = ws("tanh_c", (steps, H, N))
-        tmp = ws("tmp", (H, N))
+            Z[0][:H] = h0.T
+        # cs[t] is c_{t-1} (H, width[t]); cs[0] the initial c.  Inference keeps two.
+        if cache:
+            A = carve("A", 4 * H, width[:T])           # gate pre-activations, then values
+            tanh_cs = carve("tanh_c", H, width[:T])
+            cs = carve("c", H, width)
+        else:
+            A = [_flat_view(self._ws.get("infer.A", (4 * H * plan.columns,), dtype), (4 * H, w))
+                 for w in width[:T]]
+            tanh_cs = [_flat_view(self._ws.get("infer.tanh_c", (H * plan.columns,), dtype),
+                                  (H, w)) for w in width[:T]]
+            cbufs = [self._ws.get(f"infer.c{k}", (H * plan.columns,), dtype) for k in (0, 1)]
+            cs = [_flat_view(cbufs[t % 2], (H, w)) for t, w in enumerate(width)]
+        tmp_buf = self._ws.get(f"{mode}.tmp", (H * plan.columns,), dtype)
         if c0 is None:
-            cs[0] = 0
+            cs[0][...] = 0
         else:
-            cs[0] = c0.T
+            cs[0][...] = c0.T
 
         for t in range(T):
-            k = t if cache else 0
+            w, w_next = width[t], width[t + 1]
             if t == 0 and h0 is None:                  # h = 0 adds nothing: skip its rows
-                np.matmul(WT[:, H:], Z[0, H:], out=A[k])
+                np.matmul(WT[:, H:], Z[0][H:], out=A[t])
             else:
-                np.matmul(WT, Z[t], out=A[k])          # (4H, N) ~ W^T [h; x; 1]
-            c_prev, c = cs[k], cs[k + 1] if cache else cs[0]
-            _lstm_step(A[k], c_prev, c, tanh_cs[k], Z[t + 1, :H], tmp, axis=0)
+                np.matmul(WT, Z[t], out=A[t])          # (4H, w) ~ W^T [h; x; 1]
+            _lstm_step(A[t], cs[t], cs[t + 1][:, :w], tanh_cs[t], Z[t + 1][:H, :w],
+                       _flat_view(tmp_buf, (H, w)), axis=0)
+            if w_next > w:                             # samples whose own steps begin
+                Z[t + 1][:H, w:w_next] = Z[t + 1][:H, :1]
+                cs[t + 1][:, w:w_next] = cs[t + 1][:, :1]
 
-        hs = np.empty((N, T, H), dtype)
+        # Every column's h_t: its own once begun, the prefix column's before.
+        hs = np.empty((plan.columns, T, H), dtype)                   # column order
         for t in range(T):
-            hs[:, t, :] = Z[t + 1, :H].T
+            w = width[t]
+            hs[:w, t, :] = Z[t + 1][:H, :w].T
+            hs[w:, t, :] = Z[t + 1][:H, 0]
+        if plan.shared:
+            hs = hs[plan.s0 + plan.inverse]                           # (N, T, H)
+        c_last = np.empty((1, H, plan.columns), dtype)
+        c_last[0][:, :width[T]] = cs[T]
+        c_last[0][:, width[T]:] = cs[T][:, :1]
         self.h = hs[:, -1].copy()
-        self.c = np.ascontiguousarray(cs[-1].T)
-        self._cache = (Z, A, cs, tanh_cs, h0 is None) if cache else None
+        self.c = np.ascontiguousarray(plan.to_samples(c_last)[:, 0])
+        self._cache = (plan, Z, A, cs, tanh_cs, h0 is None) if cache else None
         return hs
 
     def backward(self, dhs: np.ndarray) -> np.ndarray:
         Wx, Wh, b = self.params
-        Z, gates, cs, tanh_cs, zero_start = self._cache
+        plan, Z, gates, cs, tanh_cs, zero_start = self._cache
         N, T, H = dhs.shape
         D = Wx.shape[0]
-        dtype = gates.dtype
+        dtype = gates[0].dtype
         W = self._backward_weight()                    # (K, 4H)
         K = W.shape[0]
-        ws = lambda name, shape: self._ws.get(f"grad.{name}", shape, dtype)  # noqa: E731
+        width, columns = plan.width, plan.columns
+        buf = lambda name, rows: self._ws.get(f"grad.{name}", (rows * columns,), dtype)  # noqa: E731
 
-        dA = ws("dA", (4 * H, N))                      # at the pre-activations of one step
-        dZ = ws("dZ", (K, N))                          # W dA = [dh_{t-1}; dx_t; ...]
-        dWT = ws("dWT", (4 * H, K))                    # sum over steps of dA_t z_t^T
-        step_dWT = ws("step_dWT", (4 * H, K))
-        dh, dc, dc_prev, tmp = (ws(name, (H, N)) for name in ("dh", "dc", "dc_prev", "tmp"))
-        dxs = np.empty((T, D, N), dtype)
-        dZ[:H] = 0                                     # nothing comes from after the last step
-        dc[...] = 0
+        dh_cols = plan.to_columns(dhs)                 # (T, H, columns); a copy when shared
+        if plan.shared:
+            dh_cols[:, :, 0] = 0                       # the prefix column has no output of its own
+        dx_cols = np.zeros((T, D, columns), dtype)
+        dWT = self._ws.get("grad.dWT", (4 * H, K), dtype)            # sum over steps of dA z^T
+        step_dWT = self._ws.get("grad.step_dWT", (4 * H, K), dtype)
         dWT[...] = 0
+        # From step t + 1: the gradients at h_t (rows :H of dZ) and at c_t, (., width[t + 1]).
+        # Two buffers each, swapped every step: one holds step t + 1's, the other receives t's.
+        dZ_bufs, dc_bufs, k = (buf("dZ0", K), buf("dZ1", K)), (buf("dc0", H), buf("dc1", H)), 0
+        dZ_next = _flat_view(dZ_bufs[k], (K, width[T]))
+        dc_next = _flat_view(dc_bufs[k], (H, width[T]))
+        dZ_next[:H] = 0
+        dc_next[...] = 0
         for t in reversed(range(T)):
-            np.add(dhs[:, t, :].T, dZ[:H], out=dh)
+            w, w_next = width[t], width[t + 1]
+            dh = _flat_view(buf("dh", H), (H, w))
+            dc = _flat_view(buf("dc", H), (H, w))
+            np.add(dh_cols[t][:, :w], dZ_next[:H, :w], out=dh)
+            dc[...] = dc_next[:, :w]
+            if plan.shared:                            # samples still in the prefix at step t,
+                dh[:, 0] += dh_cols[t][:, w:].sum(axis=1)             # and those entering
+                dh[:, 0] += dZ_next[:H, w:w_next].sum(axis=1)         # after it, read h_t
+                dc[:, 0] += dc_next[:, w:w_next].sum(axis=1)          # and c_t of column 0
+            dA = _flat_view(buf("dA", 4 * H), (4 * H, w))
+            dc_prev = _flat_view(dc_bufs[1 - k], (H, w))
             _lstm_step_backward(dh, dc, _split4(gates[t], H, 0), _split4(dA, H, 0), cs[t],
-                                tanh_cs[t], dc_prev, tmp)
-            dc, dc_prev = dc_prev, dc
+                                tanh_cs[t], dc_prev, _flat_view(buf("tmp", H), (H, w)))
+            dZ = _flat_view(dZ_bufs[1 - k], (K, w))
             r = H if t == 0 and zero_start else 0      # rows of z_0 that were not zero
             np.matmul(W[r:], dA, out=dZ[r:])
-            dxs[t] = dZ[H:H + D]
-            np.matmul(dA, Z[t, r:].T, out=step_dWT[:, r:])
+            dx_cols[t][:, :w] = dZ[H:H + D]
+            np.matmul(dA, Z[t][r:].T, out=step_dWT[:, r:])
             dWT[:, r:] += step_dWT[:, r:]
+            dZ_next, dc_next, k = dZ, dc_prev, 1 - k
 
         dWx, dWh, db = self.grads
         dWh[...] = dWT[:, :H].T
         dWx[...] = dWT[:, H:H + D].T
         db[...] = dWT[:, H + D]
+        dxs = plan.to_samples(dx_cols)                                # (N, T, D)
+        if plan.shared:
+            dxs = np.array(dxs)
+            dxs[plan.representative] += dx_cols[:, :, 0]
         if zero_start:                                 # (N, H) for the initial state
             self.dh = None
         else:
-            self.dh = np.ascontiguousarray(dZ[:H].T)
-        return dxs.transpose(2, 0, 1)                  # (N, T, D)
+            self.dh = np.ascontiguousarray(dZ_next[:H].T)
+        return dxs
 
 
 class TimeBiLSTM:
@@ -395,8 +510,10 @@ class TimeBiLSTM:
         self.params = self.forward_lstm.params + self.backward_lstm.params
         self.grads = self.forward_lstm.grads + self.backward_lstm.grads
 
-    def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
-        o1 = self.forward_lstm.forward(xs, cache)                 # (N, T, H)
+    def forward(self, xs: np.ndarray, cache: bool = True,
+                shared: np.ndarray | None = None) -> np.ndarray:
+        """``shared`` as in TimeLSTM; only the forward direction reads the prefix first."""
+        o1 = self.forward_lstm.forward(xs, cache, shared)         # (N, T, H)
         o2 = self.backward_lstm.forward(xs[:, ::-1], cache)       # (N, T, H), reversed time
         return np.concatenate((o1, o2[:, ::-1]), axis=2)          # (N, T, 2H)
 

@@ -37,7 +37,7 @@ from .layers import (TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding, TimeL
 
 __all__ = ["Encoder", "Decoder", "Seq2seq", "PeekyDecoder", "PeekySeq2seq",
            "AttentionEncoder", "AttentionDecoder", "AttentionSeq2seq",
-           "BiAttentionEncoder", "BiAttentionSeq2seq", "MODELS", "build_model"]
+           "BiAttentionEncoder", "BiAttentionSeq2seq", "MODELS", "build_model", "shared_prefix"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -62,6 +62,16 @@ def _embed_lstm(rng, V: int, D: int, I: int, H: int, dtype):
     lstm_Wx = _normal(rng, (I, 4 * H), np.sqrt(I), dtype)
     lstm_Wh = _normal(rng, (H, 4 * H), np.sqrt(H), dtype)
     return embed_W, lstm_Wx, lstm_Wh, np.zeros(4 * H, dtype)
+
+
+def shared_prefix(ids: np.ndarray) -> np.ndarray:
+    """(N,) length of each row's leading run of the most common first id (the left padding).
+
+    Over those steps every such row feeds the encoder the same embedding from the same zero
+    state, so TimeLSTM can compute them once for the batch (``TimeLSTM.forward(shared=...)``).
+    """
+    pad = np.bincount(ids[:, 0]).argmax()
+    return np.cumprod(ids == pad, axis=1).sum(axis=1)
 
 
 class _Module:
@@ -99,7 +109,13 @@ class _Module:
 # --------------------------------------------------------------------------- chapter 7
 
 class Encoder(_Module):
-    """Embedding + LSTM over the source ids (N, S); returns the last hidden state (N, H)."""
+    """Embedding + LSTM over the source ids (N, S); returns the last hidden state (N, H).
+
+    ``share_prefix`` (default on) computes the padding that the sources share at their start
+    once per batch (see shared_prefix); the results are the same either way.
+    """
+
+    share_prefix = True
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
@@ -110,8 +126,12 @@ class Encoder(_Module):
         self._collect(embed=self.embed, lstm=self.lstm)
         self.hs = None
 
+    def _lstm_forward(self, xs: np.ndarray, cache: bool) -> np.ndarray:
+        shared = shared_prefix(xs) if self.share_prefix else None
+        return self.lstm.forward(self.embed.forward(xs), cache, shared)   # (N, S, H)
+
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
-        self.hs = self.lstm.forward(self.embed.forward(xs), cache)   # (N, S, H)
+        self.hs = self._lstm_forward(xs, cache)                       # (N, S, H)
         return self.hs[:, -1, :]
 
     def backward(self, dh: np.ndarray) -> None:
@@ -241,7 +261,7 @@ class AttentionEncoder(Encoder):
     """Encoder that returns the hidden states of every step, hs (N, S, H)."""
 
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
-        self.hs = self.lstm.forward(self.embed.forward(xs), cache)
+        self.hs = self._lstm_forward(xs, cache)                       # (N, S, H)
         return self.hs
 
     def backward(self, dhs: np.ndarray) -> None:
