@@ -33,17 +33,13 @@ import contextlib
 import ctypes
 import json
 import logging
-import math
 import pickle
-import sys
-import time
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 from safetensors import safe_open
 from safetensors.numpy import load_file, save_file
-from tqdm import tqdm
 
 from ..api import Translator
 from ..config import Config, save_config
@@ -51,8 +47,9 @@ from ..data.pipeline import TextPipeline
 from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis
 from ..errors import ConfigError, DataError, UserError
-from ..train.checkpoint import BEST, CONFIG_FILE, LAST, log_metrics
-from ..train.loop import Progress, encode_pairs, evaluation_record, load_splits, selection_score
+from ..train.checkpoint import BEST, CONFIG_FILE, LAST
+from ..train.epochs import EpochLoop, Progress
+from ..train.loop import encode_pairs, load_splits
 from ..utils import atomic_write, atomic_write_bytes
 from .models import Seq2seq, build_model
 from .optim import SGD, Adam, clip_grads
@@ -385,11 +382,13 @@ def train_numpy(config: Config, run_dir: str | Path, resume: bool = False) -> di
         return trainer.fit()
 
 
-class NumpyTrainer:
-    """The torch Trainer's loop and run folder, for the book's numpy models."""
+class NumpyTrainer(EpochLoop):
+    """The torch Trainer's loop (EpochLoop) and run folder, for the book's numpy models."""
 
-    def __init__(self, config: Config, run_dir: str | Path, design: str, resume: bool = False):
+    def __init__(self, config: Config, run_dir: str | Path, design: str, resume: bool = False,
+                 on_eval: Callable[[dict], None] | None = None):
         self.config, self.run_dir, self.design, self.resume = config, Path(run_dir), design, resume
+        self.on_eval = on_eval
         tc = config.train
         self.run_dir.mkdir(parents=True, exist_ok=True)
         splits = load_splits(config)
@@ -425,80 +424,38 @@ class NumpyTrainer:
         return sum(p.size for p in self.model.params)
 
     @property
+    def train_size(self) -> int:
+        return len(self.xs)
+
+    @property
     def batches_per_epoch(self) -> int:
         """len // batch_size, as the book (the last partial batch is dropped), at least one."""
         return max(1, len(self.xs) // self.config.train.batch_size)
 
-    # -- the loop -------------------------------------------------------------------------------
-    def fit(self) -> dict:
-        """Train until ``epochs`` or ``max_steps`` or ``max_minutes``; the final summary."""
-        tc, p = self.config.train, self.progress
-        self._log({"type": "start", "parameters": self.parameters, "train_pairs": len(self.xs),
-                   "dev_pairs": len(self.dev_examples), "resumed_at_step": p.step if self.resume else None})
-        stop = self._should_stop()
-        while not stop and p.epoch < tc.epochs:
-            if p.batch_in_epoch == 0 or self.order is None:
-                self.order = self.rng.permutation(len(self.xs))
-            bar = tqdm(total=self.batches_per_epoch, initial=p.batch_in_epoch,
-                       desc=f"epoch {p.epoch + 1}/{tc.epochs}", disable=not tc.progress, leave=False,
-                       dynamic_ncols=True, unit="batch", mininterval=0.2 if sys.stderr.isatty() else 30.0)
-            stop = self._train_epoch(bar)
-            bar.close()
-            if p.batch_in_epoch == self.batches_per_epoch:
-                p.epoch, p.batch_in_epoch = p.epoch + 1, 0
-                if not tc.eval_every:
-                    self.evaluate_and_save()
-            stop = stop or self._should_stop()
-        if not p.history or p.history[-1]["step"] != p.step:
-            self.evaluate_and_save()
-        return p.history[-1]
+    # -- what EpochLoop asks of an engine ------------------------------------------------------
+    def _epoch_batches(self) -> list[np.ndarray]:
+        """Rows of the training set for each batch: slices of one permutation per epoch (drawn
+        when the epoch starts, restored on resume)."""
+        if self.progress.batch_in_epoch == 0 or self.order is None:
+            self.order = self.rng.permutation(len(self.xs))
+        size = self.config.train.batch_size
+        return [self.order[k * size:(k + 1) * size] for k in range(self.batches_per_epoch)]
 
-    def _should_stop(self) -> bool:
-        tc, p = self.config.train, self.progress
-        if tc.max_steps and p.step >= tc.max_steps:
-            return True
-        return bool(tc.max_minutes) and p.train_seconds >= 60 * tc.max_minutes
-
-    def _train_epoch(self, bar) -> bool:
-        """Train the rest of this epoch's batches; True when a step or time limit stopped it."""
-        tc, p = self.config.train, self.progress
-        self._window = [0.0, 0, time.perf_counter()]  # loss, tokens, start
-        while p.batch_in_epoch < self.batches_per_epoch:
-            batch = self.order[p.batch_in_epoch * tc.batch_size:(p.batch_in_epoch + 1) * tc.batch_size]
-            self._step(batch, bar)
-            if tc.eval_every and p.step % tc.eval_every == 0:
-                self.evaluate_and_save()
-            if self._should_stop():
-                return True
-        return False
-
-    def _step(self, batch: np.ndarray, bar) -> None:
-        """One update on the training rows ``batch``, with its bookkeeping."""
-        tc, p, model = self.config.train, self.progress, self.model
-        started = time.perf_counter()
+    def _update(self, group: list[np.ndarray]) -> tuple[float, int]:
+        """One update on the training rows ``group[0]``: (summed loss, target tokens)."""
+        tc, model = self.config.train, self.model
+        batch, = group                                     # train.accumulate is 1
         ts = self.ts[batch, : self.ts_lengths[batch].max()]  # (B, T + 1): no all-pad columns
         loss = model.forward(self.xs[batch], ts)
         model.backward()
         if tc.clip_norm:
             clip_grads(model.grads, tc.clip_norm)
         self.optimizer.update(model.params, model.grads)
-        p.step += 1
-        p.batch_in_epoch += 1
-        p.train_seconds += time.perf_counter() - started
-        if not math.isfinite(loss):
-            raise FloatingPointError(f"the loss became {loss} at step {p.step}")
         tokens = int((ts[:, 1:] != PAD).sum())
-        window = self._window
-        window[0] += loss * tokens
-        window[1] += tokens
-        elapsed = max(time.perf_counter() - window[2], 1e-9)
-        bar.update(1)
-        bar.set_postfix(loss=f"{window[0] / max(window[1], 1):.3f}", tok_s=f"{window[1] / elapsed:,.0f}")
-        if tc.log_every and p.step % tc.log_every == 0:
-            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step,
-                       "loss": window[0] / max(window[1], 1), "tokens_per_second": window[1] / elapsed,
-                       "lr": tc.lr})
-            self._window = [0.0, 0, time.perf_counter()]
+        return loss * tokens, tokens
+
+    def _learning_rate(self) -> float:
+        return self.config.train.lr
 
     # -- evaluation and checkpoints -------------------------------------------------------------
     def dev_loss(self, batch_size: int = 256) -> float:
@@ -512,25 +469,6 @@ class NumpyTrainer:
             total += self.model.forward(xs, ts) * n
             tokens += n
         return total / tokens if tokens else float("nan")
-
-    def evaluate_and_save(self) -> dict:
-        """Dev loss and accuracy, the metrics log, last (and if better, best) weights."""
-        p = self.progress
-        record = self._evaluate()
-        if record["best"]:
-            p.best = self._selection_score(record)
-        p.history.append(record)
-        self._log(record)
-        self._save(record["best"])
-        return record
-
-    def _evaluate(self) -> dict:
-        tc, p = self.config.train, self.progress
-        return evaluation_record(p, p.epoch + p.batch_in_epoch / self.batches_per_epoch, self.translator,
-                                 self.dev_pairs, self.dev_loss, tc.eval_max_sentences, tc.select_by)
-
-    def _selection_score(self, record: dict) -> float | None:
-        return selection_score(record, self.config.train.select_by)
 
     def _save(self, best: bool) -> None:
         metadata = {"engine": "numpy", "design": self.design, "source_len": str(self.source_len)}
@@ -568,5 +506,3 @@ class NumpyTrainer:
         self.progress = Progress(**state["progress"])
         self.order = state["order"]
 
-    def _log(self, record: dict) -> None:
-        log_metrics(self.run_dir, record)

@@ -1,0 +1,234 @@
+"""The epoch loop both engines train with: stop limits, progress bar, metrics log, evaluation,
+checkpoints and exact resume.  The torch Trainer and the NumPy engine's trainer differ only in
+how an epoch's batches are drawn, how one update is made, and how a run is saved."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from tqdm import tqdm
+
+from ..config import Config
+from .checkpoint import log_metrics
+
+Pair = tuple[str, str]
+
+__all__ = ["Progress", "EpochLoop", "evaluation_record", "selection_score"]
+
+
+@dataclass
+class Progress:
+    """Where training stands; saved with every checkpoint so ``--resume`` continues exactly."""
+
+    epoch: int = 0  # epochs finished
+    batch_in_epoch: int = 0  # batches of the current epoch already trained
+    step: int = 0  # optimizer updates so far
+    best: float | None = None
+    train_seconds: float = 0.0
+    history: list[dict] = field(default_factory=list)
+
+
+def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: Sequence[Pair],
+                      dev_loss: Callable[[], float], max_sentences: int, select_by: str) -> dict:
+    """The metrics-log record of one evaluation: dev loss, dev metrics of the first
+    ``max_sentences`` dev pairs, and whether it is the best so far by ``select_by``."""
+    record = {"type": "eval", "epoch": epoch, "step": progress.step,
+              "train_seconds": round(progress.train_seconds, 3)}
+    if dev_pairs:
+        started = time.perf_counter()
+        record["dev_loss"] = dev_loss()
+        metrics = translator.evaluate(dev_pairs[:max_sentences], bleu=True)
+        record.update({f"dev_{k}": v for k, v in metrics.items()
+                       if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
+        record["eval_seconds"] = round(time.perf_counter() - started, 3)
+    score = selection_score(record, select_by)
+    record["best"] = score is not None and (progress.best is None or score > progress.best)
+    return record
+
+
+def selection_score(record: dict, select_by: str) -> float | None:
+    """Higher is better: the dev metric ``select_by`` names (``loss`` counts negated)."""
+    if select_by == "loss":
+        return -record["dev_loss"] if "dev_loss" in record else None
+    return record.get(f"dev_{select_by}")
+
+
+class EpochLoop:
+    """Trains until ``train.epochs``, ``train.max_steps`` or ``train.max_minutes``.
+
+    Evaluates (dev loss and metrics) and checkpoints at every epoch end, or every
+    ``train.eval_every`` updates; ``progress`` (epoch, batch within it, step, time, history)
+    is saved with the checkpoint so a resumed run continues with the very next batch.
+
+    An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``dev_pairs``,
+    ``translator`` and ``on_eval`` and provides:
+
+    - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
+      ``progress.batch_in_epoch`` already trained);
+    - ``_batches(todo)``: those batches ready for ``_update`` (default: as they are);
+    - ``_update(group) -> (summed loss, target tokens)``: one optimizer update over the
+      batches of ``group`` (``train.accumulate`` of them);
+    - ``dev_loss()``, ``_save(best)``, ``_learning_rate()``, ``parameters``, ``train_size``.
+
+    Hooks with defaults for a single process: ``is_main``, ``_any``, ``_share``, ``_train_mode``,
+    ``_after_evaluation``, ``_close``.
+    """
+
+    config: Config
+    run_dir: Path
+    resume: bool
+    progress: Progress
+    dev_pairs: Sequence[Pair]
+    on_eval: Callable[[dict], None] | None = None
+    is_main = True
+
+    # -- what an engine provides ----------------------------------------------------------------
+    def _epoch_batches(self) -> list:
+        raise NotImplementedError
+
+    def _batches(self, todo: list):
+        return iter(todo)
+
+    def _update(self, group: list) -> tuple[float, int]:
+        raise NotImplementedError
+
+    def dev_loss(self) -> float:
+        raise NotImplementedError
+
+    def _save(self, best: bool) -> None:
+        raise NotImplementedError
+
+    def _learning_rate(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def batches_per_epoch(self) -> int:
+        raise NotImplementedError
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def _any(self, flag: bool) -> bool:
+        """True when ``flag`` is True in any process."""
+        return flag
+
+    def _share(self, record: dict | None) -> dict:
+        """The main process's evaluation record, in every process."""
+        return record
+
+    def _train_mode(self) -> None:
+        """Put the model back in training mode (after an evaluation)."""
+
+    def _after_evaluation(self, record: dict, improved: bool) -> None:
+        """React to an evaluation (e.g. decay the learning rate on a plateau)."""
+
+    def _close(self) -> None:
+        """Release what the run holds (e.g. the process group)."""
+
+    # -- the loop -------------------------------------------------------------------------------
+    def fit(self) -> dict:
+        """Train until a limit is reached; the last evaluation record."""
+        tc, p = self.config.train, self.progress
+        self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
+                   "dev_pairs": len(self.dev_examples),
+                   "resumed_at_step": p.step if self.resume else None})
+        stop = self._should_stop()
+        while not stop and p.epoch < tc.epochs:
+            batches = self._epoch_batches()
+            bar = tqdm(total=len(batches), initial=p.batch_in_epoch,
+                       desc=f"epoch {p.epoch + 1}/{tc.epochs}",
+                       disable=not (tc.progress and self.is_main), leave=False,
+                       dynamic_ncols=True, unit="batch",
+                       mininterval=0.2 if sys.stderr.isatty() else 30.0)
+            stop = self._train_epoch(batches[p.batch_in_epoch:], bar)
+            bar.close()
+            if p.batch_in_epoch == len(batches):
+                p.epoch, p.batch_in_epoch = p.epoch + 1, 0
+                if not tc.eval_every:
+                    self.evaluate_and_save()
+            stop = stop or self._should_stop()
+        if not p.history or p.history[-1]["step"] != p.step:
+            self.evaluate_and_save()
+        self._close()
+        return p.history[-1]
+
+    def _should_stop(self) -> bool:
+        tc, p = self.config.train, self.progress
+        if tc.max_steps and p.step >= tc.max_steps:
+            return True
+        return bool(tc.max_minutes) and self._any(p.train_seconds >= 60 * tc.max_minutes)
+
+    def _train_epoch(self, todo: list, bar) -> bool:
+        """Train on the batches ``todo``; True when a step or time limit stopped the run."""
+        tc, p = self.config.train, self.progress
+        self._train_mode()
+        self._window = [0.0, 0, time.perf_counter()]  # loss, tokens, start
+        group: list = []
+        for number, batch in enumerate(self._batches(todo), start=1):
+            group.append(batch)
+            if len(group) < tc.accumulate and number < len(todo):
+                continue
+            self._step(group, bar)
+            group = []
+            if tc.eval_every and p.step % tc.eval_every == 0:
+                self.evaluate_and_save()
+                self._train_mode()
+            if self._should_stop():
+                return True
+        return False
+
+    def _step(self, group: list, bar) -> None:
+        """One update, with its bookkeeping: progress, bar, metrics log."""
+        tc, p = self.config.train, self.progress
+        started = time.perf_counter()
+        loss_sum, tokens = self._update(group)
+        p.train_seconds += time.perf_counter() - started
+        p.step += 1
+        p.batch_in_epoch += len(group)
+        if not math.isfinite(loss_sum):
+            raise FloatingPointError(f"the loss became {loss_sum} at step {p.step}")
+        window = self._window
+        window[0] += loss_sum
+        window[1] += tokens
+        elapsed = max(time.perf_counter() - window[2], 1e-9)
+        bar.update(len(group))
+        bar.set_postfix(loss=f"{window[0] / max(window[1], 1):.3f}",
+                        tok_s=f"{window[1] / elapsed:,.0f}")
+        if tc.log_every and p.step % tc.log_every == 0:
+            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step,
+                       "loss": window[0] / max(window[1], 1), "tokens_per_second": window[1] / elapsed,
+                       "lr": self._learning_rate()})
+            self._window = [0.0, 0, time.perf_counter()]
+
+    # -- evaluation and checkpoints -------------------------------------------------------------
+    def evaluate_and_save(self) -> dict:
+        """Dev loss and accuracy, the metrics log, last (and if better, best) checkpoint.
+
+        With several processes, the main one evaluates and saves; the others take its record.
+        """
+        p = self.progress
+        record = self._share(self._evaluate() if self.is_main else None)
+        improved = record["best"]
+        if improved:
+            p.best = selection_score(record, self.config.train.select_by)
+        p.history.append(record)
+        if self.is_main:
+            self._log(record)
+            self._save(improved)
+        self._after_evaluation(record, improved)
+        if self.on_eval and self.is_main:
+            self.on_eval(record)
+        return record
+
+    def _evaluate(self) -> dict:
+        """The evaluation record: dev loss and metrics, and whether it is the best so far."""
+        tc, p = self.config.train, self.progress
+        epoch = p.epoch + p.batch_in_epoch / max(1, self.batches_per_epoch)
+        return evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
+                                 tc.eval_max_sentences, tc.select_by)
+
+    def _log(self, record: dict) -> None:
+        if self.is_main:
+            log_metrics(self.run_dir, record)
