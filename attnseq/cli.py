@@ -68,7 +68,11 @@ def _load_config(args):
 
     overrides = list(args.set or [])
     if getattr(args, "data", None):
-        overrides[:0] = [f"data.dir={args.data}", "data.train=", "data.dev=", "data.test="]
+        if Path(args.data).is_file():  # one file of the book's question_answer lines
+            overrides[:0] = ["data.format=book", "data.dir=", f"data.train={args.data}",
+                             "data.dev=", "data.test="]
+        else:
+            overrides[:0] = [f"data.dir={args.data}", "data.train=", "data.dev=", "data.test="]
     return load_config(args.config, overrides)
 
 
@@ -93,10 +97,15 @@ def cmd_train(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .api import load
-    from .data.corpus import read_tsv
+    from .data.corpus import read_lines, read_tsv
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
-    pairs = read_tsv(args.data, strip=translator.config.data.strip)
+    if translator.config.data.format == "book" and "\t" not in next(iter(read_lines(args.data)), "\t"):
+        from .data.book import load_book
+
+        pairs = load_book(args.data, dev_size=0)[2]  # a book file: its test set, as the book
+    else:
+        pairs = read_tsv(args.data, strip=translator.config.data.strip)
     metrics = translator.evaluate(pairs, beam=args.beam)
     if args.json:
         print(json.dumps(metrics))
@@ -254,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train a model from a config")
     p.add_argument("config", help="YAML config (see configs/)")
-    p.add_argument("--data", help="folder with train.tsv, dev.tsv, test.tsv")
+    p.add_argument("--data", help="folder with train.tsv, dev.tsv, test.tsv, or one file of the "
+                                  "book's question_answer lines (date.txt: data.format book)")
     p.add_argument("--out", help="run folder (default runs/CONFIG_NAME)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
     p.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
@@ -262,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="exact match, token accuracy, BLEU and chrF on a TSV file")
     p.add_argument("run")
-    p.add_argument("--data", required=True, help="source<TAB>reference file")
+    p.add_argument("--data", required=True, help="source<TAB>reference file (for a run trained on a "
+                                                 "book file: that file, whose test set is used)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")

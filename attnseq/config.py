@@ -27,6 +27,9 @@ class DataConfig:
     """Where the parallel text is and how it becomes token ids."""
 
     dir: str = ""  # folder with train.tsv, dev.tsv, test.tsv; fills the three paths below
+    # tsv: source<TAB>target files.  book: data.train is one file of the book's question_answer
+    # lines (date.txt, addition.txt), split, tokenized and (engine numpy) trained as the book does
+    format: str = choice("tsv", ("tsv", "book"))
     train: str = ""
     dev: str = ""
     test: str = ""

@@ -19,7 +19,7 @@ from attnseq.config import load_config
 from attnseq.data.pipeline import TextPipeline
 from attnseq.nn.model import build_model as build_torch_model
 from attnseq.scratch import build_model as build_numpy_model
-from attnseq.scratch.engine import (NumpyTranslator, numpy_design, numpy_to_torch_state,
+from attnseq.scratch.engine import (ArrayLayout, NumpyTranslator, numpy_design, numpy_to_torch_state,
                                     torch_to_numpy_state)
 
 from conftest import reverse_pairs
@@ -133,7 +133,7 @@ def test_same_greedy_outputs(design, tmp_path: Path):
                                  numpy_to_torch_state(np_model.named_params()).items()})
     texts = [w for w, _ in reverse_pairs(24, seed=6, lengths=(6, 6))]  # one length: no padding
 
-    numpy_results = NumpyTranslator(np_model, pipeline, cfg, source_len=6).search(texts, keep_attention=True)
+    numpy_results = NumpyTranslator(np_model, pipeline, cfg, ArrayLayout(pipeline, 6)).search(texts, keep_attention=True)
     torch_results = Translator(torch_model, pipeline, cfg).search(texts, keep_attention=True)
 
     lengths = set()

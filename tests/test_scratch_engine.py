@@ -128,3 +128,82 @@ def test_sources_are_padded_and_flipped_as_the_book():
     assert xs.tolist() == [[0, 7, 6, 5], [0, 0, 0, 8]]  # == right-padded rows, then x[:, ::-1]
     assert source_array([[5, 6, 7], [8]], 4, reverse=False).tolist() == [[5, 6, 7, 0], [8, 0, 0, 0]]
     assert target_array([[5, 6], [7]]).tolist() == [[1, 5, 6, 2], [1, 7, 2, 0]]
+
+
+# ---------------------------------------------------------------- data.format book
+
+def write_book_file(path: Path, lines: int = 400, seed: int = 5) -> Path:
+    """A file in the book's format: space-padded questions, '_', fixed-width answers (the
+    question's letters sorted), like date.txt."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(lines):
+        word = "".join(rng.choice(list("abcdef"), rng.integers(2, 7)))
+        rows.append(f"{word:<8}_{''.join(sorted(word)):<6}\n")
+    path.write_text("".join(rows))
+    return path
+
+
+def test_book_file_through_the_cli_is_the_books_run(tmp_path):
+    """``--data date.txt --set engine=numpy`` retraces run_book (the book's experiment) exactly:
+    the same vocabulary, split, random stream, weights after every update and accuracy."""
+    from attnseq.scratch import run_book
+
+    book_file = write_book_file(tmp_path / "toy.txt")
+    run_dir = tmp_path / "run"
+    code = main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir),
+                 *sets("engine=numpy", "model.embed_size=8", "model.hidden_size=16",
+                       "train.batch_size=16", "train.epochs=2", "train.progress=false",
+                       "train.log_every=0")])
+    assert code == 0
+    book = run_book(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=16)
+    ours = load_file(str(run_dir / "last.safetensors"))
+    theirs = book["model"].named_params()
+    assert set(ours) == set(theirs)
+    for name, value in theirs.items():
+        np.testing.assert_allclose(ours[name], value, rtol=1e-5, atol=1e-7, err_msg=name)
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    accuracy = [r["dev_exact_match"] for r in records if r["type"] == "eval"]
+    assert accuracy == pytest.approx(book["accuracy"])
+    assert records[0]["train_pairs"] == 360 and records[0]["dev_pairs"] == 40   # 400 lines
+
+    # evaluate on the book file scores its test set; translate gives answers of the fixed width
+    metrics = attnseq.load(run_dir, checkpoint="last").evaluate(
+        [(q, a) for q, a in zip(*_book_test(book_file))])
+    assert metrics["exact_match"] == pytest.approx(book["accuracy"][-1])
+    assert main(["-q", "evaluate", str(run_dir), "--data", str(book_file), "--json",
+                 "--checkpoint", "last"]) == 0
+    assert len(attnseq.load(run_dir).translate("abc     ")) == 6
+
+
+def _book_test(path: Path):
+    from attnseq.data.book import load_book
+
+    test = load_book(path, dev_size=0)[2]
+    return [q for q, _ in test], [a for _, a in test]
+
+
+def test_book_file_with_the_torch_engine(tmp_path):
+    book_file = write_book_file(tmp_path / "toy.txt", lines=200)
+    run_dir = tmp_path / "run"
+    assert main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir),
+                 *sets(*TINY, "train.max_steps=3")]) == 0
+    vocab = json.loads((run_dir / "vocab.source.json").read_text())
+    in_file_order = list(dict.fromkeys(book_file.read_text().replace("\n", "")))
+    assert vocab == in_file_order                     # the book's ids ('_' included), shifted by 4
+    assert json.loads((run_dir / "vocab.target.json").read_text()) == vocab
+
+
+def test_book_format_errors_name_the_key(tmp_path, capsys):
+    book_file = write_book_file(tmp_path / "toy.txt", lines=50)
+    assert main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(tmp_path / "a"),
+                 *sets(*TINY, "data.tokenizer=word")]) == 2
+    assert "data.tokenizer" in capsys.readouterr().err
+    assert main(["-q", "train", BOOK, "--out", str(tmp_path / "b"),
+                 *sets(*TINY, "data.format=book")]) == 2
+    assert "data.train" in capsys.readouterr().err
+    bad = tmp_path / "bad.txt"
+    bad.write_text("abc_def\nno separator here\n")
+    assert main(["-q", "train", BOOK, "--data", str(bad), "--out", str(tmp_path / "c"),
+                 *sets(*TINY)]) == 2
+    assert f"{bad}:2" in capsys.readouterr().err

@@ -4,10 +4,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
+from ..errors import ConfigError
+from .book import SEPARATOR, read_book_pairs
 from .tokenizers import TOKENIZERS, Tokenizer
 from .vocab import Vocab
 
 SOURCE, TARGET = "source", "target"
+
+
+def book_vocab(path) -> Vocab:
+    """The book's one character vocabulary of a question_answer file: the characters of whole
+    lines ('_' included) in order of first appearance (after the four specials, so character
+    ids are the book's ids + 4)."""
+    return Vocab.build([q + SEPARATOR + a for q, a in read_book_pairs(path)], order="appearance")
 
 
 class TextPipeline:
@@ -29,6 +38,11 @@ class TextPipeline:
         """Tokenizers trained (if they learn) and vocabularies built from the training pairs."""
         tok_cls = TOKENIZERS.get(config.tokenizer, "data.tokenizer")
         src_tok, tgt_tok = tok_cls(config), tok_cls(config)
+        if config.format == "book":
+            if config.tokenizer != "char":
+                raise ConfigError(f"data.tokenizer: data.format book is character-level (the book's); "
+                                  f"got {config.tokenizer!r}")
+            return cls(config, src_tok, src_tok, *[book_vocab(config.train)] * 2)
         sources = [cls._normalise(config, s) for s, _ in pairs]
         targets = [cls._normalise(config, t) for _, t in pairs]
         if tok_cls.trainable:

@@ -44,7 +44,8 @@ from safetensors.numpy import load_file, save_file
 from ..api import Translator
 from ..config import Config, save_config
 from ..data.pipeline import TextPipeline
-from ..data.vocab import Vocab
+from ..data.book import BOOK_SEED, SEPARATOR
+from ..data.vocab import SPECIALS, Vocab
 from ..decoding.common import Hypothesis
 from ..errors import ConfigError, DataError, UserError
 from ..train.checkpoint import BEST, CONFIG_FILE, LAST
@@ -58,7 +59,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["train_numpy", "load_numpy_translator", "NumpyTranslator", "NumpyTrainer",
            "numpy_design", "numpy_to_torch_state", "torch_to_numpy_state", "source_array",
-           "target_array", "blas_threads", "save_numpy_weights", "load_numpy_weights"]
+           "target_array", "blas_threads", "save_numpy_weights", "load_numpy_weights",
+           "ArrayLayout", "BookLayout", "LAYOUTS"]
 
 STATE_FILE = "last.state.pkl"  # optimizer moments, RNG, progress and epoch order, for --resume
 PAD, BOS, EOS = Vocab.pad_id, Vocab.bos_id, Vocab.eos_id
@@ -110,10 +112,12 @@ def numpy_design(config: Config) -> str:
     return by_direction[config.model.bidirectional]
 
 
-def _build(design: str, config: Config, pipeline: TextPipeline, rng) -> Seq2seq:
-    return build_model(design, len(pipeline.src_vocab), config.model.embed_size,
-                       config.model.hidden_size, dtype=np.float32, rng=rng, ignore_label=PAD,
-                       target_vocab_size=len(pipeline.tgt_vocab))
+def _build(design: str, config: Config, pipeline: TextPipeline, layout: "ArrayLayout", rng
+           ) -> Seq2seq:
+    return build_model(design, layout.vocab_size(pipeline.src_vocab), config.model.embed_size,
+                       config.model.hidden_size, dtype=np.float32, rng=rng,
+                       ignore_label=layout.ignore_label,
+                       target_vocab_size=layout.vocab_size(pipeline.tgt_vocab))
 
 
 # -- BLAS threads -------------------------------------------------------------------------------
@@ -164,13 +168,14 @@ def blas_threads(n: int) -> Iterator[None]:
         set_(before)
 
 
-# -- arrays as the book feeds them ------------------------------------------------------------
-def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool) -> np.ndarray:
+# -- arrays as the model reads them ------------------------------------------------------------
+def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool,
+                 pad: int = PAD) -> np.ndarray:
     """Sources (N, max(length, longest)) as the book pads them: ``src_ids`` are the encoder's ids
     (already reversed by the pipeline when ``reverse``); the rows are the reading-order ids
-    right-padded with pad, flipped when ``reverse`` (so the padding comes first)."""
+    right-padded with ``pad``, flipped when ``reverse`` (so the padding comes first)."""
     S = max([length, *map(len, src_ids)])
-    xs = np.full((len(src_ids), S), PAD, dtype=np.int64)
+    xs = np.full((len(src_ids), S), pad, dtype=np.int64)
     for row, ids in enumerate(src_ids):
         if reverse:
             xs[row, S - len(ids):] = ids
@@ -191,6 +196,96 @@ def target_array(tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
 def _real_columns(length: int, S: int, reverse: bool) -> slice:
     """Where a source of ``length`` ids sits in a row of ``source_array`` of width S."""
     return slice(S - length, S) if reverse else slice(0, length)
+
+
+class ArrayLayout:
+    """How a run's token ids become the numpy model's arrays, and its outputs ids again.
+
+    attnseq's conventions: the model's ids are the pipeline's; sources are padded with pad to
+    ``source_len`` (the padding first when reversed), targets are bos + ids + eos padded with
+    pad (pad positions don't count in the loss), decoding starts at bos and stops at eos or
+    after ``decode.max_len`` steps; weights and batches come from ``train.seed``.
+    """
+
+    ignore_label = PAD
+    start = BOS
+
+    def __init__(self, pipeline: TextPipeline, source_len: int, target_len: int = 0):
+        self.source_len, self.target_len = source_len, target_len
+
+    def vocab_size(self, vocab: Vocab) -> int:
+        return len(vocab)
+
+    def sources(self, src_ids: Sequence[Sequence[int]], reverse: bool) -> np.ndarray:
+        return source_array(src_ids, self.source_len, reverse)          # (N, S)
+
+    def targets(self, tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
+        return target_array(tgt_ids)                                    # (N, T + 1)
+
+    def steps(self, decode) -> int:
+        return decode.max_len
+
+    def output(self, ids: np.ndarray) -> tuple[list[int], int]:
+        """One decoded row (L,) -> its pipeline ids and the steps it took (eos included)."""
+        eos = np.flatnonzero(ids == EOS)
+        steps = int(eos[0]) + 1 if eos.size else len(ids)
+        return [int(t) for t in ids[:steps] if t != EOS], steps
+
+    def rng(self, config: Config, lines: int) -> np.random.RandomState:
+        return np.random.RandomState(config.train.seed)
+
+
+class BookLayout(ArrayLayout):
+    """``data.format: book``: the book's own arrays, so that training retraces the book's run.
+
+    The model's ids are the book's (the pipeline's minus the four special tokens, which the book
+    does not have); sources are padded with spaces; targets are '_' + the answer padded with
+    spaces, every position counted; decoding starts at '_' and runs for exactly the answer's
+    width (``target_len``); weights and batches come from the book's random stream (seed 1984,
+    after the shuffle that splits the file).
+    """
+
+    ignore_label = -1                                  # every position counts
+
+    def __init__(self, pipeline: TextPipeline, source_len: int, target_len: int = 0):
+        super().__init__(pipeline, source_len, target_len)
+        self.offset = len(SPECIALS)
+        stoi = pipeline.src_vocab.stoi
+        self.space = stoi.get(" ", self.offset) - self.offset
+        self.start = stoi[SEPARATOR] - self.offset
+
+    def vocab_size(self, vocab: Vocab) -> int:
+        return len(vocab) - self.offset
+
+    def _book_ids(self, ids: Sequence[int]) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64) - self.offset
+        return np.where(ids < 0, self.space, ids)     # an unknown character reads as a space
+
+    def sources(self, src_ids: Sequence[Sequence[int]], reverse: bool) -> np.ndarray:
+        return source_array([self._book_ids(ids) for ids in src_ids], self.source_len, reverse,
+                            pad=self.space)
+
+    def targets(self, tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
+        L = max([self.target_len, *map(len, tgt_ids)])
+        ts = np.full((len(tgt_ids), L + 1), self.space, dtype=np.int64)
+        ts[:, 0] = self.start
+        for row, ids in enumerate(tgt_ids):
+            ts[row, 1:1 + len(ids)] = self._book_ids(ids)
+        return ts
+
+    def steps(self, decode) -> int:
+        return self.target_len
+
+    def output(self, ids: np.ndarray) -> tuple[list[int], int]:
+        return [int(t) + self.offset for t in ids], len(ids)
+
+    def rng(self, config: Config, lines: int) -> np.random.RandomState:
+        rng = np.random.RandomState(BOOK_SEED)
+        rng.shuffle(np.arange(lines))                  # the draws of the book's split
+        return rng
+
+
+LAYOUTS = {"tsv": ArrayLayout, "book": BookLayout}     # data.format -> layout
 
 
 # -- weights between engines --------------------------------------------------------------------
@@ -267,12 +362,17 @@ def save_numpy_weights(model, path: Path, metadata: dict[str, str]) -> None:
     atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=metadata))
 
 
-def load_numpy_weights(model: Seq2seq, path: Path) -> dict[str, str]:
-    """Load weights written by ``save_numpy_weights`` into ``model``; their metadata."""
+def numpy_weights_metadata(path: Path) -> dict[str, str]:
+    """The metadata saved with the weights at ``path`` (design, source and target widths)."""
     if not Path(path).exists():
         raise UserError(f"{path}: no such checkpoint")
     with safe_open(str(path), framework="np") as fh:
-        metadata = fh.metadata() or {}
+        return fh.metadata() or {}
+
+
+def load_numpy_weights(model: Seq2seq, path: Path) -> dict[str, str]:
+    """Load weights written by ``save_numpy_weights`` into ``model``; their metadata."""
+    metadata = numpy_weights_metadata(path)
     try:
         model.load_params(load_file(str(path)))
     except (KeyError, ValueError) as err:
@@ -299,14 +399,15 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 
 class NumpyTranslator(Translator):
     """A numpy model with its text pipeline: the Translator interface over batched greedy search
-    of ``decode.max_len`` steps, cut at eos. Sources are padded to ``source_len`` (longer ones
-    to the longest of their batch). Attention (T_out, S) covers the real source tokens only:
-    the weight the book's unmasked padding draws is left out, so a row may sum to less than 1."""
+    (``layout.steps`` steps, cut at eos unless the layout is the book's). Sources are padded to
+    ``layout.source_len`` (longer ones to the longest of their batch). Attention (T_out, S)
+    covers the real source tokens only: the weight the book's unmasked padding draws is left
+    out, so a row may sum to less than 1."""
 
-    def __init__(self, model, pipeline: TextPipeline, config: Config, source_len: int,
+    def __init__(self, model, pipeline: TextPipeline, config: Config, layout: ArrayLayout,
                  threads: int = 1):
-        self.model, self.pipeline, self.config = model, pipeline, config
-        self.source_len, self.threads = source_len, threads
+        self.model, self.pipeline, self.config, self.layout = model, pipeline, config, layout
+        self.threads = threads
         self.device = "cpu"
 
     def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
@@ -315,25 +416,23 @@ class NumpyTranslator(Translator):
             raise UserError(f"beam search (--beam {decode.beam_size}) is torch-only: the numpy "
                             "engine decodes greedily; use --beam 1")
         reverse = self.pipeline.config.reverse_source
-        xs = source_array(src_ids, self.source_len, reverse)  # (N, S)
+        xs = self.layout.sources(src_ids, reverse)  # (N, S)
         with blas_threads(self.threads):
-            ids = self.model.generate(xs, BOS, decode.max_len)  # (N, L)
+            ids = self.model.generate(xs, self.layout.start, self.layout.steps(decode))  # (N, L)
             alignment = getattr(self.model.decoder, "attention_weights", None)  # (N, L, S)
             logp = self._log_probs(xs, ids)  # (N, L)
         hyps = []
         for row, src in enumerate(src_ids):
-            eos = np.flatnonzero(ids[row] == EOS)
-            steps = int(eos[0]) + 1 if eos.size else ids.shape[1]
+            tokens, steps = self.layout.output(ids[row])
             a = None
             if keep_attention and alignment is not None:
                 a = alignment[row, :steps, _real_columns(len(src), xs.shape[1], reverse)].astype(np.float32)
-            tokens = [int(t) for t in ids[row, :steps] if t != EOS]
             hyps.append([Hypothesis(tokens, float(logp[row, :steps].sum()), a)])
         return hyps
 
     def _log_probs(self, xs: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Log-probabilities (N, L) of the tokens ``ids`` (N, L), fed back as the decoder's inputs."""
-        ts = np.concatenate([np.full((len(ids), 1), BOS, dtype=ids.dtype), ids], axis=1)
+        ts = np.concatenate([np.full((len(ids), 1), self.layout.start, dtype=ids.dtype), ids], axis=1)
         loss_layer, keep = self.model.softmax, _KeepScores()
         self.model.softmax = keep
         try:
@@ -353,10 +452,12 @@ def load_numpy_translator(run_dir: str | Path, config: Config, pipeline: TextPip
     path = run_dir / (BEST if checkpoint == "best" else LAST)
     if checkpoint == "best" and not path.exists():
         path = run_dir / LAST
-    model = _build(design, config, pipeline, np.random.RandomState(0))
-    metadata = load_numpy_weights(model, path)
-    return NumpyTranslator(model, pipeline, config, int(metadata.get("source_len", 0)),
-                           config.train.threads or 1)
+    metadata = numpy_weights_metadata(path)
+    layout = LAYOUTS[config.data.format](pipeline, int(metadata.get("source_len", 0)),
+                                         int(metadata.get("target_len", 0)))
+    model = _build(design, config, pipeline, layout, np.random.RandomState(0))
+    load_numpy_weights(model, path)
+    return NumpyTranslator(model, pipeline, config, layout, config.train.threads or 1)
 
 
 # -- training -----------------------------------------------------------------------------------
@@ -405,18 +506,21 @@ class NumpyTrainer(EpochLoop):
             raise DataError("no training pair is left after the length limits (data.max_*_len)")
         self.dev_examples = encode_pairs(self.pipeline, self.dev_pairs)
         self.reverse = config.data.reverse_source
-        self.source_len = max(len(e.src) for e in train)  # S: every source is padded to it
-        self.xs = source_array([e.src for e in train], self.source_len, self.reverse)  # (N, S)
-        self.ts = target_array([e.tgt for e in train])  # (N, T + 1)
-        self.ts_lengths = np.array([len(e.tgt) + 2 for e in train])  # bos + target + eos
-        self.rng = np.random.RandomState(tc.seed)
-        self.model = _build(design, config, self.pipeline, self.rng)
+        # S and L: every source is padded to the longest training source, (book) every target
+        # to the longest training target
+        self.layout = LAYOUTS[config.data.format](self.pipeline, max(len(e.src) for e in train),
+                                                  max(len(e.tgt) for e in train))
+        self.xs = self.layout.sources([e.src for e in train], self.reverse)  # (N, S)
+        self.ts = self.layout.targets([e.tgt for e in train])  # (N, T + 1)
+        self.ts_lengths = (self.ts != self.layout.ignore_label).sum(axis=1)  # counted positions
+        self.rng = self.layout.rng(config, len(splits["train"]) + len(splits.get("test", [])))
+        self.model = _build(design, config, self.pipeline, self.layout, self.rng)
         self.optimizer = OPTIMIZERS[tc.optimizer](tc)
         self.progress = Progress()
         self.order: np.ndarray | None = None  # this epoch's permutation of the training set
         if resume:
             self._restore()
-        self.translator = NumpyTranslator(self.model, self.pipeline, config, self.source_len,
+        self.translator = NumpyTranslator(self.model, self.pipeline, config, self.layout,
                                           tc.threads or 1)
 
     @property
@@ -451,7 +555,7 @@ class NumpyTrainer(EpochLoop):
         if tc.clip_norm:
             clip_grads(model.grads, tc.clip_norm)
         self.optimizer.update(model.params, model.grads)
-        tokens = int((ts[:, 1:] != PAD).sum())
+        tokens = int((ts[:, 1:] != self.layout.ignore_label).sum())
         return loss * tokens, tokens
 
     def _learning_rate(self) -> float:
@@ -459,19 +563,20 @@ class NumpyTrainer(EpochLoop):
 
     # -- evaluation and checkpoints -------------------------------------------------------------
     def dev_loss(self, batch_size: int = 256) -> float:
-        """Mean cross-entropy per target token (eos included) on the dev set."""
+        """Mean cross-entropy per counted target position (eos included) on the dev set."""
         total, tokens = 0.0, 0
         for start in range(0, len(self.dev_examples), batch_size):
             chunk = self.dev_examples[start:start + batch_size]
-            xs = source_array([e.src for e in chunk], self.source_len, self.reverse)
-            ts = target_array([e.tgt for e in chunk])
-            n = int((ts[:, 1:] != PAD).sum())
+            xs = self.layout.sources([e.src for e in chunk], self.reverse)
+            ts = self.layout.targets([e.tgt for e in chunk])
+            n = int((ts[:, 1:] != self.layout.ignore_label).sum())
             total += self.model.forward(xs, ts) * n
             tokens += n
         return total / tokens if tokens else float("nan")
 
     def _save(self, best: bool) -> None:
-        metadata = {"engine": "numpy", "design": self.design, "source_len": str(self.source_len)}
+        metadata = {"engine": "numpy", "design": self.design,
+                    "source_len": str(self.layout.source_len), "target_len": str(self.layout.target_len)}
         save_numpy_weights(self.model, self.run_dir / LAST, metadata)
         state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
                  "progress": dict(self.progress.__dict__), "order": self.order}

@@ -13,6 +13,7 @@ import torch
 from ..api import Translator
 from ..config import Config, save_config
 from ..data.batching import Example, batch_indices, iterate_batches, sorted_batches
+from ..data.book import load_book
 from ..data.corpus import read_tsv
 from ..data.pipeline import TextPipeline
 from ..errors import ConfigError, DataError
@@ -36,6 +37,11 @@ def resolve_device(name: str) -> torch.device:
 def load_splits(config: Config) -> dict[str, list[Pair]]:
     """Train and dev (and test, when given) pairs from the config's data paths."""
     data = config.data
+    if data.format == "book":
+        if not data.train:
+            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)")
+        train, _, test = load_book(data.train, dev_size=0)
+        return {"train": train, "dev": test, "test": test}  # the book evaluates its test set
     paths = {"train": data.train, "dev": data.dev, "test": data.test}
     if data.dir:
         for split in paths:
