@@ -220,9 +220,10 @@ class _Workspace:
         return a
 
 
-def _flat_view(buf: np.ndarray, shape: tuple) -> np.ndarray:
-    """A C-contiguous array of ``shape`` over the start of the flat buffer ``buf``."""
-    return buf[:int(np.prod(shape))].reshape(shape)
+def _flat_view(buf: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A C-contiguous (rows, columns) array over the start of the flat buffer ``buf``."""
+    rows, columns = int(shape[0]), int(shape[1])
+    return buf[:rows * columns].reshape(rows, columns)
 
 
 class _PrefixPlan:
