@@ -193,9 +193,11 @@ class EpochLoop:
         window[0] += loss_sum
         window[1] += tokens
         elapsed = max(time.perf_counter() - window[2], 1e-9)
-        bar.update(len(group))
+        # the postfix shows at the bar's next refresh (every mininterval): a log file gets a
+        # line every 30 s, not one per update
         bar.set_postfix(loss=f"{window[0] / max(window[1], 1):.3f}",
-                        tok_s=f"{window[1] / elapsed:,.0f}")
+                        tok_s=f"{window[1] / elapsed:,.0f}", refresh=False)
+        bar.update(len(group))
         if tc.log_every and p.step % tc.log_every == 0:
             self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step,
                        "loss": window[0] / max(window[1], 1), "tokens_per_second": window[1] / elapsed,
