@@ -374,6 +374,7 @@ class TimeLSTM:
         K = WT.shape[1]
         width = plan.width
         mode = "train" if cache else "infer"
+
         def carve(name, rows, widths):
             return self._carve(f"{mode}.{name}", rows, widths, dtype)
 
@@ -443,7 +444,9 @@ class TimeLSTM:
         W = self._backward_weight()                    # (K, 4H)
         K = W.shape[0]
         width, columns = plan.width, plan.columns
-        buf = lambda name, rows: self._ws.get(f"grad.{name}", (rows * columns,), dtype)  # noqa: E731
+
+        def buf(name, rows):                           # flat, room for (rows, columns)
+            return self._ws.get(f"grad.{name}", (rows * columns,), dtype)
 
         dh_cols = plan.to_columns(dhs)                 # (T, H, columns); a copy when shared
         if plan.shared:
@@ -465,10 +468,13 @@ class TimeLSTM:
             dc = _flat_view(buf("dc", H), (H, w))
             np.add(dh_cols[t][:, :w], dZ_next[:H, :w], out=dh)
             dc[...] = dc_next[:, :w]
-            if plan.shared:                            # samples still in the prefix at step t,
-                dh[:, 0] += dh_cols[t][:, w:].sum(axis=1)             # and those entering
-                dh[:, 0] += dZ_next[:H, w:w_next].sum(axis=1)         # after it, read h_t
-                dc[:, 0] += dc_next[:, w:w_next].sum(axis=1)          # and c_t of column 0
+            if plan.shared:
+                # h_t and c_t of the prefix column are also those of the samples still in the
+                # prefix (their output gradients) and of the samples entering at t + 1 (what
+                # flows back from their first own step)
+                dh[:, 0] += dh_cols[t][:, w:].sum(axis=1)
+                dh[:, 0] += dZ_next[:H, w:w_next].sum(axis=1)
+                dc[:, 0] += dc_next[:, w:w_next].sum(axis=1)
             dA = _flat_view(buf("dA", 4 * H), (4 * H, w))
             dc_prev = _flat_view(dc_bufs[1 - k], (H, w))
             _lstm_step_backward(dh, dc, _split4(gates[t], H, 0), _split4(dA, H, 0), cs[t],
@@ -485,9 +491,8 @@ class TimeLSTM:
         dWh[...] = dWT[:, :H].T
         dWx[...] = dWT[:, H:H + D].T
         db[...] = dWT[:, H + D]
-        dxs = plan.to_samples(dx_cols)                                # (N, T, D)
+        dxs = plan.to_samples(dx_cols)                 # (N, T, D); a copy when shared
         if plan.shared:
-            dxs = np.array(dxs)
             dxs[plan.representative] += dx_cols[:, :, 0]
         if zero_start:                                 # (N, H) for the initial state
             self.dh = None
