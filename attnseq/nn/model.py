@@ -5,12 +5,12 @@ import math
 from typing import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..registry import Registry
 from .decoders import build_decoder
 from .encoders import build_encoder
+from .loss import linear_cross_entropy
 from .state import Memory
 
 ARCHS: Registry[Callable[..., "Seq2Seq"]] = Registry("architecture")
@@ -43,9 +43,9 @@ class Seq2Seq(nn.Module):
         """
         features, _ = self(src, src_mask, tgt_in)  # (B, T, F)
         real = features[tgt_mask]  # (N, F)
-        logits = self.decoder.generator(real)  # (N, V)
-        loss = F.cross_entropy(logits.float(), tgt_out[tgt_mask], reduction="sum",
-                               label_smoothing=label_smoothing)
+        generator = self.decoder.generator
+        loss = linear_cross_entropy(real, generator.weight, generator.bias, tgt_out[tgt_mask],
+                                    label_smoothing)
         return loss, real.shape[0]
 
 

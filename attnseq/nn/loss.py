@@ -1,0 +1,74 @@
+"""The training loss: the output layer and the cross-entropy fused, computed in row chunks.
+
+``linear_cross_entropy(x, weight, bias, target)`` equals
+``F.cross_entropy(F.linear(x, weight, bias), target, reduction="sum")`` (with the same
+``label_smoothing``), but the (N, V) logits never exist at once: each chunk of rows gets its
+logits, loss and gradient (softmax minus the smoothed one-hot) while it is in cache, and the
+gradients for x, weight and bias are accumulated there.  With an 8,000-word vocabulary the full
+logits of a batch are ~40 MB; materialising them, zero-filling the gradient and running
+log-softmax forward and backward over them costs more than the output layer's matrix products.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["linear_cross_entropy", "CHUNK_BYTES"]
+
+CHUNK_BYTES = 4 << 20  # logits per chunk: about the size of a core's L2 cache or two
+
+
+class _LinearCrossEntropy(torch.autograd.Function):
+    """Summed (smoothed) cross-entropy of softmax(x W^T + b); gradients made in the forward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, target, label_smoothing: float, chunk: int):
+        # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
+        N, V = x.shape[0], weight.shape[0]
+        eps = float(label_smoothing)
+        grad_x = torch.empty_like(x)                                  # (N, F)
+        grad_w = torch.zeros_like(weight)                             # (V, F)
+        grad_b = torch.zeros_like(bias) if bias is not None else None  # (V,)
+        total = torch.zeros((), dtype=torch.float64, device=x.device)
+        for lo in range(0, N, chunk):
+            xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]          # (n, F), (n,)
+            logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
+            lse = torch.logsumexp(logits, dim=1)                      # (n,)
+            nll = lse - logits.gather(1, tc[:, None]).squeeze(1)      # -log p(target)
+            loss = nll if not eps else (1 - eps) * nll + eps * (lse - logits.mean(dim=1))
+            total += loss.sum(dtype=torch.float64)
+            # d loss / d logits = softmax - (1 - eps) onehot - eps / V, built in place
+            grad = logits.sub_(lse[:, None]).exp_()                   # (n, V)
+            grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
+            if eps:
+                grad.sub_(eps / V)
+            torch.mm(grad, weight, out=grad_x[lo:lo + chunk])
+            grad_w.addmm_(grad.t(), xc)
+            if grad_b is not None:
+                grad_b += grad.sum(dim=0)
+        ctx.save_for_backward(grad_x, grad_w, grad_b)
+        return total.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, grad_w, grad_b = ctx.saved_tensors
+        return (grad_x * grad_output, grad_w * grad_output,
+                None if grad_b is None else grad_b * grad_output, None, None, None)
+
+
+def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                         target: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+    """Summed cross-entropy of the logits ``x @ weight.T + bias`` against ``target``.
+
+    x (N, F), weight (V, F), bias (V,) or None, target (N,).  Fused and chunked when gradients
+    are wanted in float32/float64; otherwise (inference, autocast) the plain computation.
+    """
+    fused = (torch.is_grad_enabled() and x.dtype in (torch.float32, torch.float64)
+             and weight.dtype == x.dtype and not torch.is_autocast_enabled(x.device.type))
+    if not fused:
+        logits = F.linear(x, weight, bias)
+        if logits.dtype not in (torch.float32, torch.float64):
+            logits = logits.float()                                   # bf16: sum in float32
+        return F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing)
+    chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
+    return _LinearCrossEntropy.apply(x, weight, bias, target, label_smoothing, chunk)

@@ -1,0 +1,48 @@
+"""attnseq.nn.loss: the fused, chunked output layer + cross-entropy equals the plain one."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attnseq.nn import loss as loss_module
+from attnseq.nn.loss import linear_cross_entropy
+
+
+def inputs(bias: bool, N: int = 37, features: int = 5, V: int = 11, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(N, features, dtype=torch.float64, generator=g, requires_grad=True)
+    weight = torch.randn(V, features, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(V, dtype=torch.float64, generator=g, requires_grad=True) if bias else None
+    target = torch.randint(0, V, (N,), generator=g)
+    return x, weight, b, target
+
+
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_loss_and_gradients_equal_the_plain_computation(monkeypatch, bias, label_smoothing):
+    monkeypatch.setattr(loss_module, "CHUNK_BYTES", 8 * 11 * 8)   # 8 rows a chunk: 5 chunks
+    x, weight, b, target = inputs(bias)
+    params = [p for p in (x, weight, b) if p is not None]
+    fused = linear_cross_entropy(x, weight, b, target, label_smoothing)
+    fused_grads = torch.autograd.grad(fused * 0.5, params)        # the scale reaches the grads
+    plain = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum",
+                            label_smoothing=label_smoothing)
+    plain_grads = torch.autograd.grad(plain * 0.5, params)
+    assert fused.item() == pytest.approx(plain.item(), rel=1e-12)
+    for got, want in zip(fused_grads, plain_grads):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_loss_passes_gradcheck():
+    x, weight, b, target = inputs(True, N=6, V=4)
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: linear_cross_entropy(x, w, b, target, 0.1), (x, weight, b))
+
+
+def test_without_gradients_it_is_the_plain_computation():
+    x, weight, b, target = inputs(True)
+    with torch.no_grad():
+        got = linear_cross_entropy(x, weight, b, target)
+        want = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum")
+    assert got.item() == pytest.approx(want.item(), rel=1e-12)
