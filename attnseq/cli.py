@@ -69,6 +69,11 @@ def _load_config(args):
     overrides = list(args.set or [])
     if getattr(args, "data", None):
         if Path(args.data).is_file():  # one file of the book's question_answer lines
+            from .data.corpus import read_lines
+
+            if "\t" in next(iter(read_lines(args.data)), ""):
+                raise UserError(f"--data {args.data}: a TSV file; split it first (attnseq data split "
+                                f"--input {args.data} --out DIR) and give --data DIR")
             overrides[:0] = ["data.format=book", "data.dir=", f"data.train={args.data}",
                              "data.dev=", "data.test="]
         else:

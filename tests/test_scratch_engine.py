@@ -207,3 +207,7 @@ def test_book_format_errors_name_the_key(tmp_path, capsys):
     assert main(["-q", "train", BOOK, "--data", str(bad), "--out", str(tmp_path / "c"),
                  *sets(*TINY)]) == 2
     assert f"{bad}:2" in capsys.readouterr().err
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("abc\tcba\n")
+    assert main(["-q", "train", BOOK, "--data", str(tsv), "--out", str(tmp_path / "d"), *sets(*TINY)]) == 2
+    assert "attnseq data split" in capsys.readouterr().err
