@@ -19,6 +19,10 @@ The book's conventions, kept on purpose:
   search is torch-only.
 
 Source and target keep their own vocabularies (the models take ``target_vocab_size``).
+
+With ``data.format: book`` (``attnseq train ... --data date.txt``) the arrays are the book's
+own instead (``BookLayout``): the book's ids, '_' as the start symbol, answers of fixed width
+without eos, padding spaces, and the book's random stream, so the run retraces the book's.
 Designs: ``model.decoder`` none -> the book's baseline, peeky -> Peeky, book -> attention
 (``model.bidirectional: true`` -> attention with a BiLSTM encoder).
 
