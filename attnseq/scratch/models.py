@@ -146,13 +146,19 @@ class Decoder(_Module):
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
         V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
-        affine_W = _normal(rng, (H, V), np.sqrt(H), dtype)
+        lstm_in, affine_in = self._widths(D, H)
+        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, lstm_in, H, dtype)
+        affine_W = _normal(rng, (affine_in, V), np.sqrt(affine_in), dtype)
         affine_b = np.zeros(V, dtype)
         self.embed = TimeEmbedding(embed_W)
         self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
         self.affine = TimeAffine(affine_W, affine_b)
         self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
+
+    @staticmethod
+    def _widths(D: int, H: int) -> tuple[int, int]:
+        """Input widths of the LSTM and of the output affine: here the embedding and h."""
+        return D, H
 
     def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
         """Scores (N, T, V) for inputs xs (N, T) from the LSTM's current state; h is the
@@ -221,16 +227,9 @@ class Seq2seq(_Module):
 class PeekyDecoder(Decoder):
     """Decoder that also feeds the encoder state h to the LSTM and to the affine at every step."""
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None):
-        V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, H + D, H, dtype)  # Wx rows: [h; embedding]
-        affine_W = _normal(rng, (H + H, V), np.sqrt(H + H), dtype)    # rows: [h; LSTM output]
-        affine_b = np.zeros(V, dtype)
-        self.embed = TimeEmbedding(embed_W)
-        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
-        self.affine = TimeAffine(affine_W, affine_b)
-        self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
+    @staticmethod
+    def _widths(D: int, H: int) -> tuple[int, int]:
+        return H + D, H + H             # Wx rows: [h; embedding]; affine rows: [h; LSTM output]
 
     def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
         N, T = xs.shape
@@ -277,18 +276,15 @@ class AttentionDecoder(Decoder):
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None):
-        V, D, H = vocab_size, wordvec_size, hidden_size
-        embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
-        affine_W = _normal(rng, (2 * H, V), np.sqrt(2 * H), dtype)    # rows: [context; h]
-        affine_b = np.zeros(V, dtype)
-        self.embed = TimeEmbedding(embed_W)
-        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
+        super().__init__(vocab_size, wordvec_size, hidden_size, dtype, rng)
         self.attention = TimeAttention()
-        self.affine = TimeAffine(affine_W, affine_b)
-        self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
         self.dh = None                      # gradient for the initial state, after backward
         self.attention_weights = None       # (N, length, S) from the last generate
         self._h_given = False
+
+    @staticmethod
+    def _widths(D: int, H: int) -> tuple[int, int]:
+        return D, 2 * H                 # affine rows: [context; h]
 
     def _step(self, xs, enc_hs, cache: bool = True) -> np.ndarray:
         dec_hs = self.lstm.forward(self.embed.forward(xs), cache)     # (N, T, H)
