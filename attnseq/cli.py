@@ -63,15 +63,21 @@ def cmd_data_gettext(args) -> None:
 
 
 # -- train / evaluate / translate --------------------------------------------------------------
+def _is_tsv(path: str) -> bool:
+    """True when the file's first line has a tab (source<TAB>target), False for the book's
+    question_answer lines."""
+    from .data.corpus import read_lines
+
+    return "\t" in next(iter(read_lines(path)), "")
+
+
 def _load_config(args):
     from .config import load_config
 
     overrides = list(args.set or [])
     if getattr(args, "data", None):
         if Path(args.data).is_file():  # one file of the book's question_answer lines
-            from .data.corpus import read_lines
-
-            if "\t" in next(iter(read_lines(args.data)), ""):
+            if _is_tsv(args.data):
                 raise UserError(f"--data {args.data}: a TSV file; split it first (attnseq data split "
                                 f"--input {args.data} --out DIR) and give --data DIR")
             overrides[:0] = ["data.format=book", "data.dir=", f"data.train={args.data}",
@@ -102,10 +108,10 @@ def cmd_train(args) -> None:
 
 def cmd_evaluate(args) -> None:
     from .api import load
-    from .data.corpus import read_lines, read_tsv
+    from .data.corpus import read_tsv
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
-    if translator.config.data.format == "book" and "\t" not in next(iter(read_lines(args.data)), "\t"):
+    if translator.config.data.format == "book" and not _is_tsv(args.data):
         from .data.book import load_book
 
         pairs = load_book(args.data, dev_size=0)[2]  # a book file: its test set, as the book
