@@ -11,4 +11,12 @@ def load(run_dir, checkpoint: str = "best", device: str = "cpu"):
     return _load(run_dir, checkpoint=checkpoint, device=device)
 
 
-__all__ = ["load", "__version__"]
+def fit(config, run_dir, overrides=(), resume: bool = False):
+    """Train ``config`` (a Config or a YAML file, with ``--set``-style ``overrides``) into
+    ``run_dir`` with the engine it names; the summary of the run."""
+    from .api import fit as _fit
+
+    return _fit(config, run_dir, overrides, resume=resume)
+
+
+__all__ = ["load", "fit", "__version__"]

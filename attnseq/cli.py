@@ -63,61 +63,35 @@ def cmd_data_gettext(args) -> None:
 
 
 # -- train / evaluate / translate --------------------------------------------------------------
-def _is_tsv(path: str) -> bool:
-    """True when the file's first line has a tab (source<TAB>target), False for the book's
-    question_answer lines."""
-    from .data.corpus import read_lines
-
-    return "\t" in next(iter(read_lines(path)), "")
-
-
 def _load_config(args):
     from .config import load_config
+    from .data.sources import data_overrides
 
     overrides = list(args.set or [])
     if getattr(args, "data", None):
-        if Path(args.data).is_file():  # one file of the book's question_answer lines
-            if _is_tsv(args.data):
-                raise UserError(f"--data {args.data}: a TSV file; split it first (attnseq data split "
-                                f"--input {args.data} --out DIR) and give --data DIR")
-            overrides[:0] = ["data.format=book", "data.dir=", f"data.train={args.data}",
-                             "data.dev=", "data.test="]
-        else:
-            overrides[:0] = [f"data.dir={args.data}", "data.train=", "data.dev=", "data.test="]
+        overrides[:0] = data_overrides(args.data)  # a folder of splits, or the book's file
     return load_config(args.config, overrides)
 
 
 def cmd_train(args) -> None:
+    from .engines import engine_for
+
     config = _load_config(args)
+    engine = engine_for(config)
+    config = engine.check(config)
     run_dir = Path(args.out or Path("runs") / Path(args.config).stem)
-    if config.engine == "numpy":
-        from .scratch.engine import train_numpy
-
-        summary = train_numpy(config, run_dir, resume=args.resume)
-    else:
-        from .train.loop import Trainer
-
-        trainer = Trainer(config, run_dir, resume=args.resume)
-        log.info("training %s parameters on %d pairs -> %s", f"{trainer.parameters:,}",
-                 len(trainer.train_examples), run_dir)
-        summary = trainer.fit()
-        if not trainer.dist.is_main:
-            return
-    print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
+    summary = engine.train(config, run_dir, resume=args.resume)
+    if summary is not None:  # None: a process of a distributed run that does not write the run
+        print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
 
 
 def cmd_evaluate(args) -> None:
     from .api import load
-    from .data.corpus import read_tsv
+    from .data.sources import evaluation_pairs
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
-    if translator.config.data.format == "book" and not _is_tsv(args.data):
-        from .data.book import load_book
-
-        pairs = load_book(args.data, dev_size=0)[2]  # a book file: its test set, as the book
-    else:
-        pairs = read_tsv(args.data, strip=translator.config.data.strip)
-    metrics = translator.evaluate(pairs, beam=args.beam)
+    pairs = evaluation_pairs(args.data, translator.config.data)
+    metrics = translator.evaluate(pairs, beam_size=args.beam)
     if args.json:
         print(json.dumps(metrics))
     else:
@@ -129,12 +103,14 @@ def cmd_translate(args) -> None:
     from .api import load
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    request = {"beam_size": args.beam, "n_best": args.n_best}
+    translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
         from .data.gettext import translate_po
 
         if not args.output:
             raise UserError("translate --po: give --output FILE.po")
-        summary = translate_po(translator, args.po, args.output, beam=args.beam)
+        summary = translate_po(translator, args.po, args.output, beam_size=args.beam)
         print(json.dumps(summary))
         return
     if args.input:
@@ -142,16 +118,13 @@ def cmd_translate(args) -> None:
 
         lines = read_lines(args.input)
     elif sys.stdin.isatty():
-        return _interactive(translator, args)
+        return _interactive(translator, request)
     else:
         lines = sys.stdin.read().splitlines()
-    beam = args.beam
-    if args.n_best and args.n_best > (beam or translator.config.decode.beam_size):
-        beam = args.n_best  # n hypotheses need a beam at least n wide
-    results = translator.search(lines, beam_size=beam, n_best=args.n_best)
+    results = translator.search(lines, **request)
     out_lines = []
     for r in results:
-        if args.n_best and args.n_best > 1:
+        if len(r.outputs) > 1:
             out_lines += [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
         else:
             out_lines.append(r.outputs[0])
@@ -164,7 +137,7 @@ def cmd_translate(args) -> None:
         sys.stdout.write(text)
 
 
-def _interactive(translator, args) -> None:
+def _interactive(translator, request: dict) -> None:
     print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
@@ -173,7 +146,7 @@ def _interactive(translator, args) -> None:
             print(file=sys.stderr)
             return
         if line.strip():
-            r = translator.search([line], beam_size=args.beam, n_best=args.n_best)[0]
+            r = translator.search([line], **request)[0]
             for text, score in zip(r.outputs, r.scores):
                 print(f"{text}\t({score:.3f})")
 
@@ -221,11 +194,12 @@ def cmd_plot(args) -> None:
         path = plot_attention(r.attention[0], r.source_tokens, r.output_tokens[0],
                               args.out or "attention.png", title=f"{args.text} → {r.outputs[0]}")
     elif args.what == "curve":
-        from .viz.curves import plot_curve, read_metrics
+        from .runs import read_metrics
+        from .viz.curves import plot_curve
 
         if not args.run:
             raise UserError("plot curve: give RUN_DIR")
-        path = plot_curve(read_metrics(Path(args.run) / "metrics.jsonl"), args.out or Path(args.run) / "curve.png")
+        path = plot_curve(read_metrics(args.run), args.out or Path(args.run) / "curve.png")
     else:
         from .viz.positional import plot_positional
 
@@ -283,8 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="exact match, token accuracy, BLEU and chrF on a TSV file")
     p.add_argument("run")
-    p.add_argument("--data", required=True, help="source<TAB>reference file (for a run trained on a "
-                                                 "book file: that file, whose test set is used)")
+    p.add_argument("--data", required=True, help="source<TAB>reference file, a data folder (its test.tsv), "
+                                                 "or the book's file (its test set)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")

@@ -18,25 +18,14 @@ from typing import Sequence
 
 from .config import load_config
 from .data.corpus import read_tsv
-from .errors import ConfigError, UserError
-from .train.loop import Trainer
+from .engines import engine_for
+from .errors import UserError
 from .utils import atomic_write_text
 
 log = logging.getLogger(__name__)
 
 COLUMNS = ("config", "parameters", "steps", "train_seconds", "tokens_per_second",
            "dev_exact_match", "test_exact_match", "dev_bleu", "test_bleu")
-
-
-class CountingTrainer(Trainer):
-    """A Trainer that also counts the target tokens it trains on."""
-
-    target_tokens = 0
-
-    def _update(self, group):
-        loss_sum, tokens = super()._update(group)
-        self.target_tokens += tokens
-        return loss_sum, tokens
 
 
 def run_names(configs: Sequence[str | Path]) -> list[str]:
@@ -55,19 +44,16 @@ def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path,
     """Train one config under the budget; its row of the table."""
     from .api import load
 
-    config = load_config(config_path, [f"data.dir={data_dir}", "data.train=", "data.dev=", "data.test=",
-                                       f"train.max_minutes={budget_minutes}", *overrides])
-    if config.engine != "torch":
-        raise ConfigError(f"{config_path}: engine: compare trains with the torch engine; "
-                          f"train {config.engine} runs with attnseq train")
+    config = load_config(config_path, ["data.format=tsv", f"data.dir={data_dir}", "data.train=", "data.dev=",
+                                       "data.test=", f"train.max_minutes={budget_minutes}", *overrides])
+    engine = engine_for(config)
+    config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
-    trainer = CountingTrainer(config, run_dir)
-    trainer.fit()
-    seconds = trainer.progress.train_seconds
-    row = {"config": name, "parameters": trainer.parameters, "steps": trainer.progress.step,
-           "train_seconds": round(seconds, 1),
-           "tokens_per_second": round(trainer.target_tokens / seconds) if seconds else 0}
+    summary = engine.train(config, run_dir)
+    row = {"config": name, "parameters": summary["parameters"], "steps": summary["step"],
+           "train_seconds": round(summary["train_seconds"], 1),
+           "tokens_per_second": summary["tokens_per_second"]}
     translator = load(run_dir)  # the best checkpoint, as users evaluate it
     for split in ("dev", "test"):
         path = Path(data_dir) / f"{split}.tsv"

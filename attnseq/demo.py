@@ -17,24 +17,23 @@ DEMO_SETTINGS = [
     "model.cell=gru",
     "model.embed_size=32",
     "model.hidden_size=128",
-    "model.bidirectional=true",
-    "model.decoder=luong",
+    "model.encoder={name: stacked, bidirectional: true}",
+    "model.decoder={name: luong, input_feeding: false}",
     "model.attention=general",
-    "model.input_feeding=false",
     "train.batch_size=64",
     "train.lr=0.003",
     "train.epochs=6",
     "train.eval_max_sentences=1000",
     "train.select_by=loss",
-    "train.schedule=plateau",  # halve the rate when dev loss stops improving: no late spikes
+    "train.schedule={name: plateau, decay: 0.5}",  # halve the rate when dev loss stops improving
 ]
 
 
 def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
     """Generate dates, train, print test accuracy and examples, write attention.png and curve.png."""
-    from .api import Translator
     from .data.splits import make_date_splits, write_split_dir
     from .train.loop import Trainer
+    from .runs import read_metrics
     from .viz.attention import plot_attention
     from .viz.curves import plot_curve
 
@@ -61,7 +60,7 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
 
     from .api import load
 
-    translator: Translator = load(run_dir)
+    translator = load(run_dir)
     metrics = translator.evaluate(test, bleu=False)
     print(f"\nTest exact match: {metrics['exact_match']:.2%} on {len(test)} dates "
           f"(token accuracy {metrics['token_accuracy']:.2%}); trained in {seconds / 60:.1f} min\n")
@@ -75,14 +74,8 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
     result = translator.search([example], keep_attention=True)[0]
     attention_png = plot_attention(result.attention[0], result.source_tokens, result.output_tokens[0],
                                    out / "attention.png", title=f"{example} → {result.outputs[0]}")
-    curve_png = plot_curve(trainer.progress.history and _records(run_dir), out / "curve.png")
+    curve_png = plot_curve(read_metrics(run_dir), out / "curve.png")
     print(f"\nWrote {attention_png} and {curve_png}")
     print(f"Try it: attnseq translate {run_dir}   (type a date, e.g. 3/4/21 or Tuesday, 25 December 1984),")
     print(f"        attnseq serve {run_dir}       (a page showing the output and its attention)")
     return metrics
-
-
-def _records(run_dir: Path) -> list[dict]:
-    from .viz.curves import read_metrics
-
-    return read_metrics(run_dir / "metrics.jsonl")

@@ -15,13 +15,14 @@ import time
 import torch
 
 from attnseq.config import load_config
-from attnseq.data.batching import Example, collate
+from attnseq.data.batching import collate
+from attnseq.data.pipeline import Example
 from attnseq.nn.model import build_model
 from attnseq.train.optim import build_optimizer
 
 SETTINGS = [
-    "model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.bidirectional=true",
-    "model.decoder=luong", "model.attention=general", "model.input_feeding=true", "train.batch_size=64",
+    "model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.encoder.bidirectional=true",
+    "model.decoder=luong", "model.attention=general", "model.decoder.input_feeding=true", "train.batch_size=64",
 ]
 
 

@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from attnseq.nn.kernel_regression import NadarayaWatson, average_pooling  # noqa: E402
+from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling  # noqa: E402
 
 
 def true_function(x: torch.Tensor) -> torch.Tensor:

@@ -10,7 +10,7 @@ import torch
 torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK_DIR = ROOT.parent / "shared" / "data" / "book"
+BOOK_DIR = ROOT.parent / "shared" / "data" / "book"  # the book's date.txt and addition.txt, beside the checkout
 
 
 def reverse_pairs(n: int, seed: int = 0, symbols: str = "abcdef", lengths=(3, 7), reverse: bool = True) -> list[tuple[str, str]]:
@@ -70,6 +70,17 @@ def assert_teacher_forcing_equals_stepping(model, src, mask, tgt_in) -> None:
             assert torch.all(step_alignment[~mask] == 0)  # padding gets no attention
 
 
+def scorer_variant(name: str, **options):
+    """The scorer ``name`` with those of ``options`` that it takes (its options dataclass says which)."""
+    import dataclasses
+
+    from attnseq.nn.attention import SCORERS
+    from attnseq.schema import Variant
+
+    takes = {f.name for f in dataclasses.fields(SCORERS.options_class(name))}
+    return Variant(name, {k: v for k, v in options.items() if k in takes})
+
+
 # What every attention design needs to learn the reversal task perfectly.
 LEARN = ["train.epochs=12", "train.lr=0.003", "train.schedule=plateau", "train.select_by=loss",
          "model.hidden_size=64"]
@@ -77,7 +88,6 @@ LEARN = ["train.epochs=12", "train.lr=0.003", "train.schedule=plateau", "train.s
 TINY = [
     "model.embed_size=16",
     "model.hidden_size=32",
-    "model.attention_size=16",
     "train.batch_size=32",
     "train.progress=false",
     "train.log_every=0",

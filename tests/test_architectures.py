@@ -7,16 +7,16 @@ import torch
 
 from attnseq.config import load_config
 from attnseq.decoding.greedy import greedy_search
-from attnseq.nn.decoders import DECODERS
-from attnseq.nn.decoders_extra import summary_of
-from attnseq.nn.encoders import ENCODERS
-from attnseq.nn.model import build_model
+from attnseq.errors import ConfigError
+from attnseq.nn import build_model
+from attnseq.nn.rnn.decoders import DECODERS, summary_of
+from attnseq.nn.rnn.encoders import ENCODERS
 
 from conftest import assert_teacher_forcing_equals_stepping, padded_batch
 
 SYMBOLS = 6  # token ids 4..9; 0 pad, 1 bos, 2 eos
 V = 4 + SYMBOLS
-SMALL = ["model.embed_size=8", "model.hidden_size=12", "model.attention_size=8"]
+SMALL = ["model.embed_size=8", "model.hidden_size=12"]
 
 
 def model_for(*overrides: str, dtype=torch.double):
@@ -44,8 +44,7 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     ``overrides`` (embeddings hidden / 2) for ``steps`` Adam updates on copying (reversing)
     sequences over 6 symbols."""
     torch.manual_seed(0)
-    cfg = load_config(None, [f"model.embed_size={hidden // 2}", f"model.hidden_size={hidden}",
-                             "model.attention_size=16", *overrides]).model
+    cfg = load_config(None, [f"model.embed_size={hidden // 2}", f"model.hidden_size={hidden}", *overrides]).model
     model = build_model(cfg, V, V)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     generator = torch.Generator().manual_seed(1)
@@ -80,12 +79,15 @@ def test_encoder_shapes_and_padding(encoder, cell):
 
 
 def test_gnmt_layout_bidirectional_bottom_and_residuals_from_the_third_layer():
-    encoder = model_for("model.encoder=gnmt", "model.encoder_layers=4", "model.bidirectional=false").encoder
+    encoder = model_for("model.encoder=gnmt", "model.encoder_layers=4").encoder
     assert [layer.bidirectional for layer in encoder.layers] == [True, False, False, False]
     assert encoder.residual == [False, False, True, True]
     residual = model_for("model.encoder=residual", "model.encoder_layers=3").encoder
     assert [layer.bidirectional for layer in residual.layers] == [True, True, True]
     assert residual.residual == [False, True, True]
+    # GNMT fixes its own layout: a bidirectional option is not one of its settings
+    with pytest.raises(ConfigError, match="model.encoder.bidirectional: unknown option"):
+        model_for("model.encoder=gnmt", "model.encoder.bidirectional=false")
 
 
 def test_residual_connections_add_the_layer_input():
@@ -106,11 +108,11 @@ def test_residual_connections_add_the_layer_input():
 # -- decoder designs ---------------------------------------------------------------------------
 DESIGN_VARIANTS = [
     ("cho2014", []), ("cho2014", ["model.cell=gru", "model.bridge=zero"]),
-    ("peeky", []), ("peeky", ["model.bidirectional=false", "model.bridge=copy"]),
+    ("peeky", []), ("peeky", ["model.encoder.bidirectional=false", "model.bridge=copy"]),
     ("bahdanau", ["model.cell=gru", "model.attention=concat"]),
-    ("book", ["model.context_into_input=true"]),
-    ("luong", ["model.attention=local_m", "model.attention_window=1"]),
-    ("luong", ["model.attention=local_p", "model.input_feeding=false"]),
+    ("book", ["model.decoder.context_into_input=true"]),
+    ("luong", ["model.attention=local_m", "model.attention.window=1"]),
+    ("luong", ["model.attention=local_p", "model.decoder.input_feeding=false"]),
     ("luong", ["model.encoder=gnmt", "model.encoder_layers=3"]),
     ("luong", ["model.cell=lstm_proj", "model.decoder_layers=2", "model.encoder_layers=2"]),
 ]
@@ -154,7 +156,7 @@ def test_summary_reaches_every_step(design):
 
 
 def test_peeky_features_start_with_the_encoder_state():
-    model = model_for("model.decoder=peeky", "model.bidirectional=false", "model.bridge=copy")
+    model = model_for("model.decoder=peeky", "model.encoder.bidirectional=false", "model.bridge=copy")
     src, mask, tgt_in = padded_batch(V, V)
     memory = model.encode(src, mask)
     features, _ = model.decoder(memory, tgt_in)
@@ -165,7 +167,7 @@ def test_peeky_features_start_with_the_encoder_state():
 
 def test_book_context_into_input_widens_the_recurrent_input():
     plain = model_for("model.decoder=book")
-    fed = model_for("model.decoder=book", "model.context_into_input=true")
+    fed = model_for("model.decoder=book", "model.decoder.context_into_input=true")
     assert plain.decoder.parallel and not fed.decoder.parallel
     assert fed.decoder.rnn.input_size == plain.decoder.rnn.input_size + plain.decoder.memory_size
     src, mask, tgt_in = padded_batch(V, V)
@@ -187,14 +189,14 @@ def test_state_select_keeps_the_step_counter():
 # -- a tiny task learned -------------------------------------------------------------------------
 # luong (with every scorer) is trained in test_scorers.py, every cell in test_cells.py
 LEARNED = {
-    "book+context_into_input": ["model.decoder=book", "model.context_into_input=true"],
-    "bahdanau+gru": ["model.decoder=bahdanau", "model.cell=gru", "model.attention=concat"],
-    "gnmt": ["model.encoder=gnmt", "model.encoder_layers=3", "model.input_feeding=false"],
+    "book+context_into_input": ["model.decoder=book", "model.decoder.context_into_input=true"],
+    "bahdanau+gru": ["model.decoder=bahdanau", "model.cell=gru", "model.attention={name: concat, size: 16}"],
+    "gnmt": ["model.encoder=gnmt", "model.encoder_layers=3", "model.decoder.input_feeding=false"],
 }
 NO_ATTENTION = {  # the whole string must pass through the state: reversal, short strings
-    "none": ["model.decoder=none", "model.bidirectional=false", "model.bridge=copy"],
+    "none": ["model.decoder=none", "model.encoder.bidirectional=false", "model.bridge=copy"],
     "cho2014": ["model.decoder=cho2014", "model.cell=gru"],
-    "peeky": ["model.decoder=peeky", "model.bidirectional=false", "model.bridge=copy"],
+    "peeky": ["model.decoder=peeky", "model.encoder.bidirectional=false", "model.bridge=copy"],
 }
 
 

@@ -6,12 +6,14 @@ import torch
 
 from attnseq.nn.attention import SCORERS, build_scorer
 
+from conftest import scorer_variant
+
 B, T, S, H = 3, 4, 6, 8
 
 
 def make(name: str):
     torch.manual_seed(0)
-    return build_scorer(name, H, H, 8, heads=2, window=2, head_scorer="scaled_dot").double()
+    return build_scorer(scorer_variant(name, heads=2, window=2, size=8), H, H).double()
 
 
 def inputs():

@@ -178,7 +178,8 @@ def test_n_best_larger_than_beam_is_a_config_error():
 # ----------------------------------------------------------------- real random models
 def random_model(*overrides: str, vocab: int = 17):
     torch.manual_seed(0)
-    cfg = load_config(None, TINY + list(overrides)).model
+    base = TINY if "model.arch=transformer" not in overrides else [s for s in TINY if "embed_size" not in s]
+    cfg = load_config(None, base + list(overrides)).model
     return build_model(cfg, 19, vocab).eval()
 
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 from torch import nn
 
-from attnseq.nn.cells import CELLS, build_rnn
-from attnseq.nn.cells_custom import MinimalGRULayer, PeepholeLSTMLayer, reverse_within
+from attnseq.nn.rnn.cells import CELLS, build_rnn
+from attnseq.nn.rnn.loop_cells import MinimalGRULayer, PeepholeLSTMLayer, reverse_within
+from attnseq.schema import Variant
 
-pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 
 B, T, I, H = 3, 5, 4, 6
 CUSTOM = ["mingru", "lstm_peephole"]
@@ -18,7 +18,7 @@ CUSTOM = ["mingru", "lstm_peephole"]
 
 def layer(cell: str, bidirectional: bool = False, layers: int = 1, dtype=torch.float32, **options):
     torch.manual_seed(0)
-    return build_rnn(cell, I, H, layers, 0.0, bidirectional, **options).to(dtype).eval()
+    return build_rnn(Variant(cell, options), I, H, layers, 0.0, bidirectional).to(dtype).eval()
 
 
 def hidden(state) -> torch.Tensor:
@@ -46,9 +46,12 @@ def test_shapes(cell, bidirectional):
 
 
 def test_projected_lstm_sizes():
+    """projection_size is the outputs' width, directions together; 0: half of each direction's H."""
     assert layer("lstm_proj").output_size == H // 2
+    assert layer("lstm_proj", True).output_size == 2 * (H // 2)
     assert layer("lstm_proj", projection_size=2).output_size == 2
-    assert layer("lstm_proj", True, projection_size=2).output_size == 4
+    bi = layer("lstm_proj", True, projection_size=4)
+    assert bi.output_size == 4 and bi.rnn.proj_size == 2
 
 
 @pytest.mark.parametrize("cell", CELLS.names())
@@ -177,8 +180,10 @@ def test_dropout_between_layers_only_in_training():
 def test_projection_must_be_smaller_than_hidden():
     from attnseq.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="model.projection_size"):
-        build_rnn("lstm_proj", I, H, projection_size=H)
+    with pytest.raises(ConfigError, match="model.cell.projection_size"):
+        layer("lstm_proj", projection_size=H)
+    with pytest.raises(ConfigError, match="model.cell.projection_size: unknown option"):
+        layer("lstm", projection_size=2)
 
 
 @pytest.mark.parametrize("cell", CELLS.names())

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ from attnseq.data.splits import (
 )
 from attnseq.errors import DataError
 
-BOOK_DIR = Path("/work/shared/data/book")
+from conftest import BOOK_DIR  # noqa: E402  (the shared folder beside the checkout)
 LOCALES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv")
 needs_book = pytest.mark.skipif(not (BOOK_DIR / "date.txt").exists(),
                                 reason="the book's data sets are not on this machine")
@@ -274,3 +273,29 @@ def test_malformed_book_line_names_file_and_line(tmp_path):
         read_book_pairs(path)
     with pytest.raises(DataError, match="no such file"):
         load_book(tmp_path / "missing.txt")
+
+
+def test_book_vocabulary_is_in_order_of_first_appearance(tmp_path):
+    """The book's ids: characters of whole lines (question, '_', answer) as they first appear."""
+    from attnseq.data.book import book_vocab
+
+    lines = [f"{a}+{b}".ljust(5) + "_" + str(a + b).ljust(3) for a, b in [(1, 2), (10, 5), (3, 44)]]
+    path = tmp_path / "sums.txt"
+    path.write_text("".join(line + "\n" for line in lines))
+    assert book_vocab(path).itos[4:10] == ["1", "+", "2", " ", "_", "3"]
+
+
+@needs_book
+def test_the_books_arrays_of_date_txt():
+    """book_arrays gives what the book's load_data and chapter 8 feed its model (questions reversed)."""
+    from attnseq.engines.numpy_engine.book import book_arrays
+
+    arrays = book_arrays(BOOK_DIR / "date.txt")
+    assert arrays.vocab_size == 59
+    assert arrays.x_train.shape == (45000, 29) and arrays.t_train.shape == (45000, 11)
+    assert arrays.x_test.shape == (5000, 29) and arrays.t_test.shape == (5000, 11)
+    start = arrays.t_train[0, 0]
+    assert (arrays.t_train[:, 0] == start).all() and (arrays.t_test[:, 0] == start).all()  # '_' starts
+    from attnseq.data.book import book_vocab
+
+    assert book_vocab(BOOK_DIR / "date.txt").itos[4] == "s"  # 'september 27, 1994' opens the file: 's' is 0

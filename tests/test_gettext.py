@@ -185,7 +185,7 @@ class FakeTranslator:
     def __init__(self):
         self.seen: list[str] = []
 
-    def translate(self, texts, beam=None):
+    def translate(self, texts, beam_size=None):
         self.seen += texts
         return [t.upper().replace("%S TO %S", "%s NACH") for t in texts]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnseq.nn.kernel_regression import NadarayaWatson, average_pooling, silverman_bandwidth
+from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling, silverman_bandwidth
 
 ROOT = Path(__file__).resolve().parents[1]
 

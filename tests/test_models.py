@@ -4,9 +4,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+import dataclasses
+
 from attnseq.config import load_config
-from attnseq.nn.decoders import DECODERS
-from attnseq.nn.model import build_model
+from attnseq.nn import build_model
+from attnseq.nn.rnn.decoders import DECODERS
 
 from conftest import LEARN, TINY, assert_teacher_forcing_equals_stepping, padded_batch
 
@@ -20,13 +22,23 @@ def model_for(decoder: str, *extra: str):
 
 
 DESIGNS = DECODERS.names()
-VARIANTS = [[], ["model.input_feeding=false"], ["model.context_into_input=true"],
-            ["model.cell=gru"], ["model.bidirectional=false", "model.bridge=copy"],
-            ["model.encoder_layers=2", "model.decoder_layers=2"]]
+COMMON_VARIANTS = [[], ["model.cell=gru"], ["model.encoder.bidirectional=false", "model.bridge=copy"],
+                   ["model.encoder_layers=2", "model.decoder_layers=2"]]
 
 
-@pytest.mark.parametrize("design", DESIGNS)
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(v) or "default")
+def design_variants() -> list[tuple[str, list[str]]]:
+    """Every design with the common variants, and with each of its own true/false options flipped
+    (read from the registry: a new design's options are covered without listing them here)."""
+    cases = [(design, variant) for design in DESIGNS for variant in COMMON_VARIANTS]
+    for design in DESIGNS:
+        for option in dataclasses.fields(DECODERS.options_class(design)):
+            if option.type in (bool, "bool"):
+                cases.append((design, [f"model.decoder.{option.name}={str(not option.default).lower()}"]))
+    return cases
+
+
+@pytest.mark.parametrize("design,variant", design_variants(),
+                         ids=lambda v: ",".join(v) or "default" if isinstance(v, list) else v)
 def test_teacher_forcing_equals_stepping(design, variant):
     model = model_for(design, *variant)
     assert_teacher_forcing_equals_stepping(model, *padded_batch(V_SRC, V_TGT))
@@ -72,14 +84,15 @@ def test_reverse_task_learned(design, reverse_data, tmp_path):
 
     from conftest import reverse_pairs, write_tsv
 
-    extra = ["model.input_feeding=false"] if design == "luong" else []
-    if not DECODERS.get(design).uses_attention:  # the whole string must pass through one state
+    extra = ["model.decoder.input_feeding=false"] if design == "luong" else []
+    if DECODERS.get(design).uses_attention:
+        extra.append("model.attention=general")
+    else:  # the whole string must pass through one state
         for split, n, seed in (("train", 1500, 1), ("dev", 100, 2), ("test", 40, 3)):
             write_tsv(reverse_data / f"{split}.tsv", reverse_pairs(n, seed=seed, lengths=(3, 5)))
-        extra += ["model.hidden_size=128", "model.cell=gru", "model.bidirectional=false", "model.bridge=copy",
+        extra += ["model.hidden_size=128", "model.cell=gru", "model.encoder.bidirectional=false", "model.bridge=copy",
                   "train.lr=0.005"]
-    cfg = load_config(None, TINY + LEARN + [f"model.decoder={design}", f"data.dir={reverse_data}",
-                                            "model.attention=general", *extra])
+    cfg = load_config(None, TINY + LEARN + [f"model.decoder={design}", f"data.dir={reverse_data}", *extra])
     Trainer(cfg, tmp_path / "run").fit()
     metrics = load(tmp_path / "run").evaluate(read_tsv(reverse_data / "test.tsv"), bleu=False)
     assert metrics["exact_match"] == 1.0, metrics

@@ -14,13 +14,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnseq.api import Translator
 from attnseq.config import load_config
 from attnseq.data.pipeline import TextPipeline
-from attnseq.nn.model import build_model as build_torch_model
+from attnseq.decoding.translator import TorchTranslator
+from attnseq.engines.numpy_engine.convert import numpy_to_torch_state, torch_to_numpy_state
+from attnseq.engines.numpy_engine.designs import numpy_design
+from attnseq.engines.numpy_engine.layouts import ArrayLayout
+from attnseq.engines.numpy_engine.translator import NumpyTranslator
+from attnseq.nn import build_model as build_torch_model
 from attnseq.scratch import build_model as build_numpy_model
-from attnseq.scratch.engine import (ArrayLayout, NumpyTranslator, numpy_design, numpy_to_torch_state,
-                                    torch_to_numpy_state)
 
 from conftest import reverse_pairs
 
@@ -29,8 +31,8 @@ DESIGNS = {  # torch settings -> the numpy model they equal
     "peeky": ["model.decoder=peeky"],
     "attention": ["model.decoder=book", "model.attention=dot"],
 }
-COMMON = ["engine=numpy", "model.bridge=copy", "model.bidirectional=false", "model.cell=lstm",
-          "model.embed_size=5", "model.hidden_size=6"]
+COMMON = ["engine=numpy", "model.bridge=copy", "model.cell=lstm", "model.init=book", "model.embed_size=5",
+          "model.hidden_size=6", "model.encoder.bidirectional=false"]
 SRC_V, TGT_V = 11, 13
 
 
@@ -107,8 +109,8 @@ def test_weights_round_trip(design):
 def test_bidirectional_names_match_torch():
     np_model = build_numpy_model("bi-attention", SRC_V, 5, 6, dtype=np.float64, rng=np.random.RandomState(2),
                                  target_vocab_size=TGT_V)
-    cfg = load_config(None, COMMON[:2] + ["model.bidirectional=true", "model.decoder=book", "model.attention=dot",
-                                          "model.embed_size=5", "model.hidden_size=6"])
+    cfg = load_config(None, COMMON[:-1] + ["model.encoder.bidirectional=true", "model.decoder=book",
+                                           "model.attention=dot"])
     assert numpy_design(cfg) == "bi-attention"
     torch_model = build_torch_model(cfg.model, SRC_V, TGT_V).double()
     torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in
@@ -134,7 +136,7 @@ def test_same_greedy_outputs(design, tmp_path: Path):
     texts = [w for w, _ in reverse_pairs(24, seed=6, lengths=(6, 6))]  # one length: no padding
 
     numpy_results = NumpyTranslator(np_model, pipeline, cfg, ArrayLayout(pipeline, 6)).search(texts, keep_attention=True)
-    torch_results = Translator(torch_model, pipeline, cfg).search(texts, keep_attention=True)
+    torch_results = TorchTranslator(torch_model, pipeline, cfg).search(texts, keep_attention=True)
 
     lengths = set()
     for n, t in zip(numpy_results, torch_results):

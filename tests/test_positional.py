@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from attnseq.errors import ConfigError
-from attnseq.nn.positional import (POSITIONAL, LearnedPositions, SinusoidalPositions,
+from attnseq.schema import Variant
+from attnseq.nn.transformer.positional import (POSITIONAL, LearnedPositions, SinusoidalPositions,
                                    TransformerEmbedding, sinusoidal_table)
 
 
@@ -28,30 +29,32 @@ def test_sinusoidal_table_matches_the_formula(dim):
 
 
 def test_sinusoidal_positions_slice_and_extend_past_the_table():
-    positions = SinusoidalPositions(8, max_positions=10)
+    positions = SinusoidalPositions(8)
     assert "table" not in positions.state_dict()  # fixed: not saved in checkpoints
     torch.testing.assert_close(positions(3, 4), sinusoidal_table(7, 8)[3:7])
-    far = positions(12, 3)  # beyond max_positions: the table grows
-    assert far.shape == (3, 8)
-    assert far[1, 2].item() == pytest.approx(formula(13, 2, 8), abs=1e-6)
+    start = positions.table.shape[0]
+    far = positions(start + 2, 3)  # beyond the table: it grows
+    assert far.shape == (3, 8) and positions.table.shape[0] > start
+    assert far[1, 2].item() == pytest.approx(formula(start + 3, 2, 8), abs=1e-6)
 
 
 def test_learned_positions_are_trained_vectors_with_a_clear_limit():
-    positions = LearnedPositions(8, max_positions=5)
+    positions = POSITIONAL.build(Variant("learned", {"max_positions": 5}), "model.positional", 8)
+    assert isinstance(positions, LearnedPositions)
     assert positions(1, 3).shape == (3, 8)
     assert positions(0, 5).requires_grad
-    with pytest.raises(ConfigError, match="model.max_positions"):
+    with pytest.raises(ConfigError, match="model.positional.max_positions"):
         positions(3, 4)
 
 
 def test_registry_names_and_unknown_choice():
     assert set(POSITIONAL.names()) == {"sinusoidal", "learned"}
     with pytest.raises(ConfigError, match="model.positional"):
-        TransformerEmbedding(10, 8, "rotary", 16, 0.0)
+        TransformerEmbedding(10, 8, "rotary", 0.0)
 
 
 def test_embedding_is_scaled_tokens_plus_positions():
-    embed = TransformerEmbedding(10, 16, "sinusoidal", 32, dropout=0.0)
+    embed = TransformerEmbedding(10, 16, "sinusoidal", dropout=0.0)
     ids = torch.tensor([[4, 5, 6], [7, 0, 0]])
     out = embed(ids, start=2)  # (B, T, D)
     expected = embed.tokens(ids) * 4.0 + sinusoidal_table(5, 16)[2:5]
@@ -60,7 +63,7 @@ def test_embedding_is_scaled_tokens_plus_positions():
 
 
 def test_embedding_dropout_only_in_training():
-    embed = TransformerEmbedding(10, 16, "learned", 32, dropout=0.5)
+    embed = TransformerEmbedding(10, 16, Variant("learned", {"max_positions": 32}), dropout=0.5)
     ids = torch.tensor([[4, 5, 6, 7]])
     embed.eval()
     torch.testing.assert_close(embed(ids), embed(ids))

@@ -2,13 +2,16 @@
 the decoder's target positions, and a tiny task learned."""
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
 from attnseq.errors import ConfigError
 from attnseq.nn.attention import SCORERS, build_scorer
+from attnseq.schema import Variant
 
-from conftest import padded_batch
+from conftest import padded_batch, scorer_variant
 from test_architectures import V, learn_task, model_for
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
@@ -17,8 +20,8 @@ LENGTHS = torch.tensor([7, 5, 2])
 
 def make(name: str, query_size: int = HQ, key_size: int = HK, **options):
     torch.manual_seed(0)
-    options = {"heads": 2, "window": 1, "head_scorer": "general", **options}
-    return build_scorer(name, query_size, key_size, 8, **options).double()
+    options = {"heads": 2, "window": 1, "head": "general", "size": 8, **options}
+    return build_scorer(scorer_variant(name, **options), query_size, key_size).double()
 
 
 def inputs(query_size: int = HQ, key_size: int = HK):
@@ -99,7 +102,7 @@ def test_local_p_is_zero_outside_its_window_and_weights_by_a_gaussian():
             torch.testing.assert_close(alignment[b, t, inside], expected / expected.sum())
 
 
-def test_local_p_learns_where_to_look():
+def test_local_p_prediction_is_differentiable():
     """The predicted position is differentiable: its parameters get gradients."""
     scorer = make("local_p", window=2)
     query, keys, mask, _ = inputs()
@@ -118,7 +121,7 @@ def test_local_scorer_without_positions_uses_arange():
 
 
 def test_multihead_alignment_is_the_mean_of_its_heads():
-    scorer = make("multihead", heads=3, head_scorer="scaled_dot")
+    scorer = make("multihead", heads=3, head="scaled_dot")
     query, keys, mask, _ = inputs()
     prepared = scorer.prepare(keys)
     assert prepared.shape[:3] == (B, 3, S)  # batch first, so beam search can reorder it
@@ -129,7 +132,7 @@ def test_multihead_alignment_is_the_mean_of_its_heads():
 
 
 def test_multihead_of_local_heads_keeps_their_windows():
-    scorer = make("multihead", heads=2, head_scorer="local_m", window=0)
+    scorer = make("multihead", heads=2, head={"name": "local_m", "window": 0})
     assert scorer.needs_positions
     query, keys, mask, positions = inputs()
     _, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
@@ -138,13 +141,19 @@ def test_multihead_of_local_heads_keeps_their_windows():
     torch.testing.assert_close(alignment, expected)
 
 
-def test_multihead_configuration_errors():
-    with pytest.raises(ConfigError, match="attention_head_scorer"):
-        build_scorer("multihead", HQ, HK, heads=2, head_scorer="multihead")
-    with pytest.raises(ConfigError, match="attention_head_scorer"):
-        build_scorer("multihead", HQ, HK, heads=2, head_scorer="nonsense")
-    with pytest.raises(ConfigError, match="attention_window"):
-        build_scorer("local_p", HQ, HK, window=0)
+def test_configuration_errors_name_the_option():
+    with pytest.raises(ConfigError, match="model.attention.head: a head cannot itself be multihead"):
+        build_scorer(Variant("multihead", {"heads": 2, "head": "multihead"}), HQ, HK)
+    with pytest.raises(ConfigError, match="model.attention.head: unknown attention scorer 'nonsense'"):
+        build_scorer(Variant("multihead", {"heads": 2, "head": "nonsense"}), HQ, HK)
+    with pytest.raises(ConfigError, match=r"model.attention.head.window: expected a value >= 0"):
+        build_scorer(Variant("multihead", {"head": {"name": "local_m", "window": -1}}), HQ, HK)
+    with pytest.raises(ConfigError, match=r"model.attention.window: expected a value >= 1, got 0"):
+        build_scorer(Variant("local_p", {"window": 0}), HQ, HK)
+    with pytest.raises(ConfigError, match="model.attention.window: unknown option; attention scorer 'dot'"):
+        build_scorer(Variant("dot", {"window": 3}), HK, HK)
+    with pytest.raises(ConfigError, match="model.attention.temperature: expected a value > 0"):
+        build_scorer(Variant("cosine", {"temperature": 0}), HQ, HK)
 
 
 def test_cosine_ignores_the_query_length_and_has_a_temperature():
@@ -156,15 +165,16 @@ def test_cosine_ignores_the_query_length_and_has_a_temperature():
     torch.testing.assert_close(a1, a2)
     scores = scorer.score(query, prepared)
     assert scores.abs().max() <= 10.0 + 1e-9  # |cos| <= 1, over the temperature 0.1
-    fixed = build_scorer("cosine", HQ, HK, temperature=0.5, learn_temperature=False)
+    fixed = build_scorer(Variant("cosine", {"temperature": 0.5, "learn_temperature": False}), HQ, HK)
     assert not fixed.log_scale.requires_grad
+    assert fixed.base_scale == pytest.approx(2.0)
 
 
 def test_decoders_pass_target_positions_to_local_attention():
     """Stepping the decoder gives the same alignment as the parallel path, which uses arange(T):
     the state's step counter advances by one per step."""
-    model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention_window=0",
-                      "model.input_feeding=false")
+    model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention.window=0",
+                      "model.decoder.input_feeding=false")
     src, mask, tgt_in = padded_batch(V, V)
     _, alignment = model(src, mask, tgt_in)
     lengths = mask.sum(1, keepdim=True)
@@ -179,6 +189,7 @@ def test_decoders_pass_target_positions_to_local_attention():
 @pytest.mark.parametrize("name", SCORERS.names())
 def test_copy_task_learned(name):
     """Each scorer inside the Luong decoder learns to copy strings of 3-5 symbols."""
-    accuracy = learn_task(f"model.attention={name}", "model.decoder=luong", "model.input_feeding=false",
-                          "model.attention_window=2")
+    variant = scorer_variant(name, window=2, size=16)
+    accuracy = learn_task(f"model.attention={json.dumps(variant.plain())}", "model.decoder=luong",
+                          "model.decoder.input_feeding=false")
     assert accuracy >= 0.9, (name, accuracy)

@@ -13,7 +13,7 @@ from safetensors.numpy import load_file
 import attnseq
 from attnseq.cli import main
 from attnseq.errors import UserError
-from attnseq.scratch.engine import source_array, target_array
+from attnseq.engines.numpy_engine.layouts import source_array, target_array
 
 from conftest import ROOT, TINY, write_reverse_dir
 
@@ -87,7 +87,7 @@ def test_beam_search_is_torch_only(trained, data_dir, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "torch-only" in err
     with pytest.raises(UserError, match="torch-only"):
-        attnseq.load(trained).translate(["abc"], beam=3)
+        attnseq.load(trained).translate(["abc"], beam_size=3)
 
 
 def test_unsupported_design_is_one_config_error(data_dir, tmp_path, capsys):
@@ -101,8 +101,9 @@ def test_unsupported_design_is_one_config_error(data_dir, tmp_path, capsys):
 @pytest.mark.parametrize("decoder,bidirectional", [("none", False), ("peeky", False), ("book", True)])
 def test_other_designs_train_and_translate(data_dir, tmp_path, decoder, bidirectional):
     run_dir = tmp_path / decoder
-    assert train(data_dir, run_dir, f"model.decoder={decoder}", f"model.bidirectional={bidirectional}",
-                 "train.max_steps=3") == 0
+    attention = "model.attention=dot" if decoder == "book" else "model.attention=null"  # none, peeky: no scorer
+    assert train(data_dir, run_dir, f"model.decoder={decoder}", f"model.encoder.bidirectional={bidirectional}",
+                 attention, "train.max_steps=3") == 0
     outputs, attention = attnseq.load(run_dir).translate(["abc", "fed"], return_attention=True)
     assert len(outputs) == 2 and all(isinstance(o, str) for o in outputs)
     assert (attention[0] is not None) == (decoder == "book")
@@ -144,11 +145,48 @@ def write_book_file(path: Path, lines: int = 400, seed: int = 5) -> Path:
     return path
 
 
-def test_book_file_through_the_cli_is_the_books_run(tmp_path):
-    """``--data date.txt --set engine=numpy`` retraces run_book (the book's experiment) exactly:
-    the same vocabulary, split, random stream, weights after every update and accuracy."""
-    from attnseq.scratch import run_book
+def the_books_recipe(path: Path, epochs: int, wordvec_size: int, hidden_size: int, batch_size: int) -> dict:
+    """Chapter 8 as the book's code runs it, written out here independently of attnseq's data
+    and engine code: its loader (ids by first appearance, seed 1984 and a shuffle on NumPy's
+    global generator, the last tenth for test), reversed questions, the model drawn from the
+    global generator, a permutation per epoch, the last partial batch dropped, clip 5, Adam."""
+    from attnseq.scratch import Adam, build_model, clip_grads
 
+    questions, answers = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cut = line.find("_")
+        questions.append(line[:cut])
+        answers.append(line[cut:])
+    char_to_id: dict[str, int] = {}
+    for q, a in zip(questions, answers):
+        for ch in q + a:
+            char_to_id.setdefault(ch, len(char_to_id))
+    x = np.array([[char_to_id[c] for c in q] for q in questions])
+    t = np.array([[char_to_id[c] for c in a] for a in answers])
+    np.random.seed(1984)
+    order = np.arange(len(x))
+    np.random.shuffle(order)
+    x, t = x[order][:, ::-1], t[order]
+    split = len(x) - len(x) // 10
+    x_train, t_train, x_test, t_test = x[:split], t[:split], x[split:], t[split:]
+    model, optimizer = build_model("attention", len(char_to_id), wordvec_size, hidden_size), Adam()
+    accuracy = []
+    for _ in range(epochs):
+        perm = np.random.permutation(len(x_train))
+        for k in range(len(x_train) // batch_size):
+            rows = perm[k * batch_size:(k + 1) * batch_size]
+            model.forward(x_train[rows], t_train[rows])
+            model.backward()
+            clip_grads(model.grads, 5.0)
+            optimizer.update(model.params, model.grads)
+        guess = model.generate(x_test, t_test[0, 0], t_test.shape[1] - 1)
+        accuracy.append(float(np.all(guess == t_test[:, 1:], axis=1).mean()))
+    return {"model": model, "accuracy": accuracy}
+
+
+def test_book_file_through_the_cli_is_the_books_run(tmp_path):
+    """``--data date.txt --set engine=numpy`` retraces the book's experiment exactly: the same
+    vocabulary, split, random stream, weights after every update, and accuracy per epoch."""
     book_file = write_book_file(tmp_path / "toy.txt")
     run_dir = tmp_path / "run"
     code = main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir),
@@ -156,7 +194,7 @@ def test_book_file_through_the_cli_is_the_books_run(tmp_path):
                        "train.batch_size=16", "train.epochs=2", "train.progress=false",
                        "train.log_every=0")])
     assert code == 0
-    book = run_book(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=16)
+    book = the_books_recipe(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=16)
     ours = load_file(str(run_dir / "last.safetensors"))
     theirs = book["model"].named_params()
     assert set(ours) == set(theirs)
@@ -211,3 +249,42 @@ def test_book_format_errors_name_the_key(tmp_path, capsys):
     tsv.write_text("abc\tcba\n")
     assert main(["-q", "train", BOOK, "--data", str(tsv), "--out", str(tmp_path / "d"), *sets(*TINY)]) == 2
     assert "attnseq data split" in capsys.readouterr().err
+
+
+def test_run_book_is_that_run_from_python(tmp_path):
+    """run_book: the same run as the CLI's (one code path), its per-epoch figures and model."""
+    from attnseq.engines.numpy_engine.book import run_book
+    from attnseq.scratch import AttentionSeq2seq
+
+    book_file = write_book_file(tmp_path / "toy.txt", lines=300)
+    seen = []
+    result = run_book(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=32,
+                      run_dir=tmp_path / "run", on_epoch=lambda epoch, info: seen.append(epoch))
+    assert seen == [1, 2] and result["iterations_per_epoch"] == 270 // 32
+    assert len(result["accuracy"]) == len(result["train_seconds"]) == len(result["iter_seconds"]) == 2
+    assert isinstance(result["model"], AttentionSeq2seq)
+    book = the_books_recipe(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=32)
+    assert result["accuracy"] == pytest.approx(book["accuracy"])
+    test = [(q, a) for q, a in zip(*_book_test(book_file))]
+    assert attnseq.load(tmp_path / "run", checkpoint="last").evaluate(test)["exact_match"] == result["accuracy"][-1]
+
+
+def test_the_numpy_engine_trains_and_translates_without_torch(data_dir, tmp_path):
+    """engine: numpy needs NumPy alone: train, evaluate and translate with torch unimportable."""
+    run_dir = tmp_path / "run"
+    args = ["-q", "train", BOOK, "--data", str(data_dir), "--out", str(run_dir),
+            *sets(*TINY, *NUMPY, "train.max_steps=5")]
+    code = f"""
+import sys
+sys.modules['torch'] = None  # any 'import torch' now fails
+from attnseq.cli import main
+assert main({args!r}) == 0
+assert main(['-q', 'evaluate', {str(run_dir)!r}, '--data', {str(data_dir / 'test.tsv')!r}, '--json']) == 0
+import attnseq
+assert len(attnseq.load({str(run_dir)!r}).translate(['abc'])) == 1
+loaded = [m for m in sys.modules if m.split('.')[0] == 'torch' and sys.modules[m] is not None]
+assert not loaded, loaded
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                            cwd=str(ROOT))
+    assert result.returncode == 0, result.stderr

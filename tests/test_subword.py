@@ -23,7 +23,12 @@ def sentences(n: int, seed: int = 0) -> list[str]:
 
 
 def data_config(*overrides: str):
-    return load_config(None, ["data.tokenizer=sentencepiece", "data.spm_vocab_size=80", *overrides]).data
+    return load_config(None, ["data.tokenizer=sentencepiece", "data.tokenizer.vocab_size=80", *overrides]).data
+
+
+def tokenizer(*overrides: str) -> SentencePieceTokenizer:
+    """A fresh tokenizer with the options of ``data.tokenizer`` after ``overrides``."""
+    return TOKENIZERS.build(data_config(*overrides).tokenizer, "data.tokenizer")
 
 
 def test_registered_as_a_trainable_tokenizer():
@@ -33,14 +38,15 @@ def test_registered_as_a_trainable_tokenizer():
 
 @pytest.mark.parametrize("model_type", ["unigram", "bpe"])
 def test_trained_saved_reloaded_gives_identical_pieces_and_round_trips(tmp_path, model_type):
-    config = data_config(f"data.spm_model_type={model_type}")
     train, unseen = sentences(300), sentences(20, seed=1)
-    tok = SentencePieceTokenizer(config)
+    tok = tokenizer(f"data.tokenizer.model_type={model_type}")
+    assert tok.options.model_type == model_type
     tok.fit(train, tmp_path, "source")
     assert model_path(tmp_path, "source").is_file()
     assert len(tok.processor) == 80
     tok.save(tmp_path, "source")  # nothing to do: fit wrote it
-    again = SentencePieceTokenizer.load(tmp_path, "source", config)
+    again = tokenizer(f"data.tokenizer.model_type={model_type}")
+    again.restore(tmp_path, "source")
     for text in train[:20] + unseen:
         pieces = tok.tokenize(text)
         assert again.tokenize(text) == pieces
@@ -49,9 +55,8 @@ def test_trained_saved_reloaded_gives_identical_pieces_and_round_trips(tmp_path,
     assert any("ß" in p for p in tok.tokenize("schließen"))
 
 
-def test_training_is_deterministic_and_samples_at_most_spm_max_sentences(tmp_path):
-    config = data_config("data.spm_max_sentences=150")
-    a, b = SentencePieceTokenizer(config), SentencePieceTokenizer(config)
+def test_training_is_deterministic_and_samples_at_most_max_sentences(tmp_path):
+    a, b = tokenizer("data.tokenizer.max_sentences=150"), tokenizer("data.tokenizer.max_sentences=150")
     a.fit(sentences(400), tmp_path / "a", "joint")
     b.fit(sentences(400), tmp_path / "b", "joint")
     assert a.model_proto == b.model_proto
@@ -75,7 +80,7 @@ def test_pipeline_with_joint_sentencepiece_reloads_with_identical_ids(tmp_path):
 
 
 def test_vocabulary_too_large_for_the_text_is_a_config_error(tmp_path):
-    tok = SentencePieceTokenizer(data_config("data.spm_vocab_size=5000"))
-    with pytest.raises(ConfigError, match=r"data.spm_vocab_size: 5000 .* at most \d+"):
+    tok = tokenizer("data.tokenizer.vocab_size=5000")
+    with pytest.raises(ConfigError, match=r"data.tokenizer.vocab_size: 5000 .* at most \d+"):
         tok.fit(sentences(50), tmp_path, "joint")
     assert not model_path(tmp_path, "joint").exists()

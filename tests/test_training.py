@@ -7,11 +7,13 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+import attnseq
 from attnseq.config import load_config
+from attnseq.data.corpus import read_tsv
 from attnseq.errors import DataError
 from attnseq.train.loop import Trainer
 
-from conftest import TINY
+from conftest import ROOT, TINY
 
 
 def config(data_dir, *extra):
@@ -58,7 +60,11 @@ def test_run_folder_contents(reverse_data, tmp_path):
     assert {"start", "train", "eval"} <= kinds
     evals = [r for r in records if r["type"] == "eval"]
     assert [round(e["epoch"]) for e in evals] == [1, 2]
-    assert 0.0 <= summary["dev_exact_match"] <= 1.0
+    # the summary is the last evaluation: the last checkpoint scored on the first 20 dev pairs
+    assert summary["dev_exact_match"] == evals[-1]["dev_exact_match"]
+    dev = read_tsv(reverse_data / "dev.tsv")[:20]
+    assert summary["dev_exact_match"] == attnseq.load(run, checkpoint="last").evaluate(dev)["exact_match"]
+    assert summary["target_tokens"] > 0 and summary["parameters"] == records[0]["parameters"]
 
 
 def test_max_steps_stops_early(reverse_data, tmp_path):
@@ -86,3 +92,13 @@ def test_malformed_tsv_names_file_and_line(reverse_data, tmp_path):
 def test_missing_data_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         Trainer(config(tmp_path / "nowhere"), tmp_path / "run")
+
+
+@pytest.mark.parametrize("engine", ["torch", "numpy"])
+def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine):
+    """attnseq.fit: a preset and overrides, trained by the engine the config names."""
+    summary = attnseq.fit(ROOT / "configs" / "book-attention.yaml", tmp_path / "run",
+                          [f"data.dir={reverse_data}", f"engine={engine}", "data.strip=true", *TINY,
+                           "train.max_steps=4"])
+    assert summary["step"] == 4 and summary["parameters"] > 0
+    assert attnseq.load(tmp_path / "run").config.engine == engine

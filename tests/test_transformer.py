@@ -7,13 +7,14 @@ import pytest
 import torch
 
 from attnseq.config import from_dict, load_config
-from attnseq.data.batching import Example, collate
+from attnseq.data.batching import collate
+from attnseq.data.pipeline import Example
 from attnseq.data.vocab import Vocab
-from attnseq.decoding.common import max_lengths
+from attnseq.decoding.search import max_lengths
 from attnseq.decoding.greedy import greedy_search
 from attnseq.errors import ConfigError
 from attnseq.nn.model import build_model, count_parameters
-from attnseq.nn.transformer import causal_mask, scaled_dot_product
+from attnseq.nn.transformer.layers import causal_mask, scaled_dot_product
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC_V, TGT_V = 11, 13
@@ -26,9 +27,10 @@ def model_config(**model):
     return from_dict({"model": values}).model
 
 
-def tiny_model(seed: int = 0, src_vocab: int = SRC_V, tgt_vocab: int = TGT_V, **model):
+def tiny_model(seed: int = 0, src_vocab: int = SRC_V, tgt_vocab: int = TGT_V, shares_vocab: bool = False,
+               **model):
     torch.manual_seed(seed)
-    return build_model(model_config(**model), src_vocab, tgt_vocab).eval()
+    return build_model(model_config(**model), src_vocab, tgt_vocab, shares_vocab).eval()
 
 
 def batch(seed: int = 0, b: int = 3, s: int = 7, t: int = 6):
@@ -188,20 +190,21 @@ def test_beam_search_runs_through_the_shared_module():
 
 
 def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
-    from attnseq.train.checkpoint import load_weights, save_weights
+    from attnseq.nn.model import load_weights, save_weights
 
-    shared = tiny_model(src_vocab=TGT_V, tie_embeddings=True)
+    shared = tiny_model(src_vocab=TGT_V, tie_embeddings=True, shares_vocab=True)
     generator = shared.decoder.generator.weight
     assert shared.decoder.embed.tokens.weight.data_ptr() == generator.data_ptr()
     assert shared.encoder.embed.tokens.weight.data_ptr() == generator.data_ptr()
     untied = tiny_model(src_vocab=TGT_V)
     assert count_parameters(untied) - count_parameters(shared) == 2 * TGT_V * 32
-    separate = tiny_model(src_vocab=SRC_V, tie_embeddings=True)  # vocabularies differ: decoder only
+    # two vocabularies, even of the same size: only the decoder side is tied (ids mean other tokens)
+    separate = tiny_model(src_vocab=TGT_V, tie_embeddings=True)
     assert separate.decoder.embed.tokens.weight.data_ptr() == separate.decoder.generator.weight.data_ptr()
     assert separate.encoder.embed.tokens.weight.data_ptr() != separate.decoder.generator.weight.data_ptr()
 
     save_weights(shared, tmp_path / "w.safetensors")
-    restored = tiny_model(seed=9, src_vocab=TGT_V, tie_embeddings=True)
+    restored = tiny_model(seed=9, src_vocab=TGT_V, tie_embeddings=True, shares_vocab=True)
     load_weights(restored, tmp_path / "w.safetensors")
     assert restored.encoder.embed.tokens.weight.data_ptr() == restored.decoder.generator.weight.data_ptr()
     src, mask, tgt = batch()
@@ -210,7 +213,8 @@ def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
 
 
 def test_every_parameter_learns_under_dropout():
-    model = tiny_model(src_vocab=TGT_V, dropout=0.1, positional="learned", tie_embeddings=True).train()
+    model = tiny_model(src_vocab=TGT_V, dropout=0.1, positional="learned", tie_embeddings=True,
+                       shares_vocab=True).train()
     src, mask, tgt = batch()
     loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool), label_smoothing=0.1)
     assert tokens == tgt.numel()
@@ -224,6 +228,8 @@ def test_every_parameter_learns_under_dropout():
     ({"layers": 0}, "model.layers"),
     ({"ff_size": 0}, "model.ff_size"),
     ({"dropout": 1.0}, "model.dropout"),
+    ({"cell": "gru"}, "model.cell: unknown key"),  # an RNN setting is no Transformer setting
+    ({"positional": {"name": "sinusoidal", "max_positions": 5}}, "model.positional.max_positions: unknown option"),
 ])
 def test_inconsistent_sizes_name_the_key(values, key):
     with pytest.raises(ConfigError, match=key):

@@ -1,4 +1,4 @@
-"""Examples as ids, and batches bucketed by length, padded, with masks."""
+"""Batches of Examples (ids), bucketed by length, padded, with masks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,15 +7,8 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
+from .pipeline import Example
 from .vocab import Vocab
-
-
-@dataclass
-class Example:
-    """One sentence pair as ids: source as the encoder reads it; target without bos/eos."""
-
-    src: list[int]
-    tgt: list[int]
 
 
 @dataclass

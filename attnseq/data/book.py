@@ -21,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from .corpus import read_lines
+from .sources import SOURCES, Source, first_line
+from .vocab import Vocab
 
 Pair = tuple[str, str]
 BOOK_SEED = 1984
@@ -78,3 +80,43 @@ def load_book(path: str | Path, dev_size: int = 500) -> tuple[list[Pair], list[P
     test = [pairs[i] for i in test_idx]
     cut = len(training) - dev_size
     return training[:cut], training[cut:], test
+
+
+def book_vocab(path: str | Path) -> Vocab:
+    """The book's one character vocabulary of a question_answer file: the characters of whole
+    lines ('_' included) in order of first appearance (after the four specials, so character
+    ids are the book's ids + 4)."""
+    return Vocab.build([q + SEPARATOR + a for q, a in read_book_pairs(path)], order="appearance")
+
+
+@SOURCES.register("book")
+class BookSource(Source):
+    """``data.format: book``: ``data.train`` is one file of the book's lines, split as the book
+    does (the last tenth of its shuffle is the test set, scored after every epoch as the book
+    does, so it is the dev set too), with the book's one character vocabulary for both sides."""
+
+    def check(self, data) -> None:
+        if not data.train:
+            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)")
+        if data.tokenizer.name != "char":
+            raise ConfigError(f"data.tokenizer: data.format book is character-level (the book's); "
+                              f"got {data.tokenizer.name!r}")
+
+    def splits(self, data) -> dict[str, list[Pair]]:
+        self.check(data)
+        train, _, test = load_book(data.train, dev_size=0)
+        return {"train": train, "dev": test, "test": test}
+
+    def vocabulary(self, data) -> Vocab:
+        return book_vocab(data.train)
+
+    def shares_vocab(self, data) -> bool:
+        return True
+
+    @classmethod
+    def reads_file(cls, path: Path) -> bool:
+        line = first_line(path)
+        return "\t" not in line and SEPARATOR in line
+
+    def test_pairs(self, path: Path, data) -> list[Pair]:
+        return load_book(path, dev_size=0)[2]

@@ -154,7 +154,7 @@ def fillable(entry) -> bool:
     )
 
 
-def translate_po(translator, in_path: str | Path, out_path: str | Path, beam: int | None = None,
+def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_size: int | None = None,
                  wrapwidth: int = 78) -> dict[str, int]:
     """Fill the untranslated entries of the catalog ``in_path`` and write it to ``out_path``.
 
@@ -174,7 +174,7 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam: in
     current = [e for e in catalog if not e.obsolete]
     untranslated = [e for e in current if not e.translated() and "fuzzy" not in e.flags]
     todo = [e for e in untranslated if fillable(e)]
-    outputs = translator.translate([e.msgid for e in todo], beam=beam) if todo else []
+    outputs = translator.translate([e.msgid for e in todo], beam_size=beam_size) if todo else []
     filled, mismatches = [], 0
     for entry, output in zip(todo, outputs):
         if not output.strip():

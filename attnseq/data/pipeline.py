@@ -1,58 +1,65 @@
 """Text <-> ids for one run: the tokenizers and vocabularies of both sides, saved with the run."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ConfigError
-from .book import SEPARATOR, read_book_pairs
+from .sources import SOURCES
 from .tokenizers import TOKENIZERS, Tokenizer
 from .vocab import Vocab
 
-SOURCE, TARGET = "source", "target"
+SOURCE, TARGET, JOINT = "source", "target", "joint"
 
 
-def book_vocab(path) -> Vocab:
-    """The book's one character vocabulary of a question_answer file: the characters of whole
-    lines ('_' included) in order of first appearance (after the four specials, so character
-    ids are the book's ids + 4)."""
-    return Vocab.build([q + SEPARATOR + a for q, a in read_book_pairs(path)], order="appearance")
+@dataclass
+class Example:
+    """One sentence pair as ids: source as the encoder reads it; target without bos/eos."""
+
+    src: list[int]
+    tgt: list[int]
 
 
 class TextPipeline:
     """Turns source and target text into ids and target ids back into text.
 
     ``reverse_source`` feeds the source tokens in reverse (Sutskever et al. 2014; the book);
-    ``source_tokens`` still returns them in reading order for display.
+    ``source_tokens`` still returns them in reading order for display. ``shares_vocab`` says
+    both sides use one vocabulary (the same ids), so their embeddings may be one matrix.
     """
 
     def __init__(self, config, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer,
-                 src_vocab: Vocab, tgt_vocab: Vocab):
+                 src_vocab: Vocab, tgt_vocab: Vocab, shares_vocab: bool = False):
         self.config = config  # DataConfig
         self.src_tokenizer, self.tgt_tokenizer = src_tokenizer, tgt_tokenizer
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.shares_vocab = shares_vocab
 
     # -- building and storing -------------------------------------------------------------
+    @staticmethod
+    def _tokenizer(config) -> Tokenizer:
+        return TOKENIZERS.build(config.tokenizer, "data.tokenizer")
+
     @classmethod
     def fit(cls, config, pairs: Sequence[tuple[str, str]], run_dir: Path) -> "TextPipeline":
-        """Tokenizers trained (if they learn) and vocabularies built from the training pairs."""
-        tok_cls = TOKENIZERS.get(config.tokenizer, "data.tokenizer")
-        src_tok, tgt_tok = tok_cls(config), tok_cls(config)
-        if config.format == "book":
-            if config.tokenizer != "char":
-                raise ConfigError(f"data.tokenizer: data.format book is character-level (the book's); "
-                                  f"got {config.tokenizer!r}")
-            return cls(config, src_tok, src_tok, *[book_vocab(config.train)] * 2)
+        """Tokenizers trained (if they learn) and vocabularies built from the training pairs,
+        or the data source's own vocabulary (the book's)."""
+        src_tok = cls._tokenizer(config)
+        source = SOURCES.get(config.format, "data.format")()
+        fixed = source.vocabulary(config)
+        if fixed is not None:
+            return cls(config, src_tok, src_tok, fixed, fixed, shares_vocab=True)
         sources = [cls._normalise(config, s) for s, _ in pairs]
         targets = [cls._normalise(config, t) for _, t in pairs]
-        if tok_cls.trainable:
-            if config.spm_joint:
-                src_tok.fit(sources + targets, run_dir, "joint")
-                tgt_tok = src_tok
+        tgt_tok = src_tok
+        if src_tok.trainable:
+            if src_tok.joint:
+                src_tok.fit(sources + targets, run_dir, JOINT)
             else:
+                tgt_tok = cls._tokenizer(config)
                 src_tok.fit(sources, run_dir, SOURCE)
                 tgt_tok.fit(targets, run_dir, TARGET)
-        order = "appearance" if config.tokenizer == "char" else "frequency"
+        order = src_tok.vocab_order
         src_seqs = [src_tok.tokenize(s) for s in sources]
         tgt_seqs = [tgt_tok.tokenize(t) for t in targets]
         if config.shared_vocab:
@@ -60,7 +67,7 @@ class TextPipeline:
         else:
             src_vocab = Vocab.build(src_seqs, config.min_freq, config.max_vocab, order)
             tgt_vocab = Vocab.build(tgt_seqs, config.min_freq, config.max_vocab, order)
-        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab)
+        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config))
 
     def save(self, run_dir: Path) -> None:
         """Write vocabularies (and learned tokenizer models) into ``run_dir``."""
@@ -68,7 +75,7 @@ class TextPipeline:
         self.src_vocab.save(run_dir / "vocab.source.json")
         self.tgt_vocab.save(run_dir / "vocab.target.json")
         if self.src_tokenizer is self.tgt_tokenizer:
-            self.src_tokenizer.save(run_dir, "joint")
+            self.src_tokenizer.save(run_dir, JOINT)
         else:
             self.src_tokenizer.save(run_dir, SOURCE)
             self.tgt_tokenizer.save(run_dir, TARGET)
@@ -77,14 +84,17 @@ class TextPipeline:
     def load(cls, config, run_dir: Path) -> "TextPipeline":
         """The pipeline stored in ``run_dir`` by ``save``."""
         run_dir = Path(run_dir)
-        tok_cls = TOKENIZERS.get(config.tokenizer, "data.tokenizer")
-        if tok_cls.trainable and config.spm_joint:
-            src_tok = tgt_tok = tok_cls.load(run_dir, "joint", config)
-        else:
-            src_tok = tok_cls.load(run_dir, SOURCE, config)
-            tgt_tok = tok_cls.load(run_dir, TARGET, config)
+        src_tok = tgt_tok = cls._tokenizer(config)
+        if src_tok.trainable:
+            if src_tok.joint:
+                src_tok.restore(run_dir, JOINT)
+            else:
+                tgt_tok = cls._tokenizer(config)
+                src_tok.restore(run_dir, SOURCE)
+                tgt_tok.restore(run_dir, TARGET)
+        shares = SOURCES.get(config.format, "data.format")().shares_vocab(config)
         return cls(config, src_tok, tgt_tok, Vocab.load(run_dir / "vocab.source.json"),
-                   Vocab.load(run_dir / "vocab.target.json"))
+                   Vocab.load(run_dir / "vocab.target.json"), shares_vocab=shares)
 
     # -- text <-> ids ---------------------------------------------------------------------
     @staticmethod
@@ -116,3 +126,15 @@ class TextPipeline:
     def target_pieces(self, ids: Sequence[int]) -> list[str]:
         """Target tokens of ``ids`` (stops at eos), for plots."""
         return self.tgt_vocab.decode(ids)
+
+    def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0
+                     ) -> list[Example]:
+        """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) or with an
+        empty source are dropped."""
+        examples = []
+        for src, tgt in pairs:
+            ex = Example(self.encode_source(src), self.encode_target(tgt))
+            if not ex.src or (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
+                continue
+            examples.append(ex)
+        return examples

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import random
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..errors import ConfigError, DataError
+from ..schema import choice, number
 from ..utils import atomic_write_bytes
 from .tokenizers import TOKENIZERS, Tokenizer
 
@@ -39,7 +41,7 @@ def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigra
                 character_coverage: float = 1.0) -> bytes:
     """A serialized sentencepiece model trained on ``texts`` (deterministic for the same texts).
 
-    Raises a ConfigError naming data.spm_vocab_size when the text is too small for the size.
+    Raises a ConfigError naming data.tokenizer.vocab_size when the text is too small for the size.
     """
     import io
 
@@ -61,21 +63,33 @@ def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigra
         found = re.search(r"Vocabulary size too high \((\d+)\).*<= (\d+)", str(err))
         if found:
             raise ConfigError(
-                f"data.spm_vocab_size: {found.group(1)} is too large for this training text; "
+                f"data.tokenizer.vocab_size: {found.group(1)} is too large for this training text; "
                 f"set it to at most {found.group(2)}"
             ) from None
         raise
     return writer.getvalue()
 
 
-@TOKENIZERS.register("sentencepiece")
+@dataclass
+class SentencePieceOptions:
+    """``data.tokenizer: {name: sentencepiece, ...}``."""
+
+    vocab_size: int = number(8000, 2)  # pieces, besides the run's special tokens
+    model_type: str = choice("unigram", ("unigram", "bpe"))
+    joint: bool = True  # one model for both sides (and, with data.shared_vocab, one vocabulary)
+    character_coverage: float = number(1.0, 0.0, 1.0, low_open=True)
+    max_sentences: int = number(200000, 0)  # sentences sampled to train the model; 0: all
+
+
+@TOKENIZERS.register("sentencepiece", options=SentencePieceOptions)
 class SentencePieceTokenizer(Tokenizer):
-    """Subword pieces from a unigram or BPE sentencepiece model (``data.spm_*`` settings)."""
+    """Subword pieces from a unigram or BPE sentencepiece model (``data.tokenizer`` options)."""
 
     trainable = True
 
-    def __init__(self, config=None, model_proto: bytes | None = None):
-        super().__init__(config)
+    def __init__(self, options: SentencePieceOptions | None = None, model_proto: bytes | None = None):
+        super().__init__(options or SentencePieceOptions())
+        self.joint = self.options.joint
         self.model_proto: bytes | None = None
         self.processor = None
         if model_proto is not None:
@@ -89,14 +103,13 @@ class SentencePieceTokenizer(Tokenizer):
         self.model_proto = model_proto
 
     def fit(self, texts: Sequence[str], run_dir: Path, side: str) -> None:
-        """Train on (a deterministic sample of at most data.spm_max_sentences of) ``texts`` and
+        """Train on (a deterministic sample of at most ``max_sentences`` of) ``texts`` and
         write ``spm.<side>.model`` into ``run_dir``."""
-        cfg = self.config
-        sample = sample_sentences(texts, cfg.spm_max_sentences)
+        opts = self.options
+        sample = sample_sentences(texts, opts.max_sentences)
         log.info("training a %s sentencepiece model (%d pieces) on %d sentences",
-                 cfg.spm_model_type, cfg.spm_vocab_size, len(sample))
-        proto = train_model(sample, cfg.spm_vocab_size, cfg.spm_model_type, cfg.spm_character_coverage)
-        self.use(proto)
+                 opts.model_type, opts.vocab_size, len(sample))
+        self.use(train_model(sample, opts.vocab_size, opts.model_type, opts.character_coverage))
         self.save(run_dir, side)
 
     def save(self, run_dir: Path, side: str) -> None:
@@ -108,16 +121,15 @@ class SentencePieceTokenizer(Tokenizer):
             return
         atomic_write_bytes(path, self.model_proto)
 
-    @classmethod
-    def load(cls, run_dir: Path, side: str, config=None) -> "SentencePieceTokenizer":
-        """The model ``fit`` wrote into ``run_dir`` for ``side``."""
+    def restore(self, run_dir: Path, side: str) -> None:
+        """Tokenize with the model ``fit`` wrote into ``run_dir`` for ``side``."""
         path = model_path(run_dir, side)
         try:
             proto = path.read_bytes()
         except OSError as err:
             raise DataError(f"{path}: cannot read the sentencepiece model ({err.strerror})") from None
         try:
-            return cls(config, proto)
+            self.use(proto)
         except RuntimeError:
             raise DataError(f"{path}: not a sentencepiece model") from None
 

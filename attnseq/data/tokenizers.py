@@ -1,4 +1,5 @@
-"""Tokenizers: text <-> tokens. A registry maps ``data.tokenizer`` names to classes."""
+"""Tokenizers: text <-> tokens. A registry maps ``data.tokenizer`` names to classes; a tokenizer
+with settings registers its options dataclass (``data.tokenizer: {name: sentencepiece, ...}``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,13 +13,16 @@ TOKENIZERS: Registry[type["Tokenizer"]] = Registry("tokenizer")
 class Tokenizer:
     """Splits text into tokens and joins tokens back into text.
 
-    Tokenizers that learn from data (sentencepiece) override ``fit``, ``save`` and ``load``.
+    Tokenizers that learn from data (sentencepiece) set ``trainable`` and override ``fit``,
+    ``save`` and ``restore``; ``joint`` says one learned model serves both sides.
     """
 
     trainable = False
+    joint = False
+    vocab_order = "frequency"  # how a vocabulary of these tokens is ordered (see Vocab.build)
 
-    def __init__(self, config=None):
-        self.config = config  # the DataConfig, for tokenizers with settings
+    def __init__(self, options=None):
+        self.options = options
 
     def tokenize(self, text: str) -> list[str]:
         raise NotImplementedError
@@ -32,15 +36,15 @@ class Tokenizer:
     def save(self, run_dir: Path, side: str) -> None:
         """Store what was learned in the run folder (nothing for fixed tokenizers)."""
 
-    @classmethod
-    def load(cls, run_dir: Path, side: str, config=None) -> "Tokenizer":
-        """The tokenizer stored in ``run_dir`` for ``side`` ("source" or "target")."""
-        return cls(config)
+    def restore(self, run_dir: Path, side: str) -> None:
+        """Take back what ``save`` stored in ``run_dir`` for ``side`` (nothing for fixed ones)."""
 
 
 @TOKENIZERS.register("char")
 class CharTokenizer(Tokenizer):
     """Every character is a token (spaces included)."""
+
+    vocab_order = "appearance"  # the book's character vocabularies
 
     def tokenize(self, text: str) -> list[str]:
         return list(text)
@@ -58,6 +62,3 @@ class WordTokenizer(Tokenizer):
 
     def detokenize(self, tokens: Sequence[str]) -> str:
         return " ".join(tokens)
-
-
-from . import subword  # noqa: E402,F401  (registers "sentencepiece")

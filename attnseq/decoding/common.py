@@ -1,10 +1,8 @@
-"""What every search returns, and the output-length limits they share."""
+"""What every search returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
-import torch
+from typing import Any
 
 
 @dataclass
@@ -18,11 +16,4 @@ class Hypothesis:
 
     tokens: list[int]
     score: float
-    alignment: torch.Tensor | np.ndarray | None = None
-
-
-def max_lengths(src_mask: torch.Tensor, ratio: float, offset: int, cap: int) -> torch.Tensor:
-    """Per-sentence output limits (B,): min(cap, ratio * source length + offset), at least 1."""
-    lengths = src_mask.sum(1).float()
-    limit = torch.floor(lengths * ratio).long() + offset
-    return limit.clamp(min=1, max=cap)
+    alignment: Any = None

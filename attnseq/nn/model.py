@@ -1,19 +1,24 @@
-"""The encoder-decoder model and its builders (``model.arch``)."""
+"""The encoder-decoder model, the architectures (``model.arch``) and their weights files.
+
+An architecture registers an object with ``check(cfg) -> cfg`` (the model settings with every
+variant checked and its options written out) and ``build(cfg, src_vocab_size, tgt_vocab_size,
+shares_vocab) -> Seq2Seq``: the recurrent one in nn/rnn/model.py, the Transformer in
+nn/transformer/model.py.
+"""
 from __future__ import annotations
 
-import math
-from typing import Callable
+from pathlib import Path
 
 import torch
 from torch import nn
 
+from ..errors import UserError
 from ..registry import Registry
-from .decoders import build_decoder
-from .encoders import build_encoder
+from ..utils import atomic_write
 from .loss import linear_cross_entropy
 from .state import Memory
 
-ARCHS: Registry[Callable[..., "Seq2Seq"]] = Registry("architecture")
+ARCHS: Registry = Registry("architecture")
 
 
 class Seq2Seq(nn.Module):
@@ -49,52 +54,37 @@ class Seq2Seq(nn.Module):
         return loss, real.shape[0]
 
 
-def initialize(model: nn.Module, scheme: str, init_range: float = 0.1) -> None:
-    """Re-initialise parameters: ``default`` keeps torch's, ``uniform`` draws U(-r, r),
-    ``book`` follows the book (embeddings N(0, 1)/100, weights N(0, 1)/sqrt(fan_in), biases 0)."""
-    if scheme == "default":
-        return
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if scheme == "uniform":
-                p.uniform_(-init_range, init_range)
-            elif "embed" in name and p.dim() == 2:
-                p.normal_().div_(100)
-            elif p.dim() >= 2:
-                p.normal_().div_(math.sqrt(p.shape[1]))
-            else:
-                p.zero_()
-        for module in model.modules():  # keep padding embeddings at zero
-            if isinstance(module, nn.Embedding) and module.padding_idx is not None:
-                module.weight[module.padding_idx].zero_()
+def check_model(cfg):
+    """The model settings ``cfg`` with every variant checked and its options written out
+    (ConfigError naming the key otherwise)."""
+    return ARCHS.get(cfg.arch, "model.arch").check(cfg)
 
 
-@ARCHS.register("rnn")
-def build_rnn_model(cfg, src_vocab_size: int, tgt_vocab_size: int) -> Seq2Seq:
-    """A recurrent encoder with one of the registered decoder designs."""
-    encoder = build_encoder(cfg, src_vocab_size)
-    decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, cfg.encoder_layers)
-    if cfg.tie_embeddings:
-        if decoder.feature_size != cfg.embed_size:
-            from ..errors import ConfigError
+def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
+    """The model ``cfg`` (RNNConfig or TransformerConfig) describes, initialised.
 
-            raise ConfigError(
-                f"model.tie_embeddings: the output features ({decoder.feature_size}) must match "
-                f"model.embed_size ({cfg.embed_size})"
-            )
-        decoder.generator.weight = decoder.embed.weight
-    return Seq2Seq(encoder, decoder)
-
-
-def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int) -> Seq2Seq:
-    """The model ``cfg`` (a ModelConfig) describes, initialised by ``cfg.init``."""
-    if cfg.arch == "transformer":
-        from . import transformer  # noqa: F401  (registers the architecture)
-    model = ARCHS.get(cfg.arch, "model.arch")(cfg, src_vocab_size, tgt_vocab_size)
-    initialize(model, cfg.init, cfg.init_range)
-    return model
+    ``shares_vocab``: source and target have one vocabulary, so a model that ties embeddings
+    may make the source embedding the same matrix."""
+    arch = ARCHS.get(cfg.arch, "model.arch")
+    return arch.build(arch.check(cfg), src_vocab_size, tgt_vocab_size, shares_vocab)
 
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters (shared ones counted once)."""
     return sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
+
+
+def save_weights(model: nn.Module, path: str | Path) -> None:
+    """The model's parameters and buffers as safetensors (shared tensors stored once), atomically."""
+    from safetensors.torch import save_model
+
+    atomic_write(path, lambda tmp: save_model(model, tmp))
+
+
+def load_weights(model: nn.Module, path: str | Path) -> None:
+    """Load weights written by ``save_weights`` into ``model``."""
+    from safetensors.torch import load_model
+
+    if not Path(path).exists():
+        raise UserError(f"{path}: no such checkpoint")
+    load_model(model, str(path), device=str(next(model.parameters()).device))

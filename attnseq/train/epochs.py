@@ -1,8 +1,10 @@
-"""The epoch loop both engines train with: stop limits, progress bar, metrics log, evaluation,
-checkpoints and exact resume.  The torch Trainer and the NumPy engine's trainer differ only in
-how an epoch's batches are drawn, how one update is made, and how a run is saved."""
+"""The epoch loop both engines train with: the run's data and text pipeline, stop limits,
+progress bar, metrics log, evaluation, checkpoints and exact resume. The torch Trainer and the
+NumPy engine's trainer differ only in how an epoch's batches are drawn, how one update is made,
+and how a run is saved."""
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import time
@@ -12,10 +14,14 @@ from typing import Callable, Sequence
 
 from tqdm import tqdm
 
-from ..config import Config
-from .checkpoint import log_metrics
+from ..config import Config, save_config
+from ..data.pipeline import Example, TextPipeline
+from ..data.sources import load_splits
+from ..errors import DataError
+from ..runs import CONFIG_FILE, log_metrics
 
 Pair = tuple[str, str]
+log = logging.getLogger("attnseq")
 
 __all__ = ["Progress", "EpochLoop", "evaluation_record", "selection_score"]
 
@@ -29,6 +35,7 @@ class Progress:
     step: int = 0  # optimizer updates so far
     best: float | None = None
     train_seconds: float = 0.0
+    target_tokens: int = 0  # target tokens trained on so far
     history: list[dict] = field(default_factory=list)
 
 
@@ -64,8 +71,8 @@ class EpochLoop:
     ``train.eval_every`` updates; ``progress`` (epoch, batch within it, step, time, history)
     is saved with the checkpoint so a resumed run continues with the very next batch.
 
-    An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``dev_pairs``,
-    ``translator`` and ``on_eval`` and provides:
+    An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and
+    ``on_eval``, calls ``prepare_data()`` (splits, pipeline, examples) and provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
@@ -82,9 +89,33 @@ class EpochLoop:
     run_dir: Path
     resume: bool
     progress: Progress
+    pipeline: TextPipeline
+    train_examples: list[Example]
     dev_pairs: Sequence[Pair]
+    dev_examples: list[Example]
     on_eval: Callable[[dict], None] | None = None
     is_main = True
+
+    def prepare_data(self) -> None:
+        """Read the splits; fit the text pipeline (or, resuming, load the run's) and save it with
+        the config; encode the training pairs (dropping those over the length limits) and dev."""
+        config = self.config
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        splits = load_splits(config.data)
+        self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
+        self.test_pairs = splits.get("test", [])
+        if self.resume:
+            self.pipeline = TextPipeline.load(config.data, self.run_dir)
+        else:
+            self.pipeline = TextPipeline.fit(config.data, self.train_pairs, self.run_dir)
+            if self.is_main:
+                self.pipeline.save(self.run_dir)
+                save_config(config, self.run_dir / CONFIG_FILE)
+        self.train_examples = self.pipeline.encode_pairs(self.train_pairs, config.data.max_source_len,
+                                                         config.data.max_target_len)
+        if not self.train_examples:
+            raise DataError("no training pair is left after the length limits (data.max_*_len)")
+        self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs)
 
     # -- what an engine provides ----------------------------------------------------------------
     def _epoch_batches(self) -> list:
@@ -109,6 +140,19 @@ class EpochLoop:
     def batches_per_epoch(self) -> int:
         raise NotImplementedError
 
+    @property
+    def parameters(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def train_size(self) -> int:
+        return len(self.train_examples)
+
+    @property
+    def description(self) -> str:
+        """What is trained, for the log line at the start (e.g. "numpy attention")."""
+        return self.config.engine
+
     # -- hooks ---------------------------------------------------------------------------------
     def _any(self, flag: bool) -> bool:
         """True when ``flag`` is True in any process."""
@@ -129,8 +173,12 @@ class EpochLoop:
 
     # -- the loop -------------------------------------------------------------------------------
     def fit(self) -> dict:
-        """Train until a limit is reached; the last evaluation record."""
+        """Train until a limit is reached; the last evaluation record, with ``parameters``,
+        ``target_tokens`` (trained on, in all) and ``tokens_per_second``."""
         tc, p = self.config.train, self.progress
+        if self.is_main:
+            log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
+                     self.description, self.train_size, self.run_dir)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
                    "resumed_at_step": p.step if self.resume else None})
@@ -152,7 +200,8 @@ class EpochLoop:
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
         self._close()
-        return p.history[-1]
+        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
+                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
     def _should_stop(self) -> bool:
         tc, p = self.config.train, self.progress
@@ -187,6 +236,7 @@ class EpochLoop:
         p.train_seconds += time.perf_counter() - started
         p.step += 1
         p.batch_in_epoch += len(group)
+        p.target_tokens += tokens
         if not math.isfinite(loss_sum):
             raise FloatingPointError(f"the loss became {loss_sum} at step {p.step}")
         window = self._window

@@ -1,29 +1,29 @@
 """Training the torch models: teacher forcing, accumulation, clipping, schedules, DDP, and the
-run folder; the epoch loop, evaluation and resume are EpochLoop's (epochs.py)."""
+run folder; the epoch loop, the run's data, evaluation and resume are EpochLoop's (epochs.py)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from ..api import Translator
-from ..config import Config, save_config
-from ..data.batching import Example, batch_indices, iterate_batches, sorted_batches
-from ..data.book import load_book
-from ..data.corpus import read_tsv
-from ..data.pipeline import TextPipeline
-from ..errors import ConfigError, DataError
-from ..nn.model import build_model, count_parameters
+from ..config import Config
+from ..data.batching import batch_indices, iterate_batches, sorted_batches
+from ..data.sources import check_data
+from ..decoding.translator import TorchTranslator
+from ..errors import ConfigError, UserError
+from ..nn.model import build_model, check_model, count_parameters, load_weights, save_weights
+from ..runs import BEST, LAST
+from ..utils import atomic_write
 from .distributed import Distributed, LossModule
-from .checkpoint import (BEST, CONFIG_FILE, LAST, STATE_FILE, load_state, load_weights, rng_states,
-                         save_state, save_weights, set_rng_states)
-from .epochs import EpochLoop, Pair, Progress, selection_score
-from .optim import build_optimizer, build_scheduler
+from .epochs import EpochLoop, Progress, selection_score
+from .optim import build_optimizer, build_schedule, check_train
 
+STATE_FILE = "last.state.pt"  # optimizer, schedule, progress and RNG states, for --resume
 
 
 def resolve_device(name: str) -> torch.device:
@@ -34,39 +34,28 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def load_splits(config: Config) -> dict[str, list[Pair]]:
-    """Train and dev (and test, when given) pairs from the config's data paths."""
-    data = config.data
-    if data.format == "book":
-        if not data.train:
-            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)")
-        train, _, test = load_book(data.train, dev_size=0)
-        return {"train": train, "dev": test, "test": test}  # the book evaluates its test set
-    paths = {"train": data.train, "dev": data.dev, "test": data.test}
-    if data.dir:
-        for split in paths:
-            paths[split] = paths[split] or str(Path(data.dir) / f"{split}.tsv")
-    if not paths["train"]:
-        raise ConfigError("data.train: no training data; give --data DIR or set data.dir / data.train")
-    splits = {}
-    for split, path in paths.items():
-        if path and (split != "test" or Path(path).exists()):
-            splits[split] = read_tsv(path, strip=data.strip)
-    if not splits["train"]:
-        raise DataError(f"{paths['train']}: no training pairs")
-    return splits
+def check_config(config: Config) -> Config:
+    """``config`` with its data, model and training settings checked for the torch engine and
+    every variant's options written out (ConfigError naming the key otherwise)."""
+    config = dataclasses.replace(config, model=check_model(config.model), train=check_train(config.train))
+    check_data(config.data)
+    return config
 
 
-def encode_pairs(pipeline: TextPipeline, pairs: Sequence[Pair], max_src: int = 0, max_tgt: int = 0
-                 ) -> list[Example]:
-    """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) are dropped."""
-    examples = []
-    for src, tgt in pairs:
-        ex = Example(pipeline.encode_source(src), pipeline.encode_target(tgt))
-        if not ex.src or (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
-            continue
-        examples.append(ex)
-    return examples
+def rng_states() -> dict[str, Any]:
+    """Every random number generator's state (python, numpy, torch CPU and CUDA)."""
+    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    random.setstate(states["python"])
+    np.random.set_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
 
 
 class Trainer(EpochLoop):
@@ -75,38 +64,25 @@ class Trainer(EpochLoop):
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
                  on_eval: Callable[[dict], None] | None = None):
-        self.config, self.run_dir, self.resume = config, Path(run_dir), resume
-        self.on_eval = on_eval
+        config = check_config(config)
+        self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         tc = config.train
         if tc.threads:
             torch.set_num_threads(tc.threads)
         self.dist = Distributed.from_env()
         self.device = self.dist.setup(resolve_device(tc.device))
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        splits = load_splits(config)
-        self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
-        if resume:
-            self.pipeline = TextPipeline.load(config.data, self.run_dir)
-        else:
-            self.pipeline = TextPipeline.fit(config.data, self.train_pairs, self.run_dir)
-            if self.dist.is_main:
-                self.pipeline.save(self.run_dir)
-                save_config(config, self.run_dir / CONFIG_FILE)
-        self.train_examples = encode_pairs(self.pipeline, self.train_pairs,
-                                           config.data.max_source_len, config.data.max_target_len)
-        if not self.train_examples:
-            raise DataError("no training pair is left after the length limits (data.max_*_len)")
-        self.dev_examples = encode_pairs(self.pipeline, self.dev_pairs)
-        self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab))
+        self.prepare_data()
+        self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
+                                 self.pipeline.shares_vocab)
         self.model.to(self.device)
         self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
         self.optimizer = build_optimizer(self.model.parameters(), tc)
-        self.scheduler = build_scheduler(self.optimizer, tc)
+        self.schedule = build_schedule(self.optimizer, tc)
         self.progress = Progress()
         if resume:
             self._restore()
-        self.translator = Translator(self.model, self.pipeline, config, self.device)
+        self.translator = TorchTranslator(self.model, self.pipeline, config, self.device)
 
     # -- set-up -----------------------------------------------------------------------------
     @staticmethod
@@ -116,10 +92,13 @@ class Trainer(EpochLoop):
         torch.manual_seed(seed)
 
     def _restore(self) -> None:
-        state = load_state(self.run_dir / STATE_FILE)
+        path = self.run_dir / STATE_FILE
+        if not path.exists():
+            raise UserError(f"{path}: nothing to resume (no training state in the run folder)")
+        state = torch.load(path, map_location="cpu", weights_only=False)
         load_weights(self.model, self.run_dir / LAST)
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        self.schedule.load_state_dict(state["scheduler"])
         self.progress = Progress(**state["progress"])
         set_rng_states(state["rng"])
 
@@ -128,12 +107,12 @@ class Trainer(EpochLoop):
         return count_parameters(self.model)
 
     @property
-    def train_size(self) -> int:
-        return len(self.train_examples)
-
-    @property
     def is_main(self) -> bool:
         return self.dist.is_main
+
+    @property
+    def description(self) -> str:
+        return f"torch {self.config.model.arch}"
 
     # -- what EpochLoop asks of an engine ------------------------------------------------------
     def _epoch_batches(self) -> list[list[int]]:
@@ -176,7 +155,7 @@ class Trainer(EpochLoop):
         if tc.clip_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
         self.optimizer.step()
-        self.scheduler.step()
+        self.schedule.step()
         return loss_sum, total_tokens
 
     # -- evaluation and checkpoints -----------------------------------------------------------
@@ -193,15 +172,8 @@ class Trainer(EpochLoop):
         return total / tokens if tokens else float("nan")
 
     def _after_evaluation(self, record: dict, improved: bool) -> None:
-        tc = self.config.train
-        if tc.schedule == "plateau" and not improved and selection_score(record, tc.select_by) is not None:
-            self._decay_learning_rate(tc.lr_decay)
-
-    def _decay_learning_rate(self, factor: float) -> None:
-        """Multiply the learning rate by ``factor`` for the rest of training."""
-        self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]
-        for group, lr in zip(self.optimizer.param_groups, self.scheduler.get_last_lr()):
-            group["lr"] = lr * factor
+        if selection_score(record, self.config.train.select_by) is not None:
+            self.schedule.after_evaluation(improved)
 
     @property
     def batches_per_epoch(self) -> int:
@@ -210,11 +182,8 @@ class Trainer(EpochLoop):
 
     def _save(self, best: bool) -> None:
         save_weights(self.model, self.run_dir / LAST)
-        save_state(self.run_dir / STATE_FILE, {
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "progress": self.progress.__dict__,
-            "rng": rng_states(),
-        })
+        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
+                 "progress": self.progress.__dict__, "rng": rng_states()}
+        atomic_write(self.run_dir / STATE_FILE, lambda tmp: torch.save(state, tmp))
         if best or not (self.run_dir / BEST).exists():
             save_weights(self.model, self.run_dir / BEST)

@@ -1,16 +1,82 @@
-"""Optimisers and learning-rate schedules from the TrainConfig."""
+"""Optimisers (``train.optimizer``) and learning-rate schedules (``train.schedule``) for the
+torch engine, each a registered variant with its own options."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
+from ..registry import Registry
+from ..schema import number
 
-def build_optimizer(params, cfg) -> torch.optim.Optimizer:
-    """Adam or SGD as ``cfg.optimizer`` says."""
+OPTIMIZERS: Registry = Registry("optimizer")  # functions (params, train config, options) -> Optimizer
+SCHEDULES: Registry[type["Schedule"]] = Registry("learning-rate schedule")
+
+
+@dataclass
+class AdamOptions:
+    betas: tuple[float, float] = number((0.9, 0.999), 0.0, 1.0, high_open=True)
+    eps: float = number(1e-8, 0.0, low_open=True)
+
+
+@OPTIMIZERS.register("adam", options=AdamOptions)
+def adam(params, tc, options: AdamOptions) -> torch.optim.Optimizer:
+    """Adam (Kingma & Ba 2015)."""
+    return torch.optim.Adam(params, lr=tc.lr, betas=tuple(options.betas), eps=options.eps,
+                            weight_decay=tc.weight_decay, foreach=True)
+
+
+@dataclass
+class SGDOptions:
+    momentum: float = number(0.0, 0.0, 1.0, high_open=True)
+
+
+@OPTIMIZERS.register("sgd", options=SGDOptions)
+def sgd(params, tc, options: SGDOptions) -> torch.optim.Optimizer:
+    """Stochastic gradient descent, with momentum when ``momentum`` > 0."""
+    return torch.optim.SGD(params, lr=tc.lr, momentum=options.momentum, weight_decay=tc.weight_decay)
+
+
+def build_optimizer(params, tc) -> torch.optim.Optimizer:
+    """The optimizer ``tc.optimizer`` names, over the parameters that require gradients."""
     params = [p for p in params if p.requires_grad]
-    if cfg.optimizer == "sgd":
-        return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-    return torch.optim.Adam(params, lr=cfg.lr, betas=tuple(cfg.adam_betas), eps=cfg.adam_eps,
-                            weight_decay=cfg.weight_decay, foreach=True)
+    return OPTIMIZERS.get(tc.optimizer.name, "train.optimizer")(
+        params, tc, OPTIMIZERS.options(tc.optimizer, "train.optimizer"))
+
+
+class Schedule:
+    """A learning-rate schedule: ``factor(step)`` times the base rate after ``step`` updates,
+    and ``after_evaluation`` for schedules that react to the dev score."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, options=None):
+        self.options = options
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: self.factor(s))
+
+    def factor(self, step: int) -> float:
+        return 1.0
+
+    def step(self) -> None:
+        """Called after every update."""
+        self.scheduler.step()
+
+    def after_evaluation(self, improved: bool) -> None:
+        """Called after every evaluation that scored the dev set; ``improved``: a new best."""
+
+    def state_dict(self) -> dict:
+        return self.scheduler.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.scheduler.load_state_dict(state)
+
+
+@SCHEDULES.register("constant")
+class Constant(Schedule):
+    """``train.lr`` throughout."""
+
+
+@dataclass
+class NoamOptions:
+    warmup_steps: int = number(4000, 0)
 
 
 def noam_factor(step: int, warmup: int) -> float:
@@ -19,9 +85,40 @@ def noam_factor(step: int, warmup: int) -> float:
     return min(step / warmup, (warmup / step) ** 0.5) if warmup else step ** -0.5
 
 
-def build_scheduler(optimizer: torch.optim.Optimizer, cfg):
-    """A LambdaLR for ``constant`` and ``noam``; ``plateau`` is applied by the trainer after
-    each evaluation (the factor ``cfg.lr_decay``)."""
-    if cfg.schedule == "noam":
-        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: noam_factor(s + 1, cfg.warmup_steps))
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+@SCHEDULES.register("noam", options=NoamOptions)
+class Noam(Schedule):
+    """A linear warm-up to ``train.lr`` over ``warmup_steps`` updates, then 1/sqrt(step)
+    (Vaswani et al. 2017): ``train.lr`` is the peak rate."""
+
+    def factor(self, step: int) -> float:
+        return noam_factor(step + 1, self.options.warmup_steps)
+
+
+@dataclass
+class PlateauOptions:
+    decay: float = number(0.5, 0.0, 1.0, low_open=True)  # factor applied when the dev score stops improving
+
+
+@SCHEDULES.register("plateau", options=PlateauOptions)
+class Plateau(Schedule):
+    """The rate is multiplied by ``decay`` after every evaluation that is not a new best."""
+
+    def after_evaluation(self, improved: bool) -> None:
+        if not improved:
+            factor = self.options.decay
+            self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]
+            for group, lr in zip(self.scheduler.optimizer.param_groups, self.scheduler.get_last_lr()):
+                group["lr"] = lr * factor
+
+
+def build_schedule(optimizer: torch.optim.Optimizer, tc) -> Schedule:
+    """The schedule ``tc.schedule`` names."""
+    return SCHEDULES.build(tc.schedule, "train.schedule", optimizer)
+
+
+def check_train(tc):
+    """``tc`` (a TrainConfig) with its optimizer and schedule checked and their options written out."""
+    import dataclasses
+
+    return dataclasses.replace(tc, optimizer=OPTIMIZERS.resolve(tc.optimizer, "train.optimizer"),
+                               schedule=SCHEDULES.resolve(tc.schedule, "train.schedule"))

@@ -1,20 +1,9 @@
 """Training curves from a run's metrics log."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from . import pyplot, save_figure
-
-
-def read_metrics(path: str | Path) -> list[dict]:
-    """The records of a ``metrics.jsonl`` file."""
-    records = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                records.append(json.loads(line))
-    return records
 
 
 def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | None = None) -> Path:

@@ -12,7 +12,7 @@ def plot_positional(path: str | Path, positions: int = 100, dims: int = 64) -> P
     plt = pyplot()
 
     from ..errors import UserError
-    from ..nn.positional import sinusoidal_table
+    from ..nn.transformer.positional import sinusoidal_table
 
     if positions < 1 or dims < 1:
         raise UserError(f"plot positional: --positions and --dims must be positive, got {positions} and {dims}")

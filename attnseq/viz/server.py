@@ -6,6 +6,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from ..errors import UserError
+
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>attnseq</title>
 <style>
@@ -21,7 +23,7 @@ PAGE = """<!doctype html>
 <h1>attnseq</h1>
 <p class="muted">Model: <span id="model"></span></p>
 <form id="form"><input id="text" type="text" autofocus placeholder="Type a sentence, e.g. september 27, 1994">
-<label> beam <input id="beam" type="number" min="1" max="16" value="1" style="width:3em"></label>
+<label> beam <input id="beam_size" type="number" min="1" max="16" value="1" style="width:3em"></label>
 <button>Translate</button></form>
 <div id="output"></div>
 <div id="heat"></div>
@@ -31,9 +33,9 @@ const show = t => t === " " ? "\\u2423" : esc(t);
 fetch("info").then(r => r.json()).then(i => { document.getElementById("model").textContent = i.model; });
 async function translate() {
   const text = document.getElementById("text").value;
-  const beam = parseInt(document.getElementById("beam").value || "1");
+  const beam_size = parseInt(document.getElementById("beam_size").value || "1");
   const r = await fetch("translate", {method: "POST", headers: {"Content-Type": "application/json"},
-                                      body: JSON.stringify({text, beam})});
+                                      body: JSON.stringify({text, beam_size})});
   const res = await r.json();
   if (res.error) { document.getElementById("output").textContent = res.error; return; }
   document.getElementById("output").textContent = res.output;
@@ -85,13 +87,16 @@ def make_handler(translator, name: str, lock: threading.Lock):
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(min(length, 100_000)) or b"{}")
                 text = str(request.get("text", ""))[:2000]
-                beam = max(1, min(int(request.get("beam", 1)), 16))
+                beam = max(1, min(int(request.get("beam_size", 1)), 16))
             except (ValueError, TypeError):
-                return self._json(400, {"error": "expected JSON {\"text\": ..., \"beam\": n}"})
+                return self._json(400, {"error": "expected JSON {\"text\": ..., \"beam_size\": n}"})
             if not text.strip():
                 return self._json(400, {"error": "empty input"})
-            with lock:  # one decode at a time: torch modules are not re-entrant
-                result = translator.search([text], keep_attention=True, beam_size=beam)[0]
+            try:
+                with lock:  # one decode at a time: torch modules are not re-entrant
+                    result = translator.search([text], keep_attention=True, beam_size=beam)[0]
+            except UserError as err:
+                return self._json(400, {"error": str(err)})
             attention = result.attention[0]
             self._json(200, {
                 "output": result.outputs[0],

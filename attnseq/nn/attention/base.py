@@ -1,18 +1,19 @@
-"""Attention scorers. One base class masks, normalises and takes the weighted sum; each
-variant only says how a query scores the keys. A registry maps config names to classes.
+"""The base of every attention scorer. It masks, normalises and takes the weighted sum; each
+variant only says how a query scores the keys (``score``) and, for local attention, which
+keys it may see (``window``). A registry maps ``model.attention`` names to the variants and
+their options dataclasses.
 
 Shapes: queries (B, T, Hq) (T = 1 when stepping), keys (B, S, Hk), values (B, S, Hv),
 mask (B, S) bool with True on real tokens, alignment (B, T, S), context (B, T, Hv).
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
 
-from ..errors import ConfigError
-from ..registry import Registry
+from ...errors import ConfigError
+from ...registry import Registry
+from ...schema import Variant
 
 SCORERS: Registry[type["Scorer"]] = Registry("attention scorer")
 
@@ -20,14 +21,20 @@ SCORERS: Registry[type["Scorer"]] = Registry("attention scorer")
 class Scorer(nn.Module):
     """Base of every attention scorer.
 
-    Subclasses implement ``score(query, keys) -> (B, T, S)``. Keys that can be projected once
-    per sentence are projected in ``prepare`` (called once by the decoder, never per step).
+    A variant registers itself with its options dataclass (``@SCORERS.register("concat",
+    options=ConcatOptions)``) and implements ``score(query, keys) -> (B, T, S)``. Keys that can
+    be projected once per sentence are projected in ``prepare`` (called once by the decoder,
+    never per step). ``options`` is the variant's options instance.
     """
 
-    def __init__(self, query_size: int, key_size: int, attention_size: int = 0, **options):
+    def __init__(self, query_size: int, key_size: int, options=None):
         super().__init__()
         self.query_size, self.key_size = query_size, key_size
-        self.attention_size = attention_size or query_size
+        self.options = options
+
+    def hidden_size(self, size: int) -> int:
+        """The width of an inner layer: the option ``size``, or the query size when it is 0."""
+        return size or self.query_size
 
     def prepare(self, keys: torch.Tensor) -> torch.Tensor:
         """Keys as ``score`` wants them, computed once per sentence: (B, S, Hk) -> (B, S, *)."""
@@ -78,7 +85,8 @@ class Scorer(nn.Module):
         return context, alignment
 
 
-def _require_equal(name: str, query_size: int, key_size: int) -> None:
+def require_equal_sizes(name: str, query_size: int, key_size: int) -> None:
+    """A ConfigError unless queries and keys have one size (scores without a projection)."""
     if query_size != key_size:
         raise ConfigError(
             f"model.attention: {name} attention needs the decoder state ({query_size}) and the "
@@ -86,63 +94,7 @@ def _require_equal(name: str, query_size: int, key_size: int) -> None:
         )
 
 
-@SCORERS.register("dot")
-class DotScorer(Scorer):
-    """score = h_t · h_s (Luong et al. 2015; the book's chapter 8)."""
-
-    def __init__(self, query_size: int, key_size: int, attention_size: int = 0, **options):
-        super().__init__(query_size, key_size, attention_size)
-        _require_equal("dot", query_size, key_size)
-
-    def score(self, query, keys):
-        return torch.bmm(query, keys.transpose(1, 2))  # (B, T, S)
-
-
-@SCORERS.register("scaled_dot")
-class ScaledDotScorer(DotScorer):
-    """score = h_t · h_s / sqrt(d) (Vaswani et al. 2017)."""
-
-    def score(self, query, keys):
-        return torch.bmm(query, keys.transpose(1, 2)) / math.sqrt(query.shape[-1])
-
-
-@SCORERS.register("general")
-class GeneralScorer(Scorer):
-    """score = h_t^T W_a h_s, bilinear (Luong et al. 2015); W_a h_s is computed once per sentence."""
-
-    def __init__(self, query_size: int, key_size: int, attention_size: int = 0, **options):
-        super().__init__(query_size, key_size, attention_size)
-        self.W_a = nn.Linear(key_size, query_size, bias=False)
-
-    def prepare(self, keys):
-        return self.W_a(keys)  # (B, S, Hq)
-
-    def score(self, query, keys):
-        return torch.bmm(query, keys.transpose(1, 2))  # (B, T, S)
-
-
-@SCORERS.register("concat")
-class ConcatScorer(Scorer):
-    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat)."""
-
-    def __init__(self, query_size: int, key_size: int, attention_size: int = 0, **options):
-        super().__init__(query_size, key_size, attention_size)
-        self.W_k = nn.Linear(key_size, self.attention_size, bias=False)
-        self.W_q = nn.Linear(query_size, self.attention_size, bias=True)
-        self.v = nn.Linear(self.attention_size, 1, bias=False)
-
-    def prepare(self, keys):
-        return self.W_k(keys)  # (B, S, A)
-
-    def score(self, query, keys):
-        hidden = torch.tanh(self.W_q(query).unsqueeze(2) + keys.unsqueeze(1))  # (B, T, S, A)
-        return self.v(hidden).squeeze(-1)  # (B, T, S)
-
-
-def build_scorer(name: str, query_size: int, key_size: int, attention_size: int = 0, **options) -> Scorer:
-    """The scorer registered as ``name`` (``model.attention``)."""
-    cls = SCORERS.get(name, "model.attention")
-    return cls(query_size, key_size, attention_size, **options)
-
-
-from . import attention_extra  # noqa: E402,F401  (registers more scorers)
+def build_scorer(variant: Variant | str, query_size: int, key_size: int,
+                 key: str = "model.attention") -> Scorer:
+    """The scorer ``variant`` names (``model.attention``), for queries and keys of these sizes."""
+    return SCORERS.build(variant, key, query_size, key_size)

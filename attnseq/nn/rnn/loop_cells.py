@@ -1,12 +1,10 @@
-"""More recurrent cells for ``model.cell``: the minimal GRU, the peephole LSTM, the projected LSTM.
-
-``mingru`` and ``lstm_peephole`` have no fused torch kernel, so they are written here as a time
-loop over tensor operations (:class:`LoopLayer`); ``lstm_proj`` is torch's fused LSTM with
-``proj_size``. All three follow the :class:`~attnseq.nn.cells.RecurrentLayer` interface:
-inputs (B, T, I), state (L * directions, B, H) or (h, c), outputs (B, T, output_size).
+"""Recurrent cells without a fused torch kernel, written as a loop over time (:class:`LoopLayer`):
+the minimal GRU (``mingru``) and the peephole LSTM (``lstm_peephole``). Both follow the
+:class:`~attnseq.nn.rnn.cells.RecurrentLayer` interface: inputs (B, T, I), state
+(L * directions, B, H) or (h, c), outputs (B, T, H * directions).
 
 How the loop is written (measured on this machine, 1 thread, B 64, T 20, I 64, H 128,
-forward + backward; ``from attnseq.nn.cells_custom import benchmark; benchmark()`` repeats it):
+forward + backward; ``python bench/loop_cells.py`` repeats it):
 the input projections of all steps are one matmul before the loop, so each step does only
 the recurrent matmul and elementwise gate arithmetic, and the projections are split with
 ``unbind`` (indexing ``projected[t]`` instead makes backward allocate a full-size gradient per
@@ -24,17 +22,12 @@ padding never enters either direction.
 from __future__ import annotations
 
 import math
-import warnings
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import ConfigError
-from .cells import CELLS, FusedLayer, RecurrentLayer
-
-# torch notes on every call that oneDNN has no projected LSTM and falls back to its own kernel
-warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
+from .cells import CELLS, RecurrentLayer
 
 
 def length_mask(lengths: torch.Tensor | None, steps: int) -> torch.Tensor | None:
@@ -70,8 +63,8 @@ class LoopLayer(RecurrentLayer):
     gates = 1  # G: blocks of H rows in the weight matrices
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 dropout: float = 0.0, bidirectional: bool = False, **options):
-        super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional)
+                 dropout: float = 0.0, bidirectional: bool = False, options=None):
+        super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional, options)
         self.dropout = dropout
         self.output_size = hidden_size * self.directions
         for layer in range(num_layers):
@@ -205,97 +198,3 @@ class PeepholeLSTMLayer(LoopLayer):
             h, c = _hold(mask, t, h_new, h), _hold(mask, t, c_new, c)
             outputs.append(h)
         return _finish(outputs, mask), (h, c)
-
-
-@CELLS.register("lstm_proj")
-class ProjectedLSTMLayer(FusedLayer):
-    """LSTM with a projection layer (Sak et al. 2014), torch's fused kernel with ``proj_size``:
-    h_t = W_proj (o ⊙ tanh(c_t)) has P < H units, the cell c_t keeps H.
-
-    The state is (h (L * dirs, B, P), c (L * dirs, B, H)); outputs are P * directions wide.
-    P is ``projection_size`` (``model.projection_size``), or H // 2 when 0.
-    """
-
-    has_cell_state = True
-
-    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False,
-                 projection_size: int = 0, **options):
-        RecurrentLayer.__init__(self, input_size, hidden_size, num_layers, dropout, bidirectional)
-        self.projection_size = projection_size or hidden_size // 2
-        if not 0 < self.projection_size < hidden_size:
-            raise ConfigError(
-                f"model.projection_size: must be between 1 and the hidden size ({hidden_size}) "
-                f"less one, got {self.projection_size}"
-            )
-        self.rnn = nn.LSTM(input_size, hidden_size, num_layers=num_layers, batch_first=True,
-                           dropout=dropout if num_layers > 1 else 0.0, bidirectional=bidirectional,
-                           proj_size=self.projection_size)
-        self.output_size = self.projection_size * self.directions
-
-
-# -- the measurement quoted in the module docstring ------------------------------------------
-class _NaiveMinimalGRU(nn.Module):
-    """A bare Python loop over a Linear on concat(h, x) per step: the baseline of the timing."""
-
-    def __init__(self, input_size: int, hidden_size: int):
-        super().__init__()
-        self.hidden_size = hidden_size
-        self.gates = nn.Linear(hidden_size + input_size, 2 * hidden_size)
-
-    def forward(self, inputs):
-        h = inputs.new_zeros(inputs.shape[0], self.hidden_size)
-        outputs = []
-        for t in range(inputs.shape[1]):
-            a = self.gates(torch.cat([h, inputs[:, t]], -1))
-            update, candidate = torch.sigmoid(a[:, : self.hidden_size]), torch.tanh(a[:, self.hidden_size :])
-            h = update * candidate + (1 - update) * h
-            outputs.append(h)
-        return torch.stack(outputs, 1)
-
-
-class _NaivePeepholeLSTM(nn.Module):
-    """Baseline of the timing: a Linear on concat(h, x) per step, peepholes as in the layer."""
-
-    def __init__(self, input_size: int, hidden_size: int):
-        super().__init__()
-        self.hidden_size = hidden_size
-        self.gates = nn.Linear(hidden_size + input_size, 4 * hidden_size)
-        self.peephole = nn.Parameter(torch.zeros(3 * hidden_size))
-
-    def forward(self, inputs):
-        h = c = inputs.new_zeros(inputs.shape[0], self.hidden_size)
-        p_i, p_f, p_o = self.peephole.chunk(3)
-        outputs = []
-        for t in range(inputs.shape[1]):
-            a_i, a_f, a_g, a_o = self.gates(torch.cat([h, inputs[:, t]], -1)).chunk(4, 1)
-            c = torch.sigmoid(a_f + p_f * c) * c + torch.sigmoid(a_i + p_i * c) * torch.tanh(a_g)
-            h = torch.sigmoid(a_o + p_o * c) * torch.tanh(c)
-            outputs.append(h)
-        return torch.stack(outputs, 1)
-
-
-def benchmark(batch: int = 64, steps: int = 20, input_size: int = 64, hidden: int = 128,
-               repeats: int = 20) -> None:
-    """Print forward+backward milliseconds of the hoisted loop against the naive loop
-    (sets torch to 1 thread)."""
-    import time
-
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    x = torch.randn(batch, steps, input_size)
-    pairs = {"mingru": (MinimalGRULayer(input_size, hidden), _NaiveMinimalGRU(input_size, hidden)),
-             "lstm_peephole": (PeepholeLSTMLayer(input_size, hidden), _NaivePeepholeLSTM(input_size, hidden))}
-
-    def timed(fn) -> float:
-        for _ in range(3):
-            fn().sum().backward()
-        started = time.perf_counter()
-        for _ in range(repeats):
-            fn().sum().backward()
-        return (time.perf_counter() - started) / repeats * 1000
-
-    for name, (layer, naive) in pairs.items():
-        hoisted = timed(lambda: layer(x)[0])
-        baseline = timed(lambda: naive(x))
-        print(f"{name:14s} hoisted {hoisted:6.2f} ms  naive {baseline:6.2f} ms  speed-up {baseline / hoisted:4.2f}x"
-              f"  (1 thread, B {batch}, T {steps}, I {input_size}, H {hidden})")

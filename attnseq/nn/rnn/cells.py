@@ -1,4 +1,5 @@
-"""Recurrent layers behind one interface, with a registry for ``model.cell``.
+"""Recurrent layers behind one interface, with a registry for ``model.cell``: torch's fused
+kernels (lstm, gru, rnn, lstm_proj) here, cells written as a loop over time in loop_cells.py.
 
 Every layer maps inputs (B, T, I) and an optional state to outputs (B, T, H * directions) and
 a new state. A state is a tensor (L * directions, B, H), or a tuple of them for cells with a
@@ -6,11 +7,16 @@ memory cell (LSTM: (h, c)). ``lengths`` (B,) packs padded sequences so padding n
 """
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..registry import Registry
+from ...errors import ConfigError
+from ...registry import Registry
+from ...schema import Variant, number
 
 CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell")
 
@@ -21,8 +27,9 @@ class RecurrentLayer(nn.Module):
     has_cell_state = False  # True when the state is (h, c)
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 dropout: float = 0.0, bidirectional: bool = False, **options):
+                 dropout: float = 0.0, bidirectional: bool = False, options=None):
         super().__init__()
+        self.options = options
         self.input_size, self.hidden_size = input_size, hidden_size
         self.num_layers, self.bidirectional = num_layers, bidirectional
         self.directions = 2 if bidirectional else 1
@@ -44,13 +51,17 @@ class FusedLayer(RecurrentLayer):
     module_class: type[nn.RNNBase] = nn.RNN
     module_kwargs: dict = {}
 
-    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False, **options):
-        super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional)
+    def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False, options=None):
+        super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional, options)
         self.rnn = self.module_class(
             input_size, hidden_size, num_layers=num_layers, batch_first=True,
             dropout=dropout if num_layers > 1 else 0.0, bidirectional=bidirectional,
-            **self.module_kwargs,
+            **self.module_kwargs, **self.fused_kwargs(),
         )
+
+    def fused_kwargs(self) -> dict:
+        """Settings of the torch module that come from the cell's options."""
+        return {}
 
     # torch's single-step kernel (torch.lstm_cell, gru_cell, rnn_tanh_cell), or None
     cell_function = None
@@ -117,11 +128,42 @@ class TanhRNNLayer(FusedLayer):
     cell_function = torch.rnn_tanh_cell
 
 
-def build_rnn(cell: str, input_size: int, hidden_size: int, num_layers: int = 1,
-              dropout: float = 0.0, bidirectional: bool = False, **options) -> RecurrentLayer:
-    """The recurrent layer registered as ``cell`` (``model.cell``); ``options`` (e.g.
-    ``projection_size``) go to the cells that take them."""
-    return CELLS.get(cell, "model.cell")(input_size, hidden_size, num_layers, dropout, bidirectional, **options)
+@dataclass
+class ProjectionOptions:
+    projection_size: int = number(0, 0)  # P: output width (all directions together); 0: half of H
 
 
-from . import cells_custom  # noqa: E402,F401  (registers more cells)
+@CELLS.register("lstm_proj", options=ProjectionOptions)
+class ProjectedLSTMLayer(FusedLayer):
+    """LSTM with a projection layer (Sak et al. 2014), torch's fused kernel with ``proj_size``:
+    h_t = W_proj (o ⊙ tanh(c_t)) has fewer units than the cell c_t.
+
+    ``projection_size`` P is the width of the outputs, directions together (each direction
+    P / 2 when bidirectional), or half of each direction's H when 0. The state is
+    (h (L * dirs, B, P / dirs), c (L * dirs, B, H)).
+    """
+
+    module_class = nn.LSTM
+    has_cell_state = True
+
+    def fused_kwargs(self) -> dict:
+        per_direction = self.options.projection_size // self.directions or self.hidden_size // 2
+        if not 0 < per_direction < self.hidden_size:
+            raise ConfigError(
+                f"model.cell.projection_size: each direction's projection must be between 1 and its "
+                f"hidden size ({self.hidden_size}) less one, got {per_direction}"
+            )
+        self.output_size = per_direction * self.directions
+        return {"proj_size": per_direction}
+
+    def forward(self, inputs, state=None, lengths=None):
+        with warnings.catch_warnings():  # torch notes on every call that oneDNN has no projection
+            warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
+            return super().forward(inputs, state, lengths)
+
+
+def build_rnn(cell: Variant | str, input_size: int, hidden_size: int, num_layers: int = 1,
+              dropout: float = 0.0, bidirectional: bool = False) -> RecurrentLayer:
+    """The recurrent layer ``cell`` names (``model.cell``: a name or a Variant with options);
+    ``hidden_size`` units per direction."""
+    return CELLS.build(cell, "model.cell", input_size, hidden_size, num_layers, dropout, bidirectional)

@@ -5,7 +5,7 @@ embedding. A registry maps ``model.positional`` to the two kinds:
 
 - ``sinusoidal``: PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)),
   a fixed table (a buffer, not saved in checkpoints, extended on demand for long inputs);
-- ``learned``: one trained vector per position (an embedding over ``model.max_positions``).
+- ``learned``: one trained vector per position, up to its option ``max_positions``.
 
 ``TransformerEmbedding`` multiplies the token embeddings by sqrt(d_model), adds the positions
 and applies dropout.
@@ -13,12 +13,14 @@ and applies dropout.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from ..errors import ConfigError
-from ..registry import Registry
+from ...errors import ConfigError
+from ...registry import Registry
+from ...schema import Variant, number
 
 POSITIONAL: Registry[type["PositionalEncoding"]] = Registry("positional encoding")
 
@@ -40,9 +42,9 @@ def sinusoidal_table(positions: int, dim: int) -> torch.Tensor:
 class PositionalEncoding(nn.Module):
     """Base: ``forward(start, length)`` -> encodings of positions start .. start+length-1, (length, D)."""
 
-    def __init__(self, dim: int, max_positions: int):
+    def __init__(self, dim: int, options=None):
         super().__init__()
-        self.dim, self.max_positions = dim, max_positions
+        self.dim, self.options = dim, options
 
     def forward(self, start: int, length: int) -> torch.Tensor:
         raise NotImplementedError
@@ -50,11 +52,13 @@ class PositionalEncoding(nn.Module):
 
 @POSITIONAL.register("sinusoidal")
 class SinusoidalPositions(PositionalEncoding):
-    """The fixed sin/cos table; positions past ``max_positions`` extend it (no limit)."""
+    """The fixed sin/cos table, extended as far as a sequence reaches (no limit)."""
 
-    def __init__(self, dim: int, max_positions: int):
-        super().__init__(dim, max_positions)
-        self.register_buffer("table", sinusoidal_table(max(max_positions, 1), dim), persistent=False)
+    initial_positions = 1024
+
+    def __init__(self, dim: int, options=None):
+        super().__init__(dim, options)
+        self.register_buffer("table", sinusoidal_table(self.initial_positions, dim), persistent=False)
 
     def forward(self, start: int, length: int) -> torch.Tensor:
         end = start + length
@@ -63,24 +67,28 @@ class SinusoidalPositions(PositionalEncoding):
         return self.table[start:end]  # (length, D)
 
 
-@POSITIONAL.register("learned")
+@dataclass
+class LearnedOptions:
+    max_positions: int = number(1024, 1)  # positions 0 .. max_positions - 1 have a vector
+
+
+@POSITIONAL.register("learned", options=LearnedOptions)
 class LearnedPositions(PositionalEncoding):
     """A trained vector per position 0 .. max_positions-1 (Gehring et al. 2017)."""
 
-    def __init__(self, dim: int, max_positions: int):
-        super().__init__(dim, max_positions)
-        if max_positions < 1:
-            raise ConfigError(f"model.max_positions: learned positions need at least 1, got {max_positions}")
-        self.embed = nn.Embedding(max_positions, dim)
+    def __init__(self, dim: int, options: LearnedOptions):
+        super().__init__(dim, options)
+        self.max_positions = options.max_positions
+        self.embed = nn.Embedding(self.max_positions, dim)
         nn.init.normal_(self.embed.weight, std=dim ** -0.5)
 
     def forward(self, start: int, length: int) -> torch.Tensor:
         end = start + length
         if end > self.max_positions:
             raise ConfigError(
-                f"model.max_positions: a sequence reaches position {end}, past the {self.max_positions} "
-                "learned positions; raise model.max_positions or limit lengths (data.max_source_len, "
-                "data.max_target_len, decode.max_len)"
+                f"model.positional.max_positions: a sequence reaches position {end}, past the "
+                f"{self.max_positions} learned positions; raise it or limit lengths "
+                "(data.max_source_len, data.max_target_len, decode.max_len)"
             )
         return self.embed.weight[start:end]  # (length, D)
 
@@ -92,8 +100,7 @@ class TransformerEmbedding(nn.Module):
     the position of the first id (the step counter during incremental decoding).
     """
 
-    def __init__(self, vocab_size: int, d_model: int, positional: str, max_positions: int,
-                 dropout: float):
+    def __init__(self, vocab_size: int, d_model: int, positional: Variant | str, dropout: float):
         super().__init__()
         self.d_model = d_model
         self.scale = math.sqrt(d_model)
@@ -101,7 +108,7 @@ class TransformerEmbedding(nn.Module):
         nn.init.normal_(self.tokens.weight, std=d_model ** -0.5)  # unit variance after scaling
         with torch.no_grad():
             self.tokens.weight[0].zero_()
-        self.positions = POSITIONAL.get(positional, "model.positional")(d_model, max_positions)
+        self.positions = POSITIONAL.build(positional, "model.positional", d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:

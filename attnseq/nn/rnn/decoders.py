@@ -1,4 +1,6 @@
-"""Recurrent decoder designs, all behind the decoder step protocol.
+"""Recurrent decoder designs, all behind the decoder step protocol: without attention
+(``none``, Sutskever et al. 2014), with the source summary at every step (``cho2014``,
+``peeky``), and attending (``bahdanau``, ``luong``, ``book``).
 
 Every decoder offers:
 - ``init_state(memory) -> State``
@@ -13,14 +15,19 @@ same code, so teacher forcing equals stepping.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
-from ..errors import ConfigError
-from ..registry import Registry
-from .attention import build_scorer
+from ...errors import ConfigError
+from ...registry import Registry
+from ...schema import Variant
+from ..attention import build_scorer
+from ..state import Memory, State
 from .cells import RecurrentLayer, build_rnn
-from .state import Memory, State
+
+DEFAULT_ATTENTION = Variant("general")  # the scorer of an attending design when model.attention is unset
 
 DECODERS: Registry[type["RNNDecoder"]] = Registry("decoder design")
 
@@ -61,28 +68,25 @@ class Bridge(nn.Module):
 
 
 class RNNDecoder(nn.Module):
-    """Base of the recurrent designs: embedding, recurrent stack, bridge, optional scorer,
-    and the generator (output layer) over ``feature_size`` features."""
+    """Base of the recurrent designs: embedding, recurrent stack, bridge, the scorer of
+    ``model.attention`` (designs with ``uses_attention``), and the generator (output layer)
+    over ``feature_size`` features. ``options`` is the design's options instance."""
 
     uses_attention = True
 
-    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int):
+    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None):
         super().__init__()
-        self.cfg = cfg
+        self.cfg, self.options = cfg, options
         self.hidden_size, self.memory_size = cfg.hidden_size, memory_size
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size,
-                             cfg.decoder_layers, cfg.dropout, projection_size=cfg.projection_size)
+        self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size, cfg.decoder_layers, cfg.dropout)
         self.hidden_size = self.rnn.output_size  # the recurrent outputs (P for lstm_proj)
         self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, self.hidden_size,
                              cfg.decoder_layers, self.rnn.has_cell_state, cell_size=cfg.hidden_size)
-        self.scorer = (
-            build_scorer(cfg.attention, self.query_size(), memory_size, cfg.attention_size,
-                         heads=cfg.attention_heads, window=cfg.attention_window,
-                         head_scorer=cfg.attention_head_scorer)
-            if self.uses_attention else None
-        )
+        self.scorer = None
+        if self.uses_attention:
+            self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.query_size(), memory_size)
         self.feature_size = self.build_output()
         self.generator = nn.Linear(self.feature_size, vocab_size)
 
@@ -181,7 +185,12 @@ class PlainDecoder(RNNDecoder):
         return self.dropout(outputs), state, None
 
 
-@DECODERS.register("book")
+@dataclass
+class BookOptions:
+    context_into_input: bool = False  # also feed the context into the next step (section 4.2)
+
+
+@DECODERS.register("book", options=BookOptions)
 class BookDecoder(RNNDecoder):
     """The book's chapter 8: attend with the current state; concat(context, h) into the output layer.
 
@@ -190,58 +199,63 @@ class BookDecoder(RNNDecoder):
 
     @property
     def parallel(self):
-        return not self.cfg.context_into_input
+        return not self.options.context_into_input
 
     def rnn_input_size(self):
-        return self.cfg.embed_size + (self.memory_size if self.cfg.context_into_input else 0)
+        return self.cfg.embed_size + (self.memory_size if self.options.context_into_input else 0)
 
     def build_output(self):
         return self.memory_size + self.hidden_size
 
     def init_extra(self, state, memory):
-        if self.cfg.context_into_input:
+        if self.options.context_into_input:
             state["context"] = memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size)
 
     def step_features(self, embedded, state):
         inputs = embedded
-        if self.cfg.context_into_input:
+        if self.options.context_into_input:
             inputs = torch.cat([embedded, state["context"]], -1)  # (B, 1, E + Hm)
         outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
         context, alignment = self.attend(outputs, state)  # (B, T', Hm), (B, T', S)
-        if self.cfg.context_into_input:
+        if self.options.context_into_input:
             state["context"] = context
         return self.dropout(torch.cat([context, outputs], -1)), state, alignment
 
 
-@DECODERS.register("luong")
+@dataclass
+class LuongOptions:
+    input_feeding: bool = True  # feed the attentional state into the next step
+
+
+@DECODERS.register("luong", options=LuongOptions)
 class LuongDecoder(RNNDecoder):
     """Luong et al. 2015: attend with the current state h_t; attentional state
     h~_t = tanh(W_c [c_t; h_t]) feeds the output layer and, with input feeding, the next step."""
 
     @property
     def parallel(self):
-        return not self.cfg.input_feeding
+        return not self.options.input_feeding
 
     def rnn_input_size(self):
-        return self.cfg.embed_size + (self.cfg.hidden_size if self.cfg.input_feeding else 0)
+        return self.cfg.embed_size + (self.cfg.hidden_size if self.options.input_feeding else 0)
 
     def build_output(self):
         self.W_c = nn.Linear(self.memory_size + self.hidden_size, self.cfg.hidden_size, bias=False)
         return self.cfg.hidden_size
 
     def init_extra(self, state, memory):
-        if self.cfg.input_feeding:
+        if self.options.input_feeding:
             state["feed"] = memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size)
 
     def step_features(self, embedded, state):
         inputs = embedded
-        if self.cfg.input_feeding:
+        if self.options.input_feeding:
             inputs = torch.cat([embedded, state["feed"]], -1)  # (B, 1, E + H)
         outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
         context, alignment = self.attend(outputs, state)  # (B, T', Hm)
         attentional = torch.tanh(self.W_c(torch.cat([context, outputs], -1)))  # (B, T', H)
         attentional = self.dropout(attentional)
-        if self.cfg.input_feeding:
+        if self.options.input_feeding:
             state["feed"] = attentional
         return attentional, state, alignment
 
@@ -271,9 +285,68 @@ class BahdanauDecoder(RNNDecoder):
         return self.dropout(readout), state, alignment
 
 
+# -- the source summary c at every step, no attention (Cho et al. 2014; the book's Peeky) ----------
+# One fixed vector c, the encoder's summary of the source, enters the recurrent input and the
+# output layer at every step instead of only the first state. Neither design depends on its
+# previous outputs, so both run the whole target in one call during training.
+def summary_of(memory: Memory) -> torch.Tensor:
+    """The source summary c (B, H): the top encoder layer's final state, or, for encoders
+    without final states, the mean of the values over real tokens."""
+    if memory.final is not None:
+        return memory.final[-1]
+    mask = memory.mask.unsqueeze(-1).to(memory.values.dtype)  # (B, S, 1)
+    return (memory.values * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+class SummaryDecoder(RNNDecoder):
+    """Base: ``state["summary"]`` (B, 1, Hm) holds c for the whole sentence."""
+
+    uses_attention = False
+
+    def rnn_input_size(self):
+        return self.cfg.embed_size + self.memory_size
+
+    def init_extra(self, state: State, memory: Memory) -> None:
+        state["summary"] = summary_of(memory).unsqueeze(1)  # (B, 1, Hm)
+
+    def summary(self, state: State, steps: int) -> torch.Tensor:
+        """c repeated for ``steps`` positions: (B, T', Hm)."""
+        c = state["summary"]
+        return c.expand(c.shape[0], steps, c.shape[2])
+
+
+@DECODERS.register("cho2014")
+class ChoDecoder(SummaryDecoder):
+    """Cho et al. 2014: s_t = f(s_{t-1}, y_{t-1}, c); the output layer sees
+    tanh(W_o [s_t; c; y_{t-1}]) (the paper uses a maxout there). The first state comes from c
+    through the bridge (``bridge: linear`` gives the paper's s_0 = tanh(V c))."""
+
+    def build_output(self):
+        self.W_o = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size, self.cfg.hidden_size)
+        return self.cfg.hidden_size
+
+    def step_features(self, embedded, state):
+        c = self.summary(state, embedded.shape[1])  # (B, T', Hm)
+        outputs, state = self.run_rnn(torch.cat([embedded, c], -1), state)  # (B, T', H)
+        readout = torch.tanh(self.W_o(torch.cat([outputs, c, embedded], -1)))  # (B, T', H)
+        return self.dropout(readout), state, None
+
+
+@DECODERS.register("peeky")
+class PeekyDecoder(SummaryDecoder):
+    """The book's chapter 7 Peeky decoder: LSTM input concat(h_enc, embedding); the output
+    affine reads concat(h_enc, LSTM output). With ``bridge: copy`` the LSTM also starts from
+    h_enc, as in the book."""
+
+    def build_output(self):
+        return self.memory_size + self.hidden_size
+
+    def step_features(self, embedded, state):
+        c = self.summary(state, embedded.shape[1])  # (B, T', Hm)
+        outputs, state = self.run_rnn(torch.cat([c, embedded], -1), state)  # (B, T', H)
+        return self.dropout(torch.cat([c, outputs], -1)), state, None
+
+
 def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:
-    """The decoder design registered as ``cfg.decoder``."""
-    return DECODERS.get(cfg.decoder, "model.decoder")(cfg, vocab_size, memory_size, encoder_layers)
-
-
-from . import decoders_extra  # noqa: E402,F401  (registers more decoder designs)
+    """The decoder design ``cfg.decoder`` names."""
+    return DECODERS.build(cfg.decoder, "model.decoder", cfg, vocab_size, memory_size, encoder_layers)

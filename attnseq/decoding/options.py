@@ -1,0 +1,34 @@
+"""Decode settings for one request, normalised once for every caller (CLI, API, server).
+
+``decode_options(run_decode, beam_size=..., n_best=..., ...)`` takes the run's DecodeConfig and
+a request's changes (None: keep the run's) and returns the checked settings:
+
+- ``beam_size`` >= 1 (1 is greedy search); ``n_best`` >= 1;
+- n hypotheses need a beam at least n wide: ``n_best`` alone widens the run's beam to it, while
+  a ``beam_size`` given narrower than ``n_best`` is an error (never fewer hypotheses than asked);
+- every other field keeps its range (``decode.max_len`` >= 1, ...).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..config import DecodeConfig
+from ..errors import ConfigError
+from ..schema import build, plain
+
+
+def decode_options(decode: DecodeConfig, beam_size: int | None = None, n_best: int | None = None,
+                   **changes) -> DecodeConfig:
+    """The settings to search with: the run's ``decode`` with the request's changes, checked."""
+    values = plain(decode)
+    values.update({k: v for k, v in changes.items() if v is not None})
+    if n_best is not None:
+        values["n_best"] = n_best
+        if beam_size is None and isinstance(n_best, int) and n_best > decode.beam_size:
+            values["beam_size"] = n_best  # n hypotheses need a beam at least n wide
+    if beam_size is not None:
+        values["beam_size"] = beam_size
+    unknown = set(values) - {f.name for f in dataclasses.fields(DecodeConfig)}
+    if unknown:
+        raise ConfigError(f"decode.{sorted(unknown)[0]}: unknown decode setting")
+    return build(DecodeConfig, values, "decode.")

@@ -1,0 +1,29 @@
+"""The torch engine's Translator: a torch Seq2Seq model searched by greedy or beam search."""
+from __future__ import annotations
+
+import torch
+
+from ..data.batching import pad
+from ..translator import Translator
+from .common import Hypothesis
+from .search import search
+
+
+class TorchTranslator(Translator):
+    """A torch model with its text pipeline, ready to translate."""
+
+    def __init__(self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu"):
+        super().__init__(pipeline, config)
+        self.model, self.device = model, torch.device(device)
+        self.model.to(self.device).eval()
+
+    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
+                     ) -> list[list[Hypothesis]]:
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                src, mask = pad(src_ids)
+                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention)
+        finally:
+            self.model.train(was_training)

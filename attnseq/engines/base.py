@@ -1,0 +1,40 @@
+"""The seam between attnseq and the engines that run its models: one interface, a registry."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from ..config import Config
+from ..registry import Registry
+
+ENGINES: Registry[type["Engine"]] = Registry("engine")
+
+
+class Engine:
+    """One way of running the models (``engine:`` in a config).
+
+    - ``check(config)``: the config with everything this engine reads checked and every variant's
+      options written out; a ConfigError naming the key for anything it cannot run;
+    - ``train(config, run_dir, resume, on_eval)``: train into a run folder; the summary (the last
+      evaluation record with ``parameters``, ``target_tokens``, ``tokens_per_second``), or None
+      in the processes of a distributed run that do not write the run;
+    - ``load(run_dir, config, checkpoint, device)``: a Translator of a trained run.
+
+    Engines import what they run on (torch, NumPy) only inside these methods, so choosing one
+    never loads the other.
+    """
+
+    def check(self, config: Config) -> Config:
+        raise NotImplementedError
+
+    def train(self, config: Config, run_dir: str | Path, resume: bool = False,
+              on_eval: Callable[[dict], None] | None = None) -> dict | None:
+        raise NotImplementedError
+
+    def load(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):
+        raise NotImplementedError
+
+
+def engine_for(config: Config) -> Engine:
+    """The engine ``config.engine`` names."""
+    return ENGINES.get(config.engine, "engine")()

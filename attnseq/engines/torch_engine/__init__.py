@@ -1,0 +1,32 @@
+"""``engine: torch``: the models of attnseq/nn trained by attnseq/train, decoded by attnseq/decoding."""
+from __future__ import annotations
+
+from ..base import ENGINES, Engine
+
+
+@ENGINES.register("torch")
+class TorchEngine(Engine):
+    """Every architecture and design, on a CPU or a GPU, in one process or under torchrun."""
+
+    def check(self, config):
+        from ...train.loop import check_config
+
+        return check_config(config)
+
+    def train(self, config, run_dir, resume=False, on_eval=None):
+        from ...train.loop import Trainer
+
+        trainer = Trainer(config, run_dir, resume=resume, on_eval=on_eval)
+        summary = trainer.fit()
+        return summary if trainer.is_main else None
+
+    def load(self, run_dir, config, checkpoint="best", device="cpu"):
+        from ...data.pipeline import TextPipeline
+        from ...decoding.translator import TorchTranslator
+        from ...nn.model import build_model, load_weights
+        from ...runs import checkpoint_path
+
+        pipeline = TextPipeline.load(config.data, run_dir)
+        model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab)
+        load_weights(model, checkpoint_path(run_dir, checkpoint))
+        return TorchTranslator(model, pipeline, config, device)

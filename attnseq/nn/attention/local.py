@@ -1,0 +1,84 @@
+"""Luong et al.'s (2015) local attention: the general (bilinear) score, restricted to a window
+[p_t - D, p_t + D] around an aligned position p_t (``window`` = D).
+
+Local scorers restrict the alignment through the ``window`` hook and need the target position
+of each query (``positions`` (B, T)), which the decoders pass. Source positions are counted
+from the first token; masks are True on a prefix of each row (padding at the end), as the
+batching produces them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ...schema import number
+from .base import SCORERS
+from .content import GeneralScorer
+
+
+def source_lengths(mask: torch.Tensor) -> torch.Tensor:
+    """Real source tokens per row, (B, 1) float, from a window mask (B, T, S)."""
+    return mask[:, :1].sum(-1).to(torch.float32)  # (B, 1)
+
+
+def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, steps: int) -> torch.Tensor:
+    """(B, T, S) bool: source positions s with |s - c| <= D, for centres c (B, T) rounded and
+    clamped into [0, length - 1] so that every window holds at least one real position."""
+    limit = (lengths - 1).clamp(min=0)  # (B, 1)
+    centre = torch.minimum(centres.detach().round(), limit).clamp(min=0)  # (B, T)
+    s = torch.arange(steps, device=centres.device, dtype=centre.dtype)  # (S,)
+    return (s.view(1, 1, -1) - centre.unsqueeze(-1)).abs() <= width  # (B, T, S)
+
+
+@dataclass
+class LocalMOptions:
+    window: int = number(5, 0)  # D: the window is [p_t - D, p_t + D]
+
+
+@SCORERS.register("local_m", options=LocalMOptions)
+class LocalMonotonicScorer(GeneralScorer):
+    """Local-m: p_t = t, the target position (clamped to the source), hard window of 2D+1."""
+
+    needs_positions = True  # the query alone does not say which target step it is
+
+    def window(self, query, scores, mask, positions=None):
+        batch, steps, source = scores.shape
+        if positions is None:
+            positions = torch.arange(steps, device=scores.device).expand(batch, steps)
+        inside = inside_window(positions.to(torch.float32), source_lengths(mask), self.options.window, source)
+        return mask & inside, None
+
+
+@dataclass
+class LocalPOptions:
+    window: int = number(5, 1)  # D: the window is [p_t - D, p_t + D], the Gaussian's σ = D / 2
+    size: int = number(0, 0)  # units of W_p; 0: the decoder's hidden size
+
+
+@SCORERS.register("local_p", options=LocalPOptions)
+class LocalPredictiveScorer(GeneralScorer):
+    """Local-p: p_t = S · σ(v_p^T tanh(W_p h_t)) with S the source length; inside the window
+    the alignment is multiplied by exp(-(s - p_t)^2 / (2σ^2)), σ = D / 2, and renormalised
+    (Luong et al. leave the product unnormalised; here every alignment is a distribution)."""
+
+    def __init__(self, query_size: int, key_size: int, options: LocalPOptions):
+        super().__init__(query_size, key_size, options)
+        size = self.hidden_size(options.size)
+        self.W_p = nn.Linear(query_size, size, bias=False)
+        self.v_p = nn.Linear(size, 1, bias=False)
+
+    def predict(self, query: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Aligned source positions p_t (B, T) in [0, S] for query (B, T, Hq), lengths (B, 1)."""
+        return lengths * torch.sigmoid(self.v_p(torch.tanh(self.W_p(query)))).squeeze(-1)
+
+    def window(self, query, scores, mask, positions=None):
+        width = self.options.window
+        lengths = source_lengths(mask)  # (B, 1)
+        centres = self.predict(query, lengths)  # (B, T)
+        inside = inside_window(centres, lengths, width, scores.shape[-1])
+        s = torch.arange(scores.shape[-1], device=scores.device, dtype=centres.dtype)
+        sigma = width / 2
+        gaussian = torch.exp(-((s.view(1, 1, -1) - centres.unsqueeze(-1)) ** 2) / (2 * sigma**2))
+        return mask & inside, gaussian.to(scores.dtype)  # (B, T, S) each

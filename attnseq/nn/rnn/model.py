@@ -1,0 +1,99 @@
+"""The recurrent encoder-decoder (``model.arch: rnn``): its check, builder and initialisations."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ...errors import ConfigError
+from ...registry import Registry
+from ...schema import number
+from ..attention import SCORERS
+from ..model import ARCHS, Seq2Seq
+from .cells import CELLS
+from .decoders import DECODERS, DEFAULT_ATTENTION, build_decoder
+from .encoders import ENCODERS, build_encoder
+
+INITS: Registry = Registry("initialisation")  # model.init: functions (model, options) -> None
+
+
+@INITS.register("default")
+def keep_default(model: nn.Module, options) -> None:
+    """torch's own initialisation of every layer."""
+
+
+@dataclass
+class UniformOptions:
+    range: float = number(0.1, 0.0, low_open=True)  # r: every parameter ~ U(-r, r)
+
+
+@INITS.register("uniform", options=UniformOptions)
+def uniform(model: nn.Module, options: UniformOptions) -> None:
+    """Every parameter drawn from U(-r, r) (Sutskever et al.; Luong et al.)."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.uniform_(-options.range, options.range)
+    zero_padding_embeddings(model)
+
+
+@INITS.register("book")
+def book(model: nn.Module, options) -> None:
+    """The book's: embeddings N(0, 1)/100, weights N(0, 1)/sqrt(fan_in), biases 0."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "embed" in name and p.dim() == 2:
+                p.normal_().div_(100)
+            elif p.dim() >= 2:
+                p.normal_().div_(math.sqrt(p.shape[1]))
+            else:
+                p.zero_()
+    zero_padding_embeddings(model)
+
+
+def zero_padding_embeddings(model: nn.Module) -> None:
+    """The padding row of every embedding back to zero."""
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+                module.weight[module.padding_idx].zero_()
+
+
+@ARCHS.register("rnn")
+class RNNArch:
+    """A recurrent encoder (``model.encoder``) and one of the decoder designs (``model.decoder``)."""
+
+    @staticmethod
+    def check(cfg):
+        """``cfg`` (an RNNConfig) with every variant checked and its options written out. The
+        attention scorer belongs to attending designs only: set on another one, it is an error."""
+        decoder = DECODERS.resolve(cfg.decoder, "model.decoder")
+        attends = DECODERS.get(decoder.name).uses_attention
+        if cfg.attention is not None and not attends:
+            raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
+                              "model.attention or choose an attending decoder (bahdanau, luong, book)")
+        return dataclasses.replace(
+            cfg, decoder=decoder,
+            cell=CELLS.resolve(cfg.cell, "model.cell"),
+            encoder=ENCODERS.resolve(cfg.encoder, "model.encoder"),
+            attention=SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None,
+            init=INITS.resolve(cfg.init, "model.init"),
+        )
+
+    @staticmethod
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
+        """The model, initialised as ``model.init`` says."""
+        encoder = build_encoder(cfg, src_vocab_size)
+        decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, cfg.encoder_layers)
+        if cfg.tie_embeddings:
+            if decoder.feature_size != cfg.embed_size:
+                raise ConfigError(
+                    f"model.tie_embeddings: the output features ({decoder.feature_size}) must match "
+                    f"model.embed_size ({cfg.embed_size})"
+                )
+            decoder.generator.weight = decoder.embed.weight
+        model = Seq2Seq(encoder, decoder)
+        INITS.get(cfg.init.name, "model.init")(model, INITS.options(cfg.init, "model.init"))
+        return model

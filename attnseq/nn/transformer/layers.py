@@ -1,0 +1,167 @@
+"""The Transformer's layers (Vaswani et al. 2017): masks, multi-head scaled dot-product
+attention, the position-wise feed-forward, the residual connections around each sublayer, and
+the encoder and decoder layers.
+
+Masks are boolean, True where attention may look: padding masks hide the source's padding
+(encoder self-attention, cross-attention); the decoder's self-attention is causal.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
+
+
+# -- masks and attention ---------------------------------------------------------------------------
+def padding_mask(mask: torch.Tensor) -> torch.Tensor:
+    """(B, S) True on real tokens -> (B, 1, 1, S), broadcastable over heads and queries."""
+    return mask[:, None, None, :]
+
+
+def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """(T, T): True where query position t may attend to key position u, i.e. u <= t."""
+    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+
+
+def scaled_dot_product(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                       mask: torch.Tensor | None, dropout: float = 0.0, need_weights: bool = False):
+    """(context (B, h, T, dk), weights (B, h, T, S) or None) of softmax(Q K^T / sqrt(dk)) V.
+
+    query (B, h, T, dk); keys, values (B, h, S, dk); mask boolean, broadcastable to (B, h, T, S),
+    True where a query may attend. Without ``need_weights`` torch's fused kernel runs (it does
+    not return the weights); with it the same masked softmax is computed explicitly.
+    """
+    if not need_weights:
+        return F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, dropout_p=dropout), None
+    scores = query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, S)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    context = F.dropout(weights, dropout) @ values if dropout else weights @ values  # (B, h, T, dk)
+    return context, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """h heads of scaled dot-product attention over projections W_q, W_k, W_v; W_o mixes them.
+
+    Keys and values are projected separately (``project``) so that a decoder can project the
+    memory once per sentence and cache its own past keys and values.
+    """
+
+    def __init__(self, d_model: int, heads: int, dropout: float):
+        super().__init__()
+        self.heads, self.head_size, self.dropout = heads, d_model // heads, dropout
+        self.W_q = nn.Linear(d_model, d_model)
+        self.W_k = nn.Linear(d_model, d_model)
+        self.W_v = nn.Linear(d_model, d_model)
+        self.W_o = nn.Linear(d_model, d_model)
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, L, D) -> (B, h, L, dk)."""
+        batch, length, _ = x.shape
+        return x.view(batch, length, self.heads, self.head_size).transpose(1, 2)
+
+    def project(self, keys: torch.Tensor, values: torch.Tensor) -> Cache:
+        """Per-head keys and values (B, h, S, dk) of inputs (B, S, D)."""
+        return self.split(self.W_k(keys)), self.split(self.W_v(values))
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                mask: torch.Tensor | None, need_weights: bool = False):
+        """(output (B, T, D), weights (B, h, T, S) or None) for query inputs (B, T, D) and
+        projected keys, values (B, h, S, dk)."""
+        dropout = self.dropout if self.training else 0.0
+        context, weights = scaled_dot_product(self.split(self.W_q(query)), keys, values, mask,
+                                              dropout, need_weights)  # (B, h, T, dk)
+        batch, _, length, _ = context.shape
+        return self.W_o(context.transpose(1, 2).reshape(batch, length, -1)), weights
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward: W_2 dropout(ReLU(W_1 x)), (B, T, D) -> (B, T, D)."""
+
+    def __init__(self, d_model: int, ff_size: int, dropout: float):
+        super().__init__()
+        self.W_1, self.W_2 = nn.Linear(d_model, ff_size), nn.Linear(ff_size, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.W_2(self.dropout(torch.relu(self.W_1(x))))
+
+
+class Residual(nn.Module):
+    """The residual connection and layer norm around one sublayer f, with dropout on f's output.
+
+    pre-norm: x + f(LN(x)); post-norm: LN(x + f(x)). ``inner(x)`` is f's input and
+    ``outer(x, f_out)`` the result.
+    """
+
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool):
+        super().__init__()
+        self.pre_norm = pre_norm
+        self.norm = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def inner(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x) if self.pre_norm else x
+
+    def outer(self, x: torch.Tensor, sublayer_out: torch.Tensor) -> torch.Tensor:
+        x = x + self.dropout(sublayer_out)
+        return x if self.pre_norm else self.norm(x)
+
+
+# -- layers ----------------------------------------------------------------------------------------
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward, each inside a Residual."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg.hidden_size
+        self.self_attn = MultiHeadAttention(d, cfg.heads, cfg.dropout)
+        self.ff = FeedForward(d, cfg.ff_size, cfg.dropout)
+        self.attn_res = Residual(d, cfg.dropout, cfg.pre_norm)
+        self.ff_res = Residual(d, cfg.dropout, cfg.pre_norm)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(B, S, D) -> (B, S, D); mask (B, 1, 1, S)."""
+        h = self.attn_res.inner(x)
+        keys, values = self.self_attn.project(h, h)
+        x = self.attn_res.outer(x, self.self_attn(h, keys, values, mask)[0])
+        return self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
+
+
+class DecoderLayer(nn.Module):
+    """Causal self-attention, cross-attention over the memory, feed-forward; each in a Residual."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg.hidden_size
+        self.self_attn = MultiHeadAttention(d, cfg.heads, cfg.dropout)
+        self.cross_attn = MultiHeadAttention(d, cfg.heads, cfg.dropout)
+        self.ff = FeedForward(d, cfg.ff_size, cfg.dropout)
+        self.self_res = Residual(d, cfg.dropout, cfg.pre_norm)
+        self.cross_res = Residual(d, cfg.dropout, cfg.pre_norm)
+        self.ff_res = Residual(d, cfg.dropout, cfg.pre_norm)
+
+    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: Cache | None,
+                cross_keys: torch.Tensor, cross_values: torch.Tensor, cross_mask: torch.Tensor,
+                need_weights: bool = False):
+        """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
+
+        ``past``: the self-attention keys and values of earlier positions (B, h, t, dk) or None;
+        the returned cache holds them followed by the new positions' (B, h, t + T, dk).
+        ``self_mask`` (T, t + T) or None; cross keys/values (B, h, S, dk); cross_mask (B, 1, 1, S).
+        """
+        h = self.self_res.inner(x)
+        keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
+        if past is not None:
+            keys, values = torch.cat([past[0], keys], 2), torch.cat([past[1], values], 2)
+        x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
+        context, weights = self.cross_attn(self.cross_res.inner(x), cross_keys, cross_values,
+                                           cross_mask, need_weights)
+        x = self.cross_res.outer(x, context)
+        x = self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
+        return x, (keys, values), weights

@@ -1,0 +1,130 @@
+"""A trained model with its text pipeline, ready to translate: the base every engine's
+translator shares.
+
+    import attnseq
+    model = attnseq.load("runs/demo/run")
+    model.translate(["september 27, 1994"])            # -> ["1994-09-27"]
+    outputs, attention = model.translate([...], return_attention=True)
+
+A Translator turns texts into source ids, batches them by length, and asks its engine for one
+thing, ``decode_batch``: the hypotheses of a batch of source ids. Everything else (decode
+settings, attention in reading order, detokenisation, metrics) is here, once.
+"""
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .config import Config, DecodeConfig
+from .data.pipeline import TextPipeline
+from .decoding.common import Hypothesis
+from .decoding.options import decode_options
+from .errors import ConfigError
+from .eval.metrics import bleu as bleu_score, chrf as chrf_score, exact_match, token_accuracy
+
+
+@dataclass
+class Translation:
+    """One source's outputs, best first: texts, scores, and attention (T_out, S) per output,
+    with source positions in reading order."""
+
+    source: str
+    outputs: list[str]
+    scores: list[float]
+    attention: list[np.ndarray | None]
+    source_tokens: list[str]
+    output_tokens: list[list[str]]
+
+
+class Translator(ABC):
+    """A model with its text pipeline; subclasses decode batches of source ids."""
+
+    max_beam_size: int | None = None  # the widest beam the engine can search (None: no limit)
+
+    def __init__(self, pipeline: TextPipeline, config: Config):
+        self.pipeline, self.config = pipeline, config
+
+    @abstractmethod
+    def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
+                     ) -> list[list[Hypothesis]]:
+        """Hypotheses (n-best, best first) for each source (ids as the encoder reads them),
+        searched as ``decode`` says; alignments (T_out, S) over the real ids."""
+
+    def decode_settings(self, **request) -> DecodeConfig:
+        """The run's decode settings with a request's (``beam_size``, ``n_best``, ...), checked
+        once here for every caller."""
+        decode = decode_options(self.config.decode, **request)
+        if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
+            raise ConfigError(f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
+                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}")
+        return decode
+
+    def search(self, texts: Sequence[str], keep_attention: bool = False, **request) -> list[Translation]:
+        """Full results for ``texts`` (batched by length; order kept). ``request``: decode
+        settings for this call (``beam_size``, ``n_best``, ``length_penalty``, ...)."""
+        decode = self.decode_settings(**request)
+        src_ids = [self.pipeline.encode_source(t) or [self.pipeline.src_vocab.unk_id] for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(src_ids[i]))
+        results: list[Translation | None] = [None] * len(texts)
+        for start in range(0, len(order), decode.batch_size):
+            rows = order[start : start + decode.batch_size]
+            hyps = self.decode_batch([src_ids[i] for i in rows], decode, keep_attention)
+            for i, nbest in zip(rows, hyps):
+                results[i] = self._translation(texts[i], nbest)
+        return results  # type: ignore[return-value]
+
+    def _translation(self, text: str, nbest: list[Hypothesis]) -> Translation:
+        attention = []
+        for h in nbest:
+            a = None
+            if h.alignment is not None:
+                a = np.asarray(h.alignment)
+                if self.pipeline.config.reverse_source:
+                    a = a[:, ::-1].copy()  # back to reading order
+            attention.append(a)
+        return Translation(
+            source=text,
+            outputs=[self.pipeline.decode_target(h.tokens) for h in nbest],
+            scores=[h.score for h in nbest],
+            attention=attention,
+            source_tokens=self.pipeline.source_tokens(text),
+            output_tokens=[self.pipeline.target_pieces(h.tokens) for h in nbest],
+        )
+
+    def translate(self, texts: Sequence[str] | str, return_attention: bool = False,
+                  beam_size: int | None = None):
+        """Outputs for ``texts`` (a list, or one string); with ``return_attention`` a pair
+        (outputs, attention matrices (T_out, S) in reading order)."""
+        single = isinstance(texts, str)
+        results = self.search([texts] if single else list(texts), keep_attention=return_attention,
+                              beam_size=beam_size)
+        outputs = [r.outputs[0] for r in results]
+        attention = [r.attention[0] for r in results]
+        if single:
+            return (outputs[0], attention[0]) if return_attention else outputs[0]
+        return (outputs, attention) if return_attention else outputs
+
+    def evaluate(self, pairs: Sequence[tuple[str, str]], beam_size: int | None = None,
+                 bleu: bool = True) -> dict[str, float]:
+        """Metrics on (source, reference) pairs: exact_match and token_accuracy (0..1),
+        bleu and chrf (0..100), sentences, seconds."""
+        started = time.perf_counter()
+        results = self.search([s for s, _ in pairs], beam_size=beam_size)
+        seconds = time.perf_counter() - started
+        refs = [self.pipeline.decode_target(self.pipeline.encode_target(t)) for _, t in pairs]
+        hyps = [r.outputs[0] for r in results]
+        metrics = {
+            "exact_match": exact_match(hyps, refs),
+            "token_accuracy": token_accuracy([r.output_tokens[0] for r in results],
+                                             [self.pipeline.target_tokens(t) for _, t in pairs]),
+        }
+        if bleu:
+            metrics["bleu"] = bleu_score(hyps, refs)
+            metrics["chrf"] = chrf_score(hyps, refs)
+        metrics.update(sentences=len(pairs), seconds=seconds,
+                       sentences_per_second=len(pairs) / seconds if seconds else 0.0)
+        return metrics
