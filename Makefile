@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test test-fast bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 tests
+
+# The edit loop: everything but the tests marked slow (models trained to an accuracy), < 60 s.
+test-fast: install
+	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests
 
 bench: install
 	$(BIN)/python bench/train_speed.py

@@ -200,12 +200,14 @@ NO_ATTENTION = {  # the whole string must pass through the state: reversal, shor
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LEARNED)
 def test_copy_task_learned(name):
     accuracy = learn_task(*LEARNED[name])
     assert accuracy >= 0.9, (name, accuracy)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NO_ATTENTION)
 def test_reversal_learned_without_attention(name):
     accuracy = learn_task(*NO_ATTENTION[name], steps=200, reverse=True, lengths=(2, 4))  # 6^2..6^4 strings

@@ -186,6 +186,7 @@ def test_projection_must_be_smaller_than_hidden():
         layer("lstm", projection_size=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cell", CELLS.names())
 def test_delayed_copy_task_learned(cell):
     """y_t = x_{t-2} over 6 symbols: the cell must carry two steps of memory."""

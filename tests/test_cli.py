@@ -38,6 +38,7 @@ def trained(reverse_dir, tmp_path_factory) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_train_evaluate_translate(trained, reverse_dir, capsys):
     assert main(["-q", "evaluate", str(trained), "--data", str(reverse_dir / "test.tsv"), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)
@@ -73,6 +74,7 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys):
     assert abs(attention[0].sum(1) - 1).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_serve_page_answers(trained):
     """The interactive page: HTML at /, a translation with attention from POST /translate."""
     import threading

@@ -1,6 +1,8 @@
 """Data-parallel training with torchrun: two gloo processes on the CPU."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
@@ -10,6 +12,7 @@ from pathlib import Path
 from conftest import TINY
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes(reverse_data, tmp_path):
     run_dir = tmp_path / "run"
     sets = [x for s in TINY + ["train.max_steps=6", "train.eval_every=3"] for x in ("--set", s)]

@@ -75,6 +75,7 @@ def test_gradients_reach_every_parameter():
         assert not missing, (design, missing)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", DESIGNS)
 def test_reverse_task_learned(design, reverse_data, tmp_path):
     """Every decoder design learns to reverse short strings perfectly."""

@@ -186,6 +186,7 @@ def test_decoders_pass_target_positions_to_local_attention():
         torch.testing.assert_close(step_alignment, alignment[:, t])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCORERS.names())
 def test_copy_task_learned(name):
     """Each scorer inside the Luong decoder learns to copy strings of 3-5 symbols."""

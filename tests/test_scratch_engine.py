@@ -46,6 +46,7 @@ def trained(data_dir, tmp_path_factory) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_training_learns_and_writes_the_run_folder(trained):
     for name in ("config.yaml", "vocab.source.json", "vocab.target.json", "metrics.jsonl",
                  "best.safetensors", "last.safetensors", "last.state.pkl"):
@@ -62,6 +63,7 @@ def test_training_learns_and_writes_the_run_folder(trained):
     assert weights["encoder.lstm.Wx"].dtype == np.float32
 
 
+@pytest.mark.slow
 def test_evaluate_and_translate(trained, data_dir, capsys):
     assert main(["-q", "evaluate", str(trained), "--data", str(data_dir / "test.tsv"), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)

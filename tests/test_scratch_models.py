@@ -257,6 +257,7 @@ def test_sgd_and_clip():
 
 # ---------------------------------------------------------------- trainer and evaluation
 
+@pytest.mark.slow
 def test_attention_seq2seq_learns_to_reverse():
     """Reversing length-5 sequences over 4 symbols: every one of the 4^5 inputs right."""
     np.random.seed(0)

@@ -247,6 +247,7 @@ def reversal(n: int, g: torch.Generator) -> list[Example]:
     return examples
 
 
+@pytest.mark.slow
 def test_learns_to_reverse_sequences():
     torch.manual_seed(0)
     model = build_model(model_config(layers=1, heads=4, hidden_size=64, ff_size=128), 12, 12)

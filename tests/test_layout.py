@@ -1,0 +1,134 @@
+"""The package's layout keeps its design: imports go downwards only, scratch/ needs NumPy alone,
+the numpy engine needs no torch, inference does not load the training package, and files are
+named for what they hold."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, write_reverse_dir
+
+PACKAGE = ROOT / "attnseq"
+
+
+def module_name(path: Path) -> str:
+    """``attnseq/nn/rnn/cells.py`` -> ``attnseq.nn.rnn.cells`` (a package's __init__: the package)."""
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``name`` imports (top level or inside functions)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return {m for m in found if m in known and m != name}
+
+
+def external_imports(path: Path) -> set[str]:
+    """Top-level names of the absolute imports in ``path`` (``numpy``, ``torch``, ...)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles():
+    known = modules()
+    graph = {name: imports_of(name, path, set(known)) for name, path in known.items()}
+    assert circles(graph) == []
+    # the walker sees a circle when there is one
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("folder, allowed", [
+    ("scratch", {"numpy", "__future__", "math", "typing", "dataclasses"}),
+    ("engines/numpy_engine", None),  # anything but torch
+])
+def test_numpy_code_imports_no_torch(folder, allowed):
+    """scratch/ imports NumPy and the standard library only, and nothing of attnseq outside it;
+    the numpy engine's adapter imports anything but torch."""
+    known = set(modules())
+    for path in (PACKAGE / folder).rglob("*.py"):
+        external = external_imports(path)
+        assert "torch" not in external, path
+        if allowed is not None:
+            assert external <= allowed, (path, external - allowed)
+            inside = "attnseq." + folder.replace("/", ".")
+            assert all(m.startswith(inside) for m in imports_of(module_name(path), path, known)), path
+
+
+def test_scratch_imports_with_torch_blocked():
+    code = ("import sys; sys.modules['torch'] = None; import attnseq.scratch; import attnseq.engines; "
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'torch' and sys.modules[m]]")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_inference_does_not_load_the_training_package(tmp_path):
+    """A trained run is loaded and used with attnseq.train never imported."""
+    from attnseq.cli import main
+
+    data = write_reverse_dir(tmp_path / "data")
+    run = tmp_path / "run"
+    assert main(["-q", "train", str(ROOT / "configs" / "luong2015-dot.yaml"), "--data", str(data), "--out",
+                 str(run), "--set", "train.max_steps=2", "--set", "model.hidden_size=16",
+                 "--set", "train.progress=false"]) == 0
+    code = (f"import sys, attnseq; m = attnseq.load({str(run)!r}); m.translate(['abc'], beam_size=2); "
+            "m.evaluate([('abc', 'cba')]); "
+            "assert not [n for n in sys.modules if n.startswith('attnseq.train')], "
+            "[n for n in sys.modules if n.startswith('attnseq.train')]")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_files_are_named_for_what_they_hold():
+    stale = [p.name for p in PACKAGE.rglob("*.py") if p.stem.endswith(("_extra", "_custom", "_new", "_old", "2"))]
+    assert stale == []
