@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install demo test test-fast bench drill clean
 
 install: $(STAMP)
 
@@ -28,6 +28,10 @@ test-fast: install
 
 bench: install
 	$(BIN)/python bench/train_speed.py
+
+# Every bad input and fault of the reliability drill, and 30 kills of a training run.
+drill: install
+	$(BIN)/python bench/reliability.py
 
 clean:
 	rm -rf runs .pytest_cache

@@ -11,12 +11,13 @@ def load(run_dir, checkpoint: str = "best", device: str = "cpu"):
     return _load(run_dir, checkpoint=checkpoint, device=device)
 
 
-def fit(config, run_dir, overrides=(), resume: bool = False):
+def fit(config, run_dir, overrides=(), resume: bool = False, overwrite: bool = False):
     """Train ``config`` (a Config or a YAML file, with ``--set``-style ``overrides``) into
-    ``run_dir`` with the engine it names; the summary of the run."""
+    ``run_dir`` with the engine it names; the summary of the run. A run already in ``run_dir``
+    is continued with ``resume``, replaced with ``overwrite``, else refused."""
     from .api import fit as _fit
 
-    return _fit(config, run_dir, overrides, resume=resume)
+    return _fit(config, run_dir, overrides, resume=resume, overwrite=overwrite)
 
 
 __all__ = ["load", "fit", "__version__"]

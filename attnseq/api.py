@@ -28,10 +28,12 @@ def load(run_dir: str | Path, checkpoint: str = "best", device: str = "cpu",
 
 
 def fit(config: Config | str | Path, run_dir: str | Path, overrides: Sequence[str] = (),
-          resume: bool = False, on_eval: Callable[[dict], None] | None = None) -> dict | None:
+        resume: bool = False, overwrite: bool = False,
+        on_eval: Callable[[dict], None] | None = None) -> dict | None:
     """Train ``config`` (a Config, or a YAML file with ``overrides``) into ``run_dir`` with the
-    engine it names; the summary of the run (its last evaluation record)."""
+    engine it names; the summary of the run (its last evaluation record). A run already in
+    ``run_dir`` is continued with ``resume``, replaced with ``overwrite``, else refused."""
     if not isinstance(config, Config):
         config = load_config(config, list(overrides))
     engine = engine_for(config)
-    return engine.train(engine.check(config), run_dir, resume=resume, on_eval=on_eval)
+    return engine.train(engine.check(config), run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)

@@ -13,30 +13,41 @@ log = logging.getLogger("attnseq")
 
 
 # -- data ---------------------------------------------------------------------------------------
+def write_splits(args, train, dev, test) -> None:
+    """Write the three splits of ``attnseq data SOURCE`` into --out (never an empty one)."""
+    from .data.splits import write_split_dir
+
+    try:
+        write_split_dir(args.out, train, dev, test)
+    except ValueError as err:
+        raise UserError(f"data {args.source}: {err}") from None
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+
+
 def cmd_data_dates(args) -> None:
-    from .data.splits import make_date_splits, write_split_dir
+    from .data.splits import make_date_splits
 
     locales = [s for s in args.locales.split(",") if s]
     try:
         train, dev, test = make_date_splits(args.train, args.dev, args.test, seed=args.seed, locales=locales)
     except ValueError as err:
         raise UserError(f"data dates: {err}") from None
-    write_split_dir(args.out, train, dev, test)
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+    write_splits(args, train, dev, test)
 
 
 def cmd_data_book(args) -> None:
     from .data.book import load_book
-    from .data.splits import write_split_dir
 
-    train, dev, test = load_book(args.file, dev_size=args.dev_size)
-    write_split_dir(args.out, train, dev, test)
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+    try:
+        train, dev, test = load_book(args.file, dev_size=args.dev_size)
+    except ValueError as err:
+        raise UserError(f"data book: --dev-size: {err}") from None
+    write_splits(args, train, dev, test)
 
 
 def cmd_data_split(args) -> None:
     from .data.corpus import read_aligned, read_tsv
-    from .data.splits import split_pairs, write_split_dir
+    from .data.splits import split_pairs
 
     if args.input:
         pairs = read_tsv(args.input)
@@ -44,22 +55,21 @@ def cmd_data_split(args) -> None:
         pairs = read_aligned(args.src, args.tgt)
     else:
         raise UserError("data split: give --input FILE.tsv, or --src FILE and --tgt FILE")
+    if not pairs:
+        raise UserError(f"data split: no pairs in {args.input or args.src}")
     as_fraction = lambda x: x / len(pairs) if x >= 1 else x  # noqa: E731  (counts or fractions)
     try:
         train, dev, test = split_pairs(pairs, as_fraction(args.dev), as_fraction(args.test), seed=args.seed)
     except ValueError as err:
         raise UserError(f"data split: {err}") from None
-    write_split_dir(args.out, train, dev, test)
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+    write_splits(args, train, dev, test)
 
 
 def cmd_data_gettext(args) -> None:
     from .data.gettext import build_gettext_corpus
-    from .data.splits import write_split_dir
 
     train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
-    write_split_dir(args.out, train, dev, test)
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+    write_splits(args, train, dev, test)
 
 
 # -- train / evaluate / translate --------------------------------------------------------------
@@ -80,7 +90,7 @@ def cmd_train(args) -> None:
     engine = engine_for(config)
     config = engine.check(config)
     run_dir = Path(args.out or Path("runs") / Path(args.config).stem)
-    summary = engine.train(config, run_dir, resume=args.resume)
+    summary = engine.train(config, run_dir, resume=args.resume, overwrite=args.overwrite)
     if summary is not None:  # None: a process of a distributed run that does not write the run
         print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
 
@@ -120,7 +130,9 @@ def cmd_translate(args) -> None:
     elif sys.stdin.isatty():
         return _interactive(translator, request)
     else:
-        lines = sys.stdin.read().splitlines()
+        from .data.corpus import decode_lines
+
+        lines = decode_lines(sys.stdin.buffer.read(), "stdin")
     results = translator.search(lines, **request)
     out_lines = []
     for r in results:
@@ -161,7 +173,8 @@ def cmd_demo(args) -> None:
 def cmd_compare(args) -> None:
     from .compare import run_compare
 
-    run_compare(args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [])
+    run_compare(args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [],
+                overwrite=args.overwrite)
 
 
 def cmd_serve(args) -> None:
@@ -253,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run folder (default runs/CONFIG_NAME)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
     p.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
+    p.add_argument("--overwrite", action="store_true", help="replace the run in --out (its files are removed)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="exact match, token accuracy, BLEU and chrF on a TSV file")
@@ -284,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-minutes", type=float, default=5.0, help="training time per config")
     p.add_argument("--out", default="runs/compare")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every config")
+    p.add_argument("--overwrite", action="store_true", help="replace runs left in --out by an earlier comparison")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("demo", help="train an attention model on generated dates and show it")

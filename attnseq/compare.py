@@ -4,9 +4,11 @@
         --budget-minutes 5 --out runs/compare
 
 Each config trains in ``OUT/<config name>`` for at most ``budget_minutes`` of training time
-(``train.max_minutes``), then its best checkpoint is evaluated on dev and test. The table
-(config, parameters, training tokens/s, dev and test exact match and BLEU) is printed and
-written as ``comparison.md`` and ``comparison.csv`` in OUT.
+(``train.max_minutes``), then its best checkpoint (the evaluation with the best
+``train.select_by``, ties broken by the lower dev loss; ``best_step`` says which) is evaluated on
+dev and test, as ``attnseq evaluate`` does. The table (config, parameters, steps, the best
+checkpoint's step, training tokens/s, dev and test exact match and BLEU) is printed and written
+as ``comparison.md`` and ``comparison.csv`` in OUT.
 """
 from __future__ import annotations
 
@@ -20,12 +22,16 @@ from .config import load_config
 from .data.corpus import read_tsv
 from .engines import engine_for
 from .errors import UserError
+from .runs import read_metrics
 from .utils import atomic_write_text
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ("config", "parameters", "steps", "train_seconds", "tokens_per_second",
+COLUMNS = ("config", "parameters", "steps", "best_step", "train_seconds", "tokens_per_second",
            "dev_exact_match", "test_exact_match", "dev_bleu", "test_bleu")
+RULE = ("Scores are those of each run's best checkpoint (best.safetensors: the evaluation with the best "
+        "train.select_by, ties broken by the lower dev loss), evaluated on the whole dev and test sets; "
+        "best_step is its step.")
 
 
 def run_names(configs: Sequence[str | Path]) -> list[str]:
@@ -40,7 +46,7 @@ def run_names(configs: Sequence[str | Path]) -> list[str]:
 
 
 def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path, budget_minutes: float,
-                       out_dir: Path, overrides: Sequence[str] = ()) -> dict:
+                       out_dir: Path, overrides: Sequence[str] = (), overwrite: bool = False) -> dict:
     """Train one config under the budget; its row of the table."""
     from .api import load
 
@@ -50,8 +56,10 @@ def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path,
     config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
-    summary = engine.train(config, run_dir)
+    summary = engine.train(config, run_dir, overwrite=overwrite)
+    bests = [r["step"] for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best")]
     row = {"config": name, "parameters": summary["parameters"], "steps": summary["step"],
+           "best_step": bests[-1] if bests else summary["step"],
            "train_seconds": round(summary["train_seconds"], 1),
            "tokens_per_second": summary["tokens_per_second"]}
     translator = load(run_dir)  # the best checkpoint, as users evaluate it
@@ -97,7 +105,7 @@ def csv_table(rows: Sequence[dict]) -> str:
 
 
 def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minutes: float,
-                out_dir: str | Path, overrides: Sequence[str] = ()) -> list[dict]:
+                out_dir: str | Path, overrides: Sequence[str] = (), overwrite: bool = False) -> list[dict]:
     """Train and evaluate every config; print the table, write comparison.md/.csv; the rows."""
     if not configs:
         raise UserError("compare: give at least one config")
@@ -107,11 +115,13 @@ def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minu
         raise UserError(f"compare: {data_dir} has no train.tsv (make one with attnseq data ...)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows = [train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides)
+    rows = [train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides, overwrite)
             for path, name in zip(configs, run_names(configs))]
     table = markdown_table(rows)
     atomic_write_text(out_dir / "comparison.md",
-                      f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n" + table)
+                      f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n"
+                      + table)
     atomic_write_text(out_dir / "comparison.csv", csv_table(rows))
     print(table, end="")
+    print(RULE)
     return rows

@@ -44,8 +44,9 @@ class DataConfig:
     strip: bool = True  # strip surrounding whitespace; the book's data keeps padding spaces
     lowercase: bool = False
     reverse_source: bool = False  # Sutskever's and the book's reversal trick
-    max_source_len: int = number(0, 0)  # drop training pairs longer than this (tokens); 0 keeps all
-    max_target_len: int = number(0, 0)
+    # training pairs longer than this (tokens) are dropped, with a warning; 0 keeps all
+    max_source_len: int = number(256, 0)
+    max_target_len: int = number(256, 0)
     min_freq: int = number(1, 1)
     max_vocab: int = number(0, 0)  # 0: no limit
     shared_vocab: bool = False  # one vocabulary for source and target
@@ -102,7 +103,7 @@ class TrainConfig:
     max_minutes: float = number(0.0, 0.0)  # stop after this much wall-clock training; 0: no limit
     batch_size: int = number(64, 1)  # sentences per batch
     optimizer: Variant = variant("adam")  # {name: adam, betas: [0.9, 0.999], eps: 1e-8}, sgd
-    lr: float = number(1e-3, 0.0, low_open=True)
+    lr: float = number(1e-3, 0.0, 1e6, low_open=True)  # peak rate with the noam schedule
     weight_decay: float = number(0.0, 0.0)
     schedule: Variant = variant("constant")  # constant, {name: noam, warmup_steps: 4000}, {name: plateau, decay: 0.5}
     clip_norm: float = number(5.0, 0.0)  # global gradient-norm clip; 0: none
@@ -131,6 +132,7 @@ class DecodeConfig:
     max_len_ratio: float = number(2.0, 0.0)  # cap relative to the source length
     max_len_offset: int = number(10, 0)  # cap = ratio * source length + offset
     batch_size: int = number(128, 1)
+    max_source_len: int = number(1024, 1)  # longer inputs are cut to this many tokens, with a warning
 
     def __post_init__(self):
         if self.n_best > self.beam_size:

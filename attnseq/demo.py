@@ -45,12 +45,8 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
 
     config = load_config(None, DEMO_SETTINGS + [f"data.dir={data_dir}", f"train.max_minutes={minutes}"])
     run_dir = out / "run"
-    if run_dir.exists():
-        import shutil
-
-        shutil.rmtree(run_dir)
     started = time.perf_counter()
-    trainer = Trainer(config, run_dir,
+    trainer = Trainer(config, run_dir, overwrite=True,
                       on_eval=lambda r: print(f"  epoch {r['epoch']:.2f}: dev exact match "
                                               f"{r.get('dev_exact_match', 0):.2%}, loss {r.get('dev_loss', 0):.4f}"))
     print(f"Training a {trainer.parameters:,}-parameter attention model "

@@ -1,18 +1,26 @@
 """Run folders: what a training run writes and what loading a trained model reads.
 
 A run folder holds ``config.yaml`` (the resolved config), the vocabularies (and sentencepiece
-models), ``best.safetensors`` and ``last.safetensors``, the engine's training state for
-``--resume``, and ``metrics.jsonl`` (one JSON record per line: start, train, eval).
+models), ``best.safetensors`` (the weights of the best evaluation), ``last.safetensors`` (the
+latest weights together with the whole training state: optimizer, schedule, random generators,
+progress), and ``metrics.jsonl`` (one JSON record per line: start, train, eval).
+
+Every file is written atomically (a temporary file renamed into place), and weights and state
+share one file, so a run killed at any moment keeps a consistent checkpoint to resume from.
 """
 from __future__ import annotations
 
 import json
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
+
+import numpy as np
 
 from .config import Config, apply_overrides, from_dict, read_yaml
 from .errors import ConfigError, UserError
+from .schema import plain
+from .utils import atomic_write
 
 log = logging.getLogger("attnseq")
 
@@ -20,6 +28,13 @@ CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.jsonl"
 BEST, LAST = "best.safetensors", "last.safetensors"
 CHECKPOINTS = {"best": BEST, "last": LAST}
+STATE = "state/"  # the prefix of training-state arrays in last.safetensors
+# what a run writes (``--overwrite`` removes these and nothing else)
+RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, "vocab.source.json", "vocab.target.json",
+             "spm.joint.model", "spm.source.model", "spm.target.model")
+# what ``--resume`` may change: limits and display of the run, decode settings, where the data is
+RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.log_every", "train.progress",
+             "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev", "data.test")
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -76,4 +91,161 @@ def read_metrics(path: str | Path) -> list[dict]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as err:
         raise UserError(f"{path}: cannot read the metrics log ({err.strerror})") from None
-    return [json.loads(line) for line in lines if line.strip()]
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            log.warning("%s:%d: a half-written record, skipped (the run was interrupted there)", path, number)
+    return records
+
+
+# -- starting, resuming, replacing a run ----------------------------------------------------------
+def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False, overwrite: bool = False) -> bool:
+    """Make ``run_dir`` ready for training ``config``; True when there is a checkpoint to resume.
+
+    A folder that already holds a run is refused unless ``resume`` (continue it; only the keys
+    of RESUMABLE may differ from its config) or ``overwrite`` (its files are removed first).
+    Temporary files that an interrupted write left behind are removed.
+    """
+    run_dir = Path(run_dir)
+    exists = (run_dir / CONFIG_FILE).exists()
+    if resume and overwrite:
+        raise UserError("--resume and --overwrite: choose one")
+    if resume and not exists:
+        raise UserError(f"nothing to resume in {run_dir} (no run there: no {CONFIG_FILE})")
+    if exists and not (resume or overwrite):
+        raise UserError(f"{run_dir} holds a run already: continue it with --resume, or replace it with "
+                        "--overwrite (or give another --out)")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for tmp in run_dir.glob(".*.tmp"):  # left by a write that was interrupted
+        tmp.unlink()
+    if overwrite:
+        for name in RUN_FILES:
+            (run_dir / name).unlink(missing_ok=True)
+        return False
+    if resume:
+        check_resumable(read_run_config(run_dir), config)
+        if not (run_dir / LAST).exists():
+            log.info("%s: no checkpoint yet; training starts from the beginning", run_dir)
+            return False
+    return resume
+
+
+def _flat(values: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(values, dict):
+        return {k: v for key, value in values.items() for k, v in _flat(value, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): values}
+
+
+def check_resumable(saved: Config, wanted: Config) -> None:
+    """A ConfigError naming the first key that differs between the run's config and the one
+    ``--resume`` was given, unless --resume may change it (RESUMABLE)."""
+    before, after = _flat(plain(saved)), _flat(plain(wanted))
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key) and not key.startswith(RESUMABLE):
+            raise ConfigError(
+                f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
+                "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
+                "log_every, progress, threads, device, decode.* and where the data is); start a new run "
+                "(--out) to change it")
+
+
+# -- checkpoints -----------------------------------------------------------------------------------
+def _encode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
+    """``value`` as JSON, its arrays and tensors moved into ``arrays`` (as state/N)."""
+    if isinstance(value, np.ndarray) or type(value).__module__.startswith("torch"):
+        is_torch = not isinstance(value, np.ndarray)
+        key = f"{STATE}{len(arrays)}"
+        arrays[key] = np.ascontiguousarray(value.detach().cpu().numpy() if is_torch else value)
+        return {"__array__": key, "torch": is_torch}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, arrays) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, arrays) for v in value]
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _encode(v, arrays) for k, v in value.items()}
+        return {"__items__": [[_encode(k, arrays), _encode(v, arrays)] for k, v in value.items()]}
+    return value
+
+
+def _decode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, arrays) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        array = arrays[value["__array__"]]
+        if value["torch"]:
+            import torch
+
+            return torch.from_numpy(array.copy())
+        return array
+    if "__tuple__" in value:
+        return tuple(_decode(v, arrays) for v in value["__tuple__"])
+    if "__items__" in value:
+        return {_decode(k, arrays): _decode(v, arrays) for k, v in value["__items__"]}
+    return {k: _decode(v, arrays) for k, v in value.items()}
+
+
+def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: dict | None = None,
+                     metadata: dict[str, str] | None = None) -> None:
+    """Write ``weights`` (name -> array) and, for a checkpoint to resume from, the training
+    ``state`` (nested dicts, lists, tuples, numbers, arrays and tensors) into one safetensors file,
+    atomically."""
+    from safetensors.numpy import save_file
+
+    arrays = {name: np.ascontiguousarray(value) for name, value in weights.items()}
+    metadata = dict(metadata or {})
+    if state is not None:
+        metadata["attnseq.state"] = json.dumps(_encode(state, arrays))
+    atomic_write(path, lambda tmp: save_file(arrays, tmp, metadata=metadata))
+
+
+def read_checkpoint(path: str | Path, with_state: bool = False):
+    """(weights, metadata) of a checkpoint, or (weights, metadata, state) with ``with_state``.
+
+    A missing, truncated or damaged file is a UserError that says so (and that the other
+    checkpoint, ``--checkpoint last`` or ``best``, may be whole)."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such checkpoint")
+    try:
+        with safe_open(str(path), framework="np") as fh:
+            metadata = fh.metadata() or {}
+            arrays = {key: fh.get_tensor(key) for key in fh.keys()}
+    except (SafetensorError, OSError, ValueError) as err:
+        other = "last" if path.name == BEST else "best"
+        raise UserError(f"{path}: a damaged or incomplete checkpoint ({err}); the run's other "
+                        f"checkpoint may be whole (--checkpoint {other})") from None
+    weights = {k: v for k, v in arrays.items() if not k.startswith(STATE)}
+    if not with_state:
+        return weights, metadata
+    if "attnseq.state" not in metadata:
+        raise UserError(f"{path}: holds no training state to resume from")
+    return weights, metadata, _decode(json.loads(metadata["attnseq.state"]), arrays)
+
+
+def truncate_metrics(run_dir: str | Path, step: int) -> None:
+    """Keep the metrics log's records up to ``step`` (a resumed run's checkpoint), dropping the
+    records of steps that were logged but never saved and a half-written last line."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            break  # a line cut short by the interruption: nothing after it was written whole
+        if record.get("step", 0) > step:
+            break
+        kept.append(line)
+    atomic_write(path, lambda tmp: Path(tmp).write_text("".join(k + "\n" for k in kept), encoding="utf-8"))

@@ -140,7 +140,7 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ConfigError(f"{key}: expected a number, got {value!r}")
         value = float(value)
-        if math.isinf(value) and "range" not in meta:
+        if math.isinf(value):
             raise ConfigError(f"{key}: expected a finite number, got {value}")
     elif hint is str:
         if value is None:

@@ -12,6 +12,7 @@ settings, attention in reading order, detokenisation, metrics) is here, once.
 """
 from __future__ import annotations
 
+import logging
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from .decoding.common import Hypothesis
 from .decoding.options import decode_options
 from .errors import ConfigError
 from .eval.metrics import bleu as bleu_score, chrf as chrf_score, exact_match, token_accuracy
+
+log = logging.getLogger("attnseq")
 
 
 @dataclass
@@ -67,17 +70,24 @@ class Translator(ABC):
         """Full results for ``texts`` (batched by length; order kept). ``request``: decode
         settings for this call (``beam_size``, ``n_best``, ``length_penalty``, ...)."""
         decode = self.decode_settings(**request)
-        src_ids = [self.pipeline.encode_source(t) or [self.pipeline.src_vocab.unk_id] for t in texts]
+        limit = decode.max_source_len
+        src_ids = [self.pipeline.encode_source(t, limit) or [self.pipeline.src_vocab.unk_id] for t in texts]
+        cut = [i + 1 for i, t in enumerate(texts) if len(src_ids[i]) == limit and
+               len(self.pipeline.source_tokens(t)) > limit]
+        if cut:
+            log.warning("input %s longer than decode.max_source_len=%d tokens: only the first %d translated",
+                        ", ".join(map(str, cut[:5])) + (f" and {len(cut) - 5} more" if len(cut) > 5 else ""),
+                        limit, limit)
         order = sorted(range(len(texts)), key=lambda i: len(src_ids[i]))
         results: list[Translation | None] = [None] * len(texts)
         for start in range(0, len(order), decode.batch_size):
             rows = order[start : start + decode.batch_size]
             hyps = self.decode_batch([src_ids[i] for i in rows], decode, keep_attention)
             for i, nbest in zip(rows, hyps):
-                results[i] = self._translation(texts[i], nbest)
+                results[i] = self._translation(texts[i], nbest, limit)
         return results  # type: ignore[return-value]
 
-    def _translation(self, text: str, nbest: list[Hypothesis]) -> Translation:
+    def _translation(self, text: str, nbest: list[Hypothesis], limit: int = 0) -> Translation:
         attention = []
         for h in nbest:
             a = None
@@ -91,7 +101,7 @@ class Translator(ABC):
             outputs=[self.pipeline.decode_target(h.tokens) for h in nbest],
             scores=[h.score for h in nbest],
             attention=attention,
-            source_tokens=self.pipeline.source_tokens(text),
+            source_tokens=self.pipeline.source_tokens(text, limit),
             output_tokens=[self.pipeline.target_pieces(h.tokens) for h in nbest],
         )
 

@@ -7,8 +7,18 @@ from pathlib import Path
 from typing import Callable
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: the user's umask applies
+
+
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step."""
+    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step. The file
+    gets the permissions a newly created file gets (the user's umask), not mkstemp's 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -17,6 +27,7 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

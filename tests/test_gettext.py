@@ -199,18 +199,23 @@ def test_translate_po_fills_gaps_and_keeps_every_other_line(tmp_path):
     out = tmp_path / "out" / "de.po"
     translator = FakeTranslator()
     summary = translate_po(translator, source, out)
-    assert summary == {"entries": 7, "translated": 2, "placeholder_mismatches": 1, "skipped": 2}
-    assert translator.seen == ["Copy %s to %s", "Cancel"]  # not plural, multi-line, fuzzy
+    assert summary == {"entries": 7, "translated": 3, "plurals": 1, "placeholder_mismatches": 2, "skipped": 1}
+    # not the multi-line entry nor the fuzzy one; a plural entry's two forms
+    assert translator.seen == ["Copy %s to %s", "Cancel", "%d file", "%d files"]
     original, written = entry_blocks(TO_FILL), entry_blocks(out.read_text(encoding="utf-8"))
     assert len(written) == len(original)
     changed = [i for i, (a, b) in enumerate(zip(original, written)) if a != b]
-    assert [original[i].splitlines()[-2] for i in changed] == ['msgid "Copy %s to %s"', 'msgid "Cancel"']
+    assert [[line for line in original[i].splitlines() if line.startswith("msgid ")][0] for i in changed] == [
+        'msgid "Copy %s to %s"', 'msgid "Cancel"', 'msgid "%d file"']
     assert written[changed[0]] == (f"# {MISMATCH_COMMENT}\n#: src/main.c:30\n#, fuzzy, c-format\n"
                                    'msgid "Copy %s to %s"\nmsgstr "COPY %s NACH"')
     assert written[changed[1]] == '#, fuzzy\nmsgid "Cancel"\nmsgstr "CANCEL"'
     catalog = polib.pofile(str(out))
     cancel = catalog.find("Cancel")
     assert cancel.msgstr == "CANCEL" and cancel.fuzzy and not cancel.tcomment
+    files = catalog.find("%d file")  # every plural form filled: form 0 from the singular
+    assert files.msgstr_plural == {0: "%D FILE", 1: "%D FILES"} and files.fuzzy
+    assert files.tcomment == MISMATCH_COMMENT  # %D is not %d
 
 
 def test_untouched_entries_stay_byte_identical_even_where_polib_would_rewrap(tmp_path):
@@ -223,9 +228,9 @@ def test_untouched_entries_stay_byte_identical_even_where_polib_would_rewrap(tmp
     translate_po(FakeTranslator(), source, out)
     original, written = crlf.encode().split(b"\r\n\r\n"), out.read_bytes().split(b"\r\n\r\n")
     assert len(original) == len(written) and b"\n" not in out.read_bytes().replace(b"\r\n", b"")
-    filled = (b'msgid "Copy %s to %s"', b'msgid "Cancel"')
+    filled = (b'msgid "Copy %s to %s"', b'msgid "Cancel"', b'msgid "%d file"')
     untouched = [(a, b) for a, b in zip(original, written) if not any(f in a for f in filled)]
-    assert len(untouched) == len(original) - 2 and all(a == b for a, b in untouched)
+    assert len(untouched) == len(original) - 3 and all(a == b for a, b in untouched)
     # a catalog with nothing to fill comes back byte for byte
     again = tmp_path / "again.po"
     translate_po(FakeTranslator(), out, again)
@@ -237,3 +242,23 @@ def test_translate_po_refuses_a_compiled_catalog(tmp_path):
     polib.pofile(SECOND).save_as_mofile(str(mo))
     with pytest.raises(DataError, match="de.mo"):
         translate_po(FakeTranslator(), mo, tmp_path / "x.po")
+
+
+def test_markup_counts_as_placeholders():
+    assert placeholders('<b>Save</b> &amp; <a href="x">quit</a> %s') == ["<b>", "</b>", "&amp;", '<a href="x">',
+                                                                         "</a>", "%s"]
+    assert placeholders_match("<b>Save</b>", "<b>Sichern</b>")
+    assert not placeholders_match("<b>Save</b>", "<bjSave (bj bj.")
+    assert placeholders("a < b and c > d") == []  # comparisons are text
+
+
+def test_a_few_catalogs_still_give_dev_and_test_pairs(tmp_path):
+    """Hashing 60 pairs into 2.25% slices leaves dev or test empty: they are filled from train."""
+    entries = "".join(f'msgid "Open file number {i}"\nmsgstr "Datei Nummer {i} öffnen"\n\n' for i in range(60))
+    write(tmp_path / "cat" / "a.po", HEADER + entries)
+    train, dev, test = build_gettext_corpus("de", [tmp_path / "cat"])
+    assert len(dev) >= 3 and len(test) >= 3 and len(train) + len(dev) + len(test) == 60
+    assert (train, dev, test) == build_gettext_corpus("de", [tmp_path / "cat"])  # deterministic
+    write(tmp_path / "two" / "b.po", HEADER + 'msgid "Open"\nmsgstr "Öffnen"\n\nmsgid "Save"\nmsgstr "Sichern"\n')
+    with pytest.raises(UserError, match="2 usable translation.*too few"):
+        build_gettext_corpus("de", [tmp_path / "two"])

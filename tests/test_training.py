@@ -52,7 +52,7 @@ def test_run_folder_contents(reverse_data, tmp_path):
     run = tmp_path / "run"
     summary = Trainer(config(reverse_data, "train.epochs=2", "train.log_every=5"), run).fit()
     for name in ("config.yaml", "vocab.source.json", "vocab.target.json", "best.safetensors",
-                 "last.safetensors", "last.state.pt", "metrics.jsonl"):
+                 "last.safetensors", "metrics.jsonl"):
         assert (run / name).exists(), name
     assert not list(run.glob("*.tmp")), "temporary files left behind"
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]

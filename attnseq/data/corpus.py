@@ -11,23 +11,39 @@ log = logging.getLogger(__name__)
 Pair = tuple[str, str]
 
 
+def decode_lines(data: bytes, name: str | Path) -> list[str]:
+    """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
+    naming ``name`` and the line when the bytes are not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataError(f"{name}:{line}: not valid UTF-8") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark is not text
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def read_lines(path: str | Path) -> list[str]:
     """The lines of a UTF-8 text file, without line endings."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: a folder, not a file") from None
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return decode_lines(data, path)
+
+
+def where(numbers: list[int], most: int = 5) -> str:
+    """``lines 3, 9, 12`` (and how many more)."""
+    shown = ", ".join(str(n) for n in numbers[:most])
+    more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
+    return f"line{'s' if len(numbers) > 1 else ''} {shown}{more}"
 
 
 def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
@@ -38,10 +54,10 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
     (the book's data keeps its padding spaces with ``strip=False``).
     """
     pairs: list[Pair] = []
-    skipped = 0
+    skipped: list[int] = []
     for number, line in enumerate(read_lines(path), start=1):
         if not line.strip():
-            skipped += 1
+            skipped.append(number)
             continue
         parts = line.split("\t")
         if len(parts) != 2:
@@ -50,11 +66,12 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
             )
         pair = _clean(*parts, strip=strip)
         if pair is None:
-            skipped += 1
+            skipped.append(number)
         else:
             pairs.append(pair)
     if skipped:
-        log.warning("%s: skipped %d lines with an empty side", path, skipped)
+        log.warning("%s: skipped %d empty lines or pairs with an empty side (%s)", path, len(skipped),
+                    where(skipped))
     return pairs
 
 
@@ -79,7 +96,8 @@ def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True)
         )
     cleaned = [_clean(src, tgt, strip) for src, tgt in zip(src_lines, tgt_lines)]
     pairs = [pair for pair in cleaned if pair is not None]
-    skipped = len(cleaned) - len(pairs)
+    skipped = [number for number, pair in enumerate(cleaned, start=1) if pair is None]
     if skipped:
-        log.warning("%s / %s: skipped %d pairs with an empty side", src_path, tgt_path, skipped)
+        log.warning("%s / %s: skipped %d pairs with an empty side (%s)", src_path, tgt_path, len(skipped),
+                    where(skipped))
     return pairs

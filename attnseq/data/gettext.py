@@ -33,6 +33,8 @@ _PLACEHOLDER = re.compile(
     | %<PRI[A-Za-z0-9]+>                                      # %<PRIu64>
     | %\d+                                                    # Qt's %1
     | \{[A-Za-z_0-9]*(?:\.[A-Za-z_]\w*|\[\w+\])*(?:![rsa])?(?::[^{}]*)?\}  # {name} {0} {} {x:>4}
+    | </?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>                 # markup: <b> </b> <a href="..."> <br/>
+    | &(?:[A-Za-z]+|\#\d+|\#x[0-9A-Fa-f]+);                     # entities: &amp; &#169;
     """,
     re.VERBOSE,
 )
@@ -40,9 +42,10 @@ _MULTILINE = re.compile(r"[\n\r\t]")
 
 
 def placeholders(text: str) -> list[str]:
-    """The format placeholders of ``text`` in order: printf (``%s``, ``%-5.2f``, ``%1$s``, ``%lu``,
-    ``%%``), strftime (``%H``), Python (``%(name)s``, ``{name}``, ``{0:>4}``), Qt (``%1``) and
-    ``%<PRIu64>``. A ``%`` followed by a space is text ("50% of"); ``{{`` and ``}}`` are braces."""
+    """The format placeholders and markup of ``text`` in order: printf (``%s``, ``%-5.2f``,
+    ``%1$s``, ``%lu``, ``%%``), strftime (``%H``), Python (``%(name)s``, ``{name}``, ``{0:>4}``),
+    Qt (``%1``), ``%<PRIu64>``, tags (``<b>``, ``</b>``, ``<a href="...">``) and entities
+    (``&amp;``). A ``%`` followed by a space is text ("50% of"); ``{{`` and ``}}`` are braces."""
     return [m.group(0) for m in _PLACEHOLDER.finditer(text) if not m.group("escape")]
 
 
@@ -111,13 +114,23 @@ def catalog_pairs(files: Iterable[Path]) -> list[Pair]:
     return list(pairs.items())
 
 
+def hash_position(source: str, seed: int = 0) -> float:
+    """A fixed point in [0, 1) for ``source``: sha1(seed:source), uniform over sources."""
+    digest = hashlib.sha1(f"{seed}:{source}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
 def split_of(source: str, seed: int = 0, dev_fraction: float = DEV_FRACTION,
              test_fraction: float = TEST_FRACTION) -> str:
-    """"train", "dev" or "test" for ``source``: a fixed point of the hash space via
-    sha1(seed:source), so a sentence keeps its split whatever else the corpus holds."""
-    digest = hashlib.sha1(f"{seed}:{source}".encode("utf-8")).digest()
-    u = int.from_bytes(digest[:8], "big") / 2.0**64  # uniform in [0, 1)
+    """"train", "dev" or "test" for ``source`` by its hash position, so a sentence keeps its
+    split whatever else the corpus holds."""
+    u = hash_position(source, seed)
     return "dev" if u < dev_fraction else "test" if u < dev_fraction + test_fraction else "train"
+
+
+def held_out_minimum(pairs: int) -> int:
+    """How many pairs dev and test each hold at least: 1 to 50, about 5% of a small corpus."""
+    return max(1, min(50, pairs // 20))
 
 
 def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, seed: int = 0, *,
@@ -137,9 +150,21 @@ def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, s
     pairs = catalog_pairs(files)
     if not pairs:
         raise UserError(f"data gettext: no usable single-line translations in {len(files)} catalogs of {where}")
+    if len(pairs) < 3:
+        raise UserError(f"data gettext: {len(pairs)} usable translation(s) in {where}: too few for train, "
+                        "dev and test")
     splits: dict[str, list[Pair]] = {"train": [], "dev": [], "test": []}
     for pair in pairs:
         splits[split_of(pair[0], seed, dev_fraction, test_fraction)].append(pair)
+    # a few catalogs hash few pairs into dev and test: fill them from the train pairs with the
+    # lowest hash positions, so no split is ever empty (and the choice stays deterministic)
+    minimum = held_out_minimum(len(pairs))
+    spare = sorted(splits["train"], key=lambda pair: hash_position(pair[0], seed))
+    for name, fraction in (("dev", dev_fraction), ("test", test_fraction)):
+        while fraction and len(splits[name]) < minimum and len(spare) > 1:
+            moved = spare.pop(0)
+            splits["train"].remove(moved)
+            splits[name].append(moved)
     log.info("%d catalogs -> %d pairs (%d train, %d dev, %d test)", len(files), len(pairs),
              *(len(v) for v in splits.values()))
     return splits["train"], splits["dev"], splits["test"]
@@ -147,11 +172,18 @@ def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, s
 
 # -- filling a .po file ----------------------------------------------------------------------------
 def fillable(entry) -> bool:
-    """An untranslated, current, single-line, singular entry with something to translate."""
-    return bool(
-        not entry.obsolete and not entry.msgid_plural and not entry.msgstr
-        and entry.msgid.strip() and not _MULTILINE.search(entry.msgid)
-    )
+    """An untranslated, current entry with something to translate on one line (and, for a
+    plural entry, its plural form too)."""
+    forms = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
+    translated = any(entry.msgstr_plural.values()) if entry.msgid_plural else entry.msgstr
+    return bool(not entry.obsolete and not translated
+                and all(form.strip() and not _MULTILINE.search(form) for form in forms))
+
+
+def plural_forms(catalog) -> int:
+    """How many plural forms the catalog's language has (its Plural-Forms header; 2 without one)."""
+    found = re.search(r"nplurals\s*=\s*(\d+)", catalog.metadata.get("Plural-Forms", ""))
+    return int(found.group(1)) if found else 2
 
 
 def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_size: int | None = None,
@@ -159,11 +191,13 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
     """Fill the untranslated entries of the catalog ``in_path`` and write it to ``out_path``.
 
     Filled entries are flagged fuzzy (for a translator to review); an output whose placeholders
-    differ from its source also gets the translator comment ``# attnseq: placeholders differ``.
-    Plural and multi-line (or tab-holding) entries are left untranslated (counted as skipped). Every other line
-    of the file is kept byte for byte; only the filled entries are re-written (by polib, lines
-    wrapped at ``wrapwidth``). Written atomically. Returns {"entries", "translated",
-    "placeholder_mismatches", "skipped"}.
+    or markup differ from its source also gets the translator comment ``# attnseq: placeholders
+    differ``. A plural entry gets its singular's translation as form 0 and its plural's as every
+    other form (as many as the header's Plural-Forms says). Multi-line (or tab-holding) entries
+    are left untranslated and named in the log. Every other line of the file is kept byte for
+    byte; only the filled entries are re-written (by polib, lines wrapped at ``wrapwidth``).
+    Written atomically. Returns {"entries", "translated", "plurals", "placeholder_mismatches",
+    "skipped"}.
     """
     in_path = Path(in_path)
     if not in_path.is_file():
@@ -174,22 +208,38 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
     current = [e for e in catalog if not e.obsolete]
     untranslated = [e for e in current if not e.translated() and "fuzzy" not in e.flags]
     todo = [e for e in untranslated if fillable(e)]
-    outputs = translator.translate([e.msgid for e in todo], beam_size=beam_size) if todo else []
-    filled, mismatches = [], 0
-    for entry, output in zip(todo, outputs):
-        if not output.strip():
-            continue
-        entry.msgstr = output
+    left = [e for e in untranslated if not fillable(e)]
+    if left:
+        log.warning("%s: %d entries left untranslated (multi-line), at lines %s", in_path, len(left),
+                    ", ".join(str(e.linenum) for e in left[:5]) + (" ..." if len(left) > 5 else ""))
+    sources = [form for e in todo for form in ([e.msgid, e.msgid_plural] if e.msgid_plural else [e.msgid])]
+    outputs = iter(translator.translate(sources, beam_size=beam_size) if sources else [])
+    forms = plural_forms(catalog)
+    filled, mismatches, plurals = [], 0, 0
+    for entry in todo:
+        if entry.msgid_plural:
+            singular, plural = next(outputs), next(outputs)
+            pairs = [(entry.msgid, singular), (entry.msgid_plural, plural)]
+            if not (singular.strip() and plural.strip()):
+                continue
+            entry.msgstr_plural = {k: singular if k == 0 else plural for k in range(forms)}
+            plurals += 1
+        else:
+            output = next(outputs)
+            pairs = [(entry.msgid, output)]
+            if not output.strip():
+                continue
+            entry.msgstr = output
         if "fuzzy" not in entry.flags:
             entry.flags.insert(0, "fuzzy")  # gettext tools list fuzzy first
-        if not placeholders_match(entry.msgid, output):
+        if not all(placeholders_match(source, output) for source, output in pairs):
             mismatches += 1
             entry.tcomment = f"{entry.tcomment}\n{MISMATCH_COMMENT}" if entry.tcomment else MISMATCH_COMMENT
         filled.append(entry)
     text = rewrite_entries(in_path, catalog, filled, wrapwidth)
     data = text.encode(catalog.encoding)
     atomic_write_bytes(out_path, data)
-    return {"entries": len(current), "translated": len(filled),
+    return {"entries": len(current), "translated": len(filled), "plurals": plurals,
             "placeholder_mismatches": mismatches, "skipped": len(untranslated) - len(filled)}
 
 

@@ -1,6 +1,7 @@
 """Text <-> ids for one run: the tokenizers and vocabularies of both sides, saved with the run."""
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -10,6 +11,7 @@ from .tokenizers import TOKENIZERS, Tokenizer
 from .vocab import Vocab
 
 SOURCE, TARGET, JOINT = "source", "target", "joint"
+log = logging.getLogger("attnseq")
 
 
 @dataclass
@@ -103,13 +105,15 @@ class TextPipeline:
             text = text.strip()
         return text.lower() if config.lowercase else text
 
-    def source_tokens(self, text: str) -> list[str]:
-        """Source tokens in reading order."""
-        return self.src_tokenizer.tokenize(self._normalise(self.config, text))
+    def source_tokens(self, text: str, limit: int = 0) -> list[str]:
+        """Source tokens in reading order (the first ``limit`` of them when ``limit``)."""
+        tokens = self.src_tokenizer.tokenize(self._normalise(self.config, text))
+        return tokens[:limit] if limit else tokens
 
-    def encode_source(self, text: str) -> list[int]:
-        """Source ids as the encoder reads them (reversed with ``reverse_source``)."""
-        ids = self.src_vocab.encode(self.source_tokens(text))
+    def encode_source(self, text: str, limit: int = 0) -> list[int]:
+        """Source ids as the encoder reads them (reversed with ``reverse_source``), of the first
+        ``limit`` tokens when ``limit``."""
+        ids = self.src_vocab.encode(self.source_tokens(text, limit))
         return ids[::-1] if self.config.reverse_source else ids
 
     def target_tokens(self, text: str) -> list[str]:
@@ -127,14 +131,19 @@ class TextPipeline:
         """Target tokens of ``ids`` (stops at eos), for plots."""
         return self.tgt_vocab.decode(ids)
 
-    def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0
-                     ) -> list[Example]:
+    def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0,
+                     name: str = "") -> list[Example]:
         """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) or with an
-        empty source are dropped."""
-        examples = []
-        for src, tgt in pairs:
+        empty source are dropped, with a warning that says which (``name`` names the set)."""
+        examples, too_long = [], []
+        for number, (src, tgt) in enumerate(pairs, start=1):
             ex = Example(self.encode_source(src), self.encode_target(tgt))
-            if not ex.src or (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
-                continue
-            examples.append(ex)
+            if (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
+                too_long.append(number)
+            elif ex.src:
+                examples.append(ex)
+        if too_long:
+            shown = ", ".join(map(str, too_long[:5])) + (f" and {len(too_long) - 5} more" if len(too_long) > 5 else "")
+            log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
+                        "tokens (pair %s)", name or "data", len(too_long), max_src, max_tgt, shown)
         return examples

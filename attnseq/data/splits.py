@@ -50,9 +50,15 @@ def write_split_dir(out_dir: str | Path, train: Sequence[Pair], dev: Sequence[Pa
                     test: Sequence[Pair]) -> dict[str, Path]:
     """Write ``train.tsv``, ``dev.tsv`` and ``test.tsv`` in ``out_dir`` (created if needed).
 
-    All three splits are checked before any file is written. Returns {split name: path}.
+    All three splits are checked before any file is written; an empty split is refused (a run
+    without dev pairs could not be evaluated). Returns {split name: path}.
     """
     splits = dict(zip(SPLIT_NAMES, (train, dev, test)))
+    empty = [name for name, pairs in splits.items() if not pairs]
+    if empty:
+        counts = ", ".join(f"{len(pairs)} {name}" for name, pairs in splits.items())
+        raise ValueError(f"the {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} would be empty "
+                         f"({counts}); give more pairs or larger --dev/--test")
     for name, pairs in splits.items():
         try:
             check_pairs(pairs)
@@ -80,8 +86,9 @@ def split_pairs(pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction:
         groups.setdefault(pair[0], []).append(tuple(pair))
     sources = list(groups)
     random.Random(seed).shuffle(sources)
-    n_dev = round(dev_fraction * len(sources))
-    n_test = round(test_fraction * len(sources))
+    # at least one source for a split asked for, whenever the corpus has enough to share
+    n_dev = max(round(dev_fraction * len(sources)), 1 if dev_fraction and len(sources) >= 3 else 0)
+    n_test = max(round(test_fraction * len(sources)), 1 if test_fraction and len(sources) >= 3 else 0)
     parts = (sources[n_dev + n_test:], sources[:n_dev], sources[n_dev:n_dev + n_test])
     train, dev, test = ([pair for source in part for pair in groups[source]] for part in parts)
     return train, dev, test

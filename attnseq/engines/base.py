@@ -15,9 +15,10 @@ class Engine:
 
     - ``check(config)``: the config with everything this engine reads checked and every variant's
       options written out; a ConfigError naming the key for anything it cannot run;
-    - ``train(config, run_dir, resume, on_eval)``: train into a run folder; the summary (the last
-      evaluation record with ``parameters``, ``target_tokens``, ``tokens_per_second``), or None
-      in the processes of a distributed run that do not write the run;
+    - ``train(config, run_dir, resume, on_eval, overwrite)``: train into a run folder (a run
+      already there is continued with ``resume``, replaced with ``overwrite``, else refused); the
+      summary (the last evaluation record with ``parameters``, ``target_tokens``,
+      ``tokens_per_second``), or None in the processes of a distributed run that do not write;
     - ``load(run_dir, config, checkpoint, device)``: a Translator of a trained run.
 
     Engines import what they run on (torch, NumPy) only inside these methods, so choosing one
@@ -28,7 +29,7 @@ class Engine:
         raise NotImplementedError
 
     def train(self, config: Config, run_dir: str | Path, resume: bool = False,
-              on_eval: Callable[[dict], None] | None = None) -> dict | None:
+              on_eval: Callable[[dict], None] | None = None, overwrite: bool = False) -> dict | None:
         raise NotImplementedError
 
     def load(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
 from ..errors import UserError
 from ..registry import Registry
-from ..utils import atomic_write
+from ..runs import read_checkpoint, write_checkpoint
 from .loss import linear_cross_entropy
 from .state import Memory
 
@@ -74,17 +75,44 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
 
 
-def save_weights(model: nn.Module, path: str | Path) -> None:
-    """The model's parameters and buffers as safetensors (shared tensors stored once), atomically."""
-    from safetensors.torch import save_model
+def _shared_names(model: nn.Module) -> dict[str, str]:
+    """Names of tensors that share storage with another one (tied embeddings) -> the name kept."""
+    groups: dict[int, list[str]] = {}
+    for name, value in model.state_dict().items():
+        groups.setdefault(value.untyped_storage().data_ptr(), []).append(name)
+    return {name: sorted(names)[0] for names in groups.values() for name in names if name != sorted(names)[0]}
 
-    atomic_write(path, lambda tmp: save_model(model, tmp))
+
+def model_weights(model: nn.Module) -> dict[str, np.ndarray]:
+    """The model's parameters and buffers as arrays, a tied tensor stored once (by its first name)."""
+    shared = _shared_names(model)
+    return {name: value.detach().cpu().numpy() for name, value in model.state_dict().items() if name not in shared}
+
+
+def load_model_weights(model: nn.Module, weights: dict[str, np.ndarray], source: str | Path) -> None:
+    """Copy ``weights`` (from ``model_weights``) into ``model``; a UserError naming the keys or
+    shapes that differ when they are another model's."""
+    expected = {name: tuple(v.shape) for name, v in model.state_dict().items() if name not in _shared_names(model)}
+    found = {name: tuple(v.shape) for name, v in weights.items()}
+    if expected != found:
+        missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+        shapes = [f"{k} {found[k]} (model {expected[k]})" for k in sorted(set(expected) & set(found))
+                  if found[k] != expected[k]]
+        parts = ([f"missing {', '.join(missing[:4])}"] if missing else []) + \
+                ([f"not in this model {', '.join(extra[:4])}"] if extra else []) + \
+                ([f"other shapes {', '.join(shapes[:4])}"] if shapes else [])
+        raise UserError(f"{source}: not weights of this model ({'; '.join(parts)})")
+    device = next(model.parameters()).device
+    model.load_state_dict({k: torch.from_numpy(v).to(device) for k, v in weights.items()}, strict=False)
+
+
+def save_weights(model: nn.Module, path: str | Path, state: dict | None = None) -> None:
+    """The model's weights (and, for a checkpoint to resume from, the training ``state``) in one
+    safetensors file, written atomically."""
+    write_checkpoint(path, model_weights(model), state)
 
 
 def load_weights(model: nn.Module, path: str | Path) -> None:
-    """Load weights written by ``save_weights`` into ``model``."""
-    from safetensors.torch import load_model
-
-    if not Path(path).exists():
-        raise UserError(f"{path}: no such checkpoint")
-    load_model(model, str(path), device=str(next(model.parameters()).device))
+    """Load the weights of a checkpoint written by ``save_weights`` into ``model``."""
+    weights, _ = read_checkpoint(path)
+    load_model_weights(model, weights, path)

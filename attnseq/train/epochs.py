@@ -17,11 +17,44 @@ from tqdm import tqdm
 from ..config import Config, save_config
 from ..data.pipeline import Example, TextPipeline
 from ..data.sources import load_splits
-from ..errors import DataError
-from ..runs import CONFIG_FILE, log_metrics
+from ..errors import DataError, UserError
+from ..runs import CONFIG_FILE, LAST, log_metrics, prepare_run_dir, truncate_metrics
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
+
+
+class TrainingDiverged(UserError):
+    """The loss became non-finite or exploded: training stopped, the last good checkpoint kept."""
+
+
+class ProgressDisplay:
+    """Where an epoch stands: a tqdm bar on a terminal; elsewhere (a log file, a pipe) a plain log
+    line every ``interval`` seconds, and nothing with ``-q``."""
+
+    def __init__(self, total: int, done: int, description: str, enabled: bool = True, interval: float = 30.0):
+        self.total, self.done, self.description, self.interval = total, done, description, interval
+        enabled = enabled and log.isEnabledFor(logging.INFO)
+        self.bar = None
+        if enabled and sys.stderr.isatty():
+            self.bar = tqdm(total=total, initial=done, desc=description, leave=False, dynamic_ncols=True,
+                            unit="batch")
+        self.lines = enabled and self.bar is None
+        self.last = time.perf_counter()
+
+    def update(self, batches: int, **figures: str) -> None:
+        self.done += batches
+        if self.bar is not None:
+            self.bar.set_postfix(figures, refresh=False)
+            self.bar.update(batches)
+        elif self.lines and time.perf_counter() - self.last >= self.interval:
+            self.last = time.perf_counter()
+            log.info("%s: batch %d/%d  %s", self.description, self.done, self.total,
+                     "  ".join(f"{k} {v}" for k, v in figures.items()))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 __all__ = ["Progress", "EpochLoop", "evaluation_record", "selection_score"]
 
@@ -33,9 +66,14 @@ class Progress:
     epoch: int = 0  # epochs finished
     batch_in_epoch: int = 0  # batches of the current epoch already trained
     step: int = 0  # optimizer updates so far
-    best: float | None = None
+    best: float | None = None  # the best evaluation's train.select_by score
+    best_loss: float | None = None  # and its dev loss, which breaks ties (all 0% exact match early on)
     train_seconds: float = 0.0
     target_tokens: int = 0  # target tokens trained on so far
+    wall_seconds: float = 0.0  # wall-clock time of training, evaluations included (train.max_minutes)
+    window_loss: float = 0.0  # summed loss, tokens and update seconds since the last train record
+    window_tokens: int = 0
+    window_seconds: float = 0.0
     history: list[dict] = field(default_factory=list)
 
 
@@ -53,7 +91,9 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
                        if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
         record["eval_seconds"] = round(time.perf_counter() - started, 3)
     score = selection_score(record, select_by)
-    record["best"] = score is not None and (progress.best is None or score > progress.best)
+    loss, best_loss = record.get("dev_loss"), progress.best_loss
+    tie_won = score == progress.best and loss is not None and best_loss is not None and loss < best_loss
+    record["best"] = score is not None and (progress.best is None or score > progress.best or tie_won)
     return record
 
 
@@ -96,11 +136,14 @@ class EpochLoop:
     on_eval: Callable[[dict], None] | None = None
     is_main = True
 
-    def prepare_data(self) -> None:
-        """Read the splits; fit the text pipeline (or, resuming, load the run's) and save it with
-        the config; encode the training pairs (dropping those over the length limits) and dev."""
+    def prepare_data(self, overwrite: bool = False) -> None:
+        """Make the run folder ready (runs.prepare_run_dir: a run there is refused unless resumed
+        or overwritten); read the splits; fit the text pipeline (or, resuming, load the run's)
+        and save it with the config; encode the training pairs (dropping those over the length
+        limits) and dev. Sets ``restore``: there is a checkpoint to continue from."""
         config = self.config
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
+                        else self.resume and (self.run_dir / LAST).exists())
         splits = load_splits(config.data)
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
         self.test_pairs = splits.get("test", [])
@@ -110,12 +153,16 @@ class EpochLoop:
             self.pipeline = TextPipeline.fit(config.data, self.train_pairs, self.run_dir)
             if self.is_main:
                 self.pipeline.save(self.run_dir)
-                save_config(config, self.run_dir / CONFIG_FILE)
+        if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
+            save_config(config, self.run_dir / CONFIG_FILE)
         self.train_examples = self.pipeline.encode_pairs(self.train_pairs, config.data.max_source_len,
-                                                         config.data.max_target_len)
+                                                         config.data.max_target_len, "training data")
         if not self.train_examples:
-            raise DataError("no training pair is left after the length limits (data.max_*_len)")
+            raise DataError("no training pair is left after the length limits (data.max_source_len, "
+                            "data.max_target_len)")
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs)
+        if not self.dev_pairs and self.is_main:
+            log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
 
     # -- what an engine provides ----------------------------------------------------------------
     def _epoch_batches(self) -> list:
@@ -174,24 +221,28 @@ class EpochLoop:
     # -- the loop -------------------------------------------------------------------------------
     def fit(self) -> dict:
         """Train until a limit is reached; the last evaluation record, with ``parameters``,
-        ``target_tokens`` (trained on, in all) and ``tokens_per_second``."""
+        ``target_tokens`` (trained on, in all) and ``tokens_per_second``.
+
+        A loss that is not finite, or far worse than guessing uniformly, stops the run with a
+        TrainingDiverged error before anything is saved: the run keeps its last good checkpoint.
+        """
         tc, p = self.config.train, self.progress
         if self.is_main:
             log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
                      self.description, self.train_size, self.run_dir)
+        self._clock = (p.wall_seconds, time.perf_counter())
+        if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
+            truncate_metrics(self.run_dir, p.step)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
-                   "resumed_at_step": p.step if self.resume else None})
+                   "resumed_at_step": p.step if self.restore else None})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
             batches = self._epoch_batches()
-            bar = tqdm(total=len(batches), initial=p.batch_in_epoch,
-                       desc=f"epoch {p.epoch + 1}/{tc.epochs}",
-                       disable=not (tc.progress and self.is_main), leave=False,
-                       dynamic_ncols=True, unit="batch",
-                       mininterval=0.2 if sys.stderr.isatty() else 30.0)
-            stop = self._train_epoch(batches[p.batch_in_epoch:], bar)
-            bar.close()
+            display = ProgressDisplay(len(batches), p.batch_in_epoch, f"epoch {p.epoch + 1}/{tc.epochs}",
+                                      tc.progress and self.is_main)
+            stop = self._train_epoch(batches[p.batch_in_epoch:], display)
+            display.close()
             if p.batch_in_epoch == len(batches):
                 p.epoch, p.batch_in_epoch = p.epoch + 1, 0
                 if not tc.eval_every:
@@ -203,23 +254,28 @@ class EpochLoop:
         return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
                 "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
+    def _tick(self) -> float:
+        """Wall-clock seconds of training so far (evaluation included, over resumed sessions)."""
+        base, started = self._clock
+        self.progress.wall_seconds = base + time.perf_counter() - started
+        return self.progress.wall_seconds
+
     def _should_stop(self) -> bool:
         tc, p = self.config.train, self.progress
         if tc.max_steps and p.step >= tc.max_steps:
             return True
-        return bool(tc.max_minutes) and self._any(p.train_seconds >= 60 * tc.max_minutes)
+        return bool(tc.max_minutes) and self._any(self._tick() >= 60 * tc.max_minutes)
 
-    def _train_epoch(self, todo: list, bar) -> bool:
+    def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
         """Train on the batches ``todo``; True when a step or time limit stopped the run."""
         tc, p = self.config.train, self.progress
         self._train_mode()
-        self._window = [0.0, 0, time.perf_counter()]  # loss, tokens, start
         group: list = []
         for number, batch in enumerate(self._batches(todo), start=1):
             group.append(batch)
             if len(group) < tc.accumulate and number < len(todo):
                 continue
-            self._step(group, bar)
+            self._step(group, display)
             group = []
             if tc.eval_every and p.step % tc.eval_every == 0:
                 self.evaluate_and_save()
@@ -228,31 +284,38 @@ class EpochLoop:
                 return True
         return False
 
-    def _step(self, group: list, bar) -> None:
-        """One update, with its bookkeeping: progress, bar, metrics log."""
+    def _step(self, group: list, display: "ProgressDisplay") -> None:
+        """One update, with its bookkeeping: progress, display, metrics log."""
         tc, p = self.config.train, self.progress
         started = time.perf_counter()
         loss_sum, tokens = self._update(group)
-        p.train_seconds += time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        p.train_seconds += seconds
         p.step += 1
         p.batch_in_epoch += len(group)
         p.target_tokens += tokens
-        if not math.isfinite(loss_sum):
-            raise FloatingPointError(f"the loss became {loss_sum} at step {p.step}")
-        window = self._window
-        window[0] += loss_sum
-        window[1] += tokens
-        elapsed = max(time.perf_counter() - window[2], 1e-9)
-        # the postfix shows at the bar's next refresh (every mininterval): a log file gets a
-        # line every 30 s, not one per update
-        bar.set_postfix(loss=f"{window[0] / max(window[1], 1):.3f}",
-                        tok_s=f"{window[1] / elapsed:,.0f}", refresh=False)
-        bar.update(len(group))
+        self._check_loss(loss_sum / max(tokens, 1), "the training loss per token")
+        p.window_loss += loss_sum
+        p.window_tokens += tokens
+        p.window_seconds += seconds
+        loss, tok_s = p.window_loss / max(p.window_tokens, 1), p.window_tokens / max(p.window_seconds, 1e-9)
+        display.update(len(group), loss=f"{loss:.3f}", tok_s=f"{tok_s:,.0f}")
         if tc.log_every and p.step % tc.log_every == 0:
-            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step,
-                       "loss": window[0] / max(window[1], 1), "tokens_per_second": window[1] / elapsed,
-                       "lr": self._learning_rate()})
-            self._window = [0.0, 0, time.perf_counter()]
+            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
+                       "tokens_per_second": tok_s, "lr": self._learning_rate()})
+            p.window_loss, p.window_tokens, p.window_seconds = 0.0, 0, 0.0
+
+    def _check_loss(self, value: float, what: str) -> None:
+        """TrainingDiverged when ``value`` is not finite or far above what guessing uniformly
+        over the target vocabulary gives (5 ln V nats a token)."""
+        limit = 5 * math.log(max(len(self.pipeline.tgt_vocab), 2))
+        if not math.isfinite(value) or value > limit:
+            p = self.progress
+            kept = (f"{self.run_dir} keeps its last good checkpoint (step {p.history[-1]['step']})"
+                    if p.history else f"nothing was saved in {self.run_dir}")
+            raise TrainingDiverged(
+                f"training diverged at step {p.step}: {what} became {value:.4g} (over {limit:.1f}); "
+                f"lower train.lr ({self._learning_rate():g}) or clip harder (train.clip_norm); {kept}")
 
     # -- evaluation and checkpoints -------------------------------------------------------------
     def evaluate_and_save(self) -> dict:
@@ -262,9 +325,12 @@ class EpochLoop:
         """
         p = self.progress
         record = self._share(self._evaluate() if self.is_main else None)
+        if "dev_loss" in record:
+            self._check_loss(record["dev_loss"], "the dev loss per token")
         improved = record["best"]
         if improved:
             p.best = selection_score(record, self.config.train.select_by)
+            p.best_loss = record.get("dev_loss")
         p.history.append(record)
         if self.is_main:
             self._log(record)

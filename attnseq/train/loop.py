@@ -3,6 +3,7 @@ run folder; the epoch loop, the run's data, evaluation and resume are EpochLoop'
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import random
 from pathlib import Path
@@ -15,15 +16,14 @@ from ..config import Config
 from ..data.batching import batch_indices, iterate_batches, sorted_batches
 from ..data.sources import check_data
 from ..decoding.translator import TorchTranslator
-from ..errors import ConfigError, UserError
-from ..nn.model import build_model, check_model, count_parameters, load_weights, save_weights
-from ..runs import BEST, LAST
-from ..utils import atomic_write
+from ..errors import ConfigError
+from ..hardware import bf16_in_hardware, cpu_model
+from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
+from ..runs import BEST, LAST, read_checkpoint
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
-
-STATE_FILE = "last.state.pt"  # optimizer, schedule, progress and RNG states, for --resume
+log = logging.getLogger("attnseq")
 
 
 def resolve_device(name: str) -> torch.device:
@@ -63,7 +63,7 @@ class Trainer(EpochLoop):
     EpochLoop's)."""
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
-                 on_eval: Callable[[dict], None] | None = None):
+                 on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
         config = check_config(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         tc = config.train
@@ -71,8 +71,13 @@ class Trainer(EpochLoop):
             torch.set_num_threads(tc.threads)
         self.dist = Distributed.from_env()
         self.device = self.dist.setup(resolve_device(tc.device))
+        self.bf16 = tc.precision == "bf16" and bf16_in_hardware(self.device.type)
+        if tc.precision == "bf16" and not self.bf16 and self.dist.is_main:
+            where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
+            log.warning("train.precision bf16: this %s has no bfloat16 in hardware (emulated, it would be "
+                        "far slower); training in fp32", where)
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
-        self.prepare_data()
+        self.prepare_data(overwrite)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
                                  self.pipeline.shares_vocab)
         self.model.to(self.device)
@@ -80,7 +85,7 @@ class Trainer(EpochLoop):
         self.optimizer = build_optimizer(self.model.parameters(), tc)
         self.schedule = build_schedule(self.optimizer, tc)
         self.progress = Progress()
-        if resume:
+        if self.restore:
             self._restore()
         self.translator = TorchTranslator(self.model, self.pipeline, config, self.device)
 
@@ -92,11 +97,8 @@ class Trainer(EpochLoop):
         torch.manual_seed(seed)
 
     def _restore(self) -> None:
-        path = self.run_dir / STATE_FILE
-        if not path.exists():
-            raise UserError(f"{path}: nothing to resume (no training state in the run folder)")
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        load_weights(self.model, self.run_dir / LAST)
+        weights, _, state = read_checkpoint(self.run_dir / LAST, with_state=True)
+        load_model_weights(self.model, weights, self.run_dir / LAST)
         self.optimizer.load_state_dict(state["optimizer"])
         self.schedule.load_state_dict(state["scheduler"])
         self.progress = Progress(**state["progress"])
@@ -147,7 +149,7 @@ class Trainer(EpochLoop):
         loss_sum = 0.0
         for batch in group:
             batch = batch.to(self.device)
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=tc.precision == "bf16"):
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 loss, tokens = self.loss_module(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
                                                 batch.tgt_mask, tc.label_smoothing)
             (loss / total_tokens).backward()
@@ -181,9 +183,10 @@ class Trainer(EpochLoop):
         return batches // self.dist.world_size if self.dist.enabled else batches
 
     def _save(self, best: bool) -> None:
-        save_weights(self.model, self.run_dir / LAST)
-        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
-                 "progress": self.progress.__dict__, "rng": rng_states()}
-        atomic_write(self.run_dir / STATE_FILE, lambda tmp: torch.save(state, tmp))
+        """best.safetensors when the evaluation improved (or there is none yet), then
+        last.safetensors with the training state; each written whole or not at all."""
         if best or not (self.run_dir / BEST).exists():
             save_weights(self.model, self.run_dir / BEST)
+        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
+                 "progress": dataclasses.asdict(self.progress), "rng": rng_states()}
+        save_weights(self.model, self.run_dir / LAST, state)

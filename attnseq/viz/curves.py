@@ -21,17 +21,19 @@ def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | N
 
         epochs = np.interp([r["step"] for r in train], xs_s, xs_e)
         ax_loss.plot(epochs, [r["loss"] for r in train], color="tab:blue", label="train loss")
-    if evals and "dev_loss" in evals[0]:
-        ax_loss.plot([e["epoch"] for e in evals], [e["dev_loss"] for e in evals], "o--",
+    scored = [e for e in evals if "dev_loss" in e]
+    if scored:
+        ax_loss.plot([e["epoch"] for e in scored], [e["dev_loss"] for e in scored], "o--",
                      color="tab:cyan", label="dev loss")
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy per token")
     ax_loss.set_yscale("log")
     ax_acc = ax_loss.twinx()
-    if evals and "dev_exact_match" in evals[0]:
-        ax_acc.plot([e["epoch"] for e in evals], [100 * e["dev_exact_match"] for e in evals], "s-",
+    scored = [e for e in evals if "dev_exact_match" in e and "dev_token_accuracy" in e]
+    if scored:
+        ax_acc.plot([e["epoch"] for e in scored], [100 * e["dev_exact_match"] for e in scored], "s-",
                     color="tab:orange", label="dev exact match")
-        ax_acc.plot([e["epoch"] for e in evals], [100 * e["dev_token_accuracy"] for e in evals], "^:",
+        ax_acc.plot([e["epoch"] for e in scored], [100 * e["dev_token_accuracy"] for e in scored], "^:",
                     color="tab:red", label="dev token accuracy")
     ax_acc.set_ylabel("accuracy (%)")
     ax_acc.set_ylim(0, 101)

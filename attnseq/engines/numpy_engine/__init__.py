@@ -22,10 +22,10 @@ class NumpyEngine(Engine):
         check_data(config.data)
         return config
 
-    def train(self, config, run_dir, resume=False, on_eval=None):
+    def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
         from .trainer import train_numpy
 
-        return train_numpy(config, run_dir, resume, on_eval)
+        return train_numpy(config, run_dir, resume, on_eval, overwrite)
 
     def load(self, run_dir, config, checkpoint="best", device="cpu"):
         from ...errors import UserError

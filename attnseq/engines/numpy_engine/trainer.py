@@ -8,26 +8,21 @@ vocabularies (the models take ``target_vocab_size``).
 """
 from __future__ import annotations
 
-import pickle
+import dataclasses
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from ...config import Config
-from ...errors import UserError
 from ...runs import BEST, LAST
 from ...scratch.optim import SGD, Adam, clip_grads
 from ...train.epochs import EpochLoop, Progress
-from ...utils import atomic_write_bytes
 from .blas import blas_threads
 from .designs import check_numpy, numpy_design
 from .layouts import LAYOUTS
 from .translator import NumpyTranslator, build_numpy_model
 from .weights import load_numpy_weights, save_numpy_weights
-
-STATE_FILE = "last.state.pkl"  # optimizer moments, RNG, progress and epoch order, for --resume
-
 
 def book_adam(lr: float, options: dict) -> Adam:
     optimizer = Adam(lr, *options["betas"])
@@ -40,22 +35,22 @@ BOOK_OPTIMIZERS = {"adam": book_adam, "sgd": lambda lr, options: SGD(lr)}
 
 
 def train_numpy(config: Config, run_dir: str | Path, resume: bool = False,
-                on_eval: Callable[[dict], None] | None = None) -> dict:
+                on_eval: Callable[[dict], None] | None = None, overwrite: bool = False) -> dict:
     """Train the numpy model ``config`` describes into ``run_dir``; the summary of EpochLoop.fit."""
     with blas_threads(config.train.threads or 1):
-        return NumpyTrainer(config, run_dir, resume, on_eval).fit()
+        return NumpyTrainer(config, run_dir, resume, on_eval, overwrite).fit()
 
 
 class NumpyTrainer(EpochLoop):
     """The torch Trainer's loop (EpochLoop) and run folder, for the book's numpy models."""
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
-                 on_eval: Callable[[dict], None] | None = None):
+                 on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
         config = check_numpy(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         self.design = numpy_design(config)
         tc = config.train
-        self.prepare_data()
+        self.prepare_data(overwrite)
         train = self.train_examples
         self.reverse = config.data.reverse_source
         # S and L: every source is padded to the longest training source, (book) every target
@@ -70,7 +65,7 @@ class NumpyTrainer(EpochLoop):
         self.optimizer = BOOK_OPTIMIZERS[tc.optimizer.name](tc.lr, tc.optimizer.options)
         self.progress = Progress()
         self.order: np.ndarray | None = None  # this epoch's permutation of the training set
-        if resume:
+        if self.restore:
             self._restore()
         self.translator = NumpyTranslator(self.model, self.pipeline, config, self.layout,
                                           tc.threads or 1)
@@ -127,14 +122,15 @@ class NumpyTrainer(EpochLoop):
         return total / tokens if tokens else float("nan")
 
     def _save(self, best: bool) -> None:
+        """best.safetensors when the evaluation improved (or there is none yet), then
+        last.safetensors with the training state; each written whole or not at all."""
         metadata = {"engine": "numpy", "design": self.design,
                     "source_len": str(self.layout.source_len), "target_len": str(self.layout.target_len)}
-        save_numpy_weights(self.model, self.run_dir / LAST, metadata)
-        state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
-                 "progress": dict(self.progress.__dict__), "order": self.order}
-        atomic_write_bytes(self.run_dir / STATE_FILE, pickle.dumps(state))
         if best or not (self.run_dir / BEST).exists():
             save_numpy_weights(self.model, self.run_dir / BEST, metadata)
+        state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
+                 "progress": dataclasses.asdict(self.progress), "order": self.order}
+        save_numpy_weights(self.model, self.run_dir / LAST, metadata, state)
 
     def _optimizer_state(self) -> dict:
         """Adam's step count and moments by parameter name (SGD keeps nothing)."""
@@ -146,11 +142,7 @@ class NumpyTrainer(EpochLoop):
                 "v": dict(zip(names, self.optimizer.v))}
 
     def _restore(self) -> None:
-        path = self.run_dir / STATE_FILE
-        if not path.exists():
-            raise UserError(f"{path}: nothing to resume (no numpy training state in the run folder)")
-        state = pickle.loads(path.read_bytes())
-        load_numpy_weights(self.model, self.run_dir / LAST)
+        state = load_numpy_weights(self.model, self.run_dir / LAST, with_state=True)
         moments = state["optimizer"]
         if moments:
             names = self.model.param_names

@@ -8,12 +8,12 @@ import numpy as np
 from ...config import Config
 from ...data.pipeline import TextPipeline
 from ...decoding.common import Hypothesis
-from ...runs import checkpoint_path
+from ...runs import checkpoint_path, read_checkpoint
 from ...translator import Translator
 from .blas import blas_threads
 from .designs import numpy_design
 from .layouts import LAYOUTS, ArrayLayout, real_columns
-from .weights import load_numpy_weights, numpy_weights_metadata
+from .weights import load_params
 
 
 class _KeepScores:
@@ -93,9 +93,9 @@ def load_numpy_translator(run_dir: str | Path, config: Config, checkpoint: str =
     design = numpy_design(config)
     pipeline = TextPipeline.load(config.data, run_dir)
     path = checkpoint_path(run_dir, checkpoint)
-    metadata = numpy_weights_metadata(path)
+    weights, metadata = read_checkpoint(path)
     layout = LAYOUTS[config.data.format](pipeline, int(metadata.get("source_len", 0)),
                                          int(metadata.get("target_len", 0)))
     model = build_numpy_model(design, config, pipeline, layout, np.random.RandomState(0))
-    load_numpy_weights(model, path)
+    load_params(model, weights, path)
     return NumpyTranslator(model, pipeline, config, layout, config.train.threads or 1)

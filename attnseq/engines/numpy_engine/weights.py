@@ -1,36 +1,29 @@
-"""The numpy models' weights files: safetensors with the design and array widths as metadata."""
+"""The numpy models' checkpoints: safetensors files of runs.py with the design and array
+widths as metadata (and, in last.safetensors, the training state)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from safetensors import safe_open
-from safetensors.numpy import load_file, save_file
-
-import numpy as np
-
 from ...errors import UserError
-from ...utils import atomic_write
+from ...runs import read_checkpoint, write_checkpoint
 
 
-def save_numpy_weights(model, path: Path, metadata: dict[str, str]) -> None:
-    """The model's named parameters as safetensors (atomically), with ``metadata``."""
-    tensors = {k: np.ascontiguousarray(v) for k, v in model.named_params().items()}
-    atomic_write(path, lambda tmp: save_file(tensors, tmp, metadata=metadata))
+def save_numpy_weights(model, path: Path, metadata: dict[str, str], state: dict | None = None) -> None:
+    """The model's named parameters (and the training ``state``) in one file, atomically."""
+    write_checkpoint(path, model.named_params(), state, metadata)
 
 
-def numpy_weights_metadata(path: Path) -> dict[str, str]:
-    """The metadata saved with the weights at ``path`` (design, source and target widths)."""
-    if not Path(path).exists():
-        raise UserError(f"{path}: no such checkpoint")
-    with safe_open(str(path), framework="np") as fh:
-        return fh.metadata() or {}
-
-
-def load_numpy_weights(model, path: Path) -> dict[str, str]:
-    """Load weights written by ``save_numpy_weights`` into ``model``; their metadata."""
-    metadata = numpy_weights_metadata(path)
+def load_params(model, weights: dict, path: Path) -> None:
+    """Copy ``weights`` into ``model``; a UserError when they are another model's."""
     try:
-        model.load_params(load_file(str(path)))
+        model.load_params(weights)
     except (KeyError, ValueError) as err:
         raise UserError(f"{path}: not weights of this numpy model ({err})") from None
-    return metadata
+
+
+def load_numpy_weights(model, path: Path, with_state: bool = False):
+    """Load a checkpoint written by ``save_numpy_weights`` into ``model``; its training state
+    with ``with_state``."""
+    found = read_checkpoint(path, with_state=with_state)
+    load_params(model, found[0], path)
+    return found[2] if with_state else None

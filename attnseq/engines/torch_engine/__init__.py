@@ -13,10 +13,10 @@ class TorchEngine(Engine):
 
         return check_config(config)
 
-    def train(self, config, run_dir, resume=False, on_eval=None):
+    def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
         from ...train.loop import Trainer
 
-        trainer = Trainer(config, run_dir, resume=resume, on_eval=on_eval)
+        trainer = Trainer(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)
         summary = trainer.fit()
         return summary if trainer.is_main else None
 

@@ -1,0 +1,144 @@
+"""Bad input gets a clear error or a correct, announced handling: byte-order marks, invalid
+UTF-8, empty splits, skipped lines named, over-long lines, file permissions, quiet logs,
+bfloat16 where the CPU has none."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import attnseq
+from attnseq.cli import main
+from attnseq.data.corpus import decode_lines, read_tsv
+from attnseq.errors import DataError
+
+from conftest import ROOT, TINY, reverse_pairs, write_reverse_dir, write_tsv
+
+PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
+SMALL = [*TINY, "train.max_steps=3", "train.eval_max_sentences=10"]
+
+
+def sets(*settings: str) -> list[str]:
+    return [x for s in settings for x in ("--set", s)]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    data = write_reverse_dir(tmp_path_factory.mktemp("data"))
+    out = tmp_path_factory.mktemp("runs") / "run"
+    assert main(["-q", "train", PRESET, "--data", str(data), "--out", str(out), *sets(*SMALL)]) == 0
+    return out
+
+
+def test_a_byte_order_mark_is_not_text(tmp_path):
+    assert decode_lines("\ufeffabc\tcba\r\nx\ty\n".encode(), "f") == ["abc\tcba", "x\ty"]
+    path = write_tsv(tmp_path / "bom.tsv", [])
+    path.write_bytes("\ufeffabc\tcba\n".encode())
+    assert read_tsv(path) == [("abc", "cba")]
+
+
+def test_invalid_utf8_names_the_line(tmp_path):
+    with pytest.raises(DataError, match="stdin:2: not valid UTF-8"):
+        decode_lines(b"ok\n\xff\xfe\n", "stdin")
+    result = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(tmp_path)], input=b"x\n",
+                            capture_output=True)
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+
+
+def test_invalid_utf8_on_translate_stdin(run):
+    result = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(run)], input=b"abc\n\xff\n",
+                            capture_output=True, cwd=ROOT)
+    assert result.returncode == 2
+    assert result.stderr.decode().strip() == "attnseq: error: stdin:2: not valid UTF-8"
+
+
+def test_skipped_lines_are_located(tmp_path, caplog):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("a\tb\n\nc\td\n\te\nf\tg\n")
+    with caplog.at_level(logging.WARNING):
+        assert read_tsv(path) == [("a", "b"), ("c", "d"), ("f", "g")]
+    assert "skipped 2" in caplog.text and "lines 2, 4" in caplog.text
+
+
+@pytest.mark.parametrize("content, words", [("", "no pairs"), ("a\tb\nc\td\n", "would be empty")])
+def test_data_split_never_writes_an_empty_split(tmp_path, capsys, content, words):
+    source = tmp_path / "in.tsv"
+    source.write_text(content)
+    assert main(["data", "split", "--input", str(source), "--out", str(tmp_path / "out")]) == 2
+    assert words in capsys.readouterr().err
+    assert not (tmp_path / "out" / "train.tsv").exists()
+
+
+def test_small_corpora_get_a_dev_and_test_pair(tmp_path, capsys):
+    source = write_tsv(tmp_path / "in.tsv", reverse_pairs(12, seed=3))
+    assert main(["-q", "data", "split", "--input", str(source), "--out", str(tmp_path / "out")]) == 0
+    sizes = [len((tmp_path / "out" / f"{s}.tsv").read_text().splitlines()) for s in ("train", "dev", "test")]
+    assert sizes[1] >= 1 and sizes[2] >= 1 and sum(sizes) == 12
+
+
+def test_overlong_training_pairs_are_dropped_and_said(tmp_path, caplog):
+    data = write_reverse_dir(tmp_path / "data")
+    lines = (data / "train.tsv").read_text().splitlines()
+    lines.insert(4, "ab" * 400 + "\tx")  # pair 5: 800 characters
+    (data / "train.tsv").write_text("\n".join(lines) + "\n")
+    with caplog.at_level(logging.WARNING, logger="attnseq"):
+        assert main(["train", PRESET, "--data", str(data), "--out", str(tmp_path / "run"), *sets(*SMALL)]) == 0
+    assert "dropped 1 pair(s) longer than data.max_source_len=256" in caplog.text and "(pair 5)" in caplog.text
+
+
+def test_overlong_inputs_are_cut_and_said(run, caplog):
+    model = attnseq.load(run)
+    with caplog.at_level(logging.WARNING, logger="attnseq"):
+        result = model.search(["abc", "abcdef" * 10], max_source_len=20, keep_attention=True)
+    assert "input 2 longer than decode.max_source_len=20" in caplog.text
+    assert len(result[1].source_tokens) == 20 and result[1].attention[0].shape[1] == 20
+    assert len(result[0].source_tokens) == 3
+
+
+def test_files_are_written_with_the_users_umask(run, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("abc\n")
+    old = os.umask(0o027)
+    try:
+        import importlib
+
+        import attnseq.utils
+
+        importlib.reload(attnseq.utils)  # FILE_MODE is read once, at import
+        attnseq.utils.atomic_write_text(tmp_path / "out.txt", "x")
+        assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+        importlib.reload(attnseq.utils)
+    assert main(["-q", "translate", str(run), "--input", str(source), "--output", str(tmp_path / "o.txt")]) == 0
+    assert stat.S_IMODE((tmp_path / "o.txt").stat().st_mode) == 0o666 & ~old
+
+
+def test_logs_without_a_terminal_hold_no_progress_bar(tmp_path):
+    data = write_reverse_dir(tmp_path / "data")
+    command = [sys.executable, "-m", "attnseq.cli", "train", PRESET, "--data", str(data), "--out"]
+    loud = subprocess.run([*command, str(tmp_path / "a"), *sets(*SMALL, "train.progress=true")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert loud.returncode == 0 and "training" in loud.stderr
+    assert "\r" not in loud.stderr and "%|" not in loud.stderr  # a pipe gets plain lines, not bar frames
+    quiet = subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", *command[3:], str(tmp_path / "b"),
+                            *sets(*SMALL, "train.progress=true")], capture_output=True, text=True, cwd=ROOT)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["step"] == 3
+
+
+def test_bf16_without_hardware_support_warns_and_trains_in_fp32(tmp_path, caplog, monkeypatch):
+    from attnseq.train import loop
+
+    monkeypatch.setattr(loop, "bf16_in_hardware", lambda device_type: False)
+    data = write_reverse_dir(tmp_path / "data")
+    with caplog.at_level(logging.WARNING, logger="attnseq"):
+        summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={data}", *SMALL, "train.precision=bf16"])
+    assert "no bfloat16 in hardware" in caplog.text and "training in fp32" in caplog.text
+    assert summary["step"] == 3
