@@ -92,3 +92,30 @@ TINY = [
     "train.progress=false",
     "train.log_every=0",
 ]
+
+
+# Runs of each kind of model the attention page shows, trained for two steps (what they output
+# does not matter to the tests that use them, only what they are).
+QUICK_RUNS = {
+    "transformer": ("transformer-tiny.yaml", ["model.hidden_size=32", "model.ff_size=64", "model.heads=4"]),
+    "local_p": ("luong2015-local-p.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # source reversed
+    "local_m": ("luong2015-local-m.yaml", ["model.hidden_size=32", "model.embed_size=16",
+                                           "data.reverse_source=false"]),
+    "multihead": ("luong2015-general.yaml", ["model.hidden_size=32", "model.embed_size=16",
+                                             "model.attention={name: multihead, heads: 2}"]),
+    "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
+                                      "model.embed_size=8", "decode.max_len=10"]),
+}
+
+
+def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2) -> Path:
+    """A run of ``kind`` (a key of QUICK_RUNS) trained for ``steps`` steps into ``run_dir``."""
+    from attnseq.cli import main
+
+    config, settings = QUICK_RUNS[kind]
+    settings = settings + [f"train.max_steps={steps}", "train.progress=false", "train.log_every=0",
+                           "train.eval_max_sentences=10"]
+    sets = [x for s in settings for x in ("--set", s)]
+    assert main(["-q", "train", str(ROOT / "configs" / config), "--data", str(data_dir), "--out", str(run_dir),
+                 *sets]) == 0
+    return run_dir
