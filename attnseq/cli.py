@@ -322,7 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("serve", help="a web page: type a sentence, see each run's outputs and attention")
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="one or more run folders, shown side by side")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="one or more run folders, shown side by side (NAME=RUN_DIR names one)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0: any free port")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")

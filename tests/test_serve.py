@@ -170,9 +170,11 @@ def test_concurrent_requests_answer_as_sequential_decoding(runs):
         assert [h["score"] for h in answer["hypotheses"]] == pytest.approx(alone.scores, abs=1e-4)
 
 
-def test_run_names_tell_folders_apart(tmp_path):
+def test_run_names_tell_folders_apart(runs):
     assert run_names(["runs/a/run", "runs/b/run"]) == ["a/run", "b/run"]
     assert run_names(["runs/demo", "x/tf"]) == ["demo", "tf"]
+    loaded = load_runs([f"rnn={runs['local_p']}", str(runs["transformer"])])
+    assert [r.name for r in loaded] == ["rnn", "transformer"] and loaded[0].path == str(runs["local_p"])
 
 
 @pytest.mark.parametrize("args, words", [

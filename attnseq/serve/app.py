@@ -55,11 +55,16 @@ def run_names(paths: Sequence[str]) -> list[str]:
 
 
 def load_runs(paths: Sequence[str], checkpoint: str = "best") -> list[LoadedRun]:
-    """Each run folder of ``paths`` loaded (on the CPU), named by ``run_names``."""
+    """Each run folder of ``paths`` loaded (on the CPU), named ``NAME`` when given as
+    ``NAME=FOLDER``, otherwise by ``run_names``."""
     from ..api import load
 
-    return [LoadedRun(name, str(path), load(path, checkpoint=checkpoint))
-            for name, path in zip(run_names(paths), paths)]
+    given = [str(p).split("=", 1) if re.match(r"^[\w.-]+=", str(p)) else [None, str(p)] for p in paths]
+    folders = [folder for _, folder in given]
+    names = [name or default for (name, _), default in zip(given, run_names(folders))]
+    if len(set(names)) < len(names):
+        raise UserError(f"serve: two runs are named alike ({', '.join(names)}); name them NAME=FOLDER")
+    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint)) for name, folder in zip(names, folders)]
 
 
 def error(status: int, message: str, field: str | None = None) -> JSONResponse:
