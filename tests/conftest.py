@@ -103,8 +103,11 @@ QUICK_RUNS = {
                                            "data.reverse_source=false"]),
     "multihead": ("luong2015-general.yaml", ["model.hidden_size=32", "model.embed_size=16",
                                              "model.attention={name: multihead, heads: 2}"]),
-    "rnn": ("luong2015-general.yaml", ["model.hidden_size=32", "model.embed_size=16", "train.lr=0.003",
-                                       "model.encoder_layers=1", "model.decoder_layers=1", "model.bridge=zero"]),
+    "rnn": ("luong2015-general.yaml", ["model.hidden_size=64", "model.embed_size=16", "train.lr=0.005",
+                                       "model.encoder={name: stacked, bidirectional: true}", "model.dropout=0",
+                                       "model.decoder={name: luong, input_feeding: false}",
+                                       "model.encoder_layers=1", "model.decoder_layers=1", "model.bridge=linear",
+                                       "data.reverse_source=false"]),
     "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
                                       "model.embed_size=8", "decode.max_len=10"]),
 }
@@ -155,3 +158,23 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(30)
         self.sock.close()
+
+
+class QuickRuns:
+    """Runs of QUICK_RUNS, each trained the first time a test asks for it: ``quick_runs["transformer"]``."""
+
+    def __init__(self, root: Path):
+        self.root, self.data, self.trained = root, None, {}
+
+    def __getitem__(self, kind: str) -> Path:
+        if kind not in self.trained:
+            if self.data is None:
+                self.data = write_reverse_dir(self.root / "data")
+            self.trained[kind] = train_quick(kind, self.data, self.root / kind)
+        return self.trained[kind]
+
+
+@pytest.fixture(scope="session")
+def quick_runs(tmp_path_factory) -> QuickRuns:
+    """Two-step runs of each kind the attention page shows, shared by the tests of a session."""
+    return QuickRuns(tmp_path_factory.mktemp("quick-runs"))

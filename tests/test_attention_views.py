@@ -8,14 +8,11 @@ import pytest
 
 import attnseq
 
-from conftest import train_quick, write_reverse_dir
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("views")
-    data = write_reverse_dir(root / "data")
-    return {kind: train_quick(kind, data, root / kind) for kind in ("transformer", "local_p", "local_m", "multihead")}
+def runs(quick_runs):
+    return quick_runs
 
 
 def searched(run, text="abcdef", beam=3):

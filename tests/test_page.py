@@ -101,6 +101,7 @@ def test_a_person_reads_the_attention_of_each_model(server, page, tmp_path):
         outputs = page.locator(f'.panel[data-run="{run}"] button.hyp .out').all_text_contents()
         assert outputs == [h["output"] or "∅" for h in expected]
         assert page.locator(f'.panel[data-run="{run}"] output.text').inner_text() == (expected[0]["output"] or "∅ (empty)")
+    assert page.locator('.panel[data-run="rnn"] output.text').inner_text() == "fedcba"  # it learned the task
 
     # the second hypothesis of the beam: its own output and attention
     before = svg_text(page, "rnn")

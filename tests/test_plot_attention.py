@@ -9,16 +9,13 @@ import pytest
 
 from attnseq.cli import main
 
-from conftest import train_quick, write_reverse_dir
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("plot")
-    data = write_reverse_dir(root / "data")
-    return {kind: train_quick(kind, data, root / kind) for kind in ("transformer", "local_p", "numpy")}
+def runs(quick_runs):
+    return quick_runs
 
 
 def plot(capsys, *args) -> tuple[int, str, str]:

@@ -16,28 +16,32 @@ def matrix(a: np.ndarray | None) -> list | None:
     return None if a is None else np.round(np.asarray(a, dtype=np.float64), DIGITS).tolist()
 
 
+# What a run's description names: the designs a config chooses by name, then its sizes.
+DESIGNS = ("encoder", "decoder", "attention", "cell", "positional")
+SIZES = ("layers", "heads", "hidden_size")
+
+
+def _named(value) -> str:
+    """A variant as its name with the options that shape attention (``local_p (window 5)``)."""
+    name = getattr(value, "name", value)
+    options = getattr(value, "options", None) or {}
+    shown = ", ".join(f"{k} {options[k]}" for k in ("window", "heads") if k in options)
+    return f"{name} ({shown})" if shown else str(name)
+
+
 def describe(translator: Translator) -> dict[str, Any]:
-    """The model in a few words for the page: engine, architecture, the attention design and
-    how many layers and heads of attention it shows."""
+    """The model in a few words for the page: engine, architecture, its designs and sizes
+    (``rnn · stacked encoder, luong decoder, general attention, gru cell, hidden size 128``),
+    and the attention scorer's name (local attention draws a window)."""
     config = translator.config
     model = config.model
-    info: dict[str, Any] = {"engine": config.engine, "arch": model.arch, "layers": 1, "heads": 1}
-    if model.arch == "transformer":
-        info.update(layers=model.layers, heads=model.heads, attention="multi-head cross-attention",
-                    description=f"Transformer, {model.layers}+{model.layers} layers, {model.heads} heads, "
-                                f"d_model {model.hidden_size}")
-        return info
-    attention = getattr(model.attention, "name", model.attention)
-    options = getattr(model.attention, "options", {}) or {}
-    decoder = getattr(model.decoder, "name", model.decoder)
-    cell = getattr(model.cell, "name", model.cell)
-    if attention == "multihead":
-        info["heads"] = int(options.get("heads", 4))
-    info["attention"] = attention or "none"
-    where = f", window D = {options['window']}" if "window" in options else ""
-    info["description"] = (f"{decoder} decoder, {attention or 'no'} attention{where}, {cell} cells"
-                           + ("" if config.engine == "torch" else f", {config.engine} engine"))
-    return info
+    designs = [f"{_named(getattr(model, key))} {key}" for key in DESIGNS if getattr(model, key, None) is not None]
+    sizes = [f"{key.replace('_', ' ')} {getattr(model, key)}" for key in SIZES if hasattr(model, key)]
+    engine = [] if config.engine == "torch" else [f"{config.engine} engine"]
+    attention = getattr(model, "attention", None)
+    return {"engine": config.engine, "arch": model.arch,
+            "attention": getattr(attention, "name", attention) or "",
+            "description": f"{model.arch} · " + ", ".join(designs + sizes + engine)}
 
 
 def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> dict[str, Any]:

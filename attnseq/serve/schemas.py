@@ -50,10 +50,8 @@ class RunInfo(BaseModel):
     path: str
     engine: str
     arch: str
-    attention: str
+    attention: str = Field(description="the attention scorer of a recurrent decoder ('' for a Transformer)")
     description: str
-    layers: int
-    heads: int
     max_beam: int = Field(description="the widest beam this run may be asked for")
     default_beam: int
 
