@@ -188,3 +188,14 @@ def test_serve_arguments_are_one_line_errors(runs, args, words, capsys):
 def test_serve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert main(["serve", str(tmp_path)]) == 2
     assert "not a run folder" in capsys.readouterr().err
+
+
+def test_a_fault_in_decoding_is_a_json_500_and_the_server_goes_on(runs, monkeypatch):
+    loaded = load_runs([runs["local_p"]])
+    translator = loaded[0].translator
+    search = translator.search
+    monkeypatch.setattr(translator, "search", lambda texts, **kw: 1 / 0 if texts == ["boom"] else search(texts, **kw))
+    with TestClient(create_app(loaded), raise_server_exceptions=False) as c:
+        r = c.post("/translate", json={"text": "boom"})
+        assert r.status_code == 500 and "ZeroDivisionError" in r.json()["error"]
+        assert c.post("/translate", json={"text": "abc"}).status_code == 200

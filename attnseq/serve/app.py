@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from ..translator import Translation, Translator
 from .batcher import Busy, DecodeWorker, Job
 from .payload import run_payload, translation_payload
 from .schemas import ErrorResponse, RunInfo, TranslateRequest, TranslateResponse
+
+log = logging.getLogger("attnseq")
 
 STATIC = Path(__file__).parent / "static"
 MAX_CHARS = 1000  # longest source text a request may send
@@ -141,6 +144,11 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
             return error(413, f"body: over this server's limit of {body_limit} bytes (text: at most "
                               f"{max_chars} characters, attnseq serve --max-chars)", "text")
         return error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception):  # a bug: still one JSON line for the page
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error(500, f"internal error: {type(exc).__name__}: {exc}")
 
     @app.exception_handler(RequestError)
     async def refused(request: Request, exc: RequestError):
