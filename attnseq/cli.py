@@ -169,8 +169,8 @@ def cmd_serve(args) -> None:
     from .serve.server import listen, serve, url
 
     runs = load_runs(args.runs, checkpoint=args.checkpoint)
-    sock = listen(args.host, args.port)
     app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam)
+    sock = listen(args.host, args.port)
     print(f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; "
           "Ctrl-C to stop)", flush=True)
     serve(app, sock, log_level="warning" if args.quiet else "info")

@@ -178,6 +178,7 @@ def test_run_names_tell_folders_apart(runs):
 @pytest.mark.parametrize("args, words", [
     (["--port", "99999"], ["--port", "0 to 65535", "99999"]),
     (["--host", "no.such.host.invalid"], ["--host", "no.such.host.invalid"]),
+    (["--max-chars", "0"], ["--max-chars", "from 1"]),
 ])
 def test_serve_arguments_are_one_line_errors(runs, args, words, capsys):
     assert main(["serve", str(runs["numpy"]), *args]) == 2

@@ -117,6 +117,9 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
     """The application serving ``runs`` (the first is the default run of a request)."""
     if not runs:
         raise UserError("serve: give at least one run folder")
+    for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam)):
+        if value < 1:
+            raise UserError(f"serve {flag}: expected a number from 1, got {value}")
     by_name = {r.name: r for r in runs}
 
     workers = {r.name: DecodeWorker(r.name, r.translator, renderer(r), max_waiting=max_waiting) for r in runs}
