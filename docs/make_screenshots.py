@@ -47,7 +47,7 @@ def main() -> None:
         "rnn-beam5-second.png": ([("text", TEXT), ("beam", 5), ("run", "rnn"), ("hyp", 2)], (1000, 800)),
         "transformer-heads.png": ([("text", TEXT), ("beam", 1), ("run", "transformer"), ("layer", 2),
                                    ("head", 3)], (1000, 800)),
-        "side-by-side.png": ([("text", "3/4/21"), ("beam", 3), ("run", "rnn"), ("run", "transformer")],
+        "side-by-side.png": ([("text", "Sep 27, 1994"), ("beam", 3), ("run", "rnn"), ("run", "transformer")],
                              (1400, 800)),
     }
     try:
