@@ -72,7 +72,7 @@ def test_wrong_choices_are_one_line_errors(runs, kind, args, words, tmp_path, ca
 
 
 def test_html_page_of_a_file(runs, tmp_path, capsys):
-    (tmp_path / "in.txt").write_text("abc\n\nfedcba\ncafe\n")
+    (tmp_path / "in.txt").write_text("abc\n\nfedcba\ncafe</script><!--\n")
     status, out, err = plot(capsys, runs["transformer"], "--input", tmp_path / "in.txt", "--beam", "2",
                             "--html", tmp_path / "page.html")
     assert status == 0, err
@@ -82,7 +82,9 @@ def test_html_page_of_a_file(runs, tmp_path, capsys):
     assert "const Heatmap" in page and "const Panel" in page
     data = json.loads(re.search(r'<script type="application/json" id="attnseq-data">(.*?)</script>', page,
                                 re.S).group(1))
-    assert [item["source"] for item in data["items"]] == ["abc", "fedcba", "cafe"]  # blank lines left out
+    # blank lines left out; markup in the data stays data
+    assert [item["source"] for item in data["items"]] == ["abc", "fedcba", "cafe</script><!--"]
+    assert page.count("</script>") == page.count("<script")
     first = data["items"][0]
     assert len(first["hypotheses"]) == 2
     assert len(first["hypotheses"][0]["cross_attention"]) == 2 and len(first["encoder_attention"]) == 2

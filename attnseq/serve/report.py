@@ -14,8 +14,9 @@ SCRIPTS = ("heatmap.js", "panel.js", "report.js")
 
 
 def inline_json(value: Any) -> str:
-    """JSON that is safe inside a <script> element (no "</" to end it early)."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
+    """JSON that is safe inside a <script> element: every "<" (only ever inside a string) as
+    \\u003c, so no "</script>" or "<!--" in the data can end or bend the element."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
 
 
 def report_html(run: dict[str, Any], items: Sequence[dict[str, Any]], title: str) -> str:
