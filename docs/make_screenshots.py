@@ -7,7 +7,8 @@
         --set model.hidden_size=64 --set model.ff_size=128
     python docs/make_screenshots.py --rnn runs/demo/run --transformer runs/transformer
 
-writes docs/images/rnn-beam5-second.png, transformer-heads.png and side-by-side.png.
+writes docs/images/rnn-beam5-second.png, transformer-heads.png and side-by-side.png; with
+``--local RUN`` (a local_p run) also local-p-window.png.
 """
 from __future__ import annotations
 
@@ -38,11 +39,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rnn", required=True, help="a recurrent run (e.g. runs/demo/run)")
     parser.add_argument("--transformer", required=True, help="a Transformer run")
+    parser.add_argument("--local", help="a run with local attention (local_m or local_p)")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    server, url = start([f"rnn={args.rnn}", f"transformer={args.transformer}"])
+    runs = [f"rnn={args.rnn}", f"transformer={args.transformer}"] + ([f"local={args.local}"] if args.local else [])
+    server, url = start(runs)
     shots = {
         "rnn-beam5-second.png": ([("text", TEXT), ("beam", 5), ("run", "rnn"), ("hyp", 2)], (1000, 800)),
         "transformer-heads.png": ([("text", TEXT), ("beam", 1), ("run", "transformer"), ("layer", 2),
@@ -50,6 +53,8 @@ def main() -> None:
         "side-by-side.png": ([("text", "Sep 27, 1994"), ("beam", 3), ("run", "rnn"), ("run", "transformer")],
                              (1400, 800)),
     }
+    if args.local:
+        shots["local-p-window.png"] = ([("text", "september 27, 1994"), ("beam", 1), ("run", "local")], (1000, 800))
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=args.chromium, args=FLAGS)
