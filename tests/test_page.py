@@ -165,3 +165,16 @@ def test_a_person_reads_the_attention_of_each_model(server, page, tmp_path):
     page.wait_for_selector("#message:not([hidden])")
     assert "text: empty" in page.locator("#message").inner_text()
     assert page.errors == []
+
+
+@pytest.mark.slow
+def test_the_api_docs_render_without_the_network(server, page):
+    """/docs is FastAPI's Swagger UI with its scripts served by attnseq itself: every request
+    the page makes goes to this server, and it lists the endpoints."""
+    elsewhere = []
+    page.on("request", lambda r: None if r.url.startswith(server.url) else elsewhere.append(r.url))
+    page.goto(server.url + "docs")
+    page.wait_for_selector("text=/translate", timeout=30000)
+    assert page.locator(".opblock-summary-path").all_text_contents() == ["/runs", "/translate"]
+    assert elsewhere == []
+

@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 
 from ..errors import ConfigError, UserError
@@ -132,8 +133,9 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
             await asyncio.to_thread(worker.stop)
 
     body_limit = 6 * max_chars + 4096  # the longest text, each character written as \uXXXX, and the rest
-    app = FastAPI(title="attnseq", version="1", lifespan=lifespan, max_body_size=body_limit,
-                  description="Translate with attnseq runs and see what every model attends to.")
+    # FastAPI with /docs (Swagger UI) and /redoc served from the package, not a CDN: offline too
+    app = FastAPIOffline(title="attnseq", version="1", lifespan=lifespan, max_body_size=body_limit,
+                         description="Translate with attnseq runs and see what every model attends to.")
     app.state.workers = workers
 
     @app.exception_handler(RequestValidationError)
