@@ -68,7 +68,7 @@ def test_local_attention_shows_its_window(runs, kind):
         assert model.config.data.reverse_source
 
 
-def test_views_of_a_model_without_heads_are_empty(tmp_path):
+def test_reversed_source_counts_positions_from_the_other_end():
     from attnseq.decoding.common import AttentionViews
 
     v = AttentionViews(window=np.array([[0, 2], [1, 3]]), centres=np.array([1.0, 2.0]), width=1)
