@@ -178,34 +178,20 @@ def cmd_compare(args) -> None:
 
 
 def cmd_serve(args) -> None:
-    from .api import load
-    from .viz.server import make_server
+    from .serve.app import create_app, load_runs
+    from .serve.server import listen, serve, url
 
-    translator = load(args.run, checkpoint=args.checkpoint)
-    try:
-        server = make_server(translator, str(args.run), args.host, args.port)
-    except OSError as err:
-        raise UserError(f"serve: cannot listen on {args.host}:{args.port} ({err.strerror})") from None
-    host, port = server.server_address[:2]
-    print(f"Serving {args.run} at http://{host}:{port}/  (Ctrl-C to stop)", flush=True)
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    runs = load_runs(args.runs, checkpoint=args.checkpoint)
+    app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam)
+    sock = listen(args.host, args.port)
+    print(f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; "
+          "Ctrl-C to stop)", flush=True)
+    serve(app, sock, log_level="warning" if args.quiet else "info")
 
 
 def cmd_plot(args) -> None:
     if args.what == "attention":
-        from .api import load
-        from .viz.attention import plot_attention
-
-        if not args.run or args.text is None:
-            raise UserError("plot attention: give RUN_DIR and --text")
-        r = load(args.run).search([args.text], keep_attention=True)[0]
-        if r.attention[0] is None:
-            raise UserError(f"{args.run}: this model has no attention to plot")
-        path = plot_attention(r.attention[0], r.source_tokens, r.output_tokens[0],
-                              args.out or "attention.png", title=f"{args.text} → {r.outputs[0]}")
+        path = _plot_attention(args)
     elif args.what == "curve":
         from .runs import read_metrics
         from .viz.curves import plot_curve
@@ -218,6 +204,50 @@ def cmd_plot(args) -> None:
 
         path = plot_positional(args.out or "positional.png", positions=args.positions, dims=args.dims)
     print(path)
+
+
+def _plot_attention(args) -> Path:
+    """plot attention: one hypothesis' heatmap (a layer, a head, a grid of heads), or with
+    --html one self-contained page of every line of --input."""
+    from .api import load
+    from .viz.hypothesis import parse_index, plot_hypothesis
+
+    if not args.run:
+        raise UserError("plot attention: give RUN_DIR")
+    layer, head = parse_index(args.layer, "--layer"), parse_index(args.head, "--head")
+    if args.hyp < 1:
+        raise UserError(f"--hyp: expected a number from 1, got {args.hyp}")
+    if args.input is not None and (args.text is not None or not args.html):
+        raise UserError("plot attention --input: pages of a whole file are HTML (--html OUT.html), "
+                        "without --text; a picture shows one sentence (--text)")
+    if args.beam is not None and args.hyp > args.beam:
+        raise UserError(f"--hyp {args.hyp}: a beam of {args.beam} (--beam) holds {args.beam} hypotheses")
+    translator = load(args.run, checkpoint=args.checkpoint)
+    if args.html:
+        from .data.corpus import read_lines
+        from .serve.payload import run_payload, translation_payload
+        from .serve.report import write_report
+
+        if args.input is None and args.text is None:
+            raise UserError("plot attention --html: give --input FILE (one sentence a line) or --text")
+        lines = [args.text] if args.input is None else [line for line in read_lines(args.input) if line.strip()]
+        beam = args.beam or translator.config.decode.beam_size
+        results = translator.search(lines, keep_attention=True, beam_size=beam, n_best=beam)
+        name = Path(args.run).resolve().name
+        items = [translation_payload(name, translator, r, with_attention=True) for r in results]
+        return write_report(args.html, run_payload(name, str(args.run), translator, beam), items,
+                            title=f"attention of {name}")
+    if args.text is None:
+        raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+    n_best = args.hyp if args.hyp > 1 or args.beam else None
+    r = translator.search([args.text], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
+    if len(r.outputs) < args.hyp:
+        raise UserError(f"--hyp {args.hyp}: the search found {len(r.outputs)} hypotheses")
+    if r.attention[0] is None:
+        raise UserError(f"{args.run}: this model has no attention to plot")
+    views, encoder = translator.attention_views(r)
+    return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, args.out or "attention.png",
+                           layer=layer, head=head, encoder_view=args.encoder)
 
 
 # -- the parser ----------------------------------------------------------------------------------
@@ -306,17 +336,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minutes", type=float, default=3.0, help="training time budget")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("serve", help="a web page: type a sentence, see the output and its attention")
-    p.add_argument("run")
+    p = sub.add_parser("serve", help="a web page: type a sentence, see each run's outputs and attention")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="one or more run folders, shown side by side (NAME=RUN_DIR names one)")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="0: any free port")
     p.add_argument("--checkpoint", choices=("best", "last"), default="best")
+    p.add_argument("--max-chars", type=int, default=1000, help="longest source text a request may send")
+    p.add_argument("--max-beam", type=int, default=16, help="widest beam a request may ask for")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding")
     p.add_argument("what", choices=("attention", "curve", "positional"))
     p.add_argument("run", nargs="?")
-    p.add_argument("--text")
+    p.add_argument("--text", help="attention: the source sentence")
+    p.add_argument("--input", help="attention --html: a file of source sentences, one a line")
+    p.add_argument("--html", metavar="OUT.html", help="attention: one self-contained page of every input")
+    p.add_argument("--beam", type=int, help="attention: beam size (default: the run's)")
+    p.add_argument("--hyp", type=int, default=1, help="attention: which hypothesis of the beam, from 1")
+    p.add_argument("--layer", help="attention: a layer from 1 (default: the last) or 'all'")
+    p.add_argument("--head", help="attention: a head from 1, 'avg' (the default) or 'all' (a grid)")
+    p.add_argument("--encoder", action="store_true", help="attention: the encoder's self-attention")
+    p.add_argument("--checkpoint", choices=("best", "last"), default="best")
     p.add_argument("--out")
     p.add_argument("--positions", type=int, default=100)
     p.add_argument("--dims", type=int, default=64)

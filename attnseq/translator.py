@@ -15,14 +15,14 @@ from __future__ import annotations
 import logging
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 from .config import Config, DecodeConfig
 from .data.pipeline import TextPipeline
-from .decoding.common import Hypothesis
+from .decoding.common import AttentionViews, Hypothesis
 from .decoding.options import decode_options
 from .errors import ConfigError
 from .eval.metrics import bleu as bleu_score, chrf as chrf_score, exact_match, token_accuracy
@@ -41,6 +41,7 @@ class Translation:
     attention: list[np.ndarray | None]
     source_tokens: list[str]
     output_tokens: list[list[str]]
+    output_ids: list[list[int]] = field(default_factory=list)  # each output's target ids (no bos/eos)
 
 
 class Translator(ABC):
@@ -103,7 +104,29 @@ class Translator(ABC):
             attention=attention,
             source_tokens=self.pipeline.source_tokens(text, limit),
             output_tokens=[self.pipeline.target_pieces(h.tokens) for h in nbest],
+            output_ids=[list(h.tokens) for h in nbest],
         )
+
+    def views_batch(self, src_ids: list[int], outputs: list[list[int]], rows: list[int]
+                    ) -> tuple[list[AttentionViews], np.ndarray | None]:
+        """Engine hook: (views of each hypothesis ``outputs`` of the source ``src_ids``, ``rows``
+        decoding steps each; the encoder's self-attention (layers, heads, S, S) or None), source
+        positions as the encoder reads them. The base offers none beyond the alignment."""
+        return [AttentionViews() for _ in outputs], None
+
+    def attention_views(self, translation: Translation) -> tuple[list[AttentionViews], np.ndarray | None]:
+        """What a page shows of each output of ``translation`` (searched with attention) beyond
+        its alignment (see decoding.common.AttentionViews), and the encoder's self-attention
+        (layers, heads, S, S) or None; source positions in reading order."""
+        if not translation.output_ids or any(a is None for a in translation.attention):
+            return [AttentionViews() for _ in translation.outputs], None
+        src_ids = self.pipeline.encode_source(translation.source) or [self.pipeline.src_vocab.unk_id]
+        rows = [a.shape[0] for a in translation.attention]
+        views, encoder = self.views_batch(src_ids, translation.output_ids, rows)
+        if self.pipeline.config.reverse_source:
+            views = [v.reversed_source(len(src_ids)) for v in views]
+            encoder = None if encoder is None else encoder[..., ::-1, ::-1].copy()
+        return views, encoder
 
     def translate(self, texts: Sequence[str] | str, return_attention: bool = False,
                   beam_size: int | None = None):

@@ -1,6 +1,8 @@
 """Shared fixtures: small generated data sets and quick configs."""
 from __future__ import annotations
 
+import contextlib
+import io
 import random
 from pathlib import Path
 
@@ -92,3 +94,90 @@ TINY = [
     "train.progress=false",
     "train.log_every=0",
 ]
+
+
+# Runs of each kind of model the attention page shows, trained for two steps (what they output
+# does not matter to the tests that use them, only what they are).
+QUICK_RUNS = {
+    "transformer": ("transformer-tiny.yaml", ["model.hidden_size=32", "model.ff_size=64", "model.heads=4"]),
+    "local_p": ("luong2015-local-p.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # source reversed
+    "local_m": ("luong2015-local-m.yaml", ["model.hidden_size=32", "model.embed_size=16",
+                                           "data.reverse_source=false"]),
+    "multihead": ("luong2015-general.yaml", ["model.hidden_size=32", "model.embed_size=16",
+                                             "model.attention={name: multihead, heads: 2}"]),
+    "rnn": ("luong2015-general.yaml", ["model.hidden_size=64", "model.embed_size=16", "train.lr=0.005",
+                                       "model.encoder={name: stacked, bidirectional: true}", "model.dropout=0",
+                                       "model.decoder={name: luong, input_feeding: false}",
+                                       "model.encoder_layers=1", "model.decoder_layers=1", "model.bridge=linear",
+                                       "data.reverse_source=false"]),
+    "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
+                                      "model.embed_size=8", "decode.max_len=10"]),
+}
+
+
+def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra: tuple = ()) -> Path:
+    """A run of ``kind`` (a key of QUICK_RUNS) trained for ``steps`` steps into ``run_dir``
+    (``extra``: more --set values)."""
+    from attnseq.cli import main
+
+    config, settings = QUICK_RUNS[kind]
+    settings = settings + list(extra) + [f"train.max_steps={steps}", "train.progress=false", "train.log_every=0",
+                           "train.eval_max_sentences=10"]
+    sets = [x for s in settings for x in ("--set", s)]
+    with contextlib.redirect_stdout(io.StringIO()):  # the training summary is no test's output
+        assert main(["-q", "train", str(ROOT / "configs" / config), "--data", str(data_dir), "--out",
+                     str(run_dir), *sets]) == 0
+    return run_dir
+
+
+class LiveServer:
+    """``attnseq serve``'s application on uvicorn in a thread, on a free loopback port:
+    ``with LiveServer(app) as server: server.url``."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __enter__(self) -> "LiveServer":
+        import threading
+        import time
+
+        import uvicorn
+
+        from attnseq.serve.server import listen, url
+
+        self.sock = listen("127.0.0.1", 0)
+        self.url = url(self.sock)
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", access_log=False))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+        self.sock.close()
+
+
+class QuickRuns:
+    """Runs of QUICK_RUNS, each trained the first time a test asks for it: ``quick_runs["transformer"]``."""
+
+    def __init__(self, root: Path):
+        self.root, self.data, self.trained = root, None, {}
+
+    def __getitem__(self, kind: str) -> Path:
+        if kind not in self.trained:
+            if self.data is None:
+                self.data = write_reverse_dir(self.root / "data")
+            self.trained[kind] = train_quick(kind, self.data, self.root / kind)
+        return self.trained[kind]
+
+
+@pytest.fixture(scope="session")
+def quick_runs(tmp_path_factory) -> QuickRuns:
+    """Two-step runs of each kind the attention page shows, shared by the tests of a session."""
+    return QuickRuns(tmp_path_factory.mktemp("quick-runs"))

@@ -74,33 +74,6 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys):
     assert abs(attention[0].sum(1) - 1).max() < 1e-5
 
 
-@pytest.mark.slow
-def test_serve_page_answers(trained):
-    """The interactive page: HTML at /, a translation with attention from POST /translate."""
-    import threading
-    import urllib.request
-
-    import attnseq
-    from attnseq.viz.server import make_server
-
-    server = make_server(attnseq.load(trained), "test", port=0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        page = urllib.request.urlopen(base + "/", timeout=10).read().decode()
-        assert "<form" in page and "translate" in page
-        request = urllib.request.Request(base + "/translate", data=json.dumps({"text": "abcd"}).encode(),
-                                         headers={"Content-Type": "application/json"})
-        answer = json.loads(urllib.request.urlopen(request, timeout=10).read())
-        assert answer["output"] == "dcba"
-        assert answer["source_tokens"] == list("abcd")
-        assert len(answer["attention"]) == 5 and len(answer["attention"][0]) == 4
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.parametrize("args, words", [
     (["train", "configs/book-attention.yaml", "--set", "model.hiden=3"], ["model.hiden", "unknown key"]),
     (["train", "configs/book-attention.yaml", "--set", "model.attention=magic"], ["model.attention", "dot"]),

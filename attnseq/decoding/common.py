@@ -17,3 +17,31 @@ class Hypothesis:
     tokens: list[int]
     score: float
     alignment: Any = None
+
+
+@dataclass
+class AttentionViews:
+    """What a page shows of one hypothesis beyond its alignment (arrays, or None where the
+    model has no such thing); T_out rows as in the hypothesis' alignment.
+
+    ``cross``: every layer's and head's attention over the source (layers, heads, T_out, S):
+    the Transformer's cross-attention, a recurrent decoder's multi-head scorer (one layer).
+    ``window``: local attention's window per output step (T_out, 2), its first and last source
+    position; ``centres`` (T_out,) the aligned position p_t it is built around; ``width`` D.
+    """
+
+    cross: Any = None
+    window: Any = None
+    centres: Any = None
+    width: int = 0
+
+    def reversed_source(self, length: int) -> "AttentionViews":
+        """The same views with source positions 0..length-1 counted from the other end (a
+        model that reads its source reversed, shown in reading order)."""
+        window = None if self.window is None else (length - 1 - self.window)[:, ::-1].copy()
+        return AttentionViews(
+            cross=None if self.cross is None else self.cross[..., ::-1].copy(),
+            window=window,
+            centres=None if self.centres is None else length - 1 - self.centres,
+            width=self.width,
+        )

@@ -5,6 +5,7 @@ import torch
 
 from ..data.batching import pad
 from ..translator import Translator
+from .attention_views import attention_views
 from .common import Hypothesis
 from .search import search
 
@@ -25,5 +26,13 @@ class TorchTranslator(Translator):
             with torch.no_grad():
                 src, mask = pad(src_ids)
                 return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention)
+        finally:
+            self.model.train(was_training)
+
+    def views_batch(self, src_ids, outputs, rows):
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            return attention_views(self.model, src_ids, outputs, rows)
         finally:
             self.model.train(was_training)

@@ -1,4 +1,5 @@
-"""Plots: attention heatmaps, training curves, positional encodings; and the interactive page."""
+"""Plots: attention heatmaps (a hypothesis, a layer, a grid of heads), training curves,
+positional encodings."""
 from __future__ import annotations
 
 from pathlib import Path

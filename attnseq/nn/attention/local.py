@@ -2,7 +2,8 @@
 [p_t - D, p_t + D] around an aligned position p_t (``window`` = D).
 
 Local scorers restrict the alignment through the ``window`` hook and need the target position
-of each query (``positions`` (B, T)), which the decoders pass. Source positions are counted
+of each query (``positions`` (B, T)), which the decoders pass; ``centres`` says where each
+query's window is centred (p_t), so that a page can draw it. Source positions are counted
 from the first token; masks are True on a prefix of each row (padding at the end), as the
 batching produces them.
 """
@@ -23,11 +24,16 @@ def source_lengths(mask: torch.Tensor) -> torch.Tensor:
     return mask[:, :1].sum(-1).to(torch.float32)  # (B, 1)
 
 
-def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, steps: int) -> torch.Tensor:
-    """(B, T, S) bool: source positions s with |s - c| <= D, for centres c (B, T) rounded and
-    clamped into [0, length - 1] so that every window holds at least one real position."""
+def window_centres(centres: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """The positions (B, T) the windows are centred on: centres c (B, T) rounded and clamped
+    into [0, length - 1] (lengths (B, 1)), so that every window holds a real position."""
     limit = (lengths - 1).clamp(min=0)  # (B, 1)
-    centre = torch.minimum(centres.detach().round(), limit).clamp(min=0)  # (B, T)
+    return torch.minimum(centres.detach().round(), limit).clamp(min=0)  # (B, T)
+
+
+def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, steps: int) -> torch.Tensor:
+    """(B, T, S) bool: source positions s with |s - c| <= D around ``window_centres(centres)``."""
+    centre = window_centres(centres, lengths)  # (B, T)
     s = torch.arange(steps, device=centres.device, dtype=centre.dtype)  # (S,)
     return (s.view(1, 1, -1) - centre.unsqueeze(-1)).abs() <= width  # (B, T, S)
 
@@ -43,11 +49,18 @@ class LocalMonotonicScorer(GeneralScorer):
 
     needs_positions = True  # the query alone does not say which target step it is
 
-    def window(self, query, scores, mask, positions=None):
-        batch, steps, source = scores.shape
+    def centres(self, query: torch.Tensor, lengths: torch.Tensor,
+                positions: torch.Tensor | None = None) -> torch.Tensor:
+        """p_t (B, T): the target positions of the queries (B, T, Hq); lengths (B, 1)."""
+        batch, steps = query.shape[:2]
         if positions is None:
-            positions = torch.arange(steps, device=scores.device).expand(batch, steps)
-        inside = inside_window(positions.to(torch.float32), source_lengths(mask), self.options.window, source)
+            positions = torch.arange(steps, device=query.device).expand(batch, steps)
+        return positions.to(torch.float32)
+
+    def window(self, query, scores, mask, positions=None):
+        lengths = source_lengths(mask)  # (B, 1)
+        inside = inside_window(self.centres(query, lengths, positions), lengths, self.options.window,
+                               scores.shape[-1])
         return mask & inside, None
 
 
@@ -73,10 +86,15 @@ class LocalPredictiveScorer(GeneralScorer):
         """Aligned source positions p_t (B, T) in [0, S] for query (B, T, Hq), lengths (B, 1)."""
         return lengths * torch.sigmoid(self.v_p(torch.tanh(self.W_p(query)))).squeeze(-1)
 
+    def centres(self, query: torch.Tensor, lengths: torch.Tensor,
+                positions: torch.Tensor | None = None) -> torch.Tensor:
+        """p_t (B, T), predicted from the queries (B, T, Hq); lengths (B, 1)."""
+        return self.predict(query, lengths)
+
     def window(self, query, scores, mask, positions=None):
         width = self.options.window
         lengths = source_lengths(mask)  # (B, 1)
-        centres = self.predict(query, lengths)  # (B, T)
+        centres = self.centres(query, lengths)  # (B, T)
         inside = inside_window(centres, lengths, width, scores.shape[-1])
         s = torch.arange(scores.shape[-1], device=scores.device, dtype=centres.dtype)
         sigma = width / 2

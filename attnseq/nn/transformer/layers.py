@@ -127,10 +127,15 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, S, D) -> (B, S, D); mask (B, 1, 1, S)."""
+        return self.forward_with_weights(x, mask, need_weights=False)[0]
+
+    def forward_with_weights(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = True):
+        """(output (B, S, D), self-attention weights (B, h, S, S) or None); mask (B, 1, 1, S)."""
         h = self.attn_res.inner(x)
         keys, values = self.self_attn.project(h, h)
-        x = self.attn_res.outer(x, self.self_attn(h, keys, values, mask)[0])
-        return self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
+        context, weights = self.self_attn(h, keys, values, mask, need_weights)
+        x = self.attn_res.outer(x, context)
+        return self.ff_res.outer(x, self.ff(self.ff_res.inner(x))), weights
 
 
 class DecoderLayer(nn.Module):

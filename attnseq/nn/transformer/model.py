@@ -38,7 +38,8 @@ from .positional import POSITIONAL, TransformerEmbedding
 
 # -- stacks ----------------------------------------------------------------------------------------
 class TransformerEncoder(nn.Module):
-    """Source ids (B, S) -> Memory(keys = values = outputs (B, S, D), mask, final=None)."""
+    """Source ids (B, S) -> Memory(keys = values = outputs (B, S, D), mask, final=None);
+    ``self_attention`` gives the weights of every layer and head, for display."""
 
     def __init__(self, cfg, vocab_size: int):
         super().__init__()
@@ -54,6 +55,16 @@ class TransformerEncoder(nn.Module):
             x = layer(x, mask)
         x = self.norm(x)
         return Memory(keys=x, values=x, mask=src_mask, final=None)
+
+    def self_attention(self, src: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
+        """Every layer's and head's self-attention over the source: (B, layers, heads, S, S)."""
+        x = self.embed(src)  # (B, S, D)
+        mask = padding_mask(src_mask)  # (B, 1, 1, S)
+        weights = []
+        for layer in self.layers:
+            x, w = layer.forward_with_weights(x, mask)
+            weights.append(w)
+        return torch.stack(weights, 1)
 
 
 class TransformerDecoder(nn.Module):

@@ -1,0 +1,208 @@
+"""The FastAPI application: the page, ``GET /runs``, ``POST /translate`` and FastAPI's own
+OpenAPI docs at ``/docs``, over one or more loaded runs.
+
+Every bad request gets a 4xx answer ``{"error": "FIELD: what is wrong", "field": "FIELD"}``:
+malformed JSON or a body that is not an object, a field of the wrong type (``beam_size:
+1e999``), an empty text, a text over the limit (413), a beam out of range or wider than the
+run's engine searches, more hypotheses than the beam holds, an unknown run. Decoding happens on
+each run's own thread (batcher.py), never on the event loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException
+
+from ..errors import ConfigError, UserError
+from ..translator import Translation, Translator
+from .batcher import Busy, DecodeWorker, Job
+from .payload import run_payload, translation_payload
+from .schemas import ErrorResponse, RunInfo, TranslateRequest, TranslateResponse
+
+log = logging.getLogger("attnseq")
+
+STATIC = Path(__file__).parent / "static"
+MAX_CHARS = 1000  # longest source text a request may send
+MAX_BEAM = 16  # widest beam a request may ask for
+
+
+@dataclass
+class LoadedRun:
+    """A run folder loaded for serving, under the name the page and the API call it."""
+
+    name: str
+    path: str
+    translator: Translator
+
+
+def run_names(paths: Sequence[str]) -> list[str]:
+    """Short distinct names for run folders: the last part of each path, with as many parts
+    before it as it takes to tell them apart (``runs/a/run``, ``runs/b/run`` -> ``a/run``, ``b/run``)."""
+    parts = [Path(p).resolve().parts for p in paths]
+    for depth in range(1, max(len(p) for p in parts) + 1):
+        names = ["/".join(p[-depth:]) for p in parts]
+        if len(set(names)) == len(names):
+            return names
+    raise UserError("serve: the same run folder is given twice")
+
+
+def load_runs(paths: Sequence[str], checkpoint: str = "best") -> list[LoadedRun]:
+    """Each run folder of ``paths`` loaded (on the CPU), named ``NAME`` when given as
+    ``NAME=FOLDER``, otherwise by ``run_names``."""
+    from ..api import load
+
+    given = [str(p).split("=", 1) if re.match(r"^[\w.-]+=", str(p)) else [None, str(p)] for p in paths]
+    folders = [folder for _, folder in given]
+    names = [name or default for (name, _), default in zip(given, run_names(folders))]
+    if len(set(names)) < len(names):
+        raise UserError(f"serve: two runs are named alike ({', '.join(names)}); name them NAME=FOLDER")
+    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint)) for name, folder in zip(names, folders)]
+
+
+def error(status: int, message: str, field: str | None = None) -> JSONResponse:
+    """The answer to a bad request: {"error": message, "field": field}."""
+    return JSONResponse({"error": message, "field": field}, status_code=status)
+
+
+class RequestError(Exception):
+    """A request the server refuses: status, message and the field at fault."""
+
+    def __init__(self, status: int, message: str, field: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.field = status, message, field
+
+
+def validation_message(exc: RequestValidationError) -> tuple[str, str]:
+    """(message, field) for the first problem pydantic found in a request body."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first.get("loc", ()) if part != "body"]
+    kind = first.get("type", "")
+    if kind == "json_invalid":
+        reason = (first.get("ctx") or {}).get("error", "")
+        return f"body: not valid JSON{f' ({reason})' if reason else ''}", "body"
+    if not loc and isinstance(first.get("input"), (bytes, str)):
+        return 'body: expected JSON (Content-Type: application/json) such as {"text": "a sentence"}', "body"
+    if not loc or loc[0].isdigit():
+        return 'body: expected a JSON object such as {"text": "a sentence"}', "body"
+    field = loc[0]
+    if kind == "extra_forbidden":
+        known = ", ".join(TranslateRequest.model_fields)
+        return f"{field}: unknown field; a request takes {known}", field
+    return f"{'.'.join(loc)}: {first.get('msg', 'invalid')}", field
+
+
+def renderer(run: LoadedRun):
+    """The function that turns a job's translation by ``run`` into its JSON answer (bytes)."""
+
+    def render(job: Job, translation: Translation) -> bytes:
+        payload = translation_payload(run.name, run.translator, translation, job.with_attention)
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+    return render
+
+
+def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: int = MAX_BEAM,
+               max_waiting: int = 1024) -> FastAPI:
+    """The application serving ``runs`` (the first is the default run of a request)."""
+    if not runs:
+        raise UserError("serve: give at least one run folder")
+    for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam)):
+        if value < 1:
+            raise UserError(f"serve {flag}: expected a number from 1, got {value}")
+    by_name = {r.name: r for r in runs}
+
+    workers = {r.name: DecodeWorker(r.name, r.translator, renderer(r), max_waiting=max_waiting) for r in runs}
+    infos = [run_payload(r.name, r.path, r.translator, max_beam) for r in runs]
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        yield
+        for worker in workers.values():
+            await asyncio.to_thread(worker.stop)
+
+    body_limit = 6 * max_chars + 4096  # the longest text, each character written as \uXXXX, and the rest
+    # FastAPI with /docs (Swagger UI) and /redoc served from the package, not a CDN: offline too
+    app = FastAPIOffline(title="attnseq", version="1", lifespan=lifespan, max_body_size=body_limit,
+                         description="Translate with attnseq runs and see what every model attends to.")
+    app.state.workers = workers
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError):
+        message, field = validation_message(exc)
+        return error(422, message, field)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException):
+        if exc.status_code == 413:  # FastAPI's max_body_size, before anything is parsed
+            return error(413, f"body: over this server's limit of {body_limit} bytes (text: at most "
+                              f"{max_chars} characters, attnseq serve --max-chars)", "text")
+        return error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception):  # a bug: still one JSON line for the page
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error(500, f"internal error: {type(exc).__name__}: {exc}")
+
+    @app.exception_handler(RequestError)
+    async def refused(request: Request, exc: RequestError):
+        return error(exc.status, exc.message, exc.field)
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/runs", response_model=list[RunInfo], summary="the runs this server decodes with")
+    async def list_runs():
+        return infos
+
+    @app.post("/translate", summary="translate one sentence with one run",
+              responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
+                         422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
+    async def translate(request: TranslateRequest):
+        name = request.run if request.run is not None else runs[0].name
+        if name not in by_name:
+            raise RequestError(422, f"run: no run named {name!r}; this server has {', '.join(by_name)}", "run")
+        translator = by_name[name].translator
+        if not request.text.strip():
+            raise RequestError(422, "text: empty; send a sentence to translate", "text")
+        if len(request.text) > max_chars:
+            raise RequestError(413, f"text: {len(request.text)} characters, over this server's limit of "
+                                    f"{max_chars} (attnseq serve --max-chars)", "text")
+        beam_size, n_best = request.beam_size, request.n_best
+        if beam_size is not None and not 1 <= beam_size <= max_beam:
+            raise RequestError(422, f"beam_size: expected 1 to {max_beam} (attnseq serve --max-beam), "
+                                    f"got {beam_size}", "beam_size")
+        if n_best is not None and not 1 <= n_best <= max_beam:
+            raise RequestError(422, f"n_best: expected 1 to {max_beam}, got {n_best}", "n_best")
+        if n_best is None and beam_size is not None:
+            n_best = beam_size  # the whole beam, best first
+        try:
+            translator.decode_settings(beam_size=beam_size, n_best=n_best)
+        except ConfigError as err:
+            found = re.match(r"decode\.(\w+)", str(err))  # the setting it names is the field
+            raise RequestError(422, str(err), found.group(1) if found else None) from None
+        try:
+            future = workers[name].submit(Job(request.text, beam_size, n_best, request.return_attention))
+        except Busy as err:
+            raise RequestError(503, f"server busy: {err}") from None
+        try:
+            body = await asyncio.wrap_future(future)
+        except UserError as err:
+            raise RequestError(422, str(err)) from None
+        return Response(body, media_type="application/json")
+
+    return app

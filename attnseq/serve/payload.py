@@ -1,0 +1,77 @@
+"""What the page receives: a run's description and a translation with every attention view,
+as JSON-ready dicts (lists of floats rounded to 4 decimals)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..translator import Translation, Translator
+
+DIGITS = 4
+
+
+def matrix(a: np.ndarray | None) -> list | None:
+    """Nested lists of ``a`` rounded to 4 decimals (None stays None)."""
+    return None if a is None else np.round(np.asarray(a, dtype=np.float64), DIGITS).tolist()
+
+
+# What a run's description names: the designs a config chooses by name, then its sizes.
+DESIGNS = ("encoder", "decoder", "attention", "cell", "positional")
+SIZES = ("layers", "heads", "hidden_size")
+
+
+def _named(value) -> str:
+    """A variant as its name with the options that shape attention (``local_p (window 5)``)."""
+    name = getattr(value, "name", value)
+    options = getattr(value, "options", None) or {}
+    shown = ", ".join(f"{k} {options[k]}" for k in ("window", "heads") if k in options)
+    return f"{name} ({shown})" if shown else str(name)
+
+
+def describe(translator: Translator) -> dict[str, Any]:
+    """The model in a few words for the page: engine, architecture, its designs and sizes
+    (``rnn · stacked encoder, luong decoder, general attention, gru cell, hidden size 128``),
+    and the attention scorer's name (local attention draws a window)."""
+    config = translator.config
+    model = config.model
+    designs = [f"{_named(getattr(model, key))} {key}" for key in DESIGNS if getattr(model, key, None) is not None]
+    sizes = [f"{key.replace('_', ' ')} {getattr(model, key)}" for key in SIZES if hasattr(model, key)]
+    engine = [] if config.engine == "torch" else [f"{config.engine} engine"]
+    attention = getattr(model, "attention", None)
+    return {"engine": config.engine, "arch": model.arch,
+            "attention": getattr(attention, "name", attention) or "",
+            "description": f"{model.arch} · " + ", ".join(designs + sizes + engine)}
+
+
+def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> dict[str, Any]:
+    """A loaded run as GET /runs lists it."""
+    engine_beam = translator.max_beam_size or max_beam
+    return {"name": name, "path": path, **describe(translator),
+            "max_beam": min(max_beam, engine_beam), "default_beam": translator.config.decode.beam_size}
+
+
+def translation_payload(run: str, translator: Translator, translation: Translation,
+                        with_attention: bool) -> dict[str, Any]:
+    """One source's n-best list; with attention each hypothesis carries its alignment (T_out, S),
+    its cross-attention by layer and head (layers, heads, T_out, S) and its local window where
+    the model has them, and the source its encoder self-attention (layers, heads, S, S)."""
+    views, encoder = (translator.attention_views(translation) if with_attention
+                      else ([None] * len(translation.outputs), None))
+    hypotheses = []
+    for k, (output, score, tokens) in enumerate(zip(translation.outputs, translation.scores,
+                                                   translation.output_tokens)):
+        hypothesis: dict[str, Any] = {"output": output, "score": round(float(score), DIGITS),
+                                      "output_tokens": tokens}
+        if with_attention:
+            v = views[k]
+            hypothesis["attention"] = matrix(translation.attention[k])
+            hypothesis["cross_attention"] = matrix(v.cross)
+            hypothesis["window"] = None if v.window is None else {
+                "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
+        hypotheses.append(hypothesis)
+    payload: dict[str, Any] = {"run": run, "source": translation.source,
+                               "source_tokens": translation.source_tokens, "hypotheses": hypotheses}
+    if with_attention:
+        payload["encoder_attention"] = matrix(encoder)
+    return payload

@@ -1,0 +1,61 @@
+"""The JSON API's request and response models: FastAPI validates requests against them and
+documents both at /docs. Unknown fields are refused rather than ignored."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TranslateRequest(BaseModel):
+    """POST /translate: one source sentence, decoded by one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="the source sentence (not empty; at most the server's --max-chars)")
+    run: Optional[str] = Field(None, description="a run's name from GET /runs; default: the first run")
+    beam_size: Optional[int] = Field(None, description="1: greedy search; default: the run's decode.beam_size")
+    n_best: Optional[int] = Field(None, description="hypotheses returned, at most beam_size; default: beam_size")
+    return_attention: bool = Field(True, description="include every attention view of each hypothesis")
+
+
+class Window(BaseModel):
+    width: int = Field(description="D: the window is [p_t - D, p_t + D]")
+    bounds: list[list[int]] = Field(description="(T_out, 2): first and last source position per output step")
+    centres: list[float] = Field(description="(T_out,): the aligned source position p_t per output step")
+
+
+class Hypothesis(BaseModel):
+    output: str
+    score: float = Field(description="sum of token log-probabilities (over the length penalty)")
+    output_tokens: list[str]
+    attention: Optional[list[list[float]]] = Field(
+        None, description="(T_out, S): one row per decoding step (the end step included), reading order")
+    cross_attention: Optional[list[list[list[list[float]]]]] = Field(
+        None, description="(layers, heads, T_out, S): every layer's and head's attention over the source")
+    window: Optional[Window] = Field(None, description="local attention's window per output step")
+
+
+class TranslateResponse(BaseModel):
+    run: str
+    source: str
+    source_tokens: list[str]
+    hypotheses: list[Hypothesis] = Field(description="best first")
+    encoder_attention: Optional[list[list[list[list[float]]]]] = Field(
+        None, description="(layers, heads, S, S): the Transformer encoder's self-attention")
+
+
+class RunInfo(BaseModel):
+    name: str
+    path: str
+    engine: str
+    arch: str
+    attention: str = Field(description="the attention scorer of a recurrent decoder ('' for a Transformer)")
+    description: str
+    max_beam: int = Field(description="the widest beam this run may be asked for")
+    default_beam: int
+
+
+class ErrorResponse(BaseModel):
+    error: str = Field(description="one line saying what is wrong")
+    field: Optional[str] = Field(None, description="the request field at fault")

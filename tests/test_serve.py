@@ -1,0 +1,202 @@
+"""``attnseq serve``: the JSON API on FastAPI + uvicorn. Every malformed request gets a 4xx
+answer naming the field (never a 5xx, a dropped connection or a hang); concurrent requests
+are decoded together and answer exactly what sequential decoding does."""
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+import attnseq
+from attnseq.cli import main
+from attnseq.serve.app import create_app, load_runs, run_names
+
+from conftest import LiveServer
+
+
+@pytest.fixture(scope="module")
+def runs(quick_runs):
+    return quick_runs
+
+
+@pytest.fixture(scope="module")
+def client(runs):
+    app = create_app(load_runs([runs["local_p"], runs["transformer"], runs["numpy"]]), max_chars=200)
+    with TestClient(app) as c:
+        yield c
+
+
+def test_runs_describe_each_model(client):
+    runs = client.get("/runs").json()
+    assert [r["name"] for r in runs] == ["local_p", "transformer", "numpy"]
+    by = {r["name"]: r for r in runs}
+    assert by["transformer"]["arch"] == "transformer"
+    assert "layers 2, heads 4" in by["transformer"]["description"]
+    assert by["local_p"]["attention"] == "local_p" and "local_p (window 5) attention" in by["local_p"]["description"]
+    assert by["numpy"]["engine"] == "numpy" and by["numpy"]["max_beam"] == 1
+
+
+def test_translate_returns_the_nbest_list_with_every_view(client, runs):
+    answer = client.post("/translate", json={"text": "abcde", "run": "transformer", "beam_size": 3}).json()
+    assert answer["source_tokens"] == list("abcde")
+    hyps = answer["hypotheses"]
+    expected = attnseq.load(runs["transformer"]).search(["abcde"], beam_size=3, n_best=3)[0]
+    assert [h["output"] for h in hyps] == expected.outputs  # n_best defaults to the whole beam
+    assert [h["score"] for h in hyps] == pytest.approx(expected.scores, abs=1e-4)
+    for h in hyps:
+        rows = len(h["attention"])
+        assert rows in (len(h["output_tokens"]), len(h["output_tokens"]) + 1)
+        cross = np.array(h["cross_attention"])
+        assert cross.shape == (2, 4, rows, 5)
+        np.testing.assert_allclose(cross[-1].mean(0), h["attention"], atol=2e-4)
+    assert np.array(answer["encoder_attention"]).shape == (2, 4, 5, 5)
+
+    local = client.post("/translate", json={"text": "abcdef", "run": "local_p"}).json()["hypotheses"][0]
+    assert local["window"]["width"] == 5 and len(local["window"]["bounds"]) == len(local["attention"])
+    assert local["cross_attention"] is None
+
+    plain = client.post("/translate", json={"text": "abc", "return_attention": False}).json()
+    assert "attention" not in plain["hypotheses"][0] and "encoder_attention" not in plain
+
+
+BAD = [  # (raw body, status, field, words in the message)
+    (b"[1, 2]", 422, "body", "JSON object"),
+    (b'{"text": null}', 422, "text", "valid string"),
+    (b'{"text": "abc", "beam_size": 1e999}', 422, "beam_size", "finite"),
+    (b'{"text": "abc", "beam_size": 0}', 422, "beam_size", "1 to 16"),
+    (b'{"text": "abc", "beam_size": 99}', 422, "beam_size", "1 to 16"),
+    (b'{"text": "abc", "beam_size": 2, "n_best": 3}', 422, "n_best", "must not exceed"),
+    (b'{"text": "   "}', 422, "text", "empty"),
+    (b'{"text": "' + b"a" * 201 + b'"}', 413, "text", "limit of 200"),
+    (b'{"text": "abc", "run": "nope"}', 422, "run", "local_p, transformer, numpy"),
+    (b'{"text": "abc", "beam": 3}', 422, "beam", "unknown field"),
+    (b'{"text": ', 422, "body", "not valid JSON"),
+    (b'{"text": "abc", "run": "numpy", "beam_size": 3}', 422, "beam_size", "torch-only"),
+    (b'{"text": "' + b"a" * 5000 + b'"}', 413, "text", "limit"),  # refused before it is parsed
+]
+
+
+@pytest.mark.parametrize("body, status, field, words", BAD, ids=[b[2] + "-" + b[3] for b in BAD])
+def test_bad_requests_get_a_4xx_naming_the_field(client, body, status, field, words):
+    r = client.post("/translate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == status, r.text
+    answer = r.json()
+    assert answer["field"] == field and words in answer["error"], answer
+
+
+def test_the_page_and_the_docs_are_served(client):
+    page = client.get("/").text
+    assert '<form id="form"' in page and "static/app.js" in page
+    for asset in ("app.js", "panel.js", "heatmap.js", "style.css"):
+        assert client.get(f"/static/{asset}").status_code == 200
+    assert client.get("/docs").status_code == 200
+    schema = client.get("/openapi.json").json()
+    assert "/translate" in schema["paths"] and "TranslateRequest" in schema["components"]["schemas"]
+
+
+def raw_request(port: int, head: bytes, body: bytes = b"") -> bytes:
+    """The server's answer to bytes written as they are (the status line and headers)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head + body)
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_malformed_http_gets_4xx_never_a_hang(runs):
+    app = create_app(load_runs([runs["local_p"]]), max_chars=100)
+    with LiveServer(app) as server:
+        for length in (b"-1", b"abc"):
+            answer = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                 b"application/json\r\nContent-Length: " + length + b"\r\n\r\n", b'{"text": "a"}')
+            assert answer.startswith(b"HTTP/1.1 4"), answer[:100]
+        # a body bigger than the limit, declared or sent in chunks, is refused with 413
+        chunk = b'{"text": "' + b"a" * 2000 + b'"}'
+        answer = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                             b"\r\nTransfer-Encoding: chunked\r\n\r\n",
+                             b"%x\r\n" % (len(chunk) * 3) + chunk * 3 + b"\r\n0\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+        assert b"limit" in answer
+        answer = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                             b"\r\nContent-Length: 100000000\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+
+
+def post(port: int, body: dict) -> tuple[int, dict]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        connection.request("POST", "/translate", json.dumps(body), {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_concurrent_requests_answer_as_sequential_decoding(runs):
+    """60 requests at once to two runs with two beam sizes: all answered, none 5xx, each
+    exactly what decoding it alone gives."""
+    paths = [runs["local_p"], runs["transformer"]]
+    texts = ["abc", "fedcba", "aabbcc", "bad", "cafe", "dcbaef"]
+    requests = [{"text": texts[i % len(texts)], "run": ["local_p", "transformer"][i % 2],
+                 "beam_size": 1 + 2 * (i % 3 == 0), "return_attention": i % 4 == 0} for i in range(60)]
+    answers: list = [None] * len(requests)
+    with LiveServer(create_app(load_runs(paths))) as server:
+        start = threading.Barrier(len(requests))
+
+        def send(i):
+            start.wait()
+            answers[i] = post(server.port, requests[i])
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    models = {name: attnseq.load(path) for name, path in zip(["local_p", "transformer"], paths)}
+    for request, (status, answer) in zip(requests, answers):
+        assert status == 200, answer
+        alone = models[request["run"]].search([request["text"]], beam_size=request["beam_size"],
+                                             n_best=request["beam_size"])[0]
+        assert [h["output"] for h in answer["hypotheses"]] == alone.outputs
+        assert [h["score"] for h in answer["hypotheses"]] == pytest.approx(alone.scores, abs=1e-4)
+
+
+def test_run_names_tell_folders_apart(runs):
+    assert run_names(["runs/a/run", "runs/b/run"]) == ["a/run", "b/run"]
+    assert run_names(["runs/demo", "x/tf"]) == ["demo", "tf"]
+    loaded = load_runs([f"rnn={runs['local_p']}", str(runs["transformer"])])
+    assert [r.name for r in loaded] == ["rnn", "transformer"] and loaded[0].path == str(runs["local_p"])
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--port", "99999"], ["--port", "0 to 65535", "99999"]),
+    (["--host", "no.such.host.invalid"], ["--host", "no.such.host.invalid"]),
+    (["--max-chars", "0"], ["--max-chars", "from 1"]),
+])
+def test_serve_arguments_are_one_line_errors(runs, args, words, capsys):
+    assert main(["serve", str(runs["numpy"]), *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and all(w in lines[0] for w in words), lines
+
+
+def test_serve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
+    assert main(["serve", str(tmp_path)]) == 2
+    assert "not a run folder" in capsys.readouterr().err
+
+
+def test_a_fault_in_decoding_is_a_json_500_and_the_server_goes_on(runs, monkeypatch):
+    loaded = load_runs([runs["local_p"]])
+    translator = loaded[0].translator
+    search = translator.search
+    monkeypatch.setattr(translator, "search", lambda texts, **kw: 1 / 0 if texts == ["boom"] else search(texts, **kw))
+    with TestClient(create_app(loaded), raise_server_exceptions=False) as c:
+        r = c.post("/translate", json={"text": "boom"})
+        assert r.status_code == 500 and "ZeroDivisionError" in r.json()["error"]
+        assert c.post("/translate", json={"text": "abc"}).status_code == 200
