@@ -36,15 +36,18 @@ def gnmt_penalty(length, alpha: float):
     return ((5.0 + length) / 6.0) ** alpha
 
 
-def expand(logp: torch.Tensor, scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def expand(logits: torch.Tensor, scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Every alive hypothesis extended by its ``k`` most probable next tokens.
 
-    logp: (n * slots, V) next-token log-probs; scores: (n, slots) hypothesis scores (float64,
+    logits: (n * slots, V) next-token logits; scores: (n, slots) hypothesis scores (float64,
     -inf for empty slots). Returns candidate scores (n, slots * k') and tokens (n, slots * k'),
-    k' = min(k, V). The best k candidates over all (slot, token) pairs are among these.
+    k' = min(k, V). The best k candidates over all (slot, token) pairs are among these. Only the
+    k' chosen tokens' log-probabilities are formed (logit - logsumexp), not the whole (V,) row.
     """
     n, slots = scores.shape
-    top_logp, top_tokens = logp.topk(min(k, logp.shape[-1]), dim=-1)  # (n * slots, k')
+    logits = logits.float()
+    top_logits, top_tokens = logits.topk(min(k, logits.shape[-1]), dim=-1)  # (n * slots, k')
+    top_logp = top_logits - torch.logsumexp(logits, dim=-1, keepdim=True)
     candidates = scores.unsqueeze(-1) + top_logp.double().view(n, slots, -1)  # (n, slots, k')
     return candidates.view(n, -1), top_tokens.view(n, -1)
 
@@ -181,8 +184,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
     while beams.sentence.numel():
         step += 1
         logits, state, alignment = model.decoder.step(beams.tokens.view(-1), state)  # (n * width, V)
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        scores, tokens, origin = select_top_k(*expand(logp, beams.scores, beam_size), beam_size,
+        scores, tokens, origin = select_top_k(*expand(logits, beams.scores, beam_size), beam_size,
                                               beams.width)  # (n, k)
         rows = torch.arange(len(beams.sentence), device=device).unsqueeze(1) * beams.width + origin
         beams = beams.follow(rows, scores, tokens, alignment if keep_attention else None)
@@ -196,5 +198,5 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
             keep = (~done).nonzero().squeeze(1)
             beams, rows = beams.keep(keep), rows[keep]
         if beams.sentence.numel():
-            state = state.select(rows.reshape(-1))  # reorder and drop rows in one step
+            state = state.select(rows.reshape(-1), group=rows.shape[1])  # reorder and drop rows in one step
     return [finished.best(i) for i in range(batch)]

@@ -27,8 +27,8 @@ class _LinearCrossEntropy(torch.autograd.Function):
         N, V = x.shape[0], weight.shape[0]
         eps = float(label_smoothing)
         grad_x = torch.empty_like(x)                                  # (N, F)
-        grad_w = torch.zeros_like(weight)                             # (V, F)
-        grad_b = torch.zeros_like(bias) if bias is not None else None  # (V,)
+        grad_w = torch.empty_like(weight)                             # (V, F), the first chunk writes it
+        grad_b = torch.empty_like(bias) if bias is not None else None  # (V,)
         total = torch.zeros((), dtype=torch.float64, device=x.device)
         for lo in range(0, N, chunk):
             xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]          # (n, F), (n,)
@@ -43,9 +43,14 @@ class _LinearCrossEntropy(torch.autograd.Function):
             if eps:
                 grad.sub_(eps / V)
             torch.mm(grad, weight, out=grad_x[lo:lo + chunk])
-            grad_w.addmm_(grad.t(), xc)
-            if grad_b is not None:
-                grad_b += grad.sum(dim=0)
+            if lo == 0:  # no zero-filled (V, F) buffer: the first chunk's product is written in place
+                torch.mm(grad.t(), xc, out=grad_w)
+                if grad_b is not None:
+                    torch.sum(grad, dim=0, out=grad_b)
+            else:
+                grad_w.addmm_(grad.t(), xc)
+                if grad_b is not None:
+                    grad_b += grad.sum(dim=0)
         ctx.save_for_backward(grad_x, grad_w, grad_b)
         return total.to(x.dtype)
 

@@ -24,27 +24,53 @@ class State(dict):
     Most tensors are batch-first; ``batch_dims`` names the exceptions (RNN hidden states are
     (layers, B, H)). ``select`` keeps rows (beam reordering, dropping finished sentences) and
     ``repeat`` expands every row k times (beam expansion).
+
+    Entries named in ``shared`` (the encoder memory) hold one row per sentence and are never
+    copied per hypothesis: every ``group`` consecutive rows of the other entries are the
+    hypotheses of one sentence (``group`` is the beam width; 1 in greedy search and training).
+    A decoder reads them with ``by_sentence``: its queries (B, T, H) as (B / group, group * T, H).
     """
 
-    def __init__(self, *args, batch_dims: dict[str, int] | None = None, **kwargs):
+    def __init__(self, *args, batch_dims: dict[str, int] | None = None, shared=(), group: int = 1, **kwargs):
         super().__init__(*args, **kwargs)
         self.batch_dims = dict(batch_dims or {})
+        self.shared, self.group = set(shared), group
 
-    def select(self, indices: torch.Tensor) -> "State":
-        """A new State with the rows ``indices`` (1-D long tensor) of every tensor."""
+    def copy(self) -> "State":
+        """A shallow copy that keeps the batch dimensions, shared entries and group."""
+        return State(self, batch_dims=self.batch_dims, shared=self.shared, group=self.group)
+
+    def select(self, indices: torch.Tensor, group: int = 1) -> "State":
+        """A new State with the rows ``indices`` (1-D long tensor) of every tensor, each ``group``
+        consecutive new rows hypotheses of one sentence (shared entries keep one row per sentence)."""
+        sentences = None
+        if self.shared:
+            sentences = torch.div(indices[::group], self.group, rounding_mode="floor")
         return State(
-            {k: _index(v, indices, self.batch_dims.get(k, 0)) for k, v in self.items()},
-            batch_dims=self.batch_dims,
+            {k: _index(v, sentences if k in self.shared else indices, self.batch_dims.get(k, 0))
+             for k, v in self.items()},
+            batch_dims=self.batch_dims, shared=self.shared, group=group,
         )
 
     def repeat(self, k: int) -> "State":
         """Each row repeated ``k`` times in a row: rows (0, 0, 1, 1, ...) for k = 2."""
         batch = self.batch_size()
         device = self.device()
-        return self.select(torch.arange(batch, device=device).repeat_interleave(k))
+        return self.select(torch.arange(batch, device=device).repeat_interleave(k), group=k * self.group)
+
+    def by_sentence(self, rows: torch.Tensor) -> torch.Tensor:
+        """``rows`` (B, T, ...) of the per-hypothesis entries as (B / group, group * T, ...):
+        the hypotheses of one sentence side by side, as the shared entries are laid out."""
+        return rows.reshape(rows.shape[0] // self.group, self.group * rows.shape[1], *rows.shape[2:])
+
+    def by_hypothesis(self, rows: torch.Tensor) -> torch.Tensor:
+        """The inverse of ``by_sentence``: (B / group, group * T, ...) -> (B, T, ...)."""
+        return rows.reshape(rows.shape[0] * self.group, rows.shape[1] // self.group, *rows.shape[2:])
 
     def _first_tensor(self) -> tuple[torch.Tensor, int]:
         for k, v in self.items():
+            if k in self.shared:
+                continue
             while isinstance(v, (tuple, list)) and v:
                 v = v[0]
             if isinstance(v, torch.Tensor):

@@ -8,10 +8,13 @@ Every decoder offers:
 - ``forward(memory, tgt_in (B, T)) -> (features (B, T, F), alignment (B, T, S) or None)``,
   the teacher-forced path; ``generator(features)`` turns features into logits.
 
-A design implements ``step_features(embedded (B, T', E), state)`` once. Designs whose step
-does not depend on the previous step's output (``parallel``) run it over the whole target in
-one call during training; the others are stepped one position at a time. Both paths run the
-same code, so teacher forcing equals stepping.
+A design says what joins the embedding in the recurrent input (``rnn_extra``), what follows
+the recurrent step (``after_rnn``) and, optionally, a position-wise ``output_layer``. Designs
+whose step does not depend on the previous step's output (``parallel``) run the whole target in
+one call during training. The others are stepped one position at a time; under teacher forcing
+the embeddings' share of the recurrent input projection is computed for every position in one
+product and the output layer runs once over the whole target (``teacher_forced``). A test
+checks that teacher forcing equals stepping for every design.
 """
 from __future__ import annotations
 
@@ -109,15 +112,38 @@ class RNNDecoder(nn.Module):
     def init_extra(self, state: State, memory: Memory) -> None:
         """Add design-specific entries (input-feeding vector, previous context) to ``state``."""
 
-    def step_features(self, embedded: torch.Tensor, state: State):
-        """(features (B, T', F), state, alignment (B, T', S) or None) for inputs (B, T', E)."""
+    embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
+
+    def rnn_extra(self, state: State, steps: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(what joins the embedding in the recurrent input (B, T', X) or None, the alignment
+        (B, T', S) computed for it or None), before the recurrent step of ``steps`` positions."""
+        return None, None
+
+    def after_rnn(self, outputs: torch.Tensor, embedded: torch.Tensor, extra: torch.Tensor | None,
+                  alignment: torch.Tensor | None, state: State):
+        """(features (B, T', F'), state, alignment or None) from the recurrent outputs (B, T', H)."""
         raise NotImplementedError
+
+    def output_layer(self, features: torch.Tensor) -> torch.Tensor:
+        """Position-wise layers between ``after_rnn``'s features and the generator: (B, T, F)."""
+        return features
+
+    def step_features(self, embedded: torch.Tensor, state: State):
+        """(features (B, T', F), state, alignment (B, T', S) or None) for inputs (B, T', E),
+        before the output layer."""
+        extra, alignment = self.rnn_extra(state, embedded.shape[1])
+        inputs = embedded
+        if extra is not None:
+            inputs = torch.cat([embedded, extra] if self.embedding_first else [extra, embedded], -1)
+        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
+        return self.after_rnn(outputs, embedded, extra, alignment, state)
 
     # -- the protocol ---------------------------------------------------------------------
     def init_state(self, memory: Memory) -> State:
         """The state before the first target token."""
         batch = memory.keys.shape[0]
-        state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1})
+        state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
+                      shared={"keys", "values", "mask"})  # the memory: one row per sentence
         state["step"] = torch.zeros(batch, dtype=torch.long, device=memory.keys.device)  # (B,) target position
         if self.scorer is not None:
             state.update(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
@@ -129,7 +155,7 @@ class RNNDecoder(nn.Module):
         embedded = self.dropout(self.embed(prev_tokens.unsqueeze(1)))  # (B, 1, E)
         features, state, alignment = self.step_features(embedded, state)
         state = advance(state)
-        logits = self.generator(features.squeeze(1))  # (B, V)
+        logits = self.generator(self.output_layer(features).squeeze(1))  # (B, V)
         return logits, state, None if alignment is None else alignment.squeeze(1)
 
     def forward(self, memory: Memory, tgt_in: torch.Tensor):
@@ -138,10 +164,32 @@ class RNNDecoder(nn.Module):
         embedded = self.dropout(self.embed(tgt_in))  # (B, T, E)
         if self.parallel:
             features, _, alignment = self.step_features(embedded, state)
-            return features, alignment
+        else:
+            features, alignment = self.teacher_forced(embedded, state)
+        return self.output_layer(features), alignment
+
+    def teacher_forced(self, embedded: torch.Tensor, state: State):
+        """The sequential designs under teacher forcing: (features (B, T, F'), alignment or None),
+        position by position. With a fused one-way cell, the embeddings' share of the bottom
+        layer's input gates is one product over all positions, so each step multiplies only
+        ``extra`` (input feeding, context) and the recurrent state."""
+        ahead = self.rnn.can_project_ahead()
+        if ahead:
+            width = embedded.shape[-1]
+            extra_start = width if self.embedding_first else 0
+            projected = self.rnn.project_inputs(embedded, 0 if self.embedding_first else
+                                                self.rnn.input_size - width).unbind(1)  # T x (B, G*H)
         features, alignments = [], []
-        for step_input in embedded.split(1, dim=1):  # split, not slicing: one gradient buffer
-            f, state, a = self.step_features(step_input, state)
+        for t, step_input in enumerate(embedded.split(1, dim=1)):  # split, not slicing: one gradient buffer
+            if ahead:
+                extra, alignment = self.rnn_extra(state, 1)
+                outputs, hidden = self.rnn.step_projected(projected[t], None if extra is None else extra[:, 0],
+                                                          extra_start, state["hidden"])
+                state = state.copy()
+                state["hidden"] = hidden
+                f, state, a = self.after_rnn(outputs, step_input, extra, alignment, state)
+            else:
+                f, state, a = self.step_features(step_input, state)
             state = advance(state)
             features.append(f)
             alignments.append(a)
@@ -152,24 +200,28 @@ class RNNDecoder(nn.Module):
     def run_rnn(self, inputs: torch.Tensor, state: State):
         """Recurrent stack over inputs (B, T', I): outputs (B, T', H), and the state updated."""
         outputs, hidden = self.rnn(inputs, state["hidden"])
-        state = State(state, batch_dims=state.batch_dims)
+        state = state.copy()
         state["hidden"] = hidden
         return outputs, state
 
     def attend(self, query: torch.Tensor, state: State):
         """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq); local scorers get
-        the target positions (B, T') of the queries."""
+        the target positions (B, T') of the queries. The hypotheses of one sentence attend to its
+        memory together (State.by_sentence), so beam search never copies the memory."""
         positions = None
         if "step" in state:
-            positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)
-        return self.scorer(query, state["keys"], state["values"], state["mask"], positions)
+            positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
+            positions = state.by_sentence(positions)
+        context, alignment = self.scorer(state.by_sentence(query), state["keys"], state["values"], state["mask"],
+                                         positions)
+        return state.by_hypothesis(context), state.by_hypothesis(alignment)
 
 
 def advance(state: State) -> State:
     """A copy of ``state`` one target position further (its ``step`` counter + 1)."""
     if "step" not in state:
         return state
-    state = State(state, batch_dims=state.batch_dims)
+    state = state.copy()
     state["step"] = state["step"] + 1
     return state
 
@@ -180,8 +232,7 @@ class PlainDecoder(RNNDecoder):
 
     uses_attention = False
 
-    def step_features(self, embedded, state):
-        outputs, state = self.run_rnn(embedded, state)
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
         return self.dropout(outputs), state, None
 
 
@@ -211,11 +262,10 @@ class BookDecoder(RNNDecoder):
         if self.options.context_into_input:
             state["context"] = memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size)
 
-    def step_features(self, embedded, state):
-        inputs = embedded
-        if self.options.context_into_input:
-            inputs = torch.cat([embedded, state["context"]], -1)  # (B, 1, E + Hm)
-        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
+    def rnn_extra(self, state, steps):
+        return (state["context"] if self.options.context_into_input else None), None  # (B, 1, Hm)
+
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
         context, alignment = self.attend(outputs, state)  # (B, T', Hm), (B, T', S)
         if self.options.context_into_input:
             state["context"] = context
@@ -247,11 +297,10 @@ class LuongDecoder(RNNDecoder):
         if self.options.input_feeding:
             state["feed"] = memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size)
 
-    def step_features(self, embedded, state):
-        inputs = embedded
-        if self.options.input_feeding:
-            inputs = torch.cat([embedded, state["feed"]], -1)  # (B, 1, E + H)
-        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
+    def rnn_extra(self, state, steps):
+        return (state["feed"] if self.options.input_feeding else None), None  # (B, 1, H)
+
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
         context, alignment = self.attend(outputs, state)  # (B, T', Hm)
         attentional = torch.tanh(self.W_c(torch.cat([context, outputs], -1)))  # (B, T', H)
         attentional = self.dropout(attentional)
@@ -277,12 +326,15 @@ class BahdanauDecoder(RNNDecoder):
                              self.cfg.hidden_size)
         return self.cfg.hidden_size
 
-    def step_features(self, embedded, state):
-        previous = RecurrentLayer.hidden_of(state["hidden"])[-1].unsqueeze(1)  # (B, 1, H)
-        context, alignment = self.attend(previous, state)  # (B, 1, Hm), (B, 1, S)
-        outputs, state = self.run_rnn(torch.cat([embedded, context], -1), state)  # (B, 1, H)
-        readout = torch.tanh(self.W_r(torch.cat([outputs, context, embedded], -1)))
-        return self.dropout(readout), state, alignment
+    def rnn_extra(self, state, steps):
+        previous = RecurrentLayer.hidden_of(state["hidden"])[-1].unsqueeze(1)  # s_{t-1} (B, 1, H)
+        return self.attend(previous, state)  # context (B, 1, Hm), alignment (B, 1, S)
+
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
+        return torch.cat([outputs, extra, embedded], -1), state, alignment  # [s_t; c_t; y_{t-1}]
+
+    def output_layer(self, features):
+        return self.dropout(torch.tanh(self.W_r(features)))  # the readout, over all positions at once
 
 
 # -- the source summary c at every step, no attention (Cho et al. 2014; the book's Peeky) ----------
@@ -307,12 +359,13 @@ class SummaryDecoder(RNNDecoder):
         return self.cfg.embed_size + self.memory_size
 
     def init_extra(self, state: State, memory: Memory) -> None:
-        state["summary"] = summary_of(memory).unsqueeze(1)  # (B, 1, Hm)
+        state["summary"] = summary_of(memory).unsqueeze(1)  # (B, 1, Hm), one row per sentence
+        state.shared.add("summary")
 
-    def summary(self, state: State, steps: int) -> torch.Tensor:
-        """c repeated for ``steps`` positions: (B, T', Hm)."""
-        c = state["summary"]
-        return c.expand(c.shape[0], steps, c.shape[2])
+    def rnn_extra(self, state, steps):
+        """c of every hypothesis, repeated for ``steps`` positions: (B, T', Hm)."""
+        c = state["summary"].repeat_interleave(state.group, 0) if state.group > 1 else state["summary"]
+        return c.expand(c.shape[0], steps, c.shape[2]), None
 
 
 @DECODERS.register("cho2014")
@@ -325,11 +378,11 @@ class ChoDecoder(SummaryDecoder):
         self.W_o = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size, self.cfg.hidden_size)
         return self.cfg.hidden_size
 
-    def step_features(self, embedded, state):
-        c = self.summary(state, embedded.shape[1])  # (B, T', Hm)
-        outputs, state = self.run_rnn(torch.cat([embedded, c], -1), state)  # (B, T', H)
-        readout = torch.tanh(self.W_o(torch.cat([outputs, c, embedded], -1)))  # (B, T', H)
-        return self.dropout(readout), state, None
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
+        return torch.cat([outputs, extra, embedded], -1), state, None  # [s_t; c; y_{t-1}]
+
+    def output_layer(self, features):
+        return self.dropout(torch.tanh(self.W_o(features)))
 
 
 @DECODERS.register("peeky")
@@ -338,13 +391,13 @@ class PeekyDecoder(SummaryDecoder):
     affine reads concat(h_enc, LSTM output). With ``bridge: copy`` the LSTM also starts from
     h_enc, as in the book."""
 
+    embedding_first = False  # the book's order: [h_enc; embedding]
+
     def build_output(self):
         return self.memory_size + self.hidden_size
 
-    def step_features(self, embedded, state):
-        c = self.summary(state, embedded.shape[1])  # (B, T', Hm)
-        outputs, state = self.run_rnn(torch.cat([c, embedded], -1), state)  # (B, T', H)
-        return self.dropout(torch.cat([c, outputs], -1)), state, None
+    def after_rnn(self, outputs, embedded, extra, alignment, state):
+        return self.dropout(torch.cat([extra, outputs], -1)), state, None
 
 
 def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:

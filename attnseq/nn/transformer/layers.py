@@ -153,20 +153,26 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: Cache | None,
                 cross_keys: torch.Tensor, cross_values: torch.Tensor, cross_mask: torch.Tensor,
-                need_weights: bool = False):
+                need_weights: bool = False, group: int = 1):
         """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
 
         ``past``: the self-attention keys and values of earlier positions (B, h, t, dk) or None;
         the returned cache holds them followed by the new positions' (B, h, t + T, dk).
-        ``self_mask`` (T, t + T) or None; cross keys/values (B, h, S, dk); cross_mask (B, 1, 1, S).
+        ``self_mask`` (T, t + T) or None; cross keys/values (B / group, h, S, dk) and cross_mask
+        (B / group, 1, 1, S): one row per sentence, whose ``group`` hypotheses attend together.
         """
         h = self.self_res.inner(x)
         keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
         if past is not None:
             keys, values = torch.cat([past[0], keys], 2), torch.cat([past[1], values], 2)
         x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
-        context, weights = self.cross_attn(self.cross_res.inner(x), cross_keys, cross_values,
-                                           cross_mask, need_weights)
+        batch, steps, d = x.shape
+        query = self.cross_res.inner(x).reshape(batch // group, group * steps, d)  # a sentence's hypotheses
+        context, weights = self.cross_attn(query, cross_keys, cross_values, cross_mask, need_weights)
+        context = context.reshape(batch, steps, d)
+        if weights is not None and group > 1:  # (B / g, h, g * T, S) -> (B, h, T, S)
+            n, heads, _, source = weights.shape
+            weights = weights.view(n, heads, group, steps, source).transpose(1, 2).reshape(batch, heads, steps, source)
         x = self.cross_res.outer(x, context)
         x = self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
         return x, (keys, values), weights

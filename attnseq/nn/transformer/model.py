@@ -102,15 +102,16 @@ class TransformerDecoder(nn.Module):
         return tuple(k for k, _ in pairs), tuple(v for _, v in pairs)
 
     def run(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: list[Cache] | None,
-            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int):
+            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int, group: int = 1):
         """(features (B, T, D), caches per layer, cross weights per layer (B, h, T, S) or None).
 
-        Layers numbered ``weights_from`` and above return their cross-attention weights.
+        Layers numbered ``weights_from`` and above return their cross-attention weights. The
+        memory holds one row per sentence, each with ``group`` hypotheses in x.
         """
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
             x, cache, w = layer(x, self_mask, None if past is None else past[i], cross_keys[i],
-                                cross_values[i], cross_mask, need_weights=i >= weights_from)
+                                cross_values[i], cross_mask, need_weights=i >= weights_from, group=group)
             caches.append(cache)
             weights.append(w)
         return self.norm(x), caches, weights
@@ -142,7 +143,8 @@ class TransformerDecoder(nn.Module):
     def init_state(self, memory: Memory) -> State:
         """The state before the first target token (memory projected once for every layer)."""
         cross_keys, cross_values = self.project_memory(memory)
-        state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0)
+        state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0,
+                      shared={"cross_keys", "cross_values", "mask"})  # one row per sentence
         batch = memory.mask.shape[0]
         if self.use_cache:
             empty = memory.keys.new_zeros(batch, self.heads, 0, self.head_size)
@@ -166,19 +168,19 @@ class TransformerDecoder(nn.Module):
         """(logits (B, V), new state, cross weights per layer (B, h, 1, S) or None)."""
         t = state["step"]
         memory = (state["cross_keys"], state["cross_values"], padding_mask(state["mask"]))
-        new = State(state, batch_dims=state.batch_dims)
+        new = state.copy()
         new["step"] = t + 1
         if "tokens" in state:  # no cache: the whole prefix again, keep the last position
             tokens = torch.cat([state["tokens"], prev_tokens.unsqueeze(1)], 1)  # (B, t + 1)
             features, _, weights = self.run(self.embed(tokens), causal_mask(t + 1, tokens.device), None,
-                                            *memory, weights_from)
+                                            *memory, weights_from, state.group)
             features = features[:, -1:]
             weights = [None if w is None else w[:, :, -1:] for w in weights]
             new["tokens"] = tokens
         else:
             x = self.embed(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
-            features, caches, weights = self.run(x, None, past, *memory, weights_from)
+            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.group)
             new["self_keys"] = tuple(k for k, _ in caches)
             new["self_values"] = tuple(v for _, v in caches)
         return self.generator(features[:, 0]), new, weights
