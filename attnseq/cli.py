@@ -27,7 +27,9 @@ def write_splits(args, train, dev, test) -> None:
 def cmd_data_dates(args) -> None:
     from .data.splits import make_date_splits
 
-    locales = [s for s in args.locales.split(",") if s]
+    from .data.dates import ALL_LOCALES
+
+    locales = list(ALL_LOCALES) if args.locales == "all" else [s for s in args.locales.split(",") if s]
     try:
         train, dev, test = make_date_splits(args.train, args.dev, args.test, seed=args.seed, locales=locales)
     except ValueError as err:
@@ -80,6 +82,14 @@ def _load_config(args):
     overrides = list(args.set or [])
     if getattr(args, "data", None):
         overrides[:0] = data_overrides(args.data)  # a folder of splits, or the book's file
+    if getattr(args, "max_minutes", None) is not None:
+        overrides.append(f"train.max_minutes={args.max_minutes}")
+    if args.config is None:
+        if not getattr(args, "data", None):
+            raise UserError("train: give a config, or --data for the recommended preset")
+        from .presets import recommended_config
+
+        args.config = str(recommended_config(args.data))
     return load_config(args.config, overrides)
 
 
@@ -264,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", type=int, default=2000)
     p.add_argument("--test", type=int, default=2000)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr")
+    p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr, or all "
+                                                    "(en,de,fr,es,it,nl,pt,sv)")
     p.set_defaults(func=cmd_data_dates)
     p = data_sub.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
     p.add_argument("--file", required=True)
@@ -289,14 +300,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
     p.set_defaults(func=cmd_data_gettext)
 
-    p = sub.add_parser("train", help="train a model from a config")
-    p.add_argument("config", help="YAML config (see configs/)")
+    p = sub.add_parser("train", help="train a model from a config",
+                       description="Train a model: a config (see configs/) on --data, into --out. Without a "
+                                   "config the recommended preset for the data is used. Bound the run with "
+                                   "--max-minutes (wall-clock, evaluations included) or --set train.max_steps=N.")
+    p.add_argument("config", nargs="?", help="YAML config (see configs/); default: the recommended preset for "
+                                             "the data (characters or subwords)")
     p.add_argument("--data", help="folder with train.tsv, dev.tsv, test.tsv, or one file of the "
                                   "book's question_answer lines (date.txt: data.format book)")
     p.add_argument("--out", help="run folder (default runs/CONFIG_NAME)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value")
     p.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     p.add_argument("--overwrite", action="store_true", help="replace the run in --out (its files are removed)")
+    p.add_argument("--max-minutes", type=float, metavar="N",
+                   help="stop training after N minutes of wall-clock time (train.max_minutes)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="exact match, token accuracy, BLEU and chrF on a TSV file")

@@ -70,7 +70,7 @@ def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path,
             continue
         metrics = translator.evaluate(read_tsv(path, strip=config.data.strip), bleu=True)
         row[f"{split}_exact_match"] = metrics["exact_match"]
-        row[f"{split}_bleu"] = metrics["bleu"]
+        row[f"{split}_bleu"] = metrics.get("bleu")  # none where the references are too short for it
     return row
 
 

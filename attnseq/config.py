@@ -101,7 +101,10 @@ class TrainConfig:
     epochs: int = number(10, 1)
     max_steps: int = number(0, 0)  # stop after this many updates; 0: no limit
     max_minutes: float = number(0.0, 0.0)  # stop after this much wall-clock training; 0: no limit
-    batch_size: int = number(64, 1)  # sentences per batch
+    batch_size: int = number(64, 1)  # sentences per batch (at most, with batch_tokens)
+    # > 0: batches of sentences of similar length holding up to this many tokens, padding
+    # included (sentences x the longer side); batch_size still caps the sentences
+    batch_tokens: int = number(0, 0)
     optimizer: Variant = variant("adam")  # {name: adam, betas: [0.9, 0.999], eps: 1e-8}, sgd
     lr: float = number(1e-3, 0.0, 1e6, low_open=True)  # peak rate with the noam schedule
     weight_decay: float = number(0.0, 0.0)
@@ -111,8 +114,9 @@ class TrainConfig:
     accumulate: int = number(1, 1)  # gradient accumulation: batches per update
     seed: int = 1
     eval_every: int = number(0, 0)  # evaluate on dev every N updates; 0: at the end of each epoch
+    patience: int = number(0, 0)  # stop after this many evaluations without a new best; 0: never
     eval_max_sentences: int = number(2000, 1)  # dev sentences decoded for the accuracy during training
-    select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "token_accuracy"))
+    select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))
     precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast matmuls (CPU or GPU)
     threads: int = number(0, 0)  # torch intra-op threads; 0: torch's default

@@ -74,7 +74,7 @@ def log_metrics(run_dir: str | Path, record: dict) -> None:
         fh.write(json.dumps(record) + "\n")
     if record.get("type") == "eval":
         parts = [f"epoch {record['epoch']:.2f}", f"step {record['step']}"]
-        for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu"):
+        for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu", "dev_chrf"):
             if key in record:
                 value = record[key]
                 parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")

@@ -25,7 +25,7 @@ from .data.pipeline import TextPipeline
 from .decoding.common import AttentionViews, Hypothesis
 from .decoding.options import decode_options
 from .errors import ConfigError
-from .eval.metrics import bleu as bleu_score, chrf as chrf_score, exact_match, token_accuracy
+from .eval.metrics import bleu as bleu_score, bleu_applies, chrf as chrf_score, exact_match, token_accuracy
 
 log = logging.getLogger("attnseq")
 
@@ -144,7 +144,8 @@ class Translator(ABC):
     def evaluate(self, pairs: Sequence[tuple[str, str]], beam_size: int | None = None,
                  bleu: bool = True) -> dict[str, float]:
         """Metrics on (source, reference) pairs: exact_match and token_accuracy (0..1),
-        bleu and chrf (0..100), sentences, seconds."""
+        chrf (0..100), bleu (0..100) where the references are long enough for it to mean
+        something (eval.metrics.bleu_applies), sentences, seconds."""
         started = time.perf_counter()
         results = self.search([s for s, _ in pairs], beam_size=beam_size)
         seconds = time.perf_counter() - started
@@ -156,7 +157,8 @@ class Translator(ABC):
                                              [self.pipeline.target_tokens(t) for _, t in pairs]),
         }
         if bleu:
-            metrics["bleu"] = bleu_score(hyps, refs)
+            if bleu_applies(refs):
+                metrics["bleu"] = bleu_score(hyps, refs)
             metrics["chrf"] = chrf_score(hyps, refs)
         metrics.update(sentences=len(pairs), seconds=seconds,
                        sentences_per_second=len(pairs) / seconds if seconds else 0.0)

@@ -39,7 +39,7 @@ def test_two_configs_are_trained_evaluated_and_tabulated(dates, tmp_path, capsys
         for split in ("dev", "test"):  # the table's scores are the run's, evaluated as users do
             metrics = model.evaluate(read_tsv(dates / f"{split}.tsv"))
             assert row[f"{split}_exact_match"] == metrics["exact_match"]
-            assert row[f"{split}_bleu"] == pytest.approx(metrics["bleu"])
+            assert "bleu" not in metrics and row[f"{split}_bleu"] is None  # one-word dates: BLEU means nothing
     assert rows[0]["parameters"] != rows[1]["parameters"]
     with open(out / "comparison.csv", encoding="utf-8") as fh:
         table = list(csv.DictReader(fh))

@@ -64,11 +64,14 @@ def batch_indices(
     epoch: int = 0,
     bucket: bool = True,
     pool: int = 50,
+    batch_tokens: int = 0,
 ) -> list[list[int]]:
     """Index lists of the batches of one epoch, a function of (seed, epoch) alone.
 
     With ``bucket``, examples are shuffled, cut into pools of ``pool`` batches, sorted by length
-    inside each pool (so batches hold similar lengths), and the batches shuffled again.
+    inside each pool (so batches hold similar lengths), and the batches shuffled again. With
+    ``batch_tokens`` a batch takes sentences while they hold at most that many tokens, padding
+    included (see ``token_batches``), and at most ``batch_size`` of them.
     """
     rng = np.random.default_rng([seed, epoch])
     order = rng.permutation(len(examples)) if shuffle else np.arange(len(examples))
@@ -79,9 +82,37 @@ def batch_indices(
             c[np.argsort([len(examples[i].src) + 1000 * len(examples[i].tgt) for i in c], kind="stable")]
             for c in chunks
         ]) if chunks else order
-    batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    if batch_tokens:
+        batches = token_batches([int(i) for i in order], examples, batch_tokens, batch_size)
+    else:
+        batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
     if bucket and shuffle:
         batches = [batches[i] for i in rng.permutation(len(batches))]
+    return batches
+
+
+def padded_length(example: Example) -> int:
+    """The positions ``example`` takes in a batch: its longer side (the target with bos/eos)."""
+    return max(len(example.src), len(example.tgt) + 1)
+
+
+def token_batches(order: Sequence[int], examples: Sequence[Example], batch_tokens: int,
+                  max_sentences: int) -> list[list[int]]:
+    """``order`` cut into consecutive batches of at most ``batch_tokens`` padded tokens (sentences
+    times the longest in the batch) and ``max_sentences`` sentences; a sentence longer than
+    ``batch_tokens`` makes a batch of its own."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        length = padded_length(examples[i])
+        if current and (len(current) >= max_sentences or (len(current) + 1) * max(longest, length) > batch_tokens):
+            batches.append(current)
+            current, longest = [], 0
+        current.append(i)
+        longest = max(longest, length)
+    if current:
+        batches.append(current)
     return batches
 
 

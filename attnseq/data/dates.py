@@ -43,6 +43,9 @@ Pair = tuple[str, str]
 
 DEFAULT_START = date(1950, 1, 1)
 DEFAULT_END = date(2049, 12, 31)
+# ``attnseq data dates --locales all``: western European languages whose CLDR data gives
+# unambiguous day/month orders and month names in Latin script
+ALL_LOCALES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv")
 NAMED_FORMATS = ("short", "medium", "long", "full")
 
 # Explicit CLDR patterns, grouped by the field order they encode.

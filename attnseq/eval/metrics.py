@@ -24,6 +24,15 @@ def token_accuracy(hypotheses: Sequence[Sequence[str]], references: Sequence[Seq
     return right / total if total else 0.0
 
 
+BLEU_MIN_WORDS = 4  # BLEU-4 counts 4-grams: references shorter than this on average make it 0
+
+
+def bleu_applies(references: Sequence[str]) -> bool:
+    """True when the references are long enough for BLEU to mean something: on average at least
+    four words (one-token outputs, dates or codes, would score 0 however right they are)."""
+    return bool(references) and sum(len(r.split()) for r in references) / len(references) >= BLEU_MIN_WORDS
+
+
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0..100) from sacrebleu on detokenised text."""
     import sacrebleu

@@ -17,7 +17,8 @@ from tqdm import tqdm
 from ..config import Config, save_config
 from ..data.pipeline import Example, TextPipeline
 from ..data.sources import load_splits
-from ..errors import DataError, UserError
+from ..errors import ConfigError, DataError, UserError
+from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..runs import CONFIG_FILE, LAST, log_metrics, prepare_run_dir, truncate_metrics
 
 Pair = tuple[str, str]
@@ -68,12 +69,15 @@ class Progress:
     step: int = 0  # optimizer updates so far
     best: float | None = None  # the best evaluation's train.select_by score
     best_loss: float | None = None  # and its dev loss, which breaks ties (all 0% exact match early on)
+    since_best: int = 0  # evaluations since the best one (train.patience)
     train_seconds: float = 0.0
     target_tokens: int = 0  # target tokens trained on so far
     wall_seconds: float = 0.0  # wall-clock time of training, evaluations included (train.max_minutes)
     window_loss: float = 0.0  # summed loss, tokens and update seconds since the last train record
     window_tokens: int = 0
     window_seconds: float = 0.0
+    window_real: int = 0  # real tokens and padded positions of the batches since then
+    window_slots: int = 0
     history: list[dict] = field(default_factory=list)
 
 
@@ -161,6 +165,9 @@ class EpochLoop:
             raise DataError("no training pair is left after the length limits (data.max_source_len, "
                             "data.max_target_len)")
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs)
+        if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
+            raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
+                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
 
@@ -218,6 +225,10 @@ class EpochLoop:
     def _close(self) -> None:
         """Release what the run holds (e.g. the process group)."""
 
+    def _slots(self, group: list) -> tuple[int, int]:
+        """(real tokens, padded positions) of ``group``'s batches, for the padding fraction."""
+        return 0, 0
+
     # -- the loop -------------------------------------------------------------------------------
     def fit(self) -> dict:
         """Train until a limit is reached; the last evaluation record, with ``parameters``,
@@ -264,6 +275,11 @@ class EpochLoop:
         tc, p = self.config.train, self.progress
         if tc.max_steps and p.step >= tc.max_steps:
             return True
+        if tc.patience and p.since_best >= tc.patience:
+            if self.is_main and not getattr(self, "_said_patience", False):
+                log.info("stopping: %d evaluations without a better %s (train.patience)", p.since_best, tc.select_by)
+                self._said_patience = True
+            return True
         return bool(tc.max_minutes) and self._any(self._tick() >= 60 * tc.max_minutes)
 
     def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
@@ -295,15 +311,24 @@ class EpochLoop:
         p.batch_in_epoch += len(group)
         p.target_tokens += tokens
         self._check_loss(loss_sum / max(tokens, 1), "the training loss per token")
+        real, slots = self._slots(group)
         p.window_loss += loss_sum
         p.window_tokens += tokens
         p.window_seconds += seconds
+        p.window_real += real
+        p.window_slots += slots
         loss, tok_s = p.window_loss / max(p.window_tokens, 1), p.window_tokens / max(p.window_seconds, 1e-9)
-        display.update(len(group), loss=f"{loss:.3f}", tok_s=f"{tok_s:,.0f}")
+        padding = 1 - p.window_real / p.window_slots if p.window_slots else None
+        display.update(len(group), loss=f"{loss:.3f}", tok_s=f"{tok_s:,.0f}",
+                       **({"pad": f"{padding:.0%}"} if padding is not None else {}))
         if tc.log_every and p.step % tc.log_every == 0:
-            self._log({"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
-                       "tokens_per_second": tok_s, "lr": self._learning_rate()})
+            record = {"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
+                      "tokens_per_second": tok_s, "lr": self._learning_rate()}
+            if padding is not None:
+                record["padding"] = round(padding, 4)  # fraction of batch positions that are padding
+            self._log(record)
             p.window_loss, p.window_tokens, p.window_seconds = 0.0, 0, 0.0
+            p.window_real = p.window_slots = 0
 
     def _check_loss(self, value: float, what: str) -> None:
         """TrainingDiverged when ``value`` is not finite or far above what guessing uniformly
@@ -331,6 +356,8 @@ class EpochLoop:
         if improved:
             p.best = selection_score(record, self.config.train.select_by)
             p.best_loss = record.get("dev_loss")
+        if selection_score(record, self.config.train.select_by) is not None:
+            p.since_best = 0 if improved else p.since_best + 1
         p.history.append(record)
         if self.is_main:
             self._log(record)

@@ -120,8 +120,10 @@ class Trainer(EpochLoop):
     def _epoch_batches(self) -> list[list[int]]:
         """This process's share of the epoch's batches (example indices), bucketed by length."""
         tc = self.config.train
-        return self.dist.shard(batch_indices(self.train_examples, tc.batch_size, True, tc.seed,
-                                             self.progress.epoch, tc.bucket))
+        batches = self.dist.shard(batch_indices(self.train_examples, tc.batch_size, True, tc.seed,
+                                                self.progress.epoch, tc.bucket, batch_tokens=tc.batch_tokens))
+        self._epoch_length = len(batches)
+        return batches
 
     def _batches(self, todo: list[list[int]]):
         return iterate_batches(self.train_examples, todo)
@@ -179,8 +181,15 @@ class Trainer(EpochLoop):
 
     @property
     def batches_per_epoch(self) -> int:
+        if getattr(self, "_epoch_length", None):  # token batches: as many as this epoch has
+            return self._epoch_length
         batches = math.ceil(len(self.train_examples) / self.config.train.batch_size)
         return batches // self.dist.world_size if self.dist.enabled else batches
+
+    def _slots(self, group) -> tuple[int, int]:
+        """(real tokens, positions) of the batches of ``group``, source and target together."""
+        real = sum(int(b.src_mask.sum()) + int(b.tgt_mask.sum()) for b in group)
+        return real, sum(b.src_mask.numel() + b.tgt_mask.numel() for b in group)
 
     def _save(self, best: bool) -> None:
         """best.safetensors when the evaluation improved (or there is none yet), then

@@ -108,6 +108,13 @@ class NumpyTrainer(EpochLoop):
     def _learning_rate(self) -> float:
         return self.config.train.lr
 
+    def _slots(self, group: list[np.ndarray]) -> tuple[int, int]:
+        """(real tokens, positions): the book's arrays pad every source to one width."""
+        batch, = group
+        ts = self.ts[batch, : self.ts_lengths[batch].max()]
+        real = sum(len(self.train_examples[i].src) for i in batch) + int((ts != self.layout.ignore_label).sum())
+        return real, self.xs[batch].size + ts.size
+
     # -- evaluation and checkpoints -------------------------------------------------------------
     def dev_loss(self, batch_size: int = 256) -> float:
         """Mean cross-entropy per counted target position (eos included) on the dev set."""
