@@ -44,10 +44,6 @@ class RecurrentLayer(nn.Module):
         """The hidden states h (L * directions, B, H) of a state."""
         return state[0] if isinstance(state, tuple) else state
 
-    def can_project_ahead(self) -> bool:
-        """True when ``project_inputs`` and ``step_projected`` apply (see FusedLayer)."""
-        return False
-
 
 class FusedLayer(RecurrentLayer):
     """A torch fused RNN module (cuDNN / oneDNN kernels)."""
@@ -85,51 +81,20 @@ class FusedLayer(RecurrentLayer):
         return (self.cell_function is not None and self.directions == 1
                 and not getattr(self.rnn, "proj_size", 0))
 
-    # -- a bottom-layer input projection computed ahead (decoders under teacher forcing) --------
-    def can_project_ahead(self) -> bool:
-        """True when ``project_inputs`` and ``step_projected`` apply (one-way fused cells)."""
-        return self._steppable() and type(self).gate_cell is not FusedLayer.gate_cell
-
-    def project_inputs(self, x: torch.Tensor, start: int) -> torch.Tensor:
-        """The bottom layer's input gates of ``x`` (B, T, I') (input columns start .. start + I'),
-        with the input bias: (B, T, G * H). Decoders compute the embeddings' share for every
-        target position in one product, then add the rest step by step (``step_projected``)."""
-        weight = self.rnn.weight_ih_l0[:, start:start + x.shape[-1]]
-        return nn.functional.linear(x, weight, self.rnn.bias_ih_l0)
-
-    def step_projected(self, projected: torch.Tensor, extra: torch.Tensor | None, start: int, state):
-        """One position through every layer, the bottom layer's input gates being ``projected``
-        (B, G*H) plus those of ``extra`` (B, X) (input columns start .. start + X): (outputs
-        (B, 1, H), state), what ``_step`` gives for the whole input."""
-        gates = projected
-        if extra is not None:
-            gates = torch.addmm(gates, extra, self.rnn.weight_ih_l0[:, start:start + extra.shape[-1]].t())
-        hidden = (state[0][0], state[1][0]) if self.has_cell_state else state[0]
-        hidden = self.gate_cell(gates, hidden, self.rnn.weight_hh_l0, self.rnn.bias_hh_l0)
-        return self._layers(hidden[0] if self.has_cell_state else hidden, state, [hidden])
-
-    @staticmethod
-    def gate_cell(gates: torch.Tensor, hidden, w_hh: torch.Tensor, b_hh: torch.Tensor):
-        """The cell's new state from its input gates (B, G*H) and its previous state."""
-        raise NotImplementedError
-
     def _step(self, inputs: torch.Tensor, state):
         """One position (B, 1, I) through every layer with the single-step kernels, which cost far
         less than the sequence kernel for one position (decoders step one token at a time)."""
-        return self._layers(inputs[:, 0], state, [])
-
-    def _layers(self, x: torch.Tensor, state, layers: list):
-        """The layers above ``len(layers)`` (whose new states ``layers`` holds) stepped on their
-        input x (B, I): (outputs (B, 1, H), state)."""
+        x = inputs[:, 0]  # (B, I)
         cell = type(self).cell_function
-        for k in range(len(layers), self.num_layers):
-            if k and self.training and self.rnn.dropout:
-                x = nn.functional.dropout(x, self.rnn.dropout, training=True)
+        layers = []
+        for k in range(self.num_layers):
             weights = [getattr(self.rnn, f"{name}_l{k}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
             hidden = (state[0][k], state[1][k]) if self.has_cell_state else state[k]
             hidden = cell(x, hidden, *weights)
             layers.append(hidden)
             x = hidden[0] if self.has_cell_state else hidden  # (B, H)
+            if k + 1 < self.num_layers and self.training and self.rnn.dropout:
+                x = nn.functional.dropout(x, self.rnn.dropout, training=True)
         if self.has_cell_state:
             new_state = (torch.stack([h for h, _ in layers]), torch.stack([c for _, c in layers]))
         else:
@@ -145,13 +110,6 @@ class LSTMLayer(FusedLayer):
     has_cell_state = True
     cell_function = torch.lstm_cell
 
-    @staticmethod
-    def gate_cell(gates, hidden, w_hh, b_hh):
-        h, c = hidden
-        i, f, g, o = torch.addmm(b_hh, h, w_hh.t()).add_(gates).chunk(4, 1)  # rows [i; f; g; o]
-        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
-
 
 @CELLS.register("gru")
 class GRULayer(FusedLayer):
@@ -159,14 +117,6 @@ class GRULayer(FusedLayer):
 
     module_class = nn.GRU
     cell_function = torch.gru_cell
-
-    @staticmethod
-    def gate_cell(gates, h, w_hh, b_hh):
-        hidden = h.shape[1]
-        recurrent = torch.addmm(b_hh, h, w_hh.t())  # rows [r; z; n]
-        r, z = torch.sigmoid(gates[:, :2 * hidden] + recurrent[:, :2 * hidden]).chunk(2, 1)
-        n = torch.tanh(gates[:, 2 * hidden:] + r * recurrent[:, 2 * hidden:])
-        return torch.lerp(n, h, z)  # (1 - z) n + z h
 
 
 @CELLS.register("rnn")
@@ -176,10 +126,6 @@ class TanhRNNLayer(FusedLayer):
     module_class = nn.RNN
     module_kwargs = {"nonlinearity": "tanh"}
     cell_function = torch.rnn_tanh_cell
-
-    @staticmethod
-    def gate_cell(gates, h, w_hh, b_hh):
-        return torch.tanh(torch.addmm(b_hh, h, w_hh.t()).add_(gates))
 
 
 @dataclass

@@ -11,10 +11,9 @@ Every decoder offers:
 A design says what joins the embedding in the recurrent input (``rnn_extra``), what follows
 the recurrent step (``after_rnn``) and, optionally, a position-wise ``output_layer``. Designs
 whose step does not depend on the previous step's output (``parallel``) run the whole target in
-one call during training. The others are stepped one position at a time; under teacher forcing
-the embeddings' share of the recurrent input projection is computed for every position in one
-product and the output layer runs once over the whole target (``teacher_forced``). A test
-checks that teacher forcing equals stepping for every design.
+one call during training. The others are stepped one position at a time (``teacher_forced``),
+and their output layer then runs once over the whole target. A test checks that teacher
+forcing equals stepping for every design.
 """
 from __future__ import annotations
 
@@ -169,27 +168,11 @@ class RNNDecoder(nn.Module):
         return self.output_layer(features), alignment
 
     def teacher_forced(self, embedded: torch.Tensor, state: State):
-        """The sequential designs under teacher forcing: (features (B, T, F'), alignment or None),
-        position by position. With a fused one-way cell, the embeddings' share of the bottom
-        layer's input gates is one product over all positions, so each step multiplies only
-        ``extra`` (input feeding, context) and the recurrent state."""
-        ahead = self.rnn.can_project_ahead()
-        if ahead:
-            width = embedded.shape[-1]
-            extra_start = width if self.embedding_first else 0
-            projected = self.rnn.project_inputs(embedded, 0 if self.embedding_first else
-                                                self.rnn.input_size - width).unbind(1)  # T x (B, G*H)
+        """The sequential designs under teacher forcing, position by position: (features before
+        the output layer (B, T, F'), alignment (B, T, S) or None)."""
         features, alignments = [], []
-        for t, step_input in enumerate(embedded.split(1, dim=1)):  # split, not slicing: one gradient buffer
-            if ahead:
-                extra, alignment = self.rnn_extra(state, 1)
-                outputs, hidden = self.rnn.step_projected(projected[t], None if extra is None else extra[:, 0],
-                                                          extra_start, state["hidden"])
-                state = state.copy()
-                state["hidden"] = hidden
-                f, state, a = self.after_rnn(outputs, step_input, extra, alignment, state)
-            else:
-                f, state, a = self.step_features(step_input, state)
+        for step_input in embedded.split(1, dim=1):  # split, not slicing: one gradient buffer
+            f, state, a = self.step_features(step_input, state)
             state = advance(state)
             features.append(f)
             alignments.append(a)
