@@ -26,8 +26,10 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests
 
+# The benchmark table (matmul ceiling, training and decoding speed, peak RSS); with
+# AGAINST=REV, that commit measured in the same run and each figure's ratio to it.
 bench: install
-	$(BIN)/python bench/train_speed.py
+	$(BIN)/python bench/run.py $(if $(AGAINST),--against $(AGAINST))
 
 # Every bad input and fault of the reliability drill, and 30 kills of a training run.
 drill: install

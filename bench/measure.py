@@ -1,0 +1,208 @@
+"""One measurement of the benchmark table, printed as one JSON line (bench/run.py runs these).
+
+    python bench/measure.py ceiling --threads 1
+    python bench/measure.py train PRESET --data DIR [--steps 30] [--threads 1] [--set KEY=VALUE]
+    python bench/measure.py train reference [--threads 1]
+    python bench/measure.py decode PRESET [--beam 5] [--sentences 300] [--threads 1]
+
+It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
+version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
+build_optimizer, search), so one script measures two commits alike. ``train`` times whole
+training steps (forward, backward, clipping, optimizer) on batches of the data; ``reference``
+is a fixed model (bidirectional LSTM 256, LSTM 256 decoder, general attention with input
+feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); ``decode`` searches
+random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words). Times are
+wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when something
+else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with torch's
+FlopCounterMode.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+
+REFERENCE = ["model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.decoder=luong",
+             "model.attention=general", "train.batch_size=64"]
+
+
+def ceiling(threads: int) -> dict:
+    """The best fp32 matmul rate (GFLOP/s) of square products 512 .. 2048."""
+    best = 0.0
+    for n in (512, 1024, 1536, 2048):
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        for _ in range(2):
+            a @ b
+        repeats = max(3, int(2e9 / n**3))
+        started = time.perf_counter()
+        for _ in range(repeats):
+            a @ b
+        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - started) / 1e9)
+    return {"gflops": best}
+
+
+def reference_config():
+    from attnseq.config import load_config
+
+    for bidirectional in (["model.encoder.bidirectional=true", "model.decoder.input_feeding=true"],
+                          ["model.bidirectional=true", "model.input_feeding=true"]):  # this version / 0.1.0
+        try:
+            return load_config(None, REFERENCE + bidirectional)
+        except Exception:  # noqa: BLE001  (the other version's keys)
+            continue
+    raise SystemExit("measure: no reference config for this attnseq")
+
+
+def examples_of(pairs, pipeline):
+    from attnseq.data.batching import Example
+
+    return [Example(pipeline.encode_source(s), pipeline.encode_target(t)) for s, t in pairs]
+
+
+def random_examples(n: int, vocab: int, seed: int = 0):
+    from attnseq.data.batching import Example
+
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(16, 25, (n, 2), generator=g)
+    return [Example(torch.randint(4, vocab, (int(s),), generator=g).tolist(),
+                    torch.randint(4, vocab, (int(t),), generator=g).tolist()) for s, t in lengths]
+
+
+CLOCK = time.perf_counter
+
+
+def train(preset: str, data: str | None, steps: int, threads: int, overrides: list[str]) -> dict:
+    """CPU seconds per training step, target tokens/s, sentences/s and matmul FLOPs per step."""
+    from attnseq.config import load_config
+    from attnseq.data.batching import batch_indices, collate
+    from attnseq.nn.model import build_model
+    from attnseq.train.optim import build_optimizer
+
+    torch.manual_seed(0)
+    if preset == "reference":
+        config, vocab = reference_config(), 8000
+        examples = random_examples(64 * (steps + 3), vocab)
+        src_vocab = tgt_vocab = vocab
+    else:
+        from attnseq.data.pipeline import TextPipeline
+
+        config = load_config(preset, overrides)
+        pairs = [tuple(line.split("\t")) for line in Path(data, "train.tsv").read_text(encoding="utf-8").splitlines()]
+        pipeline = TextPipeline.fit(config.data, pairs, Path(data))
+        examples = examples_of(pairs, pipeline)
+        src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
+    model = build_model(config.model, src_vocab, tgt_vocab).train()
+    optimizer = build_optimizer(model.parameters(), config.train)
+    clip = config.train.clip_norm
+    indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
+    batches = [collate([examples[i] for i in idx], idx) for idx in indices]
+
+    def step(batch) -> int:
+        optimizer.zero_grad(set_to_none=True)
+        loss, tokens = model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
+        (loss / tokens).backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        return int(tokens)
+
+    flops_per_token = matmul_flops(model, lambda: step(batches[0])) / int(batches[0].tgt_mask.sum())
+    for batch in batches[1:3]:
+        step(batch)
+    tokens = sentences = 0
+    started = CLOCK()
+    for batch in batches[3:]:
+        tokens += step(batch)
+        sentences += batch.src.shape[0]
+    seconds = CLOCK() - started
+    return {"tokens_per_second": tokens / seconds, "sentences_per_second": sentences / seconds,
+            "ms_per_step": 1000 * seconds / (len(batches) - 3), "gflop_per_token": flops_per_token / 1e9}
+
+
+def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
+    """Sentences/s of greedy (beam 1) or beam search, batches of 64 sorted by length."""
+    from attnseq.config import load_config
+    from attnseq.data.batching import pad
+    from attnseq.decoding.search import search
+    from attnseq.nn.model import build_model
+
+    config = load_config(preset)
+    torch.manual_seed(0)
+    vocab = 8000
+    model = build_model(config.model, vocab, vocab).eval()
+    rng = random.Random(0)
+    sources = sorted(([rng.randrange(4, vocab) for _ in range(rng.randint(5, 30))] for _ in range(sentences)), key=len)
+    settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)
+    outputs = []
+    with torch.no_grad():
+        src, mask = pad(sources[:64])
+        search(model, src, mask, settings)  # warm-up
+        started = CLOCK()
+        for start in range(0, len(sources), 64):
+            src, mask = pad(sources[start:start + 64])
+            outputs += [h[0].tokens for h in search(model, src, mask, settings)]
+        seconds = CLOCK() - started
+    digest = hashlib.sha1(json.dumps(outputs).encode()).hexdigest()[:12]  # the same outputs?
+    return {"sentences_per_second": len(sources) / seconds, "outputs": digest}
+
+
+def matmul_flops(model: torch.nn.Module, run) -> float:
+    """The matmul FLOPs of ``run()`` (a training step): torch's count of mm/bmm/attention, plus
+    the fused recurrent layers it cannot see (2 x inputs x gates per position, forward, and twice
+    that backward)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    fused = [0.0]
+
+    def count(module, inputs, outputs):
+        x = inputs[0].data if hasattr(inputs[0], "data") and isinstance(inputs[0], torch.nn.utils.rnn.PackedSequence) \
+            else inputs[0]
+        positions = x.shape[0] if x.dim() == 2 else x.shape[0] * x.shape[1]  # packed: the real positions
+        gates = {"LSTM": 4, "GRU": 3}.get(type(module).__name__, 1) * module.hidden_size
+        directions = 2 if module.bidirectional else 1
+        width = module.input_size
+        for _ in range(module.num_layers):
+            fused[0] += 3 * 2 * positions * directions * (width + module.hidden_size) * gates
+            width = module.hidden_size * directions
+
+    hooks = [m.register_forward_hook(count) for m in model.modules() if isinstance(m, torch.nn.RNNBase)]
+    counter = FlopCounterMode(display=False)
+    with counter:
+        run()
+    for hook in hooks:
+        hook.remove()
+    return counter.get_total_flops() + fused[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("ceiling", "train", "decode"))
+    parser.add_argument("preset", nargs="?")
+    parser.add_argument("--data")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--beam", type=int, default=1)
+    parser.add_argument("--sentences", type=int, default=300)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--set", action="append", default=[])
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.what == "ceiling":
+        result = ceiling(args.threads)
+    elif args.what == "train":
+        result = train(args.preset, args.data, args.steps, args.threads, args.set)
+    else:
+        result = decode(args.preset, args.beam, args.sentences, args.threads)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The benchmark table: the matmul ceiling, training and decoding speed, peak memory, in one run.
+
+    python bench/run.py [--against REV] [--threads 1 2] [--quick] [--clock wall|cpu] [--out FILE]
+    make bench                      # the same, against nothing
+    make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
+
+Every figure is measured in its own process (bench/measure.py), pinned to the stated threads:
+- the fp32 matmul ceiling (best of square products 512 .. 2048, GFLOP/s);
+- training: target tokens/s, sentences/s, the fraction of the ceiling its matmul FLOPs reach,
+  and peak RSS, for the reference Luong step and, on generated dates (characters, all locales),
+  the bahdanau2014 and recommended-char presets;
+- decoding: greedy and beam-5 sentences/s of the RNN (luong2015-gettext-de) and Transformer
+  (transformer-gettext-de) presets, untrained, on random sources, and whether the outputs equal
+  the other commit's.
+With ``--against REV`` the commit is checked out in a git worktree and every figure is measured
+for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
+other commit does not have is left out. Machines here change from day to day: the table says
+which CPU, which torch, and compare only figures of one run.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MEASURE = ROOT / "bench" / "measure.py"
+
+
+def run_measure(tree: Path, args: list[str], threads: int, clock: str) -> tuple[dict | None, float]:
+    """(the JSON of ``measure.py ARGS`` run against the attnseq of ``tree``, its peak RSS in MB)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(threads),
+           "MKL_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads)}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen([sys.executable, str(MEASURE), *args, "--threads", str(threads), "--clock", clock],
+                                   stdout=out, stderr=err, env=env, cwd=tree)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode != 0:
+            last = err.read().decode(errors="replace").strip().splitlines()[-1:]
+            print(f"  ({tree.name}: {' '.join(args[:2])} failed: {last})", file=sys.stderr)
+            return None, 0.0
+        return json.loads(out.read().decode().strip().splitlines()[-1]), usage.ru_maxrss / 1024
+
+
+def worktree(rev: str) -> Path:
+    """A checkout of ``rev`` in a temporary git worktree (made once, reused)."""
+    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    path = Path(tempfile.gettempdir()) / f"attnseq-bench-{sha}"
+    if not path.exists():
+        subprocess.run(["git", "worktree", "add", "--detach", str(path), sha], cwd=ROOT, check=True,
+                       capture_output=True)
+    return path
+
+
+def dates(folder: Path) -> Path:
+    """Generated dates in all locales (the character task), made with this tree."""
+    if not (folder / "train.tsv").exists():
+        subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "data", "dates", "--locales", "all", "--train",
+                        "12000", "--dev", "200", "--test", "200", "--out", str(folder)], check=True, cwd=ROOT)
+    return folder
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", help="a commit to measure too (ratios: this tree / it)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and sentences (a smoke run)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall-clock, or process CPU time (1 thread; steadier on a shared machine)")
+    parser.add_argument("--out", help="also write the table (Markdown) here")
+    args = parser.parse_args()
+    trees = {"this": ROOT}
+    if args.against:
+        trees[args.against] = worktree(args.against)
+    data = dates(Path(tempfile.gettempdir()) / "attnseq-bench-dates")
+    steps, sentences = (6, 64) if args.quick else (30, 300)
+    from attnseq.hardware import cpu_flags, cpu_model
+    import torch
+
+    header = [f"Benchmark of {datetime.date.today()}: {cpu_model()} ({os.cpu_count()} CPUs, "
+              f"{'AVX-512' if 'avx512f' in cpu_flags() else 'AVX2' if 'avx2' in cpu_flags() else 'no AVX2'}), "
+              f"torch {torch.__version__}, {args.clock} clock" + (f", against {args.against}" if args.against else "")]
+    rows = []
+    ceilings: dict[int, float] = {}
+    for threads in args.threads:
+        ceilings[threads] = run_measure(ROOT, ["ceiling"], threads, "wall")[0]["gflops"]
+        rows.append(("matmul ceiling (GFLOP/s)", threads, ceilings[threads], None, None, None, None))
+    jobs = [("train", "reference step", "reference", [f"--steps={steps}"], "tokens_per_second"),
+            ("train", "bahdanau2014, dates", "configs/bahdanau2014.yaml", [f"--steps={steps}", f"--data={data}"],
+             "sentences_per_second"),
+            ("train", "recommended-char, dates", "configs/recommended-char.yaml", [f"--steps={steps}", f"--data={data}"],
+             "sentences_per_second"),
+            ("decode", "greedy, luong2015-gettext-de", "configs/luong2015-gettext-de.yaml", ["--beam=1", f"--sentences={sentences}"],
+             "sentences_per_second"),
+            ("decode", "beam 5, luong2015-gettext-de", "configs/luong2015-gettext-de.yaml", ["--beam=5", f"--sentences={sentences}"],
+             "sentences_per_second"),
+            ("decode", "greedy, transformer-gettext-de", "configs/transformer-gettext-de.yaml",
+             ["--beam=1", f"--sentences={sentences}"], "sentences_per_second"),
+            ("decode", "beam 5, transformer-gettext-de", "configs/transformer-gettext-de.yaml",
+             ["--beam=5", f"--sentences={sentences}"], "sentences_per_second")]
+    for kind, name, preset, extra, figure in jobs:
+        for threads in args.threads:
+            found = {}
+            for label, tree in trees.items():  # alternating: this tree, then the other, per figure
+                if preset != "reference" and not (tree / preset).exists():
+                    continue
+                result, rss = run_measure(tree, [kind, preset if preset == "reference" else str(tree / preset), *extra],
+                                          threads, args.clock)
+                if result is not None:
+                    found[label] = (result, rss)
+            if "this" not in found:
+                continue
+            this, rss = found["this"]
+            value = this[figure]
+            fraction = None
+            if kind == "train":
+                fraction = this["tokens_per_second"] * this["gflop_per_token"] / ceilings[threads]
+            other = found.get(args.against) if args.against else None
+            ratio = value / other[0][figure] if other else None
+            same = None
+            if other and kind == "decode":
+                same = "same outputs" if this["outputs"] == other[0]["outputs"] else "OUTPUTS DIFFER"
+            unit = "tok/s" if figure == "tokens_per_second" else "sent/s"
+            rows.append((f"{kind} {name} ({unit})", threads, value, fraction, rss, ratio, same))
+            print(f"  {kind} {name}, {threads} thread(s): {value:,.0f} {unit}"
+                  + (f", {fraction:.2f} of the ceiling" if fraction is not None else "")
+                  + (f", x{ratio:.2f} against {args.against}" if ratio else "") + (f" ({same})" if same else ""),
+                  file=sys.stderr, flush=True)
+    lines = header + ["", "| measure | threads | value | of ceiling | peak RSS MB | "
+                      + (f"ratio to {args.against} |" if args.against else "|"),
+                      "|---|---|---|---|---|" + ("---|" if args.against else "")]
+    for name, threads, value, fraction, rss, ratio, same in rows:
+        cells = [name, str(threads), f"{value:,.1f}" if value < 100 else f"{value:,.0f}",
+                 "" if fraction is None else f"{fraction:.2f}", "" if rss is None else f"{rss:,.0f}"]
+        if args.against:
+            cells.append("" if ratio is None else f"{ratio:.2f}x" + (f" ({same})" if same else ""))
+        lines.append("| " + " | ".join(cells) + " |")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
