@@ -120,6 +120,9 @@ class NTMConfig:
     read_heads: int = number(1, 1)
     write_heads: int = number(1, 1)
     shift_range: int = number(1, 0)  # r: the location shift s is a distribution over -r..r
+    # a source token of 0s and 1s ("01101001") also enters as its bits (the paper's input vectors),
+    # beside its learned embedding
+    bit_inputs: bool = True
     # the inputs while emitting: false the paper's (a delimiter, then blank inputs); true the
     # previous output symbol, as a seq2seq decoder is fed
     feed_outputs: bool = False

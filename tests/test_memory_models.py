@@ -238,3 +238,16 @@ def test_addressing_does_what_the_paper_says():
     written = addressing.write(memory, one_hot, torch.ones(1, 1, 4), torch.full((1, 1, 4), 0.5))
     assert written[0, 1].tolist() == [0.5] * 4 and torch.equal(written[0, 0], memory[0, 0])  # erase, then add
     assert addressing.read(written, one_hot).tolist() == [[[0.5] * 4]]
+
+
+def test_ntm_reads_a_bit_token_as_its_bits():
+    from attnseq.nn.memory.ntm import bit_table
+
+    vocab = Vocab(["0110", "1001", "x3"])
+    table = bit_table(vocab)
+    assert table.shape == (len(vocab), 4)
+    assert table[vocab.stoi["0110"]].tolist() == [0, 1, 1, 0] and table[vocab.stoi["1001"]].tolist() == [1, 0, 0, 1]
+    assert not table[vocab.stoi["x3"]].any() and not table[Vocab.pad_id].any()
+    cfg = load_config(None, ARCHS["ntm"]).model
+    model = build_model(cfg, len(vocab), len(vocab), src_vocab=vocab)
+    assert model.encoder.cell.input_size == 6 + 4

@@ -58,6 +58,7 @@ class NTMCell(nn.Module):
         self.R, self.W = cfg.read_heads, cfg.write_heads
         self.N, self.M = cfg.memory_locations, cfg.memory_width
         self.shifts = 2 * cfg.shift_range + 1
+        self.input_size = input_size  # x_t
         self.controller = nn.LSTMCell(input_size + self.R * self.M, cfg.hidden_size)
         self.addressing_size = self.M + 3 + self.shifts  # k, beta, g, s, gamma
         heads = self.R + self.W
@@ -100,18 +101,33 @@ class NTMCell(nn.Module):
         return features, {"h": h, "c": c, "memory": memory, "weights": weights, "reads": reads}
 
 
-class TapeWriter(nn.Module):
-    """The encoder: the machine over the source ids (B, S), padding leaving it unchanged."""
+def bit_table(vocab) -> torch.Tensor:
+    """(V, b): row i holds the bits of token i when it is a string of b 0s and 1s (b the most
+    common such length), zeros for every other token."""
+    tokens = list(vocab.itos) if vocab is not None else []
+    lengths = [len(t) for t in tokens if t and set(t) <= {"0", "1"}]
+    width = max(set(lengths), key=lengths.count) if lengths else 0
+    table = torch.zeros(len(tokens), width)
+    for i, token in enumerate(tokens):
+        if len(token) == width and set(token) <= {"0", "1"}:
+            table[i] = torch.tensor([float(b) for b in token])
+    return table
 
-    def __init__(self, cfg, vocab_size: int, cell: NTMCell):
+
+class TapeWriter(nn.Module):
+    """The encoder: the machine over the source ids (B, S), padding leaving it unchanged. Its
+    input is a token's learned embedding and, from ``bits`` (V, b), the token's bits."""
+
+    def __init__(self, cfg, vocab_size: int, cell: NTMCell, bits: torch.Tensor):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
+        self.register_buffer("bits", bits, persistent=False)
         self.cell = cell
         self.output_size = cfg.memory_width
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor) -> Tape:
         batch = src.shape[0]
-        x = self.embed(src)  # (B, S, E)
+        x = torch.cat([self.embed(src), self.bits[src].to(self.embed.weight.dtype)], -1)  # (B, S, E + b)
         machine = self.cell.initial(batch, x)
         reading, writing = [], []
         for t, x_t in enumerate(x.unbind(1)):
@@ -139,8 +155,9 @@ class TapeReader(nn.Module):
     def __init__(self, cfg, vocab_size: int, cell: NTMCell):
         super().__init__()
         self.feed_outputs = cfg.feed_outputs
-        self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0) if cfg.feed_outputs else None
-        self.delimiter = None if cfg.feed_outputs else nn.Parameter(torch.randn(cfg.embed_size) * 0.1)
+        width = cell.input_size
+        self.embed = nn.Embedding(vocab_size, width, padding_idx=0) if cfg.feed_outputs else None
+        self.delimiter = None if cfg.feed_outputs else nn.Parameter(torch.randn(width) * 0.1)
         self.cell = cell
         self.feature_size = cell.feature_size
         self.generator = nn.Linear(cell.feature_size, vocab_size)
@@ -198,6 +215,8 @@ class TapeReader(nn.Module):
 class NTMArch:
     """One NTM: the encoder writes the source, the decoder reads it out."""
 
+    reads_vocabulary = True  # which tokens are bit vectors (model.bit_inputs)
+
     @staticmethod
     def check(cfg):
         """``cfg`` (an NTMConfig): the shifts must fit in the memory."""
@@ -207,7 +226,11 @@ class NTMArch:
         return cfg
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
+              src_vocab=None) -> Seq2Seq:
         """The model: the encoder and decoder share the one NTMCell."""
-        cell = NTMCell(cfg, cfg.embed_size)
-        return Seq2Seq(TapeWriter(cfg, src_vocab_size, cell), TapeReader(cfg, tgt_vocab_size, cell))
+        bits = bit_table(src_vocab) if cfg.bit_inputs else torch.zeros(src_vocab_size, 0)
+        if len(bits) != src_vocab_size:
+            bits = torch.zeros(src_vocab_size, bits.shape[1])
+        cell = NTMCell(cfg, cfg.embed_size + bits.shape[1])
+        return Seq2Seq(TapeWriter(cfg, src_vocab_size, cell, bits), TapeReader(cfg, tgt_vocab_size, cell))
