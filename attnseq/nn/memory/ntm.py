@@ -29,7 +29,7 @@ from torch import nn
 from ...errors import ConfigError
 from ..model import ARCHS, Seq2Seq
 from ..state import Memory, State
-from . import addressing
+from .addressing import address, read, write
 
 MEMORY_START = 1e-6  # every memory cell's value before the first write
 MACHINE = ("h", "c", "memory", "weights", "reads")  # the state of the machine, batch first
@@ -94,9 +94,9 @@ class NTMCell(nn.Module):
         h, c = self.controller(torch.cat([x, machine["reads"].reshape(batch, -1)], -1),
                                (machine["h"], machine["c"]))
         key, strength, gate, shift, gamma, erase, add = self.head_parameters(h)
-        weights = addressing.address(machine["memory"], machine["weights"], key, strength, gate, shift, gamma)
-        memory = addressing.write(machine["memory"], weights[:, self.R:], erase, add)
-        reads = addressing.read(memory, weights[:, : self.R])  # (B, R, M)
+        weights = address(machine["memory"], machine["weights"], key, strength, gate, shift, gamma)
+        memory = write(machine["memory"], weights[:, self.R:], erase, add)
+        reads = read(memory, weights[:, : self.R])  # (B, R, M)
         features = torch.cat([h, reads.reshape(batch, -1)], -1)  # (B, H + R M)
         return features, {"h": h, "c": c, "memory": memory, "weights": weights, "reads": reads}
 
