@@ -251,3 +251,37 @@ def test_ntm_reads_a_bit_token_as_its_bits():
     cfg = load_config(None, ARCHS["ntm"]).model
     model = build_model(cfg, len(vocab), len(vocab), src_vocab=vocab)
     assert model.encoder.cell.input_size == 6 + 4
+
+
+@pytest.mark.parametrize("name", ARCHS)
+def test_beam_search_finds_what_greedy_finds_and_keeps_n_best(name):
+    from attnseq.config import DecodeConfig
+    from attnseq.decoding.search import search
+
+    model = model_of(name)
+    src, mask = stories()
+    greedy = search(model, src, mask, DecodeConfig(max_len=5))
+    beam = search(model, src, mask, DecodeConfig(beam_size=3, n_best=2, max_len=5), keep_attention=True)
+    assert all(len(b) == 2 and b[0].score >= b[1].score for b in beam)
+    assert all(b[0].score >= g[0].score - 1e-6 for b, g in zip(beam, greedy))
+    assert all(b[0].alignment.shape[1] == int(n) for b, n in zip(beam, mask.sum(1)))
+
+
+def test_reading_attention_gradients_match_finite_differences():
+    """A hop's read (masked softmax of u . m, weighted sum of c) and a HAN context attention."""
+    from attnseq.nn.memory.han import ContextAttention
+    from attnseq.nn.memory.sentences import masked_softmax
+
+    g = torch.Generator().manual_seed(0)
+    m, c = torch.randn(2, 4, 3, generator=g, dtype=torch.double), torch.randn(2, 4, 3, generator=g, dtype=torch.double)
+    u = torch.randn(2, 3, generator=g, dtype=torch.double)
+    mask = torch.tensor([[True, True, True, False], [True, False, False, False]])
+
+    def hop(m, c, u):
+        p = masked_softmax(torch.einsum("bnd,bd->bn", m, u), mask)
+        return u + torch.einsum("bn,bnd->bd", p, c)
+
+    assert torch.autograd.gradcheck(hop, tuple(t.requires_grad_() for t in (m, c, u)))
+    torch.manual_seed(0)
+    attention = ContextAttention(3, 5).double()
+    assert torch.autograd.gradcheck(lambda h: attention(h, mask)[0], (m.detach().requires_grad_(),))
