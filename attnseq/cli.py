@@ -74,6 +74,59 @@ def cmd_data_gettext(args) -> None:
     write_splits(args, train, dev, test)
 
 
+def cmd_data_stories(args) -> None:
+    from .data.splits import write_split_dir, write_tsv
+    from .data.stories import make_story_splits
+
+    kinds = [k for k in args.kinds.split(",") if k]
+    try:
+        splits = make_story_splits(kinds, args.train, args.dev, args.test, seed=args.seed)
+    except ValueError as err:
+        raise UserError(f"data stories: {err}") from None
+    write_split_dir(args.out, *([s.pair() for s in splits[name]] for name in ("train", "dev", "test")))
+    for kind in kinds:  # the test set once more, one file per kind of question
+        write_tsv(Path(args.out) / f"test-{kind}.tsv", [s.pair() for s in splits["test"] if s.kind == kind])
+    print(f"wrote {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test stories "
+          f"({', '.join(kinds)}) to {args.out}, and test-KIND.tsv for each kind")
+
+
+def cmd_data_algorithmic(args) -> None:
+    from .data.algorithmic import make_task_splits, parse_range
+    from .data.splits import write_split_dir, write_tsv
+
+    options = {"bits": args.bits}
+    try:
+        if args.source == "repeat-copy":
+            options["repeats"] = parse_range(args.repeats)
+        if args.source == "sort":
+            options["levels"] = args.levels
+        longer = tuple(int(n) for n in args.test_lengths.split(",") if n.strip())
+        train, dev, test, extra = make_task_splits(args.source, args.train, args.dev, args.test,
+                                                   parse_range(args.lengths), longer, seed=args.seed, **options)
+    except ValueError as err:
+        raise UserError(f"data {args.source}: {err}") from None
+    write_split_dir(args.out, train, dev, test)
+    for length, pairs in extra.items():  # longer than trained on: how the program generalises
+        write_tsv(Path(args.out) / f"test-len{length}.tsv", pairs)
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test {args.source} pairs to {args.out}"
+          + "".join(f", test-len{n}.tsv" for n in extra))
+
+
+def cmd_data_documents(args) -> None:
+    from .data.algorithmic import parse_range
+    from .data.documents import make_document_splits
+    from .data.splits import write_split_dir
+
+    try:
+        splits = make_document_splits(args.train, args.dev, args.test, seed=args.seed,
+                                      sentences=parse_range(args.sentences))
+    except ValueError as err:
+        raise UserError(f"data documents: {err}") from None
+    write_split_dir(args.out, *([d.pair() for d in splits[name]] for name in ("train", "dev", "test")))
+    print(f"wrote {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test "
+          f"documents to {args.out}")
+
+
 # -- train / evaluate / translate --------------------------------------------------------------
 def _load_config(args):
     from .config import load_config
@@ -199,7 +252,18 @@ def cmd_serve(args) -> None:
     serve(app, sock, log_level="warning" if args.quiet else "info")
 
 
+def cmd_plot_memory(args) -> None:
+    from .api import load
+    from .viz.memory import plot_memory
+
+    if not args.run or args.text is None:
+        raise UserError("plot memory: give RUN_DIR and --text")
+    print(plot_memory(load(args.run), args.text, args.out or "memory.png"))
+
+
 def cmd_plot(args) -> None:
+    if args.what == "memory":
+        return cmd_plot_memory(args)
     if args.what == "attention":
         path = _plot_attention(args)
     elif args.what == "curve":
@@ -300,6 +364,42 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
     p.set_defaults(func=cmd_data_gettext)
 
+    p = data_sub.add_parser("stories", help="bAbI-style stories and questions for memory networks")
+    p.add_argument("--out", required=True)
+    p.add_argument("--kinds", default="single,two,three,yes-no,counting",
+                   help="comma-separated kinds of question: single, two, three, yes-no, counting")
+    p.add_argument("--train", type=int, default=1000, help="training stories of each kind")
+    p.add_argument("--dev", type=int, default=100, help="dev stories of each kind")
+    p.add_argument("--test", type=int, default=1000, help="test stories of each kind")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_data_stories)
+    for task, about in (("copy", "copy a sequence of random bit vectors (the NTM's copy task)"),
+                        ("repeat-copy", "copy a sequence N times (the NTM's repeat copy task)"),
+                        ("sort", "sort bit vectors by priority (the NTM's priority sort task)")):
+        p = data_sub.add_parser(task, help=about)
+        p.add_argument("--out", required=True)
+        p.add_argument("--train", type=int, default=20000)
+        p.add_argument("--dev", type=int, default=200)
+        p.add_argument("--test", type=int, default=500)
+        p.add_argument("--lengths", default="1-10", help="sequence lengths of train, dev and test, e.g. 1-10")
+        p.add_argument("--test-lengths", default="20,30,40",
+                       help="comma-separated longer lengths, each written as test-lenN.tsv")
+        p.add_argument("--bits", type=int, default=8, help="bits per vector (each vector is one token)")
+        if task == "repeat-copy":
+            p.add_argument("--repeats", default="1-5", help="range of the repeat count")
+        if task == "sort":
+            p.add_argument("--levels", type=int, default=32, help="distinct priorities to draw from")
+        p.add_argument("--seed", type=int, default=1)
+        p.set_defaults(func=cmd_data_algorithmic)
+    p = data_sub.add_parser("documents", help="generated reviews labelled by one sentence (for han)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--train", type=int, default=10000)
+    p.add_argument("--dev", type=int, default=500)
+    p.add_argument("--test", type=int, default=1000)
+    p.add_argument("--sentences", default="3-8", help="range of sentences per document")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_data_documents)
+
     p = sub.add_parser("train", help="train a model from a config",
                        description="Train a model: a config (see configs/) on --data, into --out. Without a "
                                    "config the recommended preset for the data is used. Bound the run with "
@@ -363,8 +463,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-beam", type=int, default=16, help="widest beam a request may ask for")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding")
-    p.add_argument("what", choices=("attention", "curve", "positional"))
+    p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding, a memory "
+                                    "network's reading (memory)")
+    p.add_argument("what", choices=("attention", "curve", "positional", "memory"))
     p.add_argument("run", nargs="?")
     p.add_argument("--text", help="attention: the source sentence")
     p.add_argument("--input", help="attention --html: a file of source sentences, one a line")

@@ -1,8 +1,8 @@
 """Configuration: dataclasses are the single source of defaults; YAML and ``--set`` only override.
 
 A config has the sections ``data``, ``model``, ``train`` and ``decode`` and the ``engine``.
-The model section's dataclass is chosen by ``model.arch`` (RNNConfig, TransformerConfig), so
-a key that does not apply to the architecture is an error. Designs that come in variants
+The model section's dataclass is chosen by ``model.arch`` (RNNConfig, TransformerConfig, and
+the memory architectures' MemN2NConfig, NTMConfig, HANConfig), so a key that does not apply to the architecture is an error. Designs that come in variants
 (``model.cell``, ``model.encoder``, ``model.decoder``, ``model.attention``, ``model.init``,
 ``model.positional``, ``train.optimizer``, ``train.schedule``, ``data.tokenizer``) are named
 by a string or by a mapping with the variant's own options::
@@ -90,8 +90,62 @@ class TransformerConfig:
     tie_embeddings: bool = False
 
 
-MODEL_CONFIGS = {"rnn": RNNConfig, "transformer": TransformerConfig}  # model.arch -> its settings
-ModelConfig = RNNConfig | TransformerConfig
+@dataclass
+class MemN2NConfig:
+    """An end-to-end memory network (``model.arch: memn2n``, Sukhbaatar et al. 2015): the source
+    is a story, sentences ended by ``separator``, then a question; ``hops`` soft reads of the
+    story's sentences answer it with one word (nn/memory/memn2n.py)."""
+
+    arch: str = choice("memn2n", ("memn2n",))
+    embed_size: int = number(20, 1)  # d: every embedding and the internal state u
+    hops: int = number(3, 1)  # K
+    memory_size: int = number(50, 1)  # the most recent sentences kept in memory
+    tying: Variant = variant("adjacent")  # adjacent (A^k+1 = C^k, B = A^1, W^T = C^K), layerwise (H)
+    sentence: Variant = variant("position")  # position (PE: l_kj weights), bag (bag of words)
+    temporal: bool = True  # temporal encoding T_A(i), T_C(i) of each sentence's age
+    separator: str = "."  # the source token that ends a story sentence; after the last: the question
+
+
+@dataclass
+class NTMConfig:
+    """A Neural Turing Machine (``model.arch: ntm``, Graves et al. 2014): an LSTM controller with
+    read and write heads on an N x M memory; it writes while reading the source and keeps
+    reading and writing while it emits the target (nn/memory/ntm.py)."""
+
+    arch: str = choice("ntm", ("ntm",))
+    embed_size: int = number(16, 1)  # input symbols' embedding
+    hidden_size: int = number(100, 1)  # the LSTM controller
+    memory_locations: int = number(128, 1)  # N
+    memory_width: int = number(20, 1)  # M
+    read_heads: int = number(1, 1)
+    write_heads: int = number(1, 1)
+    shift_range: int = number(1, 0)  # r: the location shift s is a distribution over -r..r
+    # a source token of 0s and 1s ("01101001") also enters as its bits (the paper's input vectors),
+    # beside its learned embedding
+    bit_inputs: bool = True
+    # the inputs while emitting: false the paper's (a delimiter, then blank inputs); true the
+    # previous output symbol, as a seq2seq decoder is fed
+    feed_outputs: bool = False
+
+
+@dataclass
+class HANConfig:
+    """A hierarchical attention network (``model.arch: han``, Yang et al. 2016): a bidirectional
+    recurrent encoder with attention over the words of each sentence, another over the sentences,
+    and a classifier whose answer is one target token (nn/memory/han.py)."""
+
+    arch: str = choice("han", ("han",))
+    embed_size: int = number(64, 1)
+    hidden_size: int = number(50, 1)  # units per direction of the word and sentence encoders
+    cell: Variant = variant("gru")  # the paper's GRU; any model.cell
+    attention_size: int = number(0, 0)  # u_it, u_i and the context vectors; 0: 2 * hidden_size
+    dropout: float = number(0.0, 0.0, 1.0, high_open=True)
+    separator: str = "."  # the source token that ends a sentence
+
+
+MODEL_CONFIGS = {"rnn": RNNConfig, "transformer": TransformerConfig,  # model.arch -> its settings
+                 "memn2n": MemN2NConfig, "ntm": NTMConfig, "han": HANConfig}
+ModelConfig = RNNConfig | TransformerConfig | MemN2NConfig | NTMConfig | HANConfig
 
 
 @dataclass

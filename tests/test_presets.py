@@ -43,7 +43,7 @@ def design(config) -> dict:
     return {k: v for k, v in model.items() if k not in SIZES}
 PAPER_PRESETS = ["sutskever2014", "cho2014", "bahdanau2014", "luong2015-dot", "luong2015-general",
                  "luong2015-concat", "luong2015-local-m", "luong2015-local-p", "gnmt", "book-baseline",
-                 "book-peeky"]
+                 "book-peeky", "memn2n", "ntm-copy", "han"]
 
 
 @pytest.fixture(scope="module")

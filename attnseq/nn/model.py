@@ -3,7 +3,8 @@
 An architecture registers an object with ``check(cfg) -> cfg`` (the model settings with every
 variant checked and its options written out) and ``build(cfg, src_vocab_size, tgt_vocab_size,
 shares_vocab) -> Seq2Seq``: the recurrent one in nn/rnn/model.py, the Transformer in
-nn/transformer/model.py.
+nn/transformer/model.py, the memory networks in nn/memory/. An architecture that sets
+``reads_vocabulary`` also gets ``src_vocab=`` (the source Vocab) in ``build``.
 """
 from __future__ import annotations
 
@@ -61,13 +62,17 @@ def check_model(cfg):
     return ARCHS.get(cfg.arch, "model.arch").check(cfg)
 
 
-def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
-    """The model ``cfg`` (RNNConfig or TransformerConfig) describes, initialised.
+def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
+                src_vocab=None) -> Seq2Seq:
+    """The model ``cfg`` (the model section of a config) describes, initialised.
 
     ``shares_vocab``: source and target have one vocabulary, so a model that ties embeddings
-    may make the source embedding the same matrix."""
+    may make the source embedding the same matrix. ``src_vocab``: the source Vocab, handed to
+    the architectures that read it (``reads_vocabulary``: the memory networks find the id of
+    their sentence separator in it)."""
     arch = ARCHS.get(cfg.arch, "model.arch")
-    return arch.build(arch.check(cfg), src_vocab_size, tgt_vocab_size, shares_vocab)
+    extra = {"src_vocab": src_vocab} if getattr(arch, "reads_vocabulary", False) else {}
+    return arch.build(arch.check(cfg), src_vocab_size, tgt_vocab_size, shares_vocab, **extra)
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -79,7 +79,7 @@ class Trainer(EpochLoop):
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
-                                 self.pipeline.shares_vocab)
+                                 self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab)
         self.model.to(self.device)
         self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
         self.optimizer = build_optimizer(self.model.parameters(), tc)

@@ -27,6 +27,7 @@ class TorchEngine(Engine):
         from ...runs import checkpoint_path
 
         pipeline = TextPipeline.load(config.data, run_dir)
-        model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab)
+        model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab,
+                            src_vocab=pipeline.src_vocab)
         load_weights(model, checkpoint_path(run_dir, checkpoint))
         return TorchTranslator(model, pipeline, config, device)
