@@ -1,8 +1,10 @@
 """The presets in configs/, and the recommended one for a data set when no config is given.
 
 ``attnseq train --data DIR`` without a config trains the recommended preset for the data's kind:
-``recommended-char.yaml`` for short strings from a closed vocabulary (dates, numbers, codes,
-normalisation: few distinct words), ``recommended-subword.yaml`` for text (many distinct words).
+``recommended-subword.yaml`` for text, targets of several words drawn from a large vocabulary
+(at least 2 words a line on average and 4,000 distinct words: translation, UI messages);
+``recommended-char.yaml`` for everything else: short strings rewritten into another form
+(dates, numbers, codes, normalisation), where a "word" is often a whole, unique output.
 """
 from __future__ import annotations
 
@@ -17,12 +19,15 @@ log = logging.getLogger("attnseq")
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 RECOMMENDED = {"char": "recommended-char.yaml", "subword": "recommended-subword.yaml"}
 SUBWORD_WORDS = 4000  # distinct target words from which text is better read in subwords
+SUBWORD_WORDS_PER_LINE = 2.0  # ... when the targets are sentences, not single strings
 
 
-def kind_of_data(pairs: list[tuple[str, str]]) -> tuple[str, int]:
-    """("char" or "subword", the number of distinct words on the target side)."""
-    words = {word for _, target in pairs for word in target.split()}
-    return ("subword" if len(words) >= SUBWORD_WORDS else "char"), len(words)
+def kind_of_data(pairs: list[tuple[str, str]]) -> tuple[str, int, float]:
+    """("char" or "subword", distinct target words, target words per line)."""
+    words = [word for _, target in pairs for word in target.split()]
+    distinct, per_line = len(set(words)), len(words) / max(len(pairs), 1)
+    text = distinct >= SUBWORD_WORDS and per_line >= SUBWORD_WORDS_PER_LINE
+    return ("subword" if text else "char"), distinct, per_line
 
 
 def recommended_config(data: str | Path) -> Path:
@@ -32,11 +37,11 @@ def recommended_config(data: str | Path) -> Path:
 
     config = load_config(None, data_overrides(data))
     pairs = load_splits(config.data)["train"]
-    kind, words = kind_of_data(pairs)
+    kind, words, per_line = kind_of_data(pairs)
     path = CONFIGS / RECOMMENDED[kind]
     if not path.exists():
         raise UserError(f"no config given and no recommended preset at {path}; give a config")
-    log.info("no config given: %s training pairs with %s distinct target words -> %s (%s); give a config "
-             "to choose", f"{len(pairs):,}", f"{words:,}", path.name,
+    log.info("no config given: %s training pairs, targets of %.1f words on average, %s distinct -> %s (%s); "
+             "give a config to choose", f"{len(pairs):,}", per_line, f"{words:,}", path.name,
              "characters" if kind == "char" else "subwords")
     return path
