@@ -28,9 +28,8 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
     step = 0
     while active.numel():
         logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
-        logits = logits.float()
-        best, tokens = logits.max(-1)  # (b,)
-        best_logp = best - torch.logsumexp(logits, dim=-1)  # the chosen tokens' log-probabilities
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        best_logp, tokens = logp.max(-1)  # (b,)
         step += 1
         done = (tokens == Vocab.eos_id) | (limits[active] <= step)
         step_alignment = alignment.float().cpu() if keep_attention and alignment is not None else None

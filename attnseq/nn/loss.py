@@ -33,12 +33,13 @@ class _LinearCrossEntropy(torch.autograd.Function):
         for lo in range(0, N, chunk):
             xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]          # (n, F), (n,)
             logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
-            lse = torch.logsumexp(logits, dim=1)                      # (n,)
-            nll = lse - logits.gather(1, tc[:, None]).squeeze(1)      # -log p(target)
-            loss = nll if not eps else (1 - eps) * nll + eps * (lse - logits.mean(dim=1))
+            logp = torch.log_softmax(logits, dim=1)                   # (n, V), one fused pass
+            del logits
+            nll = -logp.gather(1, tc[:, None]).squeeze(1)             # -log p(target)
+            loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
             total += loss.sum(dtype=torch.float64)
             # d loss / d logits = softmax - (1 - eps) onehot - eps / V, built in place
-            grad = logits.sub_(lse[:, None]).exp_()                   # (n, V)
+            grad = logp.exp_()                                        # (n, V)
             grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
             if eps:
                 grad.sub_(eps / V)
