@@ -68,7 +68,8 @@ class ConcatScorer(Scorer):
         return self.W_k(keys)  # (B, S, A)
 
     def score(self, query, keys):
-        hidden = torch.tanh(self.W_q(query).unsqueeze(2) + keys.unsqueeze(1))  # (B, T, S, A)
+        # the (B, T, S, A) sum is the largest tensor of a step: tanh in place spares a copy of it
+        hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1)).tanh_()  # (B, T, S, A)
         return self.v(hidden).squeeze(-1)  # (B, T, S)
 
 
