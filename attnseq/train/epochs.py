@@ -57,7 +57,9 @@ class ProgressDisplay:
         if self.bar is not None:
             self.bar.close()
 
-__all__ = ["Progress", "EpochLoop", "evaluation_record", "selection_score"]
+
+__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "TrainingDiverged", "evaluation_record",
+           "selection_score"]
 
 
 @dataclass
@@ -146,11 +148,14 @@ class EpochLoop:
         and save it with the config; encode the training pairs (dropping those over the length
         limits) and dev. Sets ``restore``: there is a checkpoint to continue from."""
         config = self.config
-        self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
-                        else self.resume and (self.run_dir / LAST).exists())
-        splits = load_splits(config.data)
+        splits = load_splits(config.data)  # bad data or settings are refused before anything is written
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
         self.test_pairs = splits.get("test", [])
+        if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
+            raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
+                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
+        self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
+                        else self.resume and (self.run_dir / LAST).exists())
         if self.resume:
             self.pipeline = TextPipeline.load(config.data, self.run_dir)
         else:
@@ -165,9 +170,6 @@ class EpochLoop:
             raise DataError("no training pair is left after the length limits (data.max_source_len, "
                             "data.max_target_len)")
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs)
-        if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
-            raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
-                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
 
