@@ -134,8 +134,8 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
 
     config = load_config(preset)
     torch.manual_seed(0)
-    vocab = 8000
-    model = build_model(config.model, vocab, vocab).eval()
+    vocab = 8000  # the target side one larger: two vocabularies, untied under every revision
+    model = build_model(config.model, vocab, vocab + 1).eval()
     rng = random.Random(0)
     sources = sorted(([rng.randrange(4, vocab) for _ in range(rng.randint(5, 30))] for _ in range(sentences)), key=len)
     settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)

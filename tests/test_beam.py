@@ -8,6 +8,7 @@ import torch
 
 from attnseq.config import load_config
 from attnseq.data.batching import pad
+from attnseq.data.vocab import Vocab
 from attnseq.decoding.beam import beam_search, gnmt_penalty
 from attnseq.decoding.common import Hypothesis
 from attnseq.decoding.greedy import greedy_search
@@ -228,6 +229,31 @@ def test_batch_invariance(design):
                 steps = len(a.tokens) + (len(a.tokens) < limits[i])  # + the eos step
                 assert b.alignment.shape == a.alignment.shape == (steps, len(sources[i]))
                 torch.testing.assert_close(a.alignment, b.alignment, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_beam_scores_are_the_teacher_forced_log_probabilities(design):
+    """Beam search keeps the memory once per sentence (its hypotheses attend together); every
+    hypothesis it returns must score exactly what teacher forcing on the full memory gives."""
+    model = random_model(*DESIGNS[design])
+    sources = random_sources(12, seed=3)
+    src, mask = pad(sources)
+    limits = torch.full((12,), 8)
+    found = beam_search(model, src, mask, limits, beam_size=3, n_best=3)
+    rows, outputs = [], []
+    for i, hyps in enumerate(found):
+        for h in hyps:
+            rows.append(i)
+            outputs.append(h.tokens + ([Vocab.eos_id] if len(h.tokens) < 8 else []))
+    tgt_out, tgt_mask = pad(outputs)
+    tgt_in = torch.cat([torch.full((len(outputs), 1), Vocab.bos_id), tgt_out[:, :-1]], 1)
+    index = torch.tensor(rows)
+    with torch.no_grad():
+        log_probs = model.logits(src[index], mask[index], tgt_in).log_softmax(-1)  # (N, T, V)
+    token_log_probs = log_probs.gather(2, tgt_out.unsqueeze(2)).squeeze(2) * tgt_mask
+    scores = [h.score for hyps in found for h in hyps]
+    torch.testing.assert_close(token_log_probs.sum(1).double(), torch.tensor(scores, dtype=torch.float64),
+                               atol=1e-4, rtol=0)
 
 
 def test_n_best_is_ordered_and_distinct_and_beam_beats_greedy():
