@@ -11,7 +11,9 @@ build_optimizer, search), so one script measures two commits alike. ``train`` ti
 training steps (forward, backward, clipping, optimizer) on batches of the data; ``reference``
 is a fixed model (bidirectional LSTM 256, LSTM 256 decoder, general attention with input
 feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); ``decode`` searches
-random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words). Times are
+random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words), then counts
+the same searches' matmul FLOPs. Both measure the matmul ceiling again right after timing (the
+machine is shared: its speed drifts), and the fraction of it is taken against that. Times are
 wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when something
 else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with torch's
 FlopCounterMode.
@@ -23,19 +25,21 @@ import dataclasses
 import hashlib
 import json
 import random
+import resource
 import time
 from pathlib import Path
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 REFERENCE = ["model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.decoder=luong",
              "model.attention=general", "train.batch_size=64"]
 
 
-def ceiling(threads: int) -> dict:
+def ceiling(threads: int, sizes=(512, 1024, 1536, 2048)) -> dict:
     """The best fp32 matmul rate (GFLOP/s) of square products 512 .. 2048."""
     best = 0.0
-    for n in (512, 1024, 1536, 2048):
+    for n in sizes:
         a, b = torch.randn(n, n), torch.randn(n, n)
         for _ in range(2):
             a @ b
@@ -75,6 +79,11 @@ def random_examples(n: int, vocab: int, seed: int = 0):
 
 
 CLOCK = time.perf_counter
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (taken before the ceiling and FLOP counts)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def train(preset: str, data: str | None, steps: int, threads: int, overrides: list[str]) -> dict:
@@ -121,8 +130,10 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         tokens += step(batch)
         sentences += batch.src.shape[0]
     seconds = CLOCK() - started
-    return {"tokens_per_second": tokens / seconds, "sentences_per_second": sentences / seconds,
-            "ms_per_step": 1000 * seconds / (len(batches) - 3), "gflop_per_token": flops_per_token / 1e9}
+    rss = peak_rss_mb()
+    return {"peak_rss_mb": rss, "tokens_per_second": tokens / seconds, "sentences_per_second": sentences / seconds,
+            "ms_per_step": 1000 * seconds / (len(batches) - 3), "gflop_per_token": flops_per_token / 1e9,
+            "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}  # the machine as it was just now
 
 
 def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
@@ -148,15 +159,21 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
             src, mask = pad(sources[start:start + 64])
             outputs += [h[0].tokens for h in search(model, src, mask, settings)]
         seconds = CLOCK() - started
+        rss = peak_rss_mb()
+        counter = FlopCounterMode(display=False)
+        with counter:  # the same searches again, counting their matmul FLOPs
+            for start in range(0, len(sources), 64):
+                search(model, *pad(sources[start:start + 64]), settings)
     digest = hashlib.sha1(json.dumps(outputs).encode()).hexdigest()[:12]  # the same outputs?
-    return {"sentences_per_second": len(sources) / seconds, "outputs": digest}
+    return {"peak_rss_mb": rss, "sentences_per_second": len(sources) / seconds, "outputs": digest,
+            "gflop_per_sentence": counter.get_total_flops() / len(sources) / 1e9,
+            "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}
 
 
 def matmul_flops(model: torch.nn.Module, run) -> float:
     """The matmul FLOPs of ``run()`` (a training step): torch's count of mm/bmm/attention, plus
     the fused recurrent layers it cannot see (2 x inputs x gates per position, forward, and twice
     that backward)."""
-    from torch.utils.flop_counter import FlopCounterMode
 
     fused = [0.0]
 

@@ -6,13 +6,15 @@
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
-- the fp32 matmul ceiling (best of square products 512 .. 2048, GFLOP/s);
+- the fp32 matmul ceiling (best of square products, GFLOP/s): measured again in every process
+  right after its timing, since a shared machine's speed drifts; the table gives the highest
+  and the lowest seen, and each fraction is taken against its own process's;
 - training: target tokens/s, sentences/s, the fraction of the ceiling its matmul FLOPs reach,
   and peak RSS, for the reference Luong step and, on generated dates (characters, all locales),
   the bahdanau2014 and recommended-char presets;
 - decoding: greedy and beam-5 sentences/s of the RNN (luong2015-gettext-de) and Transformer
-  (transformer-gettext-de) presets, untrained, on random sources, and whether the outputs equal
-  the other commit's.
+  (transformer-gettext-de) presets, untrained, on random sources, the fraction of the ceiling
+  their matmul FLOPs reach, and whether the outputs equal the other commit's.
 With ``--against REV`` the commit is checked out in a git worktree and every figure is measured
 for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
 other commit does not have is left out. Machines here change from day to day: the table says
@@ -49,7 +51,8 @@ def run_measure(tree: Path, args: list[str], threads: int, clock: str) -> tuple[
             last = err.read().decode(errors="replace").strip().splitlines()[-1:]
             print(f"  ({tree.name}: {' '.join(args[:2])} failed: {last})", file=sys.stderr)
             return None, 0.0
-        return json.loads(out.read().decode().strip().splitlines()[-1]), usage.ru_maxrss / 1024
+        result = json.loads(out.read().decode().strip().splitlines()[-1])
+        return result, result.get("peak_rss_mb", usage.ru_maxrss / 1024)
 
 
 def worktree(rev: str) -> Path:
@@ -93,10 +96,8 @@ def main() -> int:
               f"{'AVX-512' if 'avx512f' in cpu_flags() else 'AVX2' if 'avx2' in cpu_flags() else 'no AVX2'}), "
               f"torch {torch.__version__}, {args.clock} clock" + (f", against {args.against}" if args.against else "")]
     rows = []
-    ceilings: dict[int, float] = {}
-    for threads in args.threads:
-        ceilings[threads] = run_measure(ROOT, ["ceiling"], threads, "wall")[0]["gflops"]
-        rows.append(("matmul ceiling (GFLOP/s)", threads, ceilings[threads], None, None, None, None))
+    seen: dict[int, list[float]] = {threads: [run_measure(ROOT, ["ceiling"], threads, "wall")[0]["gflops"]]
+                                    for threads in args.threads}
     jobs = [("train", "reference step", "reference", [f"--steps={steps}"], "tokens_per_second"),
             ("train", "bahdanau2014, dates", "configs/bahdanau2014.yaml", [f"--steps={steps}", f"--data={data}"],
              "sentences_per_second"),
@@ -126,8 +127,11 @@ def main() -> int:
             this, rss = found["this"]
             value = this[figure]
             fraction = None
-            if kind == "train":
-                fraction = this["tokens_per_second"] * this["gflop_per_token"] / ceilings[threads]
+            if "ceiling_gflops" in this:  # against the ceiling measured in the same process
+                seen[threads].append(this["ceiling_gflops"])
+                flops = (this["tokens_per_second"] * this["gflop_per_token"] if kind == "train"
+                         else this["sentences_per_second"] * this["gflop_per_sentence"])
+                fraction = flops / this["ceiling_gflops"]
             other = found.get(args.against) if args.against else None
             ratio = value / other[0][figure] if other else None
             same = None
@@ -139,6 +143,9 @@ def main() -> int:
                   + (f", {fraction:.2f} of the ceiling" if fraction is not None else "")
                   + (f", x{ratio:.2f} against {args.against}" if ratio else "") + (f" ({same})" if same else ""),
                   file=sys.stderr, flush=True)
+    for i, threads in enumerate(args.threads):  # the ceiling as it drifted during the run
+        low, high = min(seen[threads]), max(seen[threads])
+        rows.insert(i, (f"matmul ceiling, GFLOP/s (lowest {low:,.0f})", threads, high, None, None, None, None))
     lines = header + ["", "| measure | threads | value | of ceiling | peak RSS MB | "
                       + (f"ratio to {args.against} |" if args.against else "|"),
                       "|---|---|---|---|---|" + ("---|" if args.against else "")]

@@ -102,3 +102,27 @@ def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine):
                            "train.max_steps=4"])
     assert summary["step"] == 4 and summary["parameters"] > 0
     assert attnseq.load(tmp_path / "run").config.engine == engine
+
+
+@pytest.mark.slow
+def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, tmp_path, caplog):
+    """train.compile: the same losses as eager steps (within float noise), the first update's time logged."""
+    def losses(run, *extra):
+        Trainer(config(reverse_data, "train.max_steps=4", "train.log_every=1", "model.dropout=0", *extra), run).fit()
+        return [json.loads(line)["loss"] for line in (run / "metrics.jsonl").read_text().splitlines()
+                if json.loads(line)["type"] == "train"]
+
+    eager = losses(tmp_path / "eager")
+    with caplog.at_level("INFO", logger="attnseq"):
+        compiled = losses(tmp_path / "compiled", "train.compile=true")
+    assert compiled == pytest.approx(eager, rel=1e-4)
+    assert len(eager) == 4
+    assert any("compilation included" in r.getMessage() for r in caplog.records)
+
+
+def test_compile_without_a_compiler_is_a_config_error(monkeypatch, tmp_path, reverse_data):
+    from attnseq.errors import ConfigError
+    from attnseq.train import loop
+    monkeypatch.setattr(loop.shutil, "which", lambda name: None)
+    with pytest.raises(ConfigError, match="train.compile"):
+        Trainer(config(reverse_data, "train.compile=true"), tmp_path / "run")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import random
+import shutil
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,6 +42,9 @@ def check_config(config: Config) -> Config:
     every variant's options written out (ConfigError naming the key otherwise)."""
     config = dataclasses.replace(config, model=check_model(config.model), train=check_train(config.train))
     check_data(config.data)
+    if config.train.compile and config.train.device != "cuda" and not shutil.which(os.environ.get("CXX", "g++")):
+        raise ConfigError("train.compile: torch.compile needs a C++ compiler on the CPU and none was "
+                          "found (install g++, or set CXX)")
     return config
 
 
@@ -82,6 +88,9 @@ class Trainer(EpochLoop):
                                  self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab)
         self.model.to(self.device)
         self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
+        self._compiling = tc.compile
+        if tc.compile:
+            self.loss_module = torch.compile(self.loss_module)
         self.optimizer = build_optimizer(self.model.parameters(), tc)
         self.schedule = build_schedule(self.optimizer, tc)
         self.progress = Progress()
@@ -146,6 +155,7 @@ class Trainer(EpochLoop):
     def _update(self, group) -> tuple[float, int]:
         """One optimizer update over the batches of ``group``: (summed loss, target tokens)."""
         tc = self.config.train
+        started = time.perf_counter()
         self.optimizer.zero_grad(set_to_none=True)
         total_tokens = sum(b.target_tokens for b in group)
         loss_sum = 0.0
@@ -160,6 +170,11 @@ class Trainer(EpochLoop):
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
         self.optimizer.step()
         self.schedule.step()
+        if self._compiling:  # the first update compiled the step
+            self._compiling = False
+            if self.is_main:
+                log.info("train.compile: the first update took %.1f s, compilation included",
+                         time.perf_counter() - started)
         return loss_sum, total_tokens
 
     # -- evaluation and checkpoints -----------------------------------------------------------
