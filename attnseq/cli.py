@@ -165,6 +165,11 @@ def cmd_evaluate(args) -> None:
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam)
+    if "bleu" not in metrics:
+        from .eval.metrics import BLEU_MIN_WORDS
+
+        log.warning("evaluate: no BLEU, the references average fewer than %d words (chrF and exact match "
+                    "judge them)", BLEU_MIN_WORDS)
     if args.json:
         print(json.dumps(metrics))
     else:
@@ -261,18 +266,37 @@ def cmd_plot_memory(args) -> None:
     print(plot_memory(load(args.run), args.text, args.out or "memory.png"))
 
 
+def _plot_curves(args) -> Path:
+    """plot curve: one run's losses and accuracy by epoch; several runs' dev --metric by minutes."""
+    from .runs import read_metrics
+    from .viz.curves import METRICS, plot_curve, plot_progress
+
+    if not args.run:
+        raise UserError("plot curve: give RUN_DIR (or several, to compare them by minutes of training)")
+    if args.metric is not None and args.metric not in METRICS:
+        raise UserError(f"--metric: one of {', '.join(METRICS)}, got {args.metric!r}")
+    if len(args.run) == 1 and args.metric is None:
+        return plot_curve(read_metrics(args.run[0]), args.out or Path(args.run[0]) / "curve.png")
+    names = [Path(run).name for run in args.run]
+    if len(set(names)) < len(names):  # runs/a/run and runs/b/run: name them by their paths
+        names = [str(Path(run)) for run in args.run]
+    runs = {name: read_metrics(run) for name, run in zip(names, args.run)}
+    for run, records in zip(args.run, runs.values()):
+        if args.metric and not any(f"dev_{args.metric}" in r for r in records):
+            raise UserError(f"plot curve: {run} has no dev {args.metric} in its metrics log")
+    return plot_progress(runs, args.out or "curves.png", args.metric)
+
+
 def cmd_plot(args) -> None:
+    if len(args.run) > 1 and args.what != "curve":
+        raise UserError(f"plot {args.what}: give one run")
+    if args.what == "curve":
+        return print(_plot_curves(args))
+    args.run = args.run[0] if args.run else None
     if args.what == "memory":
         return cmd_plot_memory(args)
     if args.what == "attention":
         path = _plot_attention(args)
-    elif args.what == "curve":
-        from .runs import read_metrics
-        from .viz.curves import plot_curve
-
-        if not args.run:
-            raise UserError("plot curve: give RUN_DIR")
-        path = plot_curve(read_metrics(args.run), args.out or Path(args.run) / "curve.png")
     else:
         from .viz.positional import plot_positional
 
@@ -466,7 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", help="attention heatmap, training curve, positional encoding, a memory "
                                     "network's reading (memory)")
     p.add_argument("what", choices=("attention", "curve", "positional", "memory"))
-    p.add_argument("run", nargs="?")
+    p.add_argument("run", nargs="*", help="a run folder; curve: one or several")
+    p.add_argument("--metric", help="curve: the dev metric to draw against minutes of training, for one run "
+                                    "or several (exact_match, token_accuracy, bleu, chrf, loss)")
     p.add_argument("--text", help="attention: the source sentence")
     p.add_argument("--input", help="attention --html: a file of source sentences, one a line")
     p.add_argument("--html", metavar="OUT.html", help="attention: one self-contained page of every input")
