@@ -8,7 +8,8 @@ Each config trains in ``OUT/<config name>`` for at most ``budget_minutes`` of tr
 ``train.select_by``, ties broken by the lower dev loss; ``best_step`` says which) is evaluated on
 dev and test, as ``attnseq evaluate`` does. The table (config, parameters, steps, the best
 checkpoint's step, training tokens/s, dev and test exact match and BLEU) is printed and written
-as ``comparison.md`` and ``comparison.csv`` in OUT.
+as ``comparison.md`` and ``comparison.csv`` in OUT, and ``curves.png`` draws each run's dev score
+against minutes of training.
 """
 from __future__ import annotations
 
@@ -122,6 +123,9 @@ def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minu
                       f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n"
                       + table)
     atomic_write_text(out_dir / "comparison.csv", csv_table(rows))
+    from .viz.curves import plot_progress
+
+    plot_progress({row["config"]: read_metrics(out_dir / row["config"]) for row in rows}, out_dir / "curves.png")
     print(table, end="")
     print(RULE)
     return rows

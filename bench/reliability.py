@@ -39,7 +39,7 @@ TINY = ["model.embed_size=16", "model.hidden_size=32", "train.batch_size=32", "t
         "train.eval_max_sentences=20"]
 TINY_T = ["model.hidden_size=32", "model.ff_size=64", "train.batch_size=32", "train.progress=false",
           "train.eval_max_sentences=20"]
-TIMING = {"train_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
+TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
 
 
 def sets(*settings: str) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import attnseq
+from attnseq.cli import main
 from attnseq.compare import COLUMNS, markdown_table, run_compare, run_names
 from attnseq.data.corpus import read_tsv
 from attnseq.runs import read_metrics
@@ -49,6 +50,13 @@ def test_two_configs_are_trained_evaluated_and_tabulated(dates, tmp_path, capsys
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     assert "| config | parameters |" in markdown and "| cho2014 |" in markdown
     assert "| luong2015-dot |" in printed
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # each run's dev score by minutes
+    both = [str(out / row["config"]) for row in rows]
+    assert main(["-q", "plot", "curve", *both, "--metric", "exact_match", "--out", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").exists()
+    assert main(["-q", "plot", "curve", *both, "--metric", "bleu"]) == 2  # one-word dates have no BLEU
+    assert "has no dev bleu" in capsys.readouterr().err
+    assert main(["-q", "plot", "attention", *both, "--text", "x"]) == 2  # one run only
 
 
 def test_a_missing_test_split_leaves_its_columns_empty(dates, tmp_path, capsys):

@@ -25,7 +25,7 @@ from conftest import ROOT, TINY, write_reverse_dir
 
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
 SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
-TIMING = {"train_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
+TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
 
 
 def sets(*settings: str) -> list[str]:

@@ -373,8 +373,10 @@ class EpochLoop:
         """The evaluation record: dev loss and metrics, and whether it is the best so far."""
         tc, p = self.config.train, self.progress
         epoch = p.epoch + p.batch_in_epoch / max(1, self.batches_per_epoch)
-        return evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
-                                 tc.eval_max_sentences, tc.select_by)
+        record = evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
+                                   tc.eval_max_sentences, tc.select_by)
+        record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
+        return record
 
     def _log(self, record: dict) -> None:
         if self.is_main:

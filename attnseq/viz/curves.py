@@ -40,3 +40,29 @@ def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | N
     handles = ax_loss.get_legend_handles_labels()[0] + ax_acc.get_legend_handles_labels()[0]
     ax_loss.legend(handles, [h.get_label() for h in handles], loc="center right", fontsize=8)
     return save_figure(fig, path)
+
+
+METRICS = {"exact_match": ("dev exact match (%)", 100.0), "token_accuracy": ("dev token accuracy (%)", 100.0),
+           "bleu": ("dev BLEU", 1.0), "chrf": ("dev chrF", 1.0), "loss": ("dev loss per token", 1.0)}
+
+
+def plot_progress(runs: dict[str, list[dict]], path: str | Path, metric: str | None = None) -> Path:
+    """Write each run's dev ``metric`` against minutes of training (PNG, one line per run) to
+    ``path``: which reaches a good model first. ``metric`` (a key of METRICS) defaults to BLEU
+    when every run has it, else exact match."""
+    if metric is None:
+        metric = "bleu" if all(any("dev_bleu" in r for r in records) for records in runs.values()) else "exact_match"
+    label, scale = METRICS[metric]
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=110)
+    for name, records in runs.items():
+        evals = [r for r in records if r.get("type") == "eval" and f"dev_{metric}" in r]
+        ax.plot([r.get("wall_seconds", r["train_seconds"]) / 60 for r in evals], [scale * r[f"dev_{metric}"] for r in evals],
+                "o-", markersize=3, label=name)
+    ax.set_xlabel("minutes of training (evaluations included)")
+    ax.set_ylabel(label)
+    if metric == "loss":
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
