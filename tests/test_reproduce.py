@@ -140,7 +140,7 @@ def test_every_claim_of_the_issue_is_registered_and_listed(capsys):
     printed = capsys.readouterr().out
     for name in NAMES:
         assert name in printed
-    assert "epochs 4" in printed and "minutes 12" in printed  # each one's default budget
+    assert "epochs 4" in printed and "minutes 11" in printed  # each one's default budget
 
 
 def test_nadaraya_watson_page_figures_and_index(tmp_path):
@@ -160,7 +160,7 @@ def test_budget_minutes_scale_only_the_budget_fields():
     doubled = scale_budget(options, 2.0)
     assert doubled.steps == 2 * options.steps and doubled.hidden_size == 64 == options.hidden_size
     assert scale_budget(options, 1e-9).steps == 1  # never below one update
-    assert scale_budget(options_of("transformer-vs-rnn"), 0.5).minutes == pytest.approx(6.0)
+    assert scale_budget(options_of("transformer-vs-rnn"), 0.5).minutes == pytest.approx(5.5)
 
 
 def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):

@@ -101,8 +101,8 @@ class Reversal(Reproduction):
                    "the book and this page use its arithmetic task."],
             budget=f"{o.steps} updates per run (about {o.steps / STEPS_PER_EPOCH:.0f} epochs), 4 configurations x "
                    f"{ctx.seeds} seeds",
-            longer=("The book trains 25 epochs: `attnseq reproduce reversal --budget-minutes 75` (about 8,700 updates "
-                    "a run)."),
+            longer=("The book trains 25 epochs: `attnseq reproduce reversal --budget-minutes 78` (8,736 updates a "
+                    "run, about 80 minutes here)."),
             data={"test_exact_match": {k: v.values for k, v in test.items()},
                   "dev_perplexity": {k: v.values for k, v in perplexity.items()}})
 
