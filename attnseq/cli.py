@@ -245,6 +245,25 @@ def cmd_compare(args) -> None:
                 overwrite=args.overwrite)
 
 
+def cmd_reproduce(args) -> None:
+    from .reproduce import listing, reproduce
+
+    if args.list:
+        for name, title, budget in listing():
+            print(f"{name:20s} {title}\n{'':20s} default: {budget}")
+        return
+    if not args.name:
+        raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
+    flags = [f"--budget-minutes {args.budget_minutes:g}"] if args.budget_minutes is not None else []
+    flags += [f"--seeds {args.seeds}"] if args.seeds is not None else []
+    flags += [f"--threads {args.threads}"] if args.threads != 2 else []
+    flags += [f"--set {s}" for s in args.set or []]
+    page = reproduce(args.name, args.out, args.runs, budget_minutes=args.budget_minutes, seeds=args.seeds,
+                     threads=args.threads, settings=args.set or [],
+                     command=" ".join(["attnseq reproduce", args.name, *flags]))
+    print(page)
+
+
 def cmd_serve(args) -> None:
     from .serve.app import create_app, load_runs
     from .serve.server import listen, serve, url
@@ -471,6 +490,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override for every config")
     p.add_argument("--overwrite", action="store_true", help="replace runs left in --out by an earlier comparison")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("reproduce", help="check a claim of the literature: train, tabulate, plot, write a page",
+                       description="Reproduce one claim of the documents attnseq implements: train what it "
+                                   "needs with attnseq's presets and write OUT/NAME.md with its table and "
+                                   "PNG figures (and the index OUT/README.md).")
+    p.add_argument("name", nargs="?", metavar="NAME", help="the reproduction (see --list)")
+    p.add_argument("--list", action="store_true", help="list the reproductions and their default budgets")
+    p.add_argument("--budget-minutes", type=float, metavar="N",
+                   help="scale the default budget (steps, epochs or minutes) to about N minutes here")
+    p.add_argument("--seeds", type=int, metavar="K", help="runs of each configuration (default: the reproduction's)")
+    p.add_argument("--threads", type=int, default=2, help="torch and BLAS threads of every run")
+    p.add_argument("--out", default="docs/results", help="folder for the page and its figures")
+    p.add_argument("--runs", help="folder for the run folders and data (default runs/reproduce/NAME)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="an option of the reproduction (sizes, limits; --list shows the budget's)")
+    p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("demo", help="train an attention model on generated dates and show it")
     p.add_argument("--out", default="runs/demo")

@@ -19,20 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling  # noqa: E402
-
-
-def true_function(x: torch.Tensor) -> torch.Tensor:
-    return 2 * torch.sin(x) + x**0.8
-
-
-def make_data(n_train: int = 50, noise: float = 0.5, seed: int = 0):
-    """(x_train (N,) sorted, y_train (N,), x_test (Q,), y_test (Q,) noiseless)."""
-    g = torch.Generator().manual_seed(seed)
-    x_train, _ = torch.sort(torch.rand(n_train, generator=g) * 5)
-    y_train = true_function(x_train) + noise * torch.randn(n_train, generator=g)
-    x_test = torch.arange(0, 5, 0.1)
-    return x_train, y_train, x_test, true_function(x_test)
+from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling, chapter_data  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
@@ -44,7 +31,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    x_train, y_train, x_test, y_test = make_data(seed=args.seed)
+    x_train, y_train, x_test, y_test = chapter_data(seed=args.seed)
     fixed = NadarayaWatson(bandwidth=args.bandwidth).fit(x_train, y_train)
     learned = NadarayaWatson(bandwidth=args.bandwidth, learned=True).fit(x_train, y_train)
     with torch.no_grad():

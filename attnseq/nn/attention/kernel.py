@@ -81,6 +81,22 @@ class NadarayaWatson(nn.Module):
         return self
 
 
+def chapter_function(x: torch.Tensor) -> torch.Tensor:
+    """The kernel-regression chapter's function: y = 2 sin x + x^0.8."""
+    return 2 * torch.sin(x) + x**0.8
+
+
+def chapter_data(n_train: int = 50, noise: float = 0.5, seed: int = 0):
+    """The chapter's data: ``n_train`` sorted inputs uniform on [0, 5) with targets
+    ``chapter_function(x)`` plus Gaussian noise of sd ``noise``, and 50 evenly spaced test
+    inputs with their noiseless targets: (x_train (N,), y_train (N,), x_test (Q,), y_test (Q,))."""
+    g = torch.Generator().manual_seed(seed)
+    x_train, _ = torch.sort(torch.rand(n_train, generator=g) * 5)
+    y_train = chapter_function(x_train) + noise * torch.randn(n_train, generator=g)
+    x_test = torch.arange(0, 5, 0.1)
+    return x_train, y_train, x_test, chapter_function(x_test)
+
+
 def average_pooling(values: torch.Tensor, queries: int) -> torch.Tensor:
     """The baseline f(x) = mean(y) for ``queries`` queries: (Q,) or (Q, D)."""
     return values.mean(0, keepdim=True).expand(queries, *values.shape[1:])

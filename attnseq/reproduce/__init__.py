@@ -1,0 +1,16 @@
+"""Reproductions of the literature: one command per claim of the documents attnseq implements,
+each training attnseq's presets and writing a result page with its table and figures.
+
+    attnseq reproduce --list
+    attnseq reproduce book-ch8 [--budget-minutes N] [--seeds K] [--out docs/results]
+
+base.py holds the registry, the options' budget, the context and the result; page.py writes the
+pages; runner.py runs one; each claim is a module of its own. Importing the package registers
+every reproduction.
+"""
+from . import (bahdanau_length, book_ch8, luong_scorers, nadaraya_watson, placement, reversal,  # noqa: F401
+               transformer_vs_rnn)  # (register every reproduction)
+from .base import REPRODUCTIONS, Reproduction, Result
+from .runner import listing, reproduce
+
+__all__ = ["REPRODUCTIONS", "Reproduction", "Result", "listing", "reproduce"]

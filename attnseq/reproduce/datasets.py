@@ -1,0 +1,101 @@
+"""The data the reproductions train on, written as split folders (train.tsv, dev.tsv, test.tsv)
+in a reproduction's runs folder, as ``attnseq data ...`` writes them.
+
+- the book's files (date.txt, addition.txt), read where the project keeps them: in
+  ``../shared/data/book/`` beside the checkout (never copied into the repository);
+- generated dates (``attnseq data dates``);
+- English->German from the machine's gettext catalogs (``attnseq data gettext --lang de``).
+
+Each takes limits on the number of pairs (0: all) so a quick check can train on a few.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import UserError
+
+log = logging.getLogger("attnseq")
+
+Pair = tuple[str, str]
+# the book's data sets, beside the checkout (as tests/conftest.py finds them)
+BOOK_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "book"
+
+
+def book_file(name: str, folder: str | Path = "") -> Path:
+    """The book's data file ``name`` (date.txt, addition.txt) in ``folder`` (default: BOOK_DIR);
+    a UserError when it is missing."""
+    path = Path(folder or BOOK_DIR) / name
+    if not path.is_file():
+        raise UserError(f"the book's {name} is not at {path} (the reproductions read the book's data "
+                        "from ../shared/data/book/ beside the checkout)")
+    return path
+
+
+def _cut(pairs: Sequence[Pair], limit: int) -> list[Pair]:
+    return list(pairs[:limit] if limit else pairs)
+
+
+def write_folder(folder: Path, train: Sequence[Pair], dev: Sequence[Pair], test: Sequence[Pair],
+                 limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
+    """``folder`` with the three splits written, each cut to its limit (0: all)."""
+    from ..data.splits import write_split_dir
+
+    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)))
+    return folder
+
+
+def book_split(folder: Path, name: str = "date.txt", dev_size: int = 500,
+               limits: tuple[int, int, int] = (0, 0, 0), book_dir: str | Path = "") -> Path:
+    """The book's file split as the book splits it (``attnseq data book``: its 5,000 test
+    questions, ``dev_size`` dev pairs taken from its training set), padding spaces kept."""
+    from ..data.book import load_book
+
+    return write_folder(folder, *load_book(book_file(name, book_dir), dev_size=dev_size), limits=limits)
+
+
+def book_pairs(name: str, book_dir: str | Path = "") -> tuple[list[Pair], list[Pair]]:
+    """(train, test) pairs of the book's file as the book splits it (no dev set)."""
+    from ..data.book import load_book
+
+    train, _, test = load_book(book_file(name, book_dir), dev_size=0)
+    return train, test
+
+
+def dates(folder: Path, train: int = 40_000, dev: int = 2_000, test: int = 2_000, seed: int = 1) -> Path:
+    """Generated English dates -> ISO (``attnseq data dates`` with its defaults)."""
+    from ..data.splits import make_date_splits
+
+    return write_folder(folder, *make_date_splits(train, dev, test, seed=seed))
+
+
+def gettext(folder: Path, lang: str = "de", catalogs: str = "", test_fraction: float | None = None,
+            limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
+    """English->``lang`` pairs from the gettext catalogs of this machine (or of the folder
+    ``catalogs``), as ``attnseq data gettext`` splits them; ``test_fraction`` holds out that
+    share of the sentences for test instead of the usual 2.25%."""
+    from ..data.gettext import TEST_FRACTION, build_gettext_corpus
+
+    splits = build_gettext_corpus(lang, [catalogs] if catalogs else None,
+                                  test_fraction=TEST_FRACTION if test_fraction is None else test_fraction)
+    return write_folder(folder, *splits, limits=limits)
+
+
+def read_split(folder: Path, split: str, strip: bool = True) -> list[Pair]:
+    """The pairs of ``folder/split.tsv``."""
+    from ..data.corpus import read_tsv
+
+    return read_tsv(Path(folder) / f"{split}.tsv", strip=strip)
+
+
+def count(folder: Path, split: str) -> int:
+    """The number of pairs in ``folder/split.tsv``."""
+    with open(Path(folder) / f"{split}.tsv", encoding="utf-8") as fh:
+        return sum(1 for _ in fh)
+
+
+def counts(folder: Path) -> str:
+    """"44,500 training, 500 dev and 5,000 test pairs" for the split folder."""
+    n = {split: count(folder, split) for split in ("train", "dev", "test")}
+    return f"{n['train']:,} training, {n['dev']:,} dev and {n['test']:,} test pairs"

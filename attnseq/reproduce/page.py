@@ -1,0 +1,146 @@
+"""The result page of a reproduction (``OUT/NAME.md``), its numbers (``OUT/NAME.json``), and the
+index of every page in OUT (``OUT/README.md``).
+
+A page says what the claim is and where it comes from, the command that regenerates it, when
+and on what machine it ran (CPU model, threads, torch and NumPy versions, the code's commit),
+the budget and how long it took, the tables and figures, and per point of the claim whether
+it matched and why.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable
+
+from ..hardware import cpu_model
+from ..utils import atomic_write_text
+from .base import Reproduction, Result
+
+ROOT = Path(__file__).resolve().parents[2]
+MARKS = {True: "✅ matched", False: "❌ did not match", None: "➖ cannot tell"}
+
+
+def code_version() -> str:
+    """The checkout's commit (``abc1234``, ``+changes`` when the package or configs differ from
+    it), or "unknown" outside a git checkout."""
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "attnseq", "configs"],
+                                 capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+changes" if changed else "")
+
+
+def machine(threads: int) -> dict:
+    """What the run ran on: CPU model, cores, threads, Python, torch and NumPy versions, commit."""
+    import numpy
+
+    try:
+        import torch
+
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = "not installed"
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": threads, "python": platform.python_version(),
+            "torch": torch_version, "numpy": numpy.__version__, "attnseq": code_version()}
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
+
+
+def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float,
+                  host: dict) -> str:
+    """The page of ``result`` as Markdown (figures linked by file name, beside the page)."""
+    r, ctx = reproduction, reproduction.context
+    lines = [f"# {ctx.name}: {r.title}", "",
+             f"**Claim.** {r.claim}", "",
+             f"**Source.** {r.source}", "",
+             f"**Verdict: {result.verdict}.** {result.summary}", "",
+             "| | |", "|---|---|",
+             f"| command | `{ctx.command}` |",
+             f"| date | {started:%Y-%m-%d %H:%M} |",
+             f"| machine | {host['cpu']}, {host['cores']} cores; {host['threads']} "
+             f"thread{'s' if host['threads'] > 1 else ''}; Python {host['python']}, "
+             f"torch {host['torch']}, NumPy {host['numpy']}; attnseq {host['attnseq']} |",
+             f"| budget | {result.budget} |",
+             f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
+             f"| took | {minutes(seconds)} here, training and evaluation |", "",
+             "## Results", ""]
+    for table in result.tables:
+        if table.caption:
+            lines += [table.caption, ""]
+        lines += [table.markdown()]
+    for path, caption in result.figures:
+        lines += [f"![{caption}]({Path(path).name})", "", f"*{caption}*", ""]
+    lines += ["## What matched and what did not", ""]
+    lines += [f"- {MARKS[f.matched]}: {f.text}" for f in result.findings] + [""]
+    if result.observations:
+        lines += ["Also observed:", ""] + [f"- {item}" for item in result.observations] + [""]
+    lines += ["## Setup", ""] + [f"- {item}" for item in result.setup] + [""]
+    if result.longer:
+        lines += ["## With more time", "", result.longer, ""]
+    return "\n".join(lines)
+
+
+def write_page(reproduction: Reproduction, result: Result, started: datetime, seconds: float) -> Path:
+    """Write ``OUT/NAME.md`` and ``OUT/NAME.json`` (the page's numbers and verdict), then the
+    index ``OUT/README.md``; the page's path."""
+    ctx = reproduction.context
+    host = machine(ctx.threads)
+    page = ctx.out_dir / f"{ctx.name}.md"
+    atomic_write_text(page, page_markdown(reproduction, result, started, seconds, host))
+    record = {"reproduction": ctx.name, "title": reproduction.title, "source": reproduction.source,
+              "verdict": result.verdict, "summary": result.summary, "command": ctx.command,
+              "date": started.isoformat(timespec="seconds"), "seconds": round(seconds, 1), "machine": host,
+              "budget": result.budget, "seeds": ctx.seeds,
+              "tables": [{"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row))
+                                                                                   for row in t.rows]}
+                         for t in result.tables],
+              "figures": [Path(p).name for p, _ in result.figures],
+              "findings": [{"matched": f.matched, "text": f.text} for f in result.findings],
+              "observations": result.observations,
+              "data": result.data}
+    atomic_write_text(ctx.out_dir / f"{ctx.name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    write_index(ctx.out_dir)
+    return page
+
+
+def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
+    """``OUT/README.md``: one line per reproduction (``names``, default every registered one):
+    its verdict and numbers from ``OUT/NAME.json``, or how to run it when it has not been run."""
+    from .base import REPRODUCTIONS
+
+    out_dir = Path(out_dir)
+    rows = []
+    for name in names or REPRODUCTIONS.names():
+        cls = REPRODUCTIONS.get(name)
+        path = out_dir / f"{name}.json"
+        if path.exists():
+            record = json.loads(path.read_text(encoding="utf-8"))
+            rows.append(f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
+                        f"{record['date'][:10]}, {minutes(record['seconds'])} |")
+        else:
+            rows.append(f"| {name} | {cls.title} | not run yet: `attnseq reproduce {name}` | |")
+    text = "\n".join([
+        "# Reproductions of the literature",
+        "",
+        "Each page checks one claim of the documents attnseq implements by training attnseq's presets on "
+        "this machine's CPU, and says what matched, what did not, and why. Every page is regenerated by "
+        "the command on it (`attnseq reproduce NAME`; `attnseq reproduce --list` lists them), within "
+        "30 minutes on the project's 2-core CPU at its default budget.",
+        "",
+        "| reproduction | claim | verdict and numbers | run |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ])
+    path = out_dir / "README.md"
+    atomic_write_text(path, text)
+    return path

@@ -1,0 +1,75 @@
+"""Running one reproduction: its options (``--set``) and budget (``--budget-minutes``), its
+seeds and threads, the page it writes."""
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Sequence
+
+from ..config import parse_override
+from ..errors import UserError
+from ..schema import Variant
+from .base import REPRODUCTIONS, Context, budget_fields, scale_budget
+from .page import write_page
+
+log = logging.getLogger("attnseq")
+
+DEFAULT_OUT = Path("docs/results")
+DEFAULT_RUNS = Path("runs/reproduce")
+
+
+def options_of(name: str, settings: Sequence[str] = ()):
+    """The options of reproduction ``name`` with ``settings`` (``key=value``) applied, every key
+    and value checked (a ConfigError names ``NAME.key``)."""
+    values = {}
+    for text in settings:
+        path, value = parse_override(text)
+        values[".".join(path)] = value
+    return REPRODUCTIONS.options(Variant(name, values), name)
+
+
+def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path | None = None,
+              budget_minutes: float | None = None, seeds: int | None = None, threads: int = 2,
+              settings: Sequence[str] = (), command: str | None = None) -> Path:
+    """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
+
+    ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
+    ``budget_minutes / nominal_minutes``; ``seeds`` runs of each configuration (default: the
+    reproduction's); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
+    the run folders go to ``runs_dir`` (default runs/reproduce/NAME)."""
+    cls = REPRODUCTIONS.get(name, "reproduce")
+    options = options_of(name, settings)
+    if budget_minutes is not None:
+        if budget_minutes <= 0:
+            raise UserError(f"reproduce: --budget-minutes must be positive, got {budget_minutes:g}")
+        options = scale_budget(options, budget_minutes / cls.nominal_minutes)
+    if seeds is not None and seeds < 1:
+        raise UserError(f"reproduce: --seeds must be at least 1, got {seeds}")
+    if threads < 1:
+        raise UserError(f"reproduce: --threads must be at least 1, got {threads}")
+    context = Context(name=name, out_dir=Path(out_dir), runs_dir=Path(runs_dir or DEFAULT_RUNS / name),
+                      seeds=seeds or cls.default_seeds, threads=threads,
+                      command=command or f"attnseq reproduce {name}")
+    context.out_dir.mkdir(parents=True, exist_ok=True)
+    context.runs_dir.mkdir(parents=True, exist_ok=True)
+    log.info("reproduce %s: %s; %s", name, ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
+             f"{context.seeds} seed(s), {threads} thread(s)")
+    started, clock = datetime.now(), time.perf_counter()
+    reproduction = cls(options, context)
+    result = reproduction.run()
+    page = write_page(reproduction, result, started, time.perf_counter() - clock)
+    log.info("reproduce %s: %s -> %s", name, result.verdict, page)
+    return page
+
+
+def listing() -> list[tuple[str, str, str]]:
+    """(name, title, default budget) of every reproduction."""
+    rows = []
+    for name in REPRODUCTIONS.names():
+        cls = REPRODUCTIONS.get(name)
+        defaults = REPRODUCTIONS.options_class(name)()
+        amounts = ", ".join(f"{f} {getattr(defaults, f):g}" for f in budget_fields(defaults))
+        rows.append((name, cls.title, f"{amounts}; {cls.default_seeds} seed(s); about {cls.nominal_minutes:g} min"))
+    return rows

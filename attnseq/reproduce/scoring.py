@@ -1,0 +1,79 @@
+"""Scoring translations beyond one corpus BLEU: by source-length bucket, and two systems on the
+same sentences with sacrebleu's paired bootstrap (each system's 95% interval over resampled
+test sets, and the p-value of their difference), for single-seed comparisons."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+Pair = tuple[str, str]
+
+
+def translate(translator, pairs: Sequence[Pair], beam_size: int) -> tuple[list[str], list[str]]:
+    """(outputs, references) of ``translator`` on ``pairs``; the references pass through the run's
+    text pipeline as ``Translator.evaluate`` scores them."""
+    results = translator.search([s for s, _ in pairs], beam_size=beam_size)
+    pipeline = translator.pipeline
+    references = [pipeline.decode_target(pipeline.encode_target(t)) for _, t in pairs]
+    return [r.outputs[0] for r in results], references
+
+
+@dataclass
+class PairedBleu:
+    """Two systems' BLEU on the same sentences: scores, the half-width of each one's 95% bootstrap
+    interval, and the bootstrap p-value of the difference (None when too few sentences)."""
+
+    baseline: float
+    baseline_ci: float
+    system: float
+    system_ci: float
+    p_value: float | None
+
+
+def paired_bleu(baseline: Sequence[str], system: Sequence[str], references: Sequence[str],
+                samples: int = 1000) -> PairedBleu:
+    """sacrebleu's paired bootstrap resampling (``samples`` resampled test sets, its fixed seed)
+    of ``system`` against ``baseline``."""
+    from sacrebleu.metrics import BLEU
+    from sacrebleu.significance import PairedTest
+
+    if len(references) < 2:
+        from ..eval.metrics import bleu
+
+        return PairedBleu(bleu(baseline, references), 0.0, bleu(system, references), 0.0, None)
+    test = PairedTest([("baseline", list(baseline)), ("system", list(system))], {"BLEU": BLEU()},
+                      [list(references)], test_type="bs", n_samples=samples)
+    _, scores = test()
+    base, other = scores["BLEU"]
+    # identical scores (both systems at 0 on a few sentences): no difference to test
+    p_value = 1.0 if base.score == other.score else other.p_value
+    return PairedBleu(base.score, base.ci, other.score, other.ci, p_value)
+
+
+def length_buckets(lengths: Sequence[int], edges: Sequence[int], minimum: int) -> list[tuple[int, int]]:
+    """Buckets (lowest, highest length) cut at ``edges`` (each edge starts a bucket), adjacent
+    buckets merged until each holds at least ``minimum`` of ``lengths`` (merging upwards, the
+    last bucket into the one before it)."""
+    top = max(lengths, default=1)
+    starts = [e for e in sorted(set(edges)) if e <= top] or [1]
+    buckets = [(low, (starts[i + 1] - 1) if i + 1 < len(starts) else top) for i, low in enumerate(starts)]
+
+    def count(b):
+        return sum(b[0] <= n <= b[1] for n in lengths)
+
+    i = 0
+    while i < len(buckets) and len(buckets) > 1:
+        if count(buckets[i]) >= minimum:
+            i += 1
+            continue
+        if i + 1 < len(buckets):
+            buckets[i:i + 2] = [(buckets[i][0], buckets[i + 1][1])]
+        else:
+            buckets[i - 1:i + 1] = [(buckets[i - 1][0], buckets[i][1])]
+            i -= 1
+    return buckets
+
+
+def bucket_label(bucket: tuple[int, int]) -> str:
+    low, high = bucket
+    return str(low) if low == high else f"{low}-{high}"

@@ -1,0 +1,108 @@
+"""Training the runs a reproduction compares: attnseq's presets with the context's settings,
+one run per seed, and the curves of their metrics logs."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..presets import CONFIGS
+from ..runs import read_metrics
+from .base import Context
+
+log = logging.getLogger("attnseq")
+
+
+def preset(name: str) -> Path:
+    """The preset ``configs/NAME.yaml``."""
+    return CONFIGS / f"{name}.yaml"
+
+
+def run_settings(context: Context, seed: int | None = None) -> list[str]:
+    """What every run of a reproduction is trained with: the context's threads, no progress
+    bar, no per-step log lines, and ``seed`` (train.seed) when given."""
+    settings = [f"train.threads={context.threads}", "train.progress=false", "train.log_every=0"]
+    return settings + ([f"train.seed={seed}"] if seed is not None else [])
+
+
+def fit_preset(context: Context, name: str, run_dir: Path, data: str | Path, overrides: Sequence[str] = (),
+               seed: int | None = None) -> dict:
+    """Train the preset ``name`` on ``data`` (a split folder or the book's file) into ``run_dir``
+    (replacing a run there); the run's summary (``attnseq.fit``)."""
+    from ..api import fit
+    from ..data.sources import data_overrides
+
+    log.info("%s: training %s -> %s", context.name, name, run_dir)
+    return fit(preset(name), run_dir, [*data_overrides(data), *run_settings(context, seed), *overrides],
+               overwrite=True)
+
+
+def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, overrides: Sequence[str] = (),
+                   seed: int | None = None) -> dict:
+    """Train the preset ``name`` (with ``overrides``) on the split folder ``data_dir`` into
+    ``RUNS/run_name`` and evaluate its best checkpoint on dev and test as ``attnseq compare``
+    does; its row of compare's table (parameters, steps, tokens/s, dev and test exact match and
+    BLEU) with ``run_dir``."""
+    from ..compare import train_and_evaluate
+
+    # budget 0: no wall-clock limit; the reproduction's step budget is in ``overrides``
+    row = train_and_evaluate(preset(name), run_name, data_dir, 0, context.runs_dir,
+                             [*run_settings(context, seed), *overrides], overwrite=True)
+    return {**row, "run_dir": context.runs_dir / run_name}
+
+
+def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path,
+                     common: Sequence[str] = ()) -> dict[str, list[dict]]:
+    """Every variant (label, preset, overrides) trained once per seed with ``common`` settings
+    too, as ``compare_preset``; label -> its rows, one per seed (run folders ``LABEL-seedN``)."""
+    rows: dict[str, list[dict]] = {}
+    for seed in context.seed_list:
+        for label, name, overrides in variants:
+            rows.setdefault(label, []).append(
+                compare_preset(context, name, f"{label}-seed{seed}", data_dir, [*common, *overrides], seed))
+    return rows
+
+
+@dataclass
+class Curve:
+    """One run's evaluations: x (steps, epochs or training minutes) and y (a dev metric)."""
+
+    x: list[float]
+    y: list[float]
+
+
+def curve(run_dir: Path, metric: str, x: str = "step") -> Curve:
+    """``metric`` (e.g. ``dev_exact_match``) of every evaluation of the run, against ``x``
+    (``step``, ``epoch``, or ``minutes`` of training time, evaluations not counted)."""
+    xs, ys = [], []
+    for record in read_metrics(run_dir):
+        if record.get("type") != "eval" or metric not in record:
+            continue
+        xs.append(record["train_seconds"] / 60 if x == "minutes" else record[x])
+        ys.append(record[metric])
+    return Curve(xs, ys)
+
+
+def value_at(c: Curve, x: float) -> float | None:
+    """The curve's value at the last evaluation at or before ``x`` (None before the first)."""
+    found = None
+    for cx, cy in zip(c.x, c.y):
+        if cx <= x + 1e-9:
+            found = cy
+    return found
+
+
+def first_reaching(c: Curve, level: float) -> float | None:
+    """The first x at which the curve reaches ``level`` (None if it never does)."""
+    return next((cx for cx, cy in zip(c.x, c.y) if cy >= level), None)
+
+
+def steps_to(reached: Sequence[float | None]) -> str:
+    """The mean of the x at which each seed's curve first reached a level (``first_reaching``),
+    with how many seeds got there when not all did; "not reached" when none did."""
+    got = [x for x in reached if x is not None]
+    if not got:
+        return "not reached"
+    mean = f"{sum(got) / len(got):,.0f}"
+    return mean if len(got) == len(reached) else f"{mean} ({len(got)} of {len(reached)} seeds)"
