@@ -215,7 +215,7 @@ class Drill:
                  "train.clip_norm=0", "data.strip=true", preset=BOOK), words=("training diverged",)),
             Case("train.lr=1e40", lambda: self.train("diverged40", "train.lr=1e40"), words=("train.lr",)),
             Case("a Transformer that diverges at step 1 keeps no NaN checkpoint", lambda: self.train("nan",
-                 "train.lr=1e8", "train.eval_every=1", "train.clip_norm=0", preset=TRANSFORMER),
+                 "train.lr=1e6", "train.eval_every=1", "train.clip_norm=0", preset=TRANSFORMER),
                  words=("training diverged",), check=lambda *_: self.finite_checkpoints("nan")),
             Case("a truncated best.safetensors", lambda: ["evaluate", self.damaged_copy(), "--data", data / "test.tsv"],
                  words=("damaged or incomplete", "--checkpoint last")),
