@@ -140,6 +140,8 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
         "|---|---|---|---|",
         *rows,
         "",
+        *(["The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
+           "[memory.md](memory.md).", ""] if (out_dir / "memory.md").exists() else []),
     ])
     path = out_dir / "README.md"
     atomic_write_text(path, text)
