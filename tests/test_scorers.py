@@ -35,7 +35,7 @@ def inputs(query_size: int = HQ, key_size: int = HK):
 
 def sizes(name: str) -> tuple[int, int]:
     """Query and key sizes: unequal where the scorer allows it."""
-    return (HK, HK) if name in ("dot", "scaled_dot") else (HQ, HK)
+    return (HK, HK) if SCORERS.get(name).same_size else (HQ, HK)
 
 
 @pytest.mark.parametrize("name", SCORERS.names())
@@ -155,6 +155,12 @@ def test_configuration_errors_name_the_option():
     with pytest.raises(ConfigError, match="model.attention.temperature: expected a value > 0"):
         build_scorer(Variant("cosine", {"temperature": 0}), HQ, HK)
 
+
+
+@pytest.mark.parametrize("name", [n for n in SCORERS.names() if SCORERS.get(n).same_size])
+def test_scorers_without_a_projection_refuse_unequal_sizes(name):
+    with pytest.raises(ConfigError, match=r"model.attention: .*decoder state \(6\).*encoder outputs \(8\).*one size"):
+        build_scorer(name, 6, 8)
 
 def test_cosine_ignores_the_query_length_and_has_a_temperature():
     scorer = make("cosine")

@@ -24,11 +24,19 @@ class Scorer(nn.Module):
     A variant registers itself with its options dataclass (``@SCORERS.register("concat",
     options=ConcatOptions)``) and implements ``score(query, keys) -> (B, T, S)``. Keys that can
     be projected once per sentence are projected in ``prepare`` (called once by the decoder,
-    never per step). ``options`` is the variant's options instance.
+    never per step). ``options`` is the variant's options instance. A variant that compares
+    queries with unprojected keys sets ``same_size``: the base then refuses unequal sizes.
     """
+
+    same_size: bool = False  # queries and keys compared as they are: they must have one size
 
     def __init__(self, query_size: int, key_size: int, options=None):
         super().__init__()
+        if self.same_size and query_size != key_size:
+            raise ConfigError(
+                f"model.attention: this scorer compares the decoder state ({query_size}) with the encoder "
+                f"outputs ({key_size}) unprojected, so the two need one size; use general or concat"
+            )
         self.query_size, self.key_size = query_size, key_size
         self.options = options
 
@@ -84,14 +92,6 @@ class Scorer(nn.Module):
         context = torch.bmm(alignment, values)  # (B, T, Hv)
         return context, alignment
 
-
-def require_equal_sizes(name: str, query_size: int, key_size: int) -> None:
-    """A ConfigError unless queries and keys have one size (scores without a projection)."""
-    if query_size != key_size:
-        raise ConfigError(
-            f"model.attention: {name} attention needs the decoder state ({query_size}) and the "
-            f"encoder outputs ({key_size}) to have one size; use general or concat"
-        )
 
 
 def build_scorer(variant: Variant | str, query_size: int, key_size: int,

@@ -10,16 +10,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...schema import number
-from .base import SCORERS, Scorer, require_equal_sizes
+from .base import SCORERS, Scorer
 
 
 @SCORERS.register("dot")
 class DotScorer(Scorer):
     """score = h_t · h_s (Luong et al. 2015; the book's chapter 8)."""
 
-    def __init__(self, query_size: int, key_size: int, options=None):
-        super().__init__(query_size, key_size, options)
-        require_equal_sizes("dot", query_size, key_size)
+    same_size = True
 
     def score(self, query, keys):
         return torch.bmm(query, keys.transpose(1, 2))  # (B, T, S)
