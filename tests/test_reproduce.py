@@ -175,8 +175,8 @@ def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):
     assert main(["reproduce", "placement", "--set", "nope=1", "--out", str(tmp_path / "out")]) == 2
     assert main(["reproduce"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["attnseq: error: placement.nope: unknown key; placement takes steps, eval_every, hidden_size, "
-                   "dev_sentences, train_pairs, test_sentences, book_dir",
+    assert err == ["attnseq: error: placement.nope: unknown key; placement takes dev_sentences, train_pairs, "
+                   "test_sentences, book_dir, steps, eval_every, hidden_size",
                    "attnseq: error: reproduce: give a NAME (attnseq reproduce --list shows them)"]
     assert not (tmp_path / "out" / "placement.md").exists()
 

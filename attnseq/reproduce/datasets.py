@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import UserError
@@ -53,6 +54,22 @@ def book_split(folder: Path, name: str = "date.txt", dev_size: int = 500,
     from ..data.book import load_book
 
     return write_folder(folder, *load_book(book_file(name, book_dir), dev_size=dev_size), limits=limits)
+
+
+@dataclass
+class BookTaskOptions:
+    """The data options of a reproduction trained on one of the book's files (``file_name``)."""
+
+    file_name = "date.txt"  # the book's file the reproduction reads (a class constant, not an option)
+    dev_sentences: int = 500  # dev pairs held out of the book's training part, decoded at each evaluation
+    train_pairs: int = 0  # training pairs (0: the book's 44,500)
+    test_sentences: int = 0  # test pairs scored at the end (0: the book's 5,000)
+    book_dir: str = ""  # the folder of the book's files (default: ../shared/data/book beside the checkout)
+
+    def split(self, folder: Path) -> Path:
+        """``folder`` holding the book's file split as the book splits it, cut to these limits."""
+        return book_split(folder, self.file_name, dev_size=self.dev_sentences,
+                          limits=(self.train_pairs, 0, self.test_sentences), book_dir=self.book_dir)
 
 
 def book_pairs(name: str, book_dir: str | Path = "") -> tuple[list[Pair], list[Pair]]:

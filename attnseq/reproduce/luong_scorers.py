@@ -11,7 +11,7 @@ from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, v
 from .datasets import counts, dates, read_split
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, contrast, spreads
-from .training import compare_variants, curve, first_reaching, steps_to, value_at
+from .training import compare_variants, curve, first_reaching, step_budget, steps_to, value_at
 
 # label, preset, extra settings, score, input feeding
 VARIANTS = (
@@ -55,8 +55,7 @@ class LuongScorers(Reproduction):
         o, ctx = self.options, self.context
         data = dates(ctx.run_dir("data"), o.train_pairs, o.test_sentences, o.test_sentences)
         common = [f"model.hidden_size={o.hidden_size}", f"model.encoder_layers={o.layers}",
-                  f"model.decoder_layers={o.layers}", f"train.max_steps={o.steps}", "train.epochs=1000",
-                  f"train.eval_every={o.eval_every}", f"train.eval_max_sentences={o.dev_sentences}"]
+                  f"model.decoder_layers={o.layers}", *step_budget(o.steps, o.eval_every, o.dev_sentences)]
         rows = compare_variants(ctx, [(label, name, extra) for label, name, extra, _, _ in VARIANTS], data, common)
         curves = {label: [curve(r["run_dir"], "dev_exact_match") for r in rs] for label, rs in rows.items()}
         half = max(o.eval_every, (o.steps // 2) // o.eval_every * o.eval_every)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
-from .datasets import book_split, counts
+from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, contrast, spreads
-from .training import compare_variants, curve, first_reaching, steps_to, value_at
+from .training import compare_variants, curve, first_reaching, step_budget, steps_to, value_at
 
 # label, decoder design, where the context goes, which state attends
 VARIANTS = (
@@ -25,14 +25,10 @@ COLORS = {"book": "tab:red", "book-input": "tab:orange", "bahdanau": "tab:green"
 
 
 @dataclass
-class PlacementOptions:
+class PlacementOptions(BookTaskOptions):
     steps: int = budget(1200)  # updates of every run (batch 128; an epoch of the book's data is 348)
     eval_every: int = 150  # updates between dev evaluations (the curves)
     hidden_size: int = 128  # LSTM units (the book: 256; halved so 4 designs x 3 seeds fit the budget)
-    dev_sentences: int = 500  # dev dates held out of the book's training part, decoded at each evaluation
-    train_pairs: int = 0  # training dates (0: the book's 44,500)
-    test_sentences: int = 0  # test dates scored at the end (0: the book's 5,000)
-    book_dir: str = ""  # the folder of the book's date.txt (default: ../shared/data/book beside the checkout)
 
 
 @REPRODUCTIONS.register("placement", options=PlacementOptions)
@@ -51,10 +47,8 @@ class Placement(Reproduction):
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
-        data = book_split(ctx.run_dir("data"), "date.txt", dev_size=o.dev_sentences,
-                          limits=(o.train_pairs, 0, o.test_sentences), book_dir=o.book_dir)
-        common = [f"model.hidden_size={o.hidden_size}", f"train.max_steps={o.steps}", "train.epochs=1000",
-                  f"train.eval_every={o.eval_every}", f"train.eval_max_sentences={o.dev_sentences}"]
+        data = o.split(ctx.run_dir("data"))
+        common = [f"model.hidden_size={o.hidden_size}", *step_budget(o.steps, o.eval_every, o.dev_sentences)]
         variants = [(label, "book-attention", [f"model.decoder={decoder}"]) for label, decoder, _, _ in VARIANTS]
         rows = compare_variants(ctx, variants, data, common)
         curves = {label: [curve(r["run_dir"], "dev_exact_match") for r in rs] for label, rs in rows.items()}

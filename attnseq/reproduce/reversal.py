@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from ..runs import read_metrics
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
-from .datasets import book_split, counts
+from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, contrast, spreads
-from .training import compare_variants, curve
+from .training import compare_variants, curve, step_budget
 
 # label, preset, reversed source
 VARIANTS = (
@@ -26,14 +26,11 @@ STEPS_PER_EPOCH = 348  # the book's 44,500 training questions in batches of 128
 
 
 @dataclass
-class ReversalOptions:
+class ReversalOptions(BookTaskOptions):
+    file_name = "addition.txt"
     steps: int = budget(2800)  # updates of every run (about 8 epochs of the book's addition.txt)
     eval_every: int = 350  # updates between dev evaluations (about an epoch)
     hidden_size: int = 128  # LSTM units (the book's chapter-7 addition experiment: 128)
-    dev_sentences: int = 500  # dev questions held out of the book's training part, decoded at each evaluation
-    train_pairs: int = 0  # training questions (0: the book's 44,500)
-    test_sentences: int = 0  # test questions scored at the end (0: the book's 5,000)
-    book_dir: str = ""  # the folder of the book's addition.txt (default: ../shared/data/book beside the checkout)
 
 
 @REPRODUCTIONS.register("reversal", options=ReversalOptions)
@@ -52,10 +49,8 @@ class Reversal(Reproduction):
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
-        data = book_split(ctx.run_dir("data"), "addition.txt", dev_size=o.dev_sentences,
-                          limits=(o.train_pairs, 0, o.test_sentences), book_dir=o.book_dir)
-        common = [f"model.hidden_size={o.hidden_size}", f"train.max_steps={o.steps}", "train.epochs=1000",
-                  f"train.eval_every={o.eval_every}", f"train.eval_max_sentences={o.dev_sentences}",
+        data = o.split(ctx.run_dir("data"))
+        common = [f"model.hidden_size={o.hidden_size}", *step_budget(o.steps, o.eval_every, o.dev_sentences),
                   "decode.max_len=6"]
         variants = [(label, name, [f"data.reverse_source={'true' if rev else 'false'}"])
                     for label, name, rev in VARIANTS]

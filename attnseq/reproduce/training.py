@@ -52,6 +52,13 @@ def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, o
     return {**row, "run_dir": context.runs_dir / run_name}
 
 
+def step_budget(steps: int, eval_every: int, dev_sentences: int) -> list[str]:
+    """Overrides that train for ``steps`` updates (however many epochs that is), decoding
+    ``dev_sentences`` dev pairs every ``eval_every`` updates."""
+    return [f"train.max_steps={steps}", "train.epochs=1000", f"train.eval_every={eval_every}",
+            f"train.eval_max_sentences={dev_sentences}"]
+
+
 def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path,
                      common: Sequence[str] = ()) -> dict[str, list[dict]]:
     """Every variant (label, preset, overrides) trained once per seed with ``common`` settings
