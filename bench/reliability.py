@@ -333,36 +333,53 @@ class Drill:
 # -- the kill drill ----------------------------------------------------------------------------------
 def kill_drill(work: Path, data: Path, kills: int, seed: int = 0) -> tuple[bool, str]:
     """Train a run that saves every 2 updates, killing it with SIGKILL ``kills`` times at random
-    moments (saves included) and resuming; after each kill the run must load (evaluate) and
-    resume, and the finished run must equal an uninterrupted one bit for bit (weights, and the
-    metrics log but for timings)."""
+    moments (start-up, updates and saves alike) and resuming; after each kill the run must load
+    (evaluate) and resume, and the finished run must equal an uninterrupted one bit for bit
+    (weights, and the metrics log but for timings). Every one of the ``kills`` must land on a
+    process that is still running, or the drill fails."""
     import numpy as np
 
     from attnseq.runs import read_checkpoint, read_metrics
 
     args = sets(*TINY, "train.epochs=3", "train.eval_every=2", "train.log_every=1", "model.dropout=0.2")
     straight, killed = work / "kill-straight", work / "kill-run"
-    code, _, err, seconds = attnseq("-q", "train", LUONG, "--data", data, "--out", straight, *args)
-    if code:
-        return False, f"the uninterrupted run failed: {err}"
-    rng, landed, loads = random.Random(seed), 0, 0
-    command = [PYTHON, "-m", "attnseq.cli", "-q", "train", LUONG, "--data", str(data), "--out", str(killed), *args]
-    for attempt in range(kills + 1):
+    command = [PYTHON, "-m", "attnseq.cli", "-q", "train", LUONG, "--data", str(data), "--out", str(straight), *args]
+    started, startup = time.perf_counter(), None
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    while process.poll() is None:  # the start-up: until the run's metrics log is written
+        if startup is None and (straight / "metrics.jsonl").exists():
+            startup = time.perf_counter() - started
+        time.sleep(0.02)
+    if process.returncode:
+        return False, f"the uninterrupted run failed: {process.stderr.read().decode()[-300:]}"
+    training = max(r.get("wall_seconds", 0.0) for r in read_metrics(straight))
+    # A kill comes between most of the start-up and the start-up plus 1.5/kills of the training:
+    # each start trains about 0.7/kills of the run on average, so the run is still training when
+    # the last kill comes, and kills fall on the start-up, updates and saves alike.
+    window = (0.7 * (startup or 1.0), (startup or 1.0) + 1.5 * training / kills)
+    rng, landed, loads, attempts = random.Random(seed), 0, 0, 0
+    command[command.index(str(straight))] = str(killed)
+    while True:
+        attempts += 1
         resume = ["--resume"] if (killed / "config.yaml").exists() else []
         process = subprocess.Popen(command + resume, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-        if attempt < kills:
-            time.sleep(rng.uniform(1.5, min(seconds, 12.0)))
+        if landed < kills:
+            time.sleep(rng.uniform(*window))
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)
                 landed += 1
         _, err = process.communicate(timeout=600)
-        if attempt == kills and process.returncode != 0:
-            return False, f"the last resume failed: {err.decode()[-300:]}"
+        if process.returncode not in (0, -signal.SIGKILL):
+            return False, f"attempt {attempts} failed: {err.decode()[-300:]}"
         if (killed / "last.safetensors").exists():
             code, _, err, _ = attnseq("-q", "evaluate", killed, "--data", data / "test.tsv", "--checkpoint", "last")
             if code:
-                return False, f"after kill {attempt + 1} the run does not load: {err.strip()[-200:]}"
+                return False, f"after attempt {attempts} the run does not load: {err.strip()[-200:]}"
             loads += 1
+        if process.returncode == 0:
+            break
+    if landed < kills:
+        return False, f"the run finished after {landed} of {kills} kills: the kill window {window} is too late"
     a, b = read_checkpoint(straight / "last.safetensors")[0], read_checkpoint(killed / "last.safetensors")[0]
     same_weights = a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
@@ -372,7 +389,8 @@ def kill_drill(work: Path, data: Path, kills: int, seed: int = 0) -> tuple[bool,
     same_log = records(straight) == records(killed)
     leftovers = list(killed.glob(".*.tmp"))
     ok = same_weights and same_log and not leftovers
-    return ok, (f"{landed} kills landed ({kills} tried), the run loaded after {loads}; final weights "
+    return ok, (f"{landed} kills landed, each on a running training ({attempts} starts, kills "
+                f"{window[0]:.1f}-{window[1]:.1f} s after a start), the run loaded after {loads}; final weights "
                 f"{'equal' if same_weights else 'DIFFER'}, metrics log {'equal' if same_log else 'DIFFERS'} "
                 f"(but for timings), {len(leftovers)} temporary files left")
 
