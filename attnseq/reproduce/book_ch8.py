@@ -191,18 +191,29 @@ class BookCh8(Reproduction):
             else:
                 text += "; the book reaches 99.9% after epoch 3."
             findings.append(Finding(reached is not None and reached <= 3, text))
-        low = {}
-        for model in ("baseline", "peeky"):
-            upto = by_epoch[model, "numpy"][:3]
-            low[model] = all(s.mean < 10.0 for s in upto)
+        # the book measured the plain model and Peeky for epochs 1-2 only: they are compared there
+        measured = min(len(BOOK["peeky"]), epochs)
+        last = measured - 1
+        near = all(abs(by_epoch[m, "numpy"][i].mean - BOOK[m][i]) <= TOLERANCE and by_epoch[m, "numpy"][i].mean < 10.0
+                   for m in ("baseline", "peeky") for i in range(measured))
         findings.append(Finding(
-            all(low.values()),
-            "the plain seq2seq and Peeky stay low while attention climbs: after epoch "
-            f"{compared}, plain {by_epoch['baseline', 'numpy'][compared - 1].mean:.2f}% and Peeky "
-            f"{by_epoch['peeky', 'numpy'][compared - 1].mean:.2f}% (NumPy engine), "
-            f"{by_epoch['baseline', 'torch'][compared - 1].mean:.2f}% and "
-            f"{by_epoch['peeky', 'torch'][compared - 1].mean:.2f}% "
-            "(torch); the book's code: 0.02% and 0.46% after epoch 2."))
+            near,
+            f"the plain seq2seq and Peeky are still near zero while attention climbs: after epoch {measured}, plain "
+            f"{by_epoch['baseline', 'numpy'][last].mean:.2f}% and Peeky {by_epoch['peeky', 'numpy'][last].mean:.2f}% "
+            f"against attention's {by_epoch['attention', 'numpy'][last].mean:.2f}% (NumPy engine; the book's code: "
+            f"0.02% and 0.46% against 51.76%), {by_epoch['baseline', 'torch'][last].mean:.2f}% and "
+            f"{by_epoch['peeky', 'torch'][last].mean:.2f}% against {by_epoch['attention', 'torch'][last].mean:.2f}% "
+            "(torch)" + ("." if near else f"; the NumPy engine is more than {TOLERANCE:g} points from the book's "
+                         "code or above 10% in some epoch the book measured.")))
+        # attention learns fastest: ahead of both others after every epoch in which any model is above 1%
+        behind = [f"{engine} epoch {i + 1}" for engine in ("numpy", "torch") for i in range(epochs)
+                  if max(by_epoch[m, engine][i].mean for m in MODELS) > 1.0
+                  and by_epoch["attention", engine][i].mean < max(by_epoch[m, engine][i].mean for m in MODELS)]
+        findings.append(Finding(
+            not behind,
+            "attention learns fastest: from the first epoch in which any model is right on more than 1% of the "
+            "test dates, attention is ahead of Peeky and the plain model after every epoch, on both engines"
+            + ("." if not behind else f", except after {', '.join(behind)}.")))
         if epochs >= 10:
             gap = by_epoch["attention", "numpy"][-1].mean - by_epoch["peeky", "numpy"][-1].mean
             findings.append(Finding(abs(gap) <= 5.0, f"after epoch {epochs} Peeky is {gap:.2f} points below attention "
