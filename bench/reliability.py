@@ -1,12 +1,13 @@
-"""The reliability drill: bad inputs and faults, each tried against the command line as a user
-would, and the kill drill: training killed (SIGKILL) at random moments and resumed.
+"""The reliability drill: bad inputs and faults, each tried against the command line or the
+server (``attnseq serve`` on loopback) as a user would, and the kill drill: training killed
+(SIGKILL) at random moments and resumed.
 
     python bench/reliability.py [--kills 30] [--only WORDS] [--keep DIR]
 
 Every case prints one line: its name and what happened, one of
   clear error  the command exited non-zero with one line naming the problem (no traceback);
   handled      the command did the right thing, and said so where it should (a warning);
-  traceback    a Python traceback reached the user;
+  traceback    a Python traceback reached the user (of the server: a 5xx, a reset or a hang);
   silent       the command exited 0 but did something wrong, or refused nothing;
   lost         a run or a file that existed was damaged.
 and a summary: ``N tried, N clear errors, N handled, 0 tracebacks, 0 silent, 0 lost``.
@@ -247,6 +248,9 @@ class Drill:
             Case("-q hides progress; a piped log has no bar fragments", lambda: self.train("quiet", "train.max_steps=3",
                  "train.progress=true"), expect="handled",
                  check=lambda code, out, err, s: "" if "%|" not in err and "\r" not in err else "silent: bar in log"),
+            Case("serve --port 99999", lambda: ["serve", run, "--port", "99999"], words=("--port", "65535")),
+            Case("serve a folder that is no run", lambda: ["serve", self.work, "--port", "0"],
+                 words=("not a run folder",)),
             Case("output files get the user's umask", lambda: ["translate", run, "--input", self.write("in.txt", "abc\n"),
                  "--output", self.path("out.txt")], expect="handled", check=self.mode_check),
         ]
@@ -328,6 +332,98 @@ class Drill:
         os.umask(mask)
         mode = stat.S_IMODE(self.path("out.txt").stat().st_mode)
         return "" if mode == 0o666 & ~mask else f"silent: mode {oct(mode)}"
+
+
+# -- the server ------------------------------------------------------------------------------------
+def raw_request(port: int, data: bytes, timeout: float = 30.0) -> bytes:
+    """The server's answer to ``data`` written as it is (b'' when the connection is reset)."""
+    import socket
+
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+            return answer
+    except ConnectionResetError:
+        return b""
+
+
+def http_post(body: bytes, length: bytes | None = None) -> bytes:
+    """A POST /translate of ``body`` as JSON, with its Content-Length (or ``length`` as written)."""
+    declared = str(len(body)).encode() if length is None else length
+    return (b"POST /translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + declared + b"\r\nConnection: close\r\n\r\n" + body)
+
+
+def http_outcome(answer: bytes, field: str | None, words: tuple[str, ...]) -> Outcome:
+    """A refusal is clear when it is a 4xx whose JSON names ``field`` and ``words``; a 5xx, a
+    reset or no answer is a crash; a 2xx where a refusal was due is silent."""
+    if not answer:
+        return Outcome("traceback", "no answer: the connection was reset or closed")
+    status_line, _, rest = answer.partition(b"\r\n")
+    parts = status_line.split()
+    status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+    body = rest.partition(b"\r\n\r\n")[2].decode(errors="replace")
+    if status >= 500 or status == 0:
+        return Outcome("traceback", f"{status_line.decode(errors='replace')}: {body[:120]}")
+    if status < 400:
+        return Outcome("silent", f"{status} where a refusal was due: {body[:120]}")
+    if field is None:  # malformed HTTP: any 4xx, at once
+        return Outcome("clear error", status_line.decode(errors="replace"))
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return Outcome("silent", f"{status} without a JSON message: {body[:120]!r}")
+    missing = [w for w in words if w not in message.get("error", "")]
+    if message.get("field") != field or missing:
+        return Outcome("silent", f"{status} not naming {field} {missing}: {message}")
+    return Outcome("clear error", f"{status} {message['field']}: {message['error'][:100]}")
+
+
+def server_drill(drill: Drill, only: str | None = None) -> list[tuple[str, Outcome]]:
+    """Bad requests and a load of 200 concurrent ones against ``attnseq serve`` on loopback, with a
+    torch run and a NumPy-engine run: each refusal a 4xx naming the field, never a 5xx or a hang."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from serve_load import date_requests, load_check, start_server
+
+    cases = [  # name, request bytes, field named (None: malformed HTTP), words of the message
+        ("a JSON list as the body", http_post(b"[1, 2]"), "body", ("JSON object",)),
+        ('{"text": null}', http_post(b'{"text": null}'), "text", ("string",)),
+        ("beam_size 1e999", http_post(b'{"text": "abc", "beam_size": 1e999}'), "beam_size", ("finite",)),
+        ("beam_size 99", http_post(b'{"text": "abc", "beam_size": 99}'), "beam_size", ("1 to",)),
+        ("n_best above the beam", http_post(b'{"text": "abc", "beam_size": 2, "n_best": 3}'), "n_best", ("exceed",)),
+        ("an empty text", http_post(b'{"text": "  "}'), "text", ("empty",)),
+        ("a 5,000-character text", http_post(b'{"text": "' + b"a" * 5000 + b'"}'), "text", ("limit",)),
+        ("an unknown run", http_post(b'{"text": "abc", "run": "nope"}'), "run", ("torch", "numpy")),
+        ("a NumPy-engine run with beam 3", http_post(b'{"text": "abc", "run": "numpy", "beam_size": 3}'),
+         "beam_size", ("torch-only",)),
+        ("Content-Length: -1", http_post(b'{"text": "abc"}', b"-1"), None, ()),
+        ("Content-Length: abc", http_post(b'{"text": "abc"}', b"abc"), None, ()),
+        ("Content-Length: 100000000", http_post(b"", b"100000000"), None, ()),
+    ]
+    cases = [case for case in cases if not only or only in f"serve: {case[0]}"]
+    load = not only or only in "serve: 200 concurrent requests"
+    if not cases and not load:
+        return []
+    outcomes = []
+    server, port = start_server(f"torch={drill.run}", f"numpy={drill.numpy_run}", log=False)
+    try:
+        for name, request, field, words in cases:
+            started = time.perf_counter()
+            outcome = http_outcome(raw_request(port, request), field, words)
+            if time.perf_counter() - started > 20:
+                outcome = Outcome("silent", f"answered after {time.perf_counter() - started:.0f} s: {outcome.detail}")
+            outcomes.append((f"serve: {name}", outcome))
+        if load:
+            ok, lines = load_check(port, drill.run, date_requests(200, [1, 3]))
+            outcomes.append(("serve: 200 concurrent requests", Outcome("handled" if ok else "silent", "; ".join(lines))))
+    finally:
+        server.terminate()
+        server.wait(30)
+    return outcomes
 
 
 # -- the kill drill ----------------------------------------------------------------------------------
@@ -412,6 +508,9 @@ def main() -> int:
         outcome = case.run()
         counts[outcome.kind] = counts.get(outcome.kind, 0) + 1
         print(f"{outcome.kind:>11}  {case.name}: {outcome.detail}", flush=True)
+    for name, outcome in server_drill(drill, args.only):
+        counts[outcome.kind] = counts.get(outcome.kind, 0) + 1
+        print(f"{outcome.kind:>11}  {name}: {outcome.detail}", flush=True)
     if args.kills:
         ok, detail = kill_drill(work, drill.data, args.kills)
         kind = "handled" if ok else "lost"
