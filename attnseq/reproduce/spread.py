@@ -55,6 +55,19 @@ def separated(a: Spread, b: Spread) -> int | None:
     return 0
 
 
+def alike(a: Spread, b: Spread, within: float) -> bool | None:
+    """Whether ``a`` and ``b`` score alike: True when their seed ranges overlap, their means are at
+    most ``within`` apart and neither's standard deviation is larger; False when the ranges are
+    apart; None when the ranges overlap only because the seeds spread too widely to tell, or
+    either has one seed."""
+    order = separated(a, b)
+    if order is None:
+        return None
+    if order:
+        return False
+    return True if abs(a.mean - b.mean) <= within and max(a.sd, b.sd) <= within else None
+
+
 def spreads(rows: Sequence[dict], key: str) -> Spread:
     """The values of ``key`` in ``rows`` (one row per seed) that are not None."""
     return Spread([r[key] for r in rows if r.get(key) is not None])
