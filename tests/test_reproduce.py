@@ -19,7 +19,7 @@ from attnseq.reproduce import REPRODUCTIONS, listing, reproduce
 from attnseq.reproduce.base import VERDICTS, scale_budget
 from attnseq.reproduce.runner import options_of
 from attnseq.reproduce.scoring import length_buckets, paired_bleu
-from attnseq.reproduce.spread import Spread, separated
+from attnseq.reproduce.spread import Spread, alike, separated
 
 NAMES = ["bahdanau-length", "book-ch8", "luong-scorers", "nadaraya-watson", "placement", "reversal",
          "transformer-vs-rnn"]
@@ -203,6 +203,15 @@ def test_spread_and_separation():
     assert separated(a, b) == 0 and separated(Spread([5, 6]), Spread([1, 2])) == 1
     assert separated(Spread([1, 2]), Spread([5, 6])) == -1 and separated(Spread([1.0]), b) is None
     assert a.format(unit="%") == "2.0% ± 1.0 (1.0–3.0)" and Spread([0.5]).format(scale=100) == "50.0"
+
+
+def test_alike_needs_close_means_and_narrow_seeds():
+    assert alike(Spread([97.0, 98.0, 99.0]), Spread([96.0, 98.5, 99.5]), 5.0) is True
+    assert alike(Spread([97.0, 98.0, 99.0]), Spread([90.0, 91.0]), 5.0) is False  # every seed apart
+    # overlapping seeds mid-climb: the means agree but the seeds spread over 90 points
+    assert alike(Spread([1.0, 50.0, 97.0]), Spread([36.0, 60.0, 74.0]), 5.0) is None
+    assert alike(Spread([0.3, 50.0, 83.6]), Spread([72.6, 99.7, 99.5]), 5.0) is None  # means 40 points apart
+    assert alike(Spread([98.0]), Spread([98.0]), 5.0) is None  # one seed: no spread to judge by
 
 
 # -- every reproduction on a tiny budget -----------------------------------------------------------
