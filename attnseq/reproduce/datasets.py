@@ -11,8 +11,8 @@ Each takes limits on the number of pairs (0: all) so a quick check can train on 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from ..errors import UserError

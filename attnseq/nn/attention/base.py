@@ -93,7 +93,6 @@ class Scorer(nn.Module):
         return context, alignment
 
 
-
 def build_scorer(variant: Variant | str, query_size: int, key_size: int,
                  key: str = "model.attention") -> Scorer:
     """The scorer ``variant`` names (``model.attention``), for queries and keys of these sizes."""
