@@ -337,7 +337,8 @@ class Drill:
 
 # -- the server ------------------------------------------------------------------------------------
 def raw_request(port: int, data: bytes, timeout: float = 30.0) -> bytes:
-    """The server's answer to ``data`` written as it is (b'' when the connection is reset)."""
+    """The server's answer to ``data`` written as it is (b'' when the connection is reset or no
+    answer comes within ``timeout`` seconds)."""
     import socket
 
     try:
@@ -348,7 +349,7 @@ def raw_request(port: int, data: bytes, timeout: float = 30.0) -> bytes:
             while chunk := s.recv(65536):
                 answer += chunk
             return answer
-    except ConnectionResetError:
+    except OSError:  # reset, refused or timed out
         return b""
 
 
@@ -363,7 +364,7 @@ def http_outcome(answer: bytes, field: str | None, words: tuple[str, ...]) -> Ou
     """A refusal is clear when it is a 4xx whose JSON names ``field`` and ``words``; a 5xx, a
     reset or no answer is a crash; a 2xx where a refusal was due is silent."""
     if not answer:
-        return Outcome("traceback", "no answer: the connection was reset or closed")
+        return Outcome("traceback", "no answer: the connection was reset, refused or timed out")
     status_line, _, rest = answer.partition(b"\r\n")
     parts = status_line.split()
     status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
