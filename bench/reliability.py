@@ -235,9 +235,10 @@ class Drill:
                  words=("not a run folder",)),
             Case("evaluate --data DIR scores its test.tsv", lambda: ["-q", "evaluate", run, "--data", data, "--json"],
                  expect="handled", check=lambda code, out, *_: "" if json.loads(out)["sentences"] == 40 else "silent"),
-            Case("train.precision=bf16 " + ("on this CPU's bf16 instructions" if bf16_in_hardware("cpu") else
-                                            "where the CPU has none (a warning, fp32)"), lambda: self.train("bf16", "train.precision=bf16",
-                 "train.max_steps=2", flags=()), expect="handled", env={}, words=(), check=self.bf16_check),
+            Case("train.precision=bf16 " + ("on this CPU's bf16 instructions" if bf16_in_hardware("cpu")
+                                            else "where the CPU has none (a warning, fp32)"),
+                 lambda: self.train("bf16", "train.precision=bf16", "train.max_steps=2", flags=()), expect="handled",
+                 env={}, words=(), check=self.bf16_check),
             Case("data gettext on two catalogs of one's own", lambda: ["data", "gettext", "--lang", "de", "--from",
                  self.catalogs(), "--out", self.path("gt")], expect="handled", check=self.gettext_check),
             Case("translate --po: markup placeholders and plural entries", lambda: ["-q", "translate", run, "--po",

@@ -156,11 +156,11 @@ def test_configuration_errors_name_the_option():
         build_scorer(Variant("cosine", {"temperature": 0}), HQ, HK)
 
 
-
 @pytest.mark.parametrize("name", [n for n in SCORERS.names() if SCORERS.get(n).same_size])
 def test_scorers_without_a_projection_refuse_unequal_sizes(name):
     with pytest.raises(ConfigError, match=r"model.attention: .*decoder state \(6\).*encoder outputs \(8\).*one size"):
         build_scorer(name, 6, 8)
+
 
 def test_cosine_ignores_the_query_length_and_has_a_temperature():
     scorer = make("cosine")
