@@ -273,3 +273,39 @@ def test_n_best_is_ordered_and_distinct_and_beam_beats_greedy():
     plain = beam_search(model, src, mask, limits, beam_size=5)
     better = sum(b[0].score >= g[0].score - 1e-6 for b, g in zip(plain, greedy))
     assert better >= 20  # beam search finds a more probable output for (almost) every sentence
+
+
+@pytest.mark.parametrize("width", [3, 127, 128, 129, 700, 1000, 8001])
+@pytest.mark.parametrize("k", [1, 2, 5, 12])
+def test_row_top_k_equals_torch_top_k(width, k):
+    from attnseq.decoding.scores import row_top_k
+
+    g = torch.Generator().manual_seed(width * 31 + k)
+    values = torch.log_softmax(torch.randn(40, width, generator=g) * 4, -1)
+    values[0, -1] = 10.0  # the largest entry in the partial last block
+    values[1, :] = float("-inf")
+    values[1, 5 % width] = 0.0  # a row of -inf but one
+    best, columns = row_top_k(values, k)
+    expected = values.topk(min(k, width), dim=-1)
+    assert torch.equal(best, expected.values)
+    assert torch.equal(values.gather(1, columns), expected.values)  # the right entries (ties aside)
+    finite = torch.isfinite(expected.values)
+    assert torch.equal(columns[finite], expected.indices[finite])
+
+
+def test_beam_search_over_a_large_vocabulary_matches_plain_top_k(monkeypatch):
+    """The block-maxima top-k (vocabularies over 2 k blocks) finds what a top-k over the whole
+    log-softmax finds: the same hypotheses and scores."""
+    from attnseq.decoding import scores
+
+    config = load_config(None, TINY + ["model.decoder=luong", "model.attention=general"])
+    torch.manual_seed(3)
+    model = build_model(config.model, 20, 3000).eval()
+    src, mask = pad([[4, 5, 6, 7], [8, 9], [10, 11, 12, 13, 14, 15]])
+    limits = torch.tensor([7, 7, 7])
+    runs = []
+    for block in (scores.BLOCK, 10**9):  # blocks; one block too wide: torch's top-k
+        monkeypatch.setattr(scores, "BLOCK", block)
+        runs.append([[(h.tokens, h.score) for h in b] for b in beam_search(model, src, mask, limits, 4, n_best=3)]
+                    + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, src, mask, limits)])
+    assert runs[0] == runs[1]

@@ -24,6 +24,7 @@ import torch
 from ..data.vocab import Vocab
 from ..errors import ConfigError
 from .common import Hypothesis
+from .scores import top_log_probs
 
 NEG_INF = float("-inf")
 
@@ -44,8 +45,7 @@ def expand(logits: torch.Tensor, scores: torch.Tensor, k: int) -> tuple[torch.Te
     k' = min(k, V). The best k candidates over all (slot, token) pairs are among these.
     """
     n, slots = scores.shape
-    logp = torch.log_softmax(logits.float(), dim=-1)  # one fused pass (logsumexp alone is slower here)
-    top_logp, top_tokens = logp.topk(min(k, logp.shape[-1]), dim=-1)  # (n * slots, k')
+    top_logp, top_tokens = top_log_probs(logits, k)  # (n * slots, k')
     candidates = scores.unsqueeze(-1) + top_logp.double().view(n, slots, -1)  # (n, slots, k')
     return candidates.view(n, -1), top_tokens.view(n, -1)
 

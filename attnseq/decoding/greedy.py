@@ -5,6 +5,7 @@ import torch
 
 from ..data.vocab import Vocab
 from .common import Hypothesis
+from .scores import top_log_probs
 
 
 @torch.no_grad()
@@ -28,8 +29,7 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
     step = 0
     while active.numel():
         logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        best_logp, tokens = logp.max(-1)  # (b,)
+        best_logp, tokens = (column[:, 0] for column in top_log_probs(logits, 1))  # (b,)
         step += 1
         done = (tokens == Vocab.eos_id) | (limits[active] <= step)
         step_alignment = alignment.float().cpu() if keep_attention and alignment is not None else None

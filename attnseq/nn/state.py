@@ -29,16 +29,22 @@ class State(dict):
     copied per hypothesis: every ``group`` consecutive rows of the other entries are the
     hypotheses of one sentence (``group`` is the beam width; 1 in greedy search and training).
     A decoder reads them with ``by_sentence``: its queries (B, T, H) as (B / group, group * T, H).
+
+    Entries named in ``deferred`` (a Transformer's self-attention cache, which grows every step)
+    are not copied by ``select`` either: the decoder keeps a per-row entry of the stored rows
+    each row continues (``select`` composes it like any other), and takes those rows when it
+    next extends the cache, in the same copy.
     """
 
-    def __init__(self, *args, batch_dims: dict[str, int] | None = None, shared=(), group: int = 1, **kwargs):
+    def __init__(self, *args, batch_dims: dict[str, int] | None = None, shared=(), deferred=(), group: int = 1,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.batch_dims = dict(batch_dims or {})
-        self.shared, self.group = set(shared), group
+        self.shared, self.deferred, self.group = set(shared), set(deferred), group
 
     def copy(self) -> "State":
-        """A shallow copy that keeps the batch dimensions, shared entries and group."""
-        return State(self, batch_dims=self.batch_dims, shared=self.shared, group=self.group)
+        """A shallow copy that keeps the batch dimensions, shared and deferred entries, and group."""
+        return State(self, batch_dims=self.batch_dims, shared=self.shared, deferred=self.deferred, group=self.group)
 
     def select(self, indices: torch.Tensor, group: int = 1) -> "State":
         """A new State with the rows ``indices`` (1-D long tensor) of every tensor, each ``group``
@@ -47,9 +53,10 @@ class State(dict):
         if self.shared:
             sentences = torch.div(indices[::group], self.group, rounding_mode="floor")
         return State(
-            {k: _index(v, sentences if k in self.shared else indices, self.batch_dims.get(k, 0))
+            {k: v if k in self.deferred else _index(v, sentences if k in self.shared else indices,
+                                                     self.batch_dims.get(k, 0))
              for k, v in self.items()},
-            batch_dims=self.batch_dims, shared=self.shared, group=group,
+            batch_dims=self.batch_dims, shared=self.shared, deferred=self.deferred, group=group,
         )
 
     def repeat(self, k: int) -> "State":
@@ -69,7 +76,7 @@ class State(dict):
 
     def _first_tensor(self) -> tuple[torch.Tensor, int]:
         for k, v in self.items():
-            if k in self.shared:
+            if k in self.shared or k in self.deferred:
                 continue
             while isinstance(v, (tuple, list)) and v:
                 v = v[0]

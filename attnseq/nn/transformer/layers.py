@@ -16,6 +16,16 @@ from torch import nn
 Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
 
 
+def extend(past: torch.Tensor, rows: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """(B, h, t + T, dk): the rows ``rows`` (B,) of ``past`` (B0, h, t, dk), each followed by the
+    same row of ``new`` (B, h, T, dk); one copy (beam search reorders and grows the cache at once)."""
+    batch, heads, steps, size = new.shape
+    out = new.new_empty(batch, heads, past.shape[2] + steps, size)
+    torch.index_select(past, 0, rows, out=out[:, :, : past.shape[2]])
+    out[:, :, past.shape[2]:] = new
+    return out
+
+
 # -- masks and attention ---------------------------------------------------------------------------
 def padding_mask(mask: torch.Tensor) -> torch.Tensor:
     """(B, S) True on real tokens -> (B, 1, 1, S), broadcastable over heads and queries."""
@@ -153,10 +163,11 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: Cache | None,
                 cross_keys: torch.Tensor, cross_values: torch.Tensor, cross_mask: torch.Tensor,
-                need_weights: bool = False, group: int = 1):
+                need_weights: bool = False, group: int = 1, past_rows: torch.Tensor | None = None):
         """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
 
-        ``past``: the self-attention keys and values of earlier positions (B, h, t, dk) or None;
+        ``past``: the self-attention keys and values of earlier positions (B0, h, t, dk) or None,
+        and ``past_rows`` (B,) the row of them each row of x continues (None: the same rows);
         the returned cache holds them followed by the new positions' (B, h, t + T, dk).
         ``self_mask`` (T, t + T) or None; cross keys/values (B / group, h, S, dk) and cross_mask
         (B / group, 1, 1, S): one row per sentence, whose ``group`` hypotheses attend together.
@@ -164,7 +175,10 @@ class DecoderLayer(nn.Module):
         h = self.self_res.inner(x)
         keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
         if past is not None:
-            keys, values = torch.cat([past[0], keys], 2), torch.cat([past[1], values], 2)
+            if past_rows is None:
+                keys, values = torch.cat([past[0], keys], 2), torch.cat([past[1], values], 2)
+            else:
+                keys, values = extend(past[0], past_rows, keys), extend(past[1], past_rows, values)
         x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
         batch, steps, d = x.shape
         query = self.cross_res.inner(x).reshape(batch // group, group * steps, d)  # a sentence's hypotheses

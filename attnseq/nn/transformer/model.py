@@ -102,16 +102,19 @@ class TransformerDecoder(nn.Module):
         return tuple(k for k, _ in pairs), tuple(v for _, v in pairs)
 
     def run(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: list[Cache] | None,
-            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int, group: int = 1):
+            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int, group: int = 1,
+            past_rows: torch.Tensor | None = None):
         """(features (B, T, D), caches per layer, cross weights per layer (B, h, T, S) or None).
 
         Layers numbered ``weights_from`` and above return their cross-attention weights. The
-        memory holds one row per sentence, each with ``group`` hypotheses in x.
+        memory holds one row per sentence, each with ``group`` hypotheses in x; ``past_rows``
+        (B,) the row of the caches each row of x continues.
         """
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
             x, cache, w = layer(x, self_mask, None if past is None else past[i], cross_keys[i],
-                                cross_values[i], cross_mask, need_weights=i >= weights_from, group=group)
+                                cross_values[i], cross_mask, need_weights=i >= weights_from, group=group,
+                                past_rows=past_rows)
             caches.append(cache)
             weights.append(w)
         return self.norm(x), caches, weights
@@ -144,11 +147,13 @@ class TransformerDecoder(nn.Module):
         """The state before the first target token (memory projected once for every layer)."""
         cross_keys, cross_values = self.project_memory(memory)
         state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0,
-                      shared={"cross_keys", "cross_values", "mask"})  # one row per sentence
+                      shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
+                      deferred={"self_keys", "self_values"})  # rows taken when next extended
         batch = memory.mask.shape[0]
         if self.use_cache:
             empty = memory.keys.new_zeros(batch, self.heads, 0, self.head_size)
-            state.update(self_keys=(empty,) * len(self.layers), self_values=(empty,) * len(self.layers))
+            state.update(self_keys=(empty,) * len(self.layers), self_values=(empty,) * len(self.layers),
+                         cache_rows=torch.arange(batch, device=memory.mask.device))  # (B,) row of the cache
         else:
             state["tokens"] = memory.mask.new_zeros(batch, 0, dtype=torch.long)
         return state
@@ -180,9 +185,11 @@ class TransformerDecoder(nn.Module):
         else:
             x = self.embed(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
-            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.group)
+            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.group,
+                                                 past_rows=state["cache_rows"])
             new["self_keys"] = tuple(k for k, _ in caches)
             new["self_values"] = tuple(v for _, v in caches)
+            new["cache_rows"] = torch.arange(x.shape[0], device=x.device)
         return self.generator(features[:, 0]), new, weights
 
 
