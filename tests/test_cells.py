@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from attnseq.nn.rnn.cells import CELLS, build_rnn
-from attnseq.nn.rnn.loop_cells import MinimalGRULayer, PeepholeLSTMLayer, reverse_within
+from attnseq.nn.rnn.cells import CELLS, build_rnn, reverse_within
+from attnseq.nn.rnn.loop_cells import MinimalGRULayer, PeepholeLSTMLayer
 from attnseq.schema import Variant
 
 
@@ -213,3 +213,30 @@ def test_delayed_copy_task_learned(cell):
         x, y = batch(200)
         accuracy = (head(rnn(embed(x))[0])[:, delay:].argmax(-1) == y).float().mean().item()
     assert accuracy > 0.97, (cell, accuracy)
+
+
+@pytest.mark.parametrize("cell", CELLS.names())
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_encode_equals_the_packed_run_with_its_gradients(cell, bidirectional):
+    """``encode`` (torch's kernels run per direction without packing) gives what packing gives:
+    outputs zero at padding, each sequence's final hidden states, and the same gradients."""
+    lengths = torch.tensor([5, 2, 4])
+    runs = []
+    for fast in (True, False):
+        rnn = layer(cell, bidirectional, layers=2).double().train()  # dropout 0: training mode, no noise
+        torch.manual_seed(1)
+        x = torch.randn(B, T, I, dtype=torch.float64, requires_grad=True)
+        if fast:
+            outputs, final = rnn.encode(x, lengths)
+        else:
+            outputs, state = rnn(x, None, lengths)
+            final = hidden(state)
+        (outputs.sin().sum() + final.cos().sum()).backward()
+        runs.append((outputs, final, x.grad, [p.grad for p in rnn.parameters()]))
+    (out_a, final_a, gx_a, gp_a), (out_b, final_b, gx_b, gp_b) = runs
+    assert torch.equal(out_a[1, 2:], torch.zeros_like(out_a[1, 2:]))  # padding
+    torch.testing.assert_close(out_a, out_b)
+    torch.testing.assert_close(final_a, final_b)
+    torch.testing.assert_close(gx_a, gx_b)
+    for a, b in zip(gp_a, gp_b):
+        torch.testing.assert_close(a, b)

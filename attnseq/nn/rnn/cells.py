@@ -21,6 +21,28 @@ from ...schema import Variant, number
 CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell")
 
 
+def length_mask(lengths: torch.Tensor | None, steps: int) -> torch.Tensor | None:
+    """(B, T) bool, True on the real steps of each sequence; None when ``lengths`` is None."""
+    if lengths is None:
+        return None
+    lengths = lengths.to(torch.long)
+    return torch.arange(steps, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
+
+
+def reverse_within(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+    """``x`` (B, T, D) with each sequence's first ``lengths[b]`` steps reversed; padding stays put.
+
+    Applying it twice gives ``x`` back.
+    """
+    if lengths is None:
+        return x.flip(1)
+    batch, steps, size = x.shape
+    t = torch.arange(steps, device=x.device).unsqueeze(0)  # (1, T)
+    lengths = lengths.to(device=x.device, dtype=torch.long).unsqueeze(1)  # (B, 1)
+    index = torch.where(t < lengths, lengths - 1 - t, t)  # (B, T)
+    return x.gather(1, index.unsqueeze(-1).expand(batch, steps, size))
+
+
 class RecurrentLayer(nn.Module):
     """Base: a stack of ``num_layers`` recurrent layers, optionally bidirectional."""
 
@@ -38,6 +60,13 @@ class RecurrentLayer(nn.Module):
     def forward(self, inputs: torch.Tensor, state=None, lengths: torch.Tensor | None = None):
         """(outputs (B, T, H * directions), state)."""
         raise NotImplementedError
+
+    def encode(self, inputs: torch.Tensor, lengths: torch.Tensor | None = None):
+        """What an encoder needs of padded inputs (B, T, I) from a zero state: (outputs
+        (B, T, H * directions), zero at padding; each layer's and direction's hidden state
+        after its sequence's last real step (L * directions, B, H))."""
+        outputs, state = self(inputs, None, lengths)
+        return outputs, self.hidden_of(state)
 
     @staticmethod
     def hidden_of(state) -> torch.Tensor:
@@ -77,6 +106,38 @@ class FusedLayer(RecurrentLayer):
         return outputs, state
 
 
+    # the name of torch's sequence kernel (torch._VF.lstm, gru, rnn_tanh) for ``encode``, or None
+    sequence_function: str | None = None
+
+    def encode(self, inputs, lengths=None):
+        """Like the base, without packing (torch's packed backward costs about as much again as
+        the unpacked one): per layer, the forward direction reads the padded batch as it is
+        (padding comes after each sequence's end, so it never reaches a real position) and the
+        backward direction reads each sequence reversed within its length."""
+        if lengths is None or self.sequence_function is None or getattr(self.rnn, "proj_size", 0):
+            return super().encode(inputs, lengths)
+        mask = length_mask(lengths, inputs.shape[1]).unsqueeze(-1)  # (B, T, 1)
+        last = (lengths.to(torch.long) - 1).clamp(min=0).view(-1, 1, 1)  # (B, 1, 1)
+        x, finals = inputs, []
+        for k in range(self.num_layers):
+            outputs = []
+            for suffix in ("", "_reverse")[: self.directions]:
+                weights = [getattr(self.rnn, f"{name}_l{k}{suffix}")
+                           for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+                source = x if not suffix else reverse_within(x, lengths)
+                hidden = source.new_zeros(1, source.shape[0], self.hidden_size)
+                if self.has_cell_state:
+                    hidden = (hidden, hidden)
+                kernel = getattr(torch._VF, self.sequence_function)  # what nn.LSTM / nn.GRU / nn.RNN call
+                out = kernel(source, hidden, weights, True, 1, 0.0, self.training, False, True)[0]
+                # (B, T, H); the state after the last real step is the output there
+                finals.append(out.gather(1, last.expand(-1, 1, out.shape[2])).squeeze(1))
+                outputs.append(out if not suffix else reverse_within(out, lengths))
+            x = torch.cat(outputs, -1) if self.directions == 2 else outputs[0]  # (B, T, H * directions)
+            if k + 1 < self.num_layers and self.training and self.rnn.dropout:
+                x = nn.functional.dropout(x, self.rnn.dropout, training=True)
+        return x * mask, torch.stack(finals)  # zero at padding; (L * directions, B, H)
+
     def _steppable(self) -> bool:
         return (self.cell_function is not None and self.directions == 1
                 and not getattr(self.rnn, "proj_size", 0))
@@ -109,6 +170,7 @@ class LSTMLayer(FusedLayer):
     module_class = nn.LSTM
     has_cell_state = True
     cell_function = torch.lstm_cell
+    sequence_function = "lstm"
 
 
 @CELLS.register("gru")
@@ -117,6 +179,7 @@ class GRULayer(FusedLayer):
 
     module_class = nn.GRU
     cell_function = torch.gru_cell
+    sequence_function = "gru"
 
 
 @CELLS.register("rnn")
@@ -126,6 +189,7 @@ class TanhRNNLayer(FusedLayer):
     module_class = nn.RNN
     module_kwargs = {"nonlinearity": "tanh"}
     cell_function = torch.rnn_tanh_cell
+    sequence_function = "rnn_tanh"
 
 
 @dataclass

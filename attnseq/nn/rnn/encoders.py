@@ -14,7 +14,7 @@ from torch import nn
 from ...errors import ConfigError
 from ...registry import Registry
 from ..state import Memory
-from .cells import RecurrentLayer, build_rnn
+from .cells import build_rnn
 
 ENCODERS: Registry[type["Encoder"]] = Registry("encoder")
 
@@ -28,9 +28,9 @@ class Encoder(nn.Module):
         raise NotImplementedError
 
 
-def final_hidden(state, num_layers: int, directions: int) -> torch.Tensor:
-    """Each layer's final hidden state, directions concatenated: (L, B, H * directions)."""
-    h = RecurrentLayer.hidden_of(state)  # (L * directions, B, H)
+def final_hidden(h: torch.Tensor, num_layers: int, directions: int) -> torch.Tensor:
+    """Each layer's final hidden state (L * directions, B, H), directions concatenated:
+    (L, B, H * directions)."""
     _, batch, hidden = h.shape
     h = h.view(num_layers, directions, batch, hidden)
     return torch.cat(h.unbind(1), dim=-1)  # (L, B, H * directions)
@@ -65,9 +65,9 @@ class StackedEncoder(Encoder):
         x = self.dropout(self.embed(src))  # (B, S, E)
         lengths = src_mask.sum(1)  # (B,)
         packed = not bool((lengths == src.shape[1]).all())  # no packing when nothing is padded
-        outputs, state = self.rnn(x, None, lengths if packed else None)  # (B, S, H)
+        outputs, hidden = self.rnn.encode(x, lengths if packed else None)  # (B, S, H)
         outputs = self.dropout(outputs)
-        final = final_hidden(state, self.num_layers, self.directions)  # (L, B, H)
+        final = final_hidden(hidden, self.num_layers, self.directions)  # (L, B, H)
         return Memory(keys=outputs, values=outputs, mask=src_mask, final=final)
 
 
@@ -103,10 +103,10 @@ class LayerwiseEncoder(Encoder):
         packed = not bool((lengths == src.shape[1]).all())
         finals = []
         for layer, residual in zip(self.layers, self.residual):
-            outputs, state = layer(x, None, lengths if packed else None)  # (B, S, H)
+            outputs, hidden = layer.encode(x, lengths if packed else None)  # (B, S, H)
             outputs = self.dropout(outputs)
             x = outputs + x if residual else outputs
-            finals.append(final_hidden(state, 1, layer.directions))  # (1, B, H)
+            finals.append(final_hidden(hidden, 1, layer.directions))  # (1, B, H)
         return Memory(keys=x, values=x, mask=src_mask, final=torch.cat(finals, 0))  # final (L, B, H)
 
 

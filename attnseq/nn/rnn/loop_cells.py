@@ -27,29 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cells import CELLS, RecurrentLayer
-
-
-def length_mask(lengths: torch.Tensor | None, steps: int) -> torch.Tensor | None:
-    """(B, T) bool, True on the real steps of each sequence; None when ``lengths`` is None."""
-    if lengths is None:
-        return None
-    lengths = lengths.to(torch.long)
-    return torch.arange(steps, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
-
-
-def reverse_within(x: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-    """``x`` (B, T, D) with each sequence's first ``lengths[b]`` steps reversed; padding stays put.
-
-    Applying it twice gives ``x`` back.
-    """
-    if lengths is None:
-        return x.flip(1)
-    batch, steps, size = x.shape
-    t = torch.arange(steps, device=x.device).unsqueeze(0)  # (1, T)
-    lengths = lengths.to(device=x.device, dtype=torch.long).unsqueeze(1)  # (B, 1)
-    index = torch.where(t < lengths, lengths - 1 - t, t)  # (B, T)
-    return x.gather(1, index.unsqueeze(-1).expand(batch, steps, size))
+from .cells import CELLS, RecurrentLayer, length_mask, reverse_within
 
 
 class LoopLayer(RecurrentLayer):
