@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 REFERENCE = ["model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.decoder=luong",
@@ -121,7 +122,8 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         optimizer.step()
         return int(tokens)
 
-    flops_per_token = matmul_flops(model, lambda: step(batches[0])) / int(batches[0].tgt_mask.sum())
+    flops, replay = matmul_flops(model, lambda: step(batches[0]))
+    flops_per_token = flops / int(batches[0].tgt_mask.sum())
     for batch in batches[1:3]:
         step(batch)
     tokens = sentences = 0
@@ -131,8 +133,10 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         sentences += batch.src.shape[0]
     seconds = CLOCK() - started
     rss = peak_rss_mb()
+    matmul_seconds = replay()  # after the peak RSS: it holds every operand of the step at once
     return {"peak_rss_mb": rss, "tokens_per_second": tokens / seconds, "sentences_per_second": sentences / seconds,
             "ms_per_step": 1000 * seconds / (len(batches) - 3), "gflop_per_token": flops_per_token / 1e9,
+            "matmul_ms_per_step": 1000 * matmul_seconds,  # the first batch's products alone
             "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}  # the machine as it was just now
 
 
@@ -182,6 +186,7 @@ class MatmulFlops:
         import torch._VF as kernels  # what nn.LSTM / nn.GRU / nn.RNN and attnseq's encoders call
 
         self.kernels, self.fused, self.counter = kernels, 0.0, FlopCounterMode(display=False)
+        self.calls: list = []  # (fused kernel name, args) of each call the count did not see
 
     def counted(self, kernel):
         def call(*args):
@@ -192,6 +197,7 @@ class MatmulFlops:
             seen = self.counter.get_total_flops()
             out = kernel(*args)
             if self.counter.get_total_flops() == seen:  # a fused kernel the count did not see
+                self.calls.append((kernel, args))
                 grads = torch.is_grad_enabled() and (x.requires_grad or any(w.requires_grad for w in weights))
                 passes = 3 if grads else 1
                 self.fused += passes * 2 * positions * sum(w.numel() for w in weights if w.dim() == 2)
@@ -214,11 +220,56 @@ class MatmulFlops:
         return self.counter.get_total_flops() + self.fused
 
 
-def matmul_flops(model: torch.nn.Module, run) -> float:
-    """The matmul FLOPs of ``run()`` (a training step)."""
+class MatmulShapes(TorchDispatchMode):
+    """Records the shapes of every matrix product run inside ``with`` (mm, addmm, bmm, ...)."""
+
+    OPS = {"aten::mm": "mm", "aten::addmm": "addmm", "aten::addmm_": "addmm", "aten::bmm": "bmm",
+           "aten::baddbmm": "baddbmm", "aten::baddbmm_": "baddbmm"}
+
+    def __init__(self):
+        super().__init__()
+        self.products: list[tuple[str, list[tuple[int, ...]]]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = self.OPS.get(func._schema.name)
+        if name:
+            shapes = [tuple(a.shape) for a in args[:3] if isinstance(a, torch.Tensor)]
+            self.products.append((name, shapes))
+        return func(*args, **(kwargs or {}))
+
+
+def replay_seconds(products, fused_calls, repeats: int = 3) -> float:
+    """The best time of running only a step's matrix products, each at its own shapes on
+    contiguous random operands, and its fused recurrent kernels forward and backward."""
+    operands = [(getattr(torch, name), [torch.randn(shape) for shape in shapes]) for name, shapes in products]
+    fused = []
+    for kernel, args in fused_calls:
+        packed = isinstance(args[1], torch.Tensor) and not args[1].is_floating_point()  # (data, batch_sizes, ...)
+        where = 3 if packed else 2  # the weights' position
+        fresh = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+                 for a in args]
+        fresh[where] = [w.detach().clone().requires_grad_() for w in args[where]]
+        fused.append((kernel, fresh))
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for op, tensors in operands:
+            op(*tensors)
+        for kernel, args in fused:
+            kernel(*args)[0].sum().backward()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def matmul_flops(model: torch.nn.Module, run) -> tuple[float, object]:
+    """(the matmul FLOPs of ``run()`` (a training step), a function that returns the seconds its
+    matrix products and fused recurrent kernels take run alone at their shapes: a bound on the
+    step's speed). ``run`` runs twice: once counted, once with its products recorded."""
     with MatmulFlops() as count:
         run()
-    return count.total()
+    with MatmulShapes() as shapes:
+        run()
+    return count.total(), lambda: replay_seconds(shapes.products, count.calls)
 
 
 def main() -> None:

@@ -11,7 +11,9 @@ Every figure is measured in its own process (bench/measure.py), pinned to the st
   and the lowest seen, and each fraction is taken against its own process's;
 - training: target tokens/s, sentences/s, the fraction of the ceiling its matmul FLOPs reach,
   and peak RSS, for the reference Luong step and, on generated dates (characters, all locales),
-  the bahdanau2014 and recommended-char presets;
+  the bahdanau2014 and recommended-char presets; "its matmuls alone" is the fraction the step
+  would reach if it did nothing but its matrix products (and fused recurrent kernels), each
+  replayed at its own shapes: the bound this model's shapes put on the step on this CPU;
 - decoding: greedy and beam-5 sentences/s of the RNN (luong2015-gettext-de) and Transformer
   (transformer-gettext-de) presets, untrained, on random sources, the fraction of the ceiling
   their matmul FLOPs reach, and whether the outputs equal the other commit's.
@@ -126,32 +128,36 @@ def main() -> int:
                 continue
             this, rss = found["this"]
             value = this[figure]
-            fraction = None
+            fraction = bound = None
             if "ceiling_gflops" in this:  # against the ceiling measured in the same process
                 seen[threads].append(this["ceiling_gflops"])
                 flops = (this["tokens_per_second"] * this["gflop_per_token"] if kind == "train"
                          else this["sentences_per_second"] * this["gflop_per_sentence"])
                 fraction = flops / this["ceiling_gflops"]
+                if "matmul_ms_per_step" in this:  # the step's products alone, at their own shapes
+                    bound = fraction * this["ms_per_step"] / this["matmul_ms_per_step"]
             other = found.get(args.against) if args.against else None
             ratio = value / other[0][figure] if other else None
             same = None
             if other and kind == "decode":
                 same = "same outputs" if this["outputs"] == other[0]["outputs"] else "OUTPUTS DIFFER"
             unit = "tok/s" if figure == "tokens_per_second" else "sent/s"
-            rows.append((f"{kind} {name} ({unit})", threads, value, fraction, rss, ratio, same))
+            rows.append((f"{kind} {name} ({unit})", threads, value, fraction, bound, rss, ratio, same))
             print(f"  {kind} {name}, {threads} thread(s): {value:,.0f} {unit}"
                   + (f", {fraction:.2f} of the ceiling" if fraction is not None else "")
+                  + (f" (its matmuls alone {bound:.2f})" if bound is not None else "")
                   + (f", x{ratio:.2f} against {args.against}" if ratio else "") + (f" ({same})" if same else ""),
                   file=sys.stderr, flush=True)
     for i, threads in enumerate(args.threads):  # the ceiling as it drifted during the run
         low, high = min(seen[threads]), max(seen[threads])
-        rows.insert(i, (f"matmul ceiling, GFLOP/s (lowest {low:,.0f})", threads, high, None, None, None, None))
-    lines = header + ["", "| measure | threads | value | of ceiling | peak RSS MB | "
+        rows.insert(i, (f"matmul ceiling, GFLOP/s (lowest {low:,.0f})", threads, high, None, None, None, None, None))
+    lines = header + ["", "| measure | threads | value | of ceiling | its matmuls alone | peak RSS MB | "
                       + (f"ratio to {args.against} |" if args.against else "|"),
-                      "|---|---|---|---|---|" + ("---|" if args.against else "")]
-    for name, threads, value, fraction, rss, ratio, same in rows:
+                      "|---|---|---|---|---|---|" + ("---|" if args.against else "")]
+    for name, threads, value, fraction, bound, rss, ratio, same in rows:
         cells = [name, str(threads), f"{value:,.1f}" if value < 100 else f"{value:,.0f}",
-                 "" if fraction is None else f"{fraction:.2f}", "" if rss is None else f"{rss:,.0f}"]
+                 "" if fraction is None else f"{fraction:.2f}", "" if bound is None else f"{bound:.2f}",
+                 "" if rss is None else f"{rss:,.0f}"]
         if args.against:
             cells.append("" if ratio is None else f"{ratio:.2f}x" + (f" ({same})" if same else ""))
         lines.append("| " + " | ".join(cells) + " |")

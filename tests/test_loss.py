@@ -46,3 +46,17 @@ def test_without_gradients_it_is_the_plain_computation():
         got = linear_cross_entropy(x, weight, b, target)
         want = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum")
     assert got.item() == pytest.approx(want.item(), rel=1e-12)
+
+
+@pytest.mark.parametrize("scales", [(0.5, 2.0, -1.0), (0.0, 3.0)])
+def test_backward_through_the_same_loss_again_is_exact(scales):
+    """The first backward scales the gradients in place; later ones (retain_graph) and a first
+    one with a zero scale still give each call's exact gradients."""
+    x, weight, b, target = inputs(True)
+    fused = linear_cross_entropy(x, weight, b, target, 0.1)
+    plain = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum", label_smoothing=0.1)
+    for scale in scales:
+        got = torch.autograd.grad(fused * scale, (x, weight, b), retain_graph=True)
+        want = torch.autograd.grad(plain * scale, (x, weight, b), retain_graph=True)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w, rtol=1e-10, atol=1e-12)

@@ -52,14 +52,22 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 grad_w.addmm_(grad.t(), xc)
                 if grad_b is not None:
                     grad_b += grad.sum(dim=0)
-        ctx.save_for_backward(grad_x, grad_w, grad_b)
+        ctx.grads = (grad_x, grad_w, grad_b)  # made here, used by backward alone: kept on ctx
+        ctx.scaled_by = None  # the factor the saved gradients were scaled by in place
         return total.to(x.dtype)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, grad_output):
-        grad_x, grad_w, grad_b = ctx.saved_tensors
-        return (grad_x * grad_output, grad_w * grad_output,
-                None if grad_b is None else grad_b * grad_output, None, None, None)
+        saved = ctx.grads
+        if ctx.scaled_by is None and bool(grad_output != 0):
+            # the usual single backward: scale the gradients in place, no second (V, F) buffer
+            ctx.scaled_by = grad_output.clone()
+            grads = [None if g is None else g.mul_(grad_output) for g in saved]
+        else:  # another backward through the same graph (retain_graph, gradcheck)
+            factor = grad_output if ctx.scaled_by is None else grad_output / ctx.scaled_by
+            grads = [None if g is None else g * factor for g in saved]
+        return (*grads, None, None, None)
 
 
 def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
