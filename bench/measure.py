@@ -246,9 +246,12 @@ def replay_seconds(products, fused_calls, repeats: int = 3) -> float:
     for kernel, args in fused_calls:
         packed = isinstance(args[1], torch.Tensor) and not args[1].is_floating_point()  # (data, batch_sizes, ...)
         where = 3 if packed else 2  # the weights' position
-        fresh = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-                 for a in args]
-        fresh[where] = [w.detach().clone().requires_grad_() for w in args[where]]
+        def leaf(a):  # a fresh leaf (states come as tuples)
+            if isinstance(a, (tuple, list)):
+                return type(a)(leaf(b) for b in a)
+            return a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+
+        fresh = [leaf(a) for a in args]
         fused.append((kernel, fresh))
     best = float("inf")
     for _ in range(repeats):
