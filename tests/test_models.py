@@ -97,3 +97,19 @@ def test_reverse_task_learned(design, reverse_data, tmp_path):
     Trainer(cfg, tmp_path / "run").fit()
     metrics = load(tmp_path / "run").evaluate(read_tsv(reverse_data / "test.tsv"), bleu=False)
     assert metrics["exact_match"] == 1.0, metrics
+
+
+def test_output_layer_equals_linear_with_its_gradients():
+    from attnseq.nn.output import OutputLayer
+
+    torch.manual_seed(0)
+    layer = OutputLayer(16, 300)
+    for shape in [(7, 16), (3, 5, 16)]:
+        x = torch.randn(*shape, requires_grad=True)
+        got = layer(x)
+        want = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+        grads = torch.autograd.grad(got.sin().sum(), (x, layer.weight, layer.bias))
+        expected = torch.autograd.grad(want.sin().sum(), (x, layer.weight, layer.bias))
+        for g, e in zip(grads, expected):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-6)

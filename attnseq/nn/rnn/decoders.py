@@ -26,6 +26,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant
 from ..attention import build_scorer
+from ..output import OutputLayer
 from ..state import Memory, State
 from .cells import RecurrentLayer, build_rnn
 
@@ -90,7 +91,7 @@ class RNNDecoder(nn.Module):
         if self.uses_attention:
             self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.query_size(), memory_size)
         self.feature_size = self.build_output()
-        self.generator = nn.Linear(self.feature_size, vocab_size)
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     # -- what a design defines ------------------------------------------------------------
     @property

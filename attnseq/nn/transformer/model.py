@@ -31,6 +31,7 @@ from torch import nn
 
 from ...errors import ConfigError
 from ..model import ARCHS, Seq2Seq
+from ..output import OutputLayer
 from ..state import Memory, State
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
 from .positional import POSITIONAL, TransformerEmbedding
@@ -92,7 +93,7 @@ class TransformerDecoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.layers))
         self.norm = nn.LayerNorm(cfg.hidden_size) if cfg.pre_norm else nn.Identity()
         self.feature_size = cfg.hidden_size
-        self.generator = nn.Linear(cfg.hidden_size, vocab_size)
+        self.generator = OutputLayer(cfg.hidden_size, vocab_size)
         self.use_cache = True
 
     # -- shared pieces ----------------------------------------------------------------------------
