@@ -105,7 +105,6 @@ class FusedLayer(RecurrentLayer):
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.shape[1])
         return outputs, state
 
-
     # the name of torch's sequence kernel (torch._VF.lstm, gru, rnn_tanh) for ``encode``, or None
     sequence_function: str | None = None
 
