@@ -276,3 +276,25 @@ def test_presets_load_and_build(preset):
     assert config.model.arch == "transformer"
     model = build_model(config.model, 40, 40)
     assert model.decoder.feature_size == config.model.hidden_size
+
+
+def test_stepping_with_reordered_rows_keeps_gradients():
+    """Steps whose rows are reordered between them (as beam search does) give the logits of
+    the reordered prefixes, and gradients flow through the cache when autograd is on."""
+    model = tiny_model(seed=4).train()
+    model.decoder.layers.apply(lambda m: setattr(m, "p", 0.0) if isinstance(m, torch.nn.Dropout) else None)
+    src, mask, _ = batch(seed=4, b=2)
+    state = model.decoder.init_state(model.encode(src, mask))
+    tokens = [torch.tensor([Vocab.bos_id, Vocab.bos_id]), torch.tensor([5, 6]), torch.tensor([7, 8])]
+    logits, state, _ = model.decoder.step(tokens[0], state)
+    logits, state, _ = model.decoder.step(tokens[1], state)
+    state = state.select(torch.tensor([1, 0]))  # the rows swap: row 0 now continues sentence 1
+    logits, state, _ = model.decoder.step(tokens[2], state)
+    logits.sum().backward()
+    assert model.decoder.layers[0].self_attn.W_k.weight.grad.abs().sum() > 0
+    with torch.no_grad():  # the same prefixes, fed in order
+        swapped = src[[1, 0]], mask[[1, 0]]
+        again = model.decoder.init_state(model.encode(*swapped))
+        for step in tokens:
+            expected, again, _ = model.decoder.step(step[[1, 0]] if step is not tokens[2] else step, again)
+    torch.testing.assert_close(logits.detach(), expected, rtol=1e-5, atol=1e-5)

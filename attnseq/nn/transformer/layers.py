@@ -19,6 +19,8 @@ Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, val
 def extend(past: torch.Tensor, rows: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
     """(B, h, t + T, dk): the rows ``rows`` (B,) of ``past`` (B0, h, t, dk), each followed by the
     same row of ``new`` (B, h, T, dk); one copy (beam search reorders and grows the cache at once)."""
+    if torch.is_grad_enabled() and (past.requires_grad or new.requires_grad):  # out= has no gradient
+        return torch.cat([past.index_select(0, rows), new], 2)
     batch, heads, steps, size = new.shape
     out = new.new_empty(batch, heads, past.shape[2] + steps, size)
     torch.index_select(past, 0, rows, out=out[:, :, : past.shape[2]])
