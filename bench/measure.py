@@ -186,7 +186,7 @@ class MatmulFlops:
         import torch._VF as kernels  # what nn.LSTM / nn.GRU / nn.RNN and attnseq's encoders call
 
         self.kernels, self.fused, self.counter = kernels, 0.0, FlopCounterMode(display=False)
-        self.calls: list = []  # (fused kernel name, args) of each call the count did not see
+        self.calls: list = []  # (kernel, args) of each fused call the count did not see
 
     def counted(self, kernel):
         def call(*args):
@@ -238,21 +238,20 @@ class MatmulShapes(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def fresh_leaf(value):
+    """A detached copy of a floating tensor that requires grad (tuples and lists copied through)."""
+    if isinstance(value, (tuple, list)):  # an LSTM's state (h, c), a kernel's weights
+        return type(value)(fresh_leaf(v) for v in value)
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().clone().requires_grad_()
+    return value
+
+
 def replay_seconds(products, fused_calls, repeats: int = 3) -> float:
     """The best time of running only a step's matrix products, each at its own shapes on
     contiguous random operands, and its fused recurrent kernels forward and backward."""
     operands = [(getattr(torch, name), [torch.randn(shape) for shape in shapes]) for name, shapes in products]
-    fused = []
-    for kernel, args in fused_calls:
-        packed = isinstance(args[1], torch.Tensor) and not args[1].is_floating_point()  # (data, batch_sizes, ...)
-        where = 3 if packed else 2  # the weights' position
-        def leaf(a):  # a fresh leaf (states come as tuples)
-            if isinstance(a, (tuple, list)):
-                return type(a)(leaf(b) for b in a)
-            return a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-
-        fresh = [leaf(a) for a in args]
-        fused.append((kernel, fresh))
+    fused = [(kernel, [fresh_leaf(a) for a in args]) for kernel, args in fused_calls]
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
