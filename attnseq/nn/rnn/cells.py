@@ -117,18 +117,16 @@ class FusedLayer(RecurrentLayer):
             return super().encode(inputs, lengths)
         mask = length_mask(lengths, inputs.shape[1]).unsqueeze(-1)  # (B, T, 1)
         last = (lengths.to(torch.long) - 1).clamp(min=0).view(-1, 1, 1)  # (B, 1, 1)
+        kernel = getattr(torch._VF, self.sequence_function)  # what nn.LSTM / nn.GRU / nn.RNN call
         x, finals = inputs, []
         for k in range(self.num_layers):
             outputs = []
             for suffix in ("", "_reverse")[: self.directions]:
-                weights = [getattr(self.rnn, f"{name}_l{k}{suffix}")
-                           for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
                 source = x if not suffix else reverse_within(x, lengths)
                 hidden = source.new_zeros(1, source.shape[0], self.hidden_size)
                 if self.has_cell_state:
                     hidden = (hidden, hidden)
-                kernel = getattr(torch._VF, self.sequence_function)  # what nn.LSTM / nn.GRU / nn.RNN call
-                out = kernel(source, hidden, weights, True, 1, 0.0, self.training, False, True)[0]
+                out = kernel(source, hidden, self._weights(k, suffix), True, 1, 0.0, self.training, False, True)[0]
                 # (B, T, H); the state after the last real step is the output there
                 finals.append(out.gather(1, last.expand(-1, 1, out.shape[2])).squeeze(1))
                 outputs.append(out if not suffix else reverse_within(out, lengths))
@@ -136,6 +134,11 @@ class FusedLayer(RecurrentLayer):
             if k + 1 < self.num_layers and self.training and self.rnn.dropout:
                 x = nn.functional.dropout(x, self.rnn.dropout, training=True)
         return x * mask, torch.stack(finals)  # zero at padding; (L * directions, B, H)
+
+    def _weights(self, layer: int, suffix: str = "") -> list[torch.Tensor]:
+        """The torch module's weights and biases of one layer and direction (``_reverse``)."""
+        names = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        return [getattr(self.rnn, f"{name}_l{layer}{suffix}") for name in names]
 
     def _steppable(self) -> bool:
         return (self.cell_function is not None and self.directions == 1
@@ -148,9 +151,8 @@ class FusedLayer(RecurrentLayer):
         cell = type(self).cell_function
         layers = []
         for k in range(self.num_layers):
-            weights = [getattr(self.rnn, f"{name}_l{k}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
             hidden = (state[0][k], state[1][k]) if self.has_cell_state else state[k]
-            hidden = cell(x, hidden, *weights)
+            hidden = cell(x, hidden, *self._weights(k))
             layers.append(hidden)
             x = hidden[0] if self.has_cell_state else hidden  # (B, H)
             if k + 1 < self.num_layers and self.training and self.rnn.dropout:

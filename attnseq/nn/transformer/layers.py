@@ -16,9 +16,12 @@ from torch import nn
 Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
 
 
-def extend(past: torch.Tensor, rows: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
-    """(B, h, t + T, dk): the rows ``rows`` (B,) of ``past`` (B0, h, t, dk), each followed by the
-    same row of ``new`` (B, h, T, dk); one copy (beam search reorders and grows the cache at once)."""
+def extend(past: torch.Tensor, rows: torch.Tensor | None, new: torch.Tensor) -> torch.Tensor:
+    """(B, h, t + T, dk): the rows ``rows`` (B,) of ``past`` (B0, h, t, dk), or all of them in
+    order when None, each followed by the same row of ``new`` (B, h, T, dk); one copy (beam search
+    reorders and grows the cache at once)."""
+    if rows is None:
+        return torch.cat([past, new], 2)
     if torch.is_grad_enabled() and (past.requires_grad or new.requires_grad):  # out= has no gradient
         return torch.cat([past.index_select(0, rows), new], 2)
     batch, heads, steps, size = new.shape
@@ -177,10 +180,7 @@ class DecoderLayer(nn.Module):
         h = self.self_res.inner(x)
         keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
         if past is not None:
-            if past_rows is None:
-                keys, values = torch.cat([past[0], keys], 2), torch.cat([past[1], values], 2)
-            else:
-                keys, values = extend(past[0], past_rows, keys), extend(past[1], past_rows, values)
+            keys, values = extend(past[0], past_rows, keys), extend(past[1], past_rows, values)
         x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
         batch, steps, d = x.shape
         query = self.cross_res.inner(x).reshape(batch // group, group * steps, d)  # a sentence's hypotheses
