@@ -1,9 +1,11 @@
 """What this machine's processor can do, read at run time (the CPU model changes from day to
-day here): its name, its instruction-set flags, whether bfloat16 runs in hardware."""
+day here): its name, its instruction-set flags, whether bfloat16 runs in hardware and whether
+it is faster than float32 here."""
 from __future__ import annotations
 
 import functools
 import platform
+import time
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,3 +43,39 @@ def bf16_in_hardware(device_type: str = "cpu") -> bool:
 
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_matmul_rates(size: int = 512, repeats: int = 5) -> tuple[float, float]:
+    """(float32, bfloat16) GFLOP/s of a size x size product on this CPU, measured now (best of
+    ``repeats``, ~10 ms). Call it only where bfloat16 runs in hardware: emulated, it takes seconds."""
+    import torch
+
+    rates = []
+    for dtype in (torch.float32, torch.bfloat16):
+        g = torch.Generator().manual_seed(0)  # not the global stream: training seeds it later
+        a, b = (torch.randn(size, size, generator=g).to(dtype) for _ in range(2))
+        a @ b  # warm-up
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - started)
+        rates.append(2 * size**3 / best / 1e9)
+    return rates[0], rates[1]
+
+
+def bf16_pays(device_type: str = "cpu") -> tuple[bool, str]:
+    """(whether autocasting matmuls to bfloat16 speeds training up on ``device_type``, and why
+    not when it does not). A CPU needs bfloat16 in hardware, and even then its bfloat16 products
+    must clearly beat float32 ones (by a quarter, past the noise of a shared machine, and worth
+    the lost precision): AVX-512 BF16 without AMX runs them at about half float32's rate."""
+    if not bf16_in_hardware(device_type):
+        return False, "has no bfloat16 in hardware (emulated, it would be far slower)"
+    if device_type == "cuda":
+        return True, ""
+    fp32, bf16 = cpu_matmul_rates()
+    if bf16 < 1.25 * fp32:
+        return False, (f"runs bfloat16 matrix products at {bf16:.0f} GFLOP/s and float32 ones at {fp32:.0f} "
+                       "(bfloat16 would not train faster)")
+    return True, ""

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from attnseq.hardware import bf16_in_hardware
+from attnseq.hardware import bf16_pays
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -235,8 +235,8 @@ class Drill:
                  words=("not a run folder",)),
             Case("evaluate --data DIR scores its test.tsv", lambda: ["-q", "evaluate", run, "--data", data, "--json"],
                  expect="handled", check=lambda code, out, *_: "" if json.loads(out)["sentences"] == 40 else "silent"),
-            Case("train.precision=bf16 " + ("on this CPU's bf16 instructions" if bf16_in_hardware("cpu")
-                                            else "where the CPU has none (a warning, fp32)"),
+            Case("train.precision=bf16 " + ("where this CPU's bf16 beats fp32" if bf16_pays("cpu")[0]
+                                            else "where the CPU's bf16 is missing or slower (a warning, fp32)"),
                  lambda: self.train("bf16", "train.precision=bf16", "train.max_steps=2", flags=()), expect="handled",
                  env={}, words=(), check=self.bf16_check),
             Case("data gettext on two catalogs of one's own", lambda: ["data", "gettext", "--lang", "de", "--from",
@@ -291,8 +291,8 @@ class Drill:
         return copy
 
     def bf16_check(self, code, out, err, seconds) -> str:
-        if bf16_in_hardware("cpu"):
-            return "" if "training in fp32" not in err else "silent: fell back to fp32 on a CPU with bf16"
+        if bf16_pays("cpu")[0]:
+            return "" if "training in fp32" not in err else "silent: fell back to fp32 where bf16 is faster"
         return "" if "training in fp32" in err else "silent: no word of the fallback"
 
     def catalogs(self) -> Path:

@@ -133,12 +133,31 @@ def test_logs_without_a_terminal_hold_no_progress_bar(tmp_path):
     assert json.loads(quiet.stdout)["step"] == 3
 
 
-def test_bf16_without_hardware_support_warns_and_trains_in_fp32(tmp_path, caplog, monkeypatch):
-    from attnseq.train import loop
+@pytest.mark.parametrize("in_hardware, rates, expected", [
+    (False, None, "no bfloat16 in hardware"),
+    (True, (150.0, 80.0), "bfloat16 would not train faster"),  # AVX-512 BF16 without AMX, measured
+    (True, (150.0, 900.0), None),  # AMX: bfloat16 pays, and autocast is on
+])
+def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(tmp_path, caplog, monkeypatch, in_hardware, rates,
+                                                               expected):
+    import torch
 
-    monkeypatch.setattr(loop, "bf16_in_hardware", lambda device_type: False)
+    from attnseq import hardware
+
+    monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: in_hardware)
+    monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: rates)
+    autocast, enabled = torch.autocast, []
+
+    def spy(device_type, **kwargs):
+        enabled.append(kwargs.get("enabled", True))
+        return autocast(device_type, **kwargs)
+
+    monkeypatch.setattr(torch, "autocast", spy)
     data = write_reverse_dir(tmp_path / "data")
     with caplog.at_level(logging.WARNING, logger="attnseq"):
         summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={data}", *SMALL, "train.precision=bf16"])
-    assert "no bfloat16 in hardware" in caplog.text and "training in fp32" in caplog.text
-    assert summary["step"] == 3
+    assert summary["step"] == 3 and enabled
+    if expected is None:
+        assert "train.precision" not in caplog.text and all(enabled)
+    else:
+        assert expected in caplog.text and "training in fp32" in caplog.text and not any(enabled)

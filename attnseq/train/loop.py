@@ -20,7 +20,7 @@ from ..data.batching import batch_indices, iterate_batches, sorted_batches
 from ..data.sources import check_data
 from ..decoding.translator import TorchTranslator
 from ..errors import ConfigError
-from ..hardware import bf16_in_hardware, cpu_model
+from ..hardware import bf16_pays, cpu_model
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
 from ..runs import BEST, LAST, read_checkpoint
 from .distributed import Distributed, LossModule
@@ -77,11 +77,12 @@ class Trainer(EpochLoop):
             torch.set_num_threads(tc.threads)
         self.dist = Distributed.from_env()
         self.device = self.dist.setup(resolve_device(tc.device))
-        self.bf16 = tc.precision == "bf16" and bf16_in_hardware(self.device.type)
-        if tc.precision == "bf16" and not self.bf16 and self.dist.is_main:
-            where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
-            log.warning("train.precision bf16: this %s has no bfloat16 in hardware (emulated, it would be "
-                        "far slower); training in fp32", where)
+        self.bf16 = False
+        if tc.precision == "bf16":
+            self.bf16, why_not = bf16_pays(self.device.type)
+            if not self.bf16 and self.dist.is_main:
+                where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
+                log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
