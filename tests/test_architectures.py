@@ -186,6 +186,20 @@ def test_state_select_keeps_the_step_counter():
     assert state.repeat(2)["step"].shape == (6,)
 
 
+def test_state_select_copies_the_memory_only_when_the_sentences_change():
+    from attnseq.nn.state import State
+
+    memory = torch.arange(6.0).view(3, 2)  # one row per sentence
+    state = State(memory=memory, rows=torch.arange(3), shared={"memory"}).repeat(2)  # 2 hypotheses each
+    assert state["memory"] is memory and state["rows"].tolist() == [0, 0, 1, 1, 2, 2]
+    reordered = state.select(torch.tensor([1, 0, 2, 2, 5, 4]), group=2)  # within each sentence: no copy
+    assert reordered["memory"] is memory and reordered["rows"].tolist() == [0, 0, 1, 1, 2, 2]
+    dropped = state.select(torch.tensor([0, 1, 4, 5]), group=2)  # the second sentence ends
+    assert dropped["memory"].tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    permuted = State(memory=memory, rows=torch.arange(3), shared={"memory"}).select(torch.tensor([2, 1, 0]))
+    assert permuted["memory"][:, 0].tolist() == [4.0, 2.0, 0.0]
+
+
 # -- a tiny task learned -------------------------------------------------------------------------
 # luong (with every scorer) is trained in test_scorers.py, every cell in test_cells.py
 LEARNED = {

@@ -52,9 +52,12 @@ class State(dict):
         sentences = None
         if self.shared:
             sentences = torch.div(indices[::group], self.group, rounding_mode="floor")
+            if (len(sentences) * self.group == self.batch_size()
+                    and torch.equal(sentences, torch.arange(len(sentences), device=sentences.device))):
+                sentences = None  # the same sentences in order (a beam step that drops none): no copy
         return State(
-            {k: v if k in self.deferred else _index(v, sentences if k in self.shared else indices,
-                                                     self.batch_dims.get(k, 0))
+            {k: v if k in self.deferred or (k in self.shared and sentences is None)
+             else _index(v, sentences if k in self.shared else indices, self.batch_dims.get(k, 0))
              for k, v in self.items()},
             batch_dims=self.batch_dims, shared=self.shared, deferred=self.deferred, group=group,
         )
