@@ -172,7 +172,7 @@ class TrainConfig:
     eval_max_sentences: int = number(2000, 1)  # dev sentences decoded for the accuracy during training
     select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))
-    precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast matmuls (CPU or GPU)
+    precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast where faster (GPU, AMX), else fp32
     threads: int = number(0, 0)  # torch intra-op threads; 0: torch's default
     # torch.compile the training step; the first update's time, compilation included, is logged.
     # Needs a C++ compiler on a CPU. Measured here (2-core EPYC, recommended-char, 300 updates):
