@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -71,6 +71,11 @@ class Distributed:
         box = [value]
         dist.broadcast_object_list(box, src=0)
         return box[0]
+
+    def decided_by_main(self, decide: Callable[[], T]) -> T:
+        """``decide()`` as process 0 answers it, on every process (the others do not call it):
+        one verdict for a choice that rests on a measurement, such as bf16 against fp32."""
+        return self.share(decide() if self.is_main else None)
 
     def any(self, flag: bool) -> bool:
         """True on every process when ``flag`` is True on any."""

@@ -79,7 +79,7 @@ class Trainer(EpochLoop):
         self.device = self.dist.setup(resolve_device(tc.device))
         self.bf16 = False
         if tc.precision == "bf16":
-            self.bf16, why_not = bf16_pays(self.device.type)
+            self.bf16, why_not = self.dist.decided_by_main(lambda: bf16_pays(self.device.type))
             if not self.bf16 and self.dist.is_main:
                 where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
                 log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
@@ -130,8 +130,13 @@ class Trainer(EpochLoop):
     def _epoch_batches(self) -> list[list[int]]:
         """This process's share of the epoch's batches (example indices), bucketed by length."""
         tc = self.config.train
-        batches = self.dist.shard(batch_indices(self.train_examples, tc.batch_size, True, tc.seed,
-                                                self.progress.epoch, tc.bucket, batch_tokens=tc.batch_tokens))
+        every = batch_indices(self.train_examples, tc.batch_size, True, tc.seed, self.progress.epoch, tc.bucket,
+                              batch_tokens=tc.batch_tokens)
+        batches = self.dist.shard(every)
+        if every and not batches:  # each process would wait for a batch that never comes
+            raise ConfigError(f"train.batch_size: the {len(self.train_examples):,} training pairs make "
+                              f"{len(every)} batch(es), fewer than the {self.dist.world_size} processes; "
+                              f"lower train.batch_size (or train.batch_tokens) or start fewer processes")
         self._epoch_length = len(batches)
         return batches
 
