@@ -7,16 +7,16 @@
 
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
-build_optimizer, search), so one script measures two commits alike. ``train`` times whole
-training steps (forward, backward, clipping, optimizer) on batches of the data; ``reference``
-is a fixed model (bidirectional LSTM 256, LSTM 256 decoder, general attention with input
-feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); ``decode`` searches
-random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words), then counts
-the same searches' matmul FLOPs. Both measure the matmul ceiling again right after timing (the
-machine is shared: its speed drifts), and the fraction of it is taken against that. Times are
-wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when something
-else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with torch's
-FlopCounterMode.
+build_optimizer, search; the decoding layout of attnseq.load where the revision has one), so one
+script measures two commits alike. ``train`` times whole training steps (forward, backward,
+clipping, optimizer) on batches of the data; ``reference`` is a fixed model (bidirectional LSTM
+256, LSTM 256 decoder, general attention with input feeding, 8,000-word vocabularies, batches of
+64 sentences of ~20 tokens); ``decode`` searches random sources of 5 to 30 tokens with an
+untrained preset-sized model (8,000 words), then counts the same searches' matmul FLOPs. Both
+measure the matmul ceiling again right after timing (the machine is shared: its speed drifts),
+and the fraction of it is taken against that. Times are wall-clock seconds, or with ``--clock
+cpu`` the process's CPU seconds (steadier when something else runs on the machine; with 1 thread
+only); matmul FLOPs per step are counted with torch's FlopCounterMode.
 """
 from __future__ import annotations
 
@@ -151,6 +151,12 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
     torch.manual_seed(0)
     vocab = 8000  # the target side one larger: two vocabularies, untied under every revision
     model = build_model(config.model, vocab, vocab + 1).eval()
+    try:  # laid out as attnseq.load lays out a model to translate, in the revisions that do
+        from attnseq.nn.layout import lay_out_for_decoding
+    except ImportError:
+        pass
+    else:
+        lay_out_for_decoding(model)
     rng = random.Random(0)
     sources = sorted(([rng.randrange(4, vocab) for _ in range(rng.randint(5, 30))] for _ in range(sentences)), key=len)
     settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)

@@ -309,3 +309,34 @@ def test_beam_search_over_a_large_vocabulary_matches_plain_top_k(monkeypatch):
         runs.append([[(h.tokens, h.score) for h in b] for b in beam_search(model, src, mask, limits, 4, n_best=3)]
                     + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, src, mask, limits)])
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("design", list(DESIGNS))
+def test_decoding_layout_changes_strides_not_results(design, tmp_path):
+    """A model laid out for decoding (weights stored column-major) finds the same hypotheses
+    with the same scores and attention, and saves the same weights."""
+    import copy
+
+    from attnseq.nn.layout import lay_out_for_decoding
+    from attnseq.nn.model import model_weights
+
+    model = random_model(*DESIGNS[design])
+    laid_out = lay_out_for_decoding(copy.deepcopy(model))
+    embeddings = {id(m.weight) for m in laid_out.modules() if isinstance(m, torch.nn.Embedding)}
+    matrices = [p for p in laid_out.parameters() if p.dim() == 2 and id(p) not in embeddings]
+    assert matrices and all(p.t().is_contiguous() and not p.is_contiguous() for p in matrices)
+    assert all(laid_out.get_parameter(n).is_contiguous() for n, p in laid_out.named_parameters() if id(p) in embeddings)
+    sources = random_sources(24)
+    src, mask = pad(sources)
+    limits = torch.tensor([len(s) + 4 for s in sources])
+    for beam in (1, 3):
+        before, after = (beam_search(m, src, mask, limits, beam_size=beam, n_best=beam, keep_attention=True)
+                         for m in (model, laid_out))
+        for a, b in zip(before, after):
+            assert [h.tokens for h in a] == [h.tokens for h in b]
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6)
+            for x, y in zip(a, b):
+                if x.alignment is not None:
+                    torch.testing.assert_close(x.alignment, y.alignment, atol=1e-6, rtol=1e-5)
+    saved, found = model_weights(model), model_weights(laid_out)
+    assert saved.keys() == found.keys() and all((saved[k] == found[k]).all() for k in saved)

@@ -68,6 +68,8 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys):
     import attnseq
 
     model = attnseq.load(trained)
+    decoder_weights = [p for n, p in model.model.named_parameters() if p.dim() == 2 and "embed" not in n]
+    assert decoder_weights and all(p.t().is_contiguous() for p in decoder_weights)  # laid out for decoding
     assert model.translate(["abcd"]) == ["dcba"]
     outputs, attention = model.translate(["abcd", "ef"], return_attention=True)
     assert outputs == ["dcba", "fe"]

@@ -21,8 +21,11 @@ class TorchEngine(Engine):
         return summary if trainer.is_main else None
 
     def load(self, run_dir, config, checkpoint="best", device="cpu"):
+        import torch
+
         from ...data.pipeline import TextPipeline
         from ...decoding.translator import TorchTranslator
+        from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_weights
         from ...runs import checkpoint_path
 
@@ -30,4 +33,6 @@ class TorchEngine(Engine):
         model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab,
                             src_vocab=pipeline.src_vocab)
         load_weights(model, checkpoint_path(run_dir, checkpoint))
+        if torch.device(device).type == "cpu":
+            lay_out_for_decoding(model)  # this model only translates
         return TorchTranslator(model, pipeline, config, device)
