@@ -31,7 +31,6 @@ def test_torchrun_two_processes(reverse_data, tmp_path):
     assert (run_dir / "last.safetensors").exists() and (run_dir / "best.safetensors").exists()
 
 
-
 @pytest.mark.slow
 def test_torchrun_refuses_fewer_batches_than_processes(reverse_data, tmp_path):
     """One batch for two processes: an error naming the key, not epochs of no training."""
