@@ -7,8 +7,8 @@
 
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
-build_optimizer, search; the decoding layout of attnseq.load where the revision has one), so one
-script measures two commits alike. ``train`` times whole training steps (forward, backward,
+build_optimizer, search; the decoding layout of attnseq.load and the torch engine's allocator
+setting where the revision has them), so one script measures two commits alike. ``train`` times whole training steps (forward, backward,
 clipping, optimizer) on batches of the data; ``reference`` is a fixed model (bidirectional LSTM
 256, LSTM 256 decoder, general attention with input feeding, 8,000-word vocabularies, batches of
 64 sentences of ~20 tokens); ``decode`` searches random sources of 5 to 30 tokens with an
@@ -82,6 +82,16 @@ def random_examples(n: int, vocab: int, seed: int = 0):
 CLOCK = time.perf_counter
 
 
+def allocator_as_the_engine_sets_it() -> None:
+    """glibc's malloc set as the torch engine sets it to train and to translate, in the revisions
+    that do (attnseq.hardware.keep_freed_memory)."""
+    try:
+        from attnseq.hardware import keep_freed_memory
+    except ImportError:
+        return
+    keep_freed_memory()
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far (taken before the ceiling and FLOP counts)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -94,6 +104,7 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     from attnseq.nn.model import build_model
     from attnseq.train.optim import build_optimizer
 
+    allocator_as_the_engine_sets_it()
     torch.manual_seed(0)
     if preset == "reference":
         config, vocab = reference_config(), 8000
@@ -157,6 +168,7 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
         pass
     else:
         lay_out_for_decoding(model)
+    allocator_as_the_engine_sets_it()
     rng = random.Random(0)
     sources = sorted(([rng.randrange(4, vocab) for _ in range(rng.randint(5, 30))] for _ in range(sentences)), key=len)
     settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)

@@ -39,7 +39,7 @@ def trained(reverse_dir, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-def test_train_evaluate_translate(trained, reverse_dir, capsys):
+def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
     assert main(["-q", "evaluate", str(trained), "--data", str(reverse_dir / "test.tsv"), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)
     for key in ("exact_match", "token_accuracy", "sentences", "seconds", "chrf"):
@@ -66,10 +66,14 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys):
 
     # the Python API on the same run
     import attnseq
+    from attnseq import hardware
 
+    allocator = []
+    monkeypatch.setattr(hardware, "keep_freed_memory", lambda: allocator.append("set"))
     model = attnseq.load(trained)
     decoder_weights = [p for n, p in model.model.named_parameters() if p.dim() == 2 and "embed" not in n]
     assert decoder_weights and all(p.t().is_contiguous() for p in decoder_weights)  # laid out for decoding
+    assert allocator == ["set"]  # and the allocator set to reuse each step's large blocks
     assert model.translate(["abcd"]) == ["dcba"]
     outputs, attention = model.translate(["abcd", "ef"], return_attention=True)
     assert outputs == ["dcba", "fe"]

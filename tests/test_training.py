@@ -95,12 +95,17 @@ def test_missing_data_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["torch", "numpy"])
-def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine):
+def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monkeypatch):
     """attnseq.fit: a preset and overrides, trained by the engine the config names."""
+    from attnseq import hardware
+
+    allocator = []
+    monkeypatch.setattr(hardware, "keep_freed_memory", lambda: allocator.append("set"))
     summary = attnseq.fit(ROOT / "configs" / "book-attention.yaml", tmp_path / "run",
                           [f"data.dir={reverse_data}", f"engine={engine}", "data.strip=true", *TINY,
                            "train.max_steps=4"])
     assert summary["step"] == 4 and summary["parameters"] > 0
+    assert allocator == (["set"] if engine == "torch" else [])  # the torch engine's steps reuse large blocks
     assert attnseq.load(tmp_path / "run").config.engine == engine
 
 

@@ -14,8 +14,10 @@ class TorchEngine(Engine):
         return check_config(config)
 
     def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
+        from ...hardware import keep_freed_memory
         from ...train.loop import Trainer
 
+        keep_freed_memory()  # a step's large tensors reuse memory instead of faulting it in again
         trainer = Trainer(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)
         summary = trainer.fit()
         return summary if trainer.is_main else None
@@ -25,6 +27,7 @@ class TorchEngine(Engine):
 
         from ...data.pipeline import TextPipeline
         from ...decoding.translator import TorchTranslator
+        from ...hardware import keep_freed_memory
         from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_weights
         from ...runs import checkpoint_path
@@ -35,4 +38,5 @@ class TorchEngine(Engine):
         load_weights(model, checkpoint_path(run_dir, checkpoint))
         if torch.device(device).type == "cpu":
             lay_out_for_decoding(model)  # this model only translates
+            keep_freed_memory()  # each step's log-probabilities and caches reuse memory
         return TorchTranslator(model, pipeline, config, device)
