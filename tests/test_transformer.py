@@ -110,6 +110,8 @@ def test_cache_grows_one_position_per_step():
     with torch.no_grad():
         state = model.decoder.init_state(model.encode(src, mask))
         assert len(state["self_keys"]) == 2 and state["cross_keys"][0].shape == (3, 4, 7, 8)
+        # the memory's projections are stored contiguous once, not copied by every step that returns weights
+        assert all(t.is_contiguous() for t in state["cross_keys"] + state["cross_values"])
         for t in range(3):
             _, state, _ = model.decoder.step(tgt[:, t], state)
     assert state["self_keys"][0].shape == (3, 4, 3, 8)  # (B, heads, t, d_head)
