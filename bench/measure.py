@@ -8,15 +8,16 @@
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
 build_optimizer, search; the decoding layout of attnseq.load and the torch engine's allocator
-setting where the revision has them), so one script measures two commits alike. ``train`` times whole training steps (forward, backward,
-clipping, optimizer) on batches of the data; ``reference`` is a fixed model (bidirectional LSTM
-256, LSTM 256 decoder, general attention with input feeding, 8,000-word vocabularies, batches of
-64 sentences of ~20 tokens); ``decode`` searches random sources of 5 to 30 tokens with an
-untrained preset-sized model (8,000 words), then counts the same searches' matmul FLOPs. Both
-measure the matmul ceiling again right after timing (the machine is shared: its speed drifts),
-and the fraction of it is taken against that. Times are wall-clock seconds, or with ``--clock
-cpu`` the process's CPU seconds (steadier when something else runs on the machine; with 1 thread
-only); matmul FLOPs per step are counted with torch's FlopCounterMode.
+setting where the revision has them), so one script measures two commits alike. ``train`` times
+whole training steps (forward, backward, clipping, optimizer) on batches of the data;
+``reference`` is a fixed model (bidirectional LSTM 256, LSTM 256 decoder, general attention with
+input feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); ``decode``
+searches random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words),
+then counts the same searches' matmul FLOPs. Both measure the matmul ceiling again right after
+timing (the machine is shared: its speed drifts), and the fraction of it is taken against that.
+Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when
+something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with
+torch's FlopCounterMode.
 """
 from __future__ import annotations
 

@@ -149,7 +149,8 @@ class TransformerDecoder(nn.Module):
         cross_keys, cross_values = self.project_memory(memory)
         # stored contiguous: the layer whose weights a step returns multiplies them explicitly,
         # and would otherwise copy its strided view (B, h, S, dk) at every step
-        cross_keys, cross_values = tuple(k.contiguous() for k in cross_keys), tuple(v.contiguous() for v in cross_values)
+        cross_keys = tuple(k.contiguous() for k in cross_keys)
+        cross_values = tuple(v.contiguous() for v in cross_values)
         state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0,
                       shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
                       deferred={"self_keys", "self_values"})  # rows taken when next extended
