@@ -5,7 +5,6 @@ tensors a step frees and allocates again."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import platform
@@ -103,7 +102,7 @@ def keep_freed_memory() -> bool:
     if platform.libc_ver()[0] != "glibc" or {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)  # this process's symbols, glibc's among them (no ldconfig run to find it)
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_BELOW)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREE))
     except (OSError, AttributeError):
         return False
