@@ -153,18 +153,42 @@ def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(data, tmp_path
         attnseq.load(run).translate(["abc"])
 
 
-def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, seed: int = 0) -> int:
-    """Train with ``args`` into ``out``, killing the process (SIGKILL) at random moments ``kills``
-    times, each time resuming (and checking the run loads); the number of kills that landed."""
+def last_step(run: Path) -> int:
+    """The step of the last whole train record in ``run``'s metrics, torn tail or not (0 if none)."""
+    try:
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    steps = [0]
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if record.get("type") == "train":
+            steps.append(record["step"])
+    return steps[-1]
+
+
+def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: int, seed: int = 0) -> int:
+    """Train with ``args`` into ``out`` (a run of ``steps`` steps), killing the process (SIGKILL)
+    ``kills`` times, each time resuming (and checking the run loads); the number of kills that landed.
+
+    Each kill waits until the run has logged a step drawn at random from its first three quarters, then a
+    random fraction of a second more, so it lands mid-run however fast this machine trains."""
     rng = random.Random(seed)
     command = [sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(data), "--out", str(out),
                *args]
+    targets = sorted(rng.sample(range(1, max(steps * 3 // 4, kills + 1)), kills))
     landed = 0
     for attempt in range(kills + 1):
         resume = ["--resume"] if (out / "config.yaml").exists() else []
         process = subprocess.Popen(command + resume, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if attempt < kills:
-            time.sleep(rng.uniform(1.0, 4.0))  # interpreter and torch start-up take about a second
+            deadline = time.monotonic() + 120
+            while process.poll() is None and last_step(out) < targets[attempt] and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 0.2))
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)
                 landed += 1
@@ -183,7 +207,7 @@ def test_killed_runs_resume_to_the_uninterrupted_run(data, tmp_path):
     assert subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(data), "--out",
                            str(straight), *args], capture_output=True).returncode == 0
     killed = tmp_path / "killed"
-    assert kill_and_resume(data, killed, args, kills=2) >= 1
+    assert kill_and_resume(data, killed, args, kills=2, steps=last_step(straight)) >= 1
     a, b = weights(straight / "last.safetensors"), weights(killed / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     same_records(straight, killed)
