@@ -48,4 +48,3 @@ def test_thresholds_the_environment_sets_are_left_to_rule():
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(128 << 10))
     done, faults, pages = run_growing_cache("set", env)  # every block of 128 KB or more mapped afresh
     assert not done and faults > 0.5 * pages, (faults, pages)
-

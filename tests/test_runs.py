@@ -154,20 +154,10 @@ def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(data, tmp_path
 
 
 def last_step(run: Path) -> int:
-    """The step of the last whole train record in ``run``'s metrics, torn tail or not (0 if none)."""
-    try:
-        lines = (run / "metrics.jsonl").read_text().splitlines()
-    except FileNotFoundError:
+    """The step of the last train record in ``run``'s metrics, a torn tail skipped (0 before any)."""
+    if not (run / "metrics.jsonl").exists():
         return 0
-    steps = [0]
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("type") == "train":
-            steps.append(record["step"])
-    return steps[-1]
+    return ([0] + [r["step"] for r in read_metrics(run) if r["type"] == "train"])[-1]
 
 
 def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: int, seed: int = 0) -> int:
