@@ -89,7 +89,7 @@ def compare_with_book(book_dir: str, data_path: str, rounds: int = 3, iters: int
                       eval_samples: int = 500) -> dict:
     """Seconds per training iteration (median per round) and to evaluate the test set, for the
     book's AttentionSeq2seq and attnseq.scratch's, timed alternately on the same batches."""
-    from attnseq.scratch import Adam, build_model, clip_grads
+    from attnseq.scratch import Adam, build_model, clip_grads, fused
 
     root = Path(book_dir).resolve()
     sys.path[:0] = [str(root), str(root / "ch08")]
@@ -102,7 +102,7 @@ def compare_with_book(book_dir: str, data_path: str, rounds: int = 3, iters: int
     x_train, x_test = data.x_train, data.x_test
     np.random.seed(1984)
     book = BookAttentionSeq2seq(data.vocab_size, 16, 256)
-    ours = build_model("attention", data.vocab_size)
+    ours = build_model("attention", data.vocab_size, layers=fused)  # the engine's layers
     book_adam, our_adam = BookAdam(), Adam()
 
     def book_step(x, t):                           # the body of the book's Trainer.fit

@@ -22,7 +22,7 @@ from attnseq.engines.numpy_engine.designs import numpy_design
 from attnseq.engines.numpy_engine.layouts import ArrayLayout
 from attnseq.engines.numpy_engine.translator import NumpyTranslator
 from attnseq.nn import build_model as build_torch_model
-from attnseq.scratch import build_model as build_numpy_model
+from attnseq.scratch import build_model as build_numpy_model, fused, layers as book
 
 from conftest import reverse_pairs
 
@@ -41,13 +41,15 @@ def config_for(design: str, extra=()):
 
 
 def twin_models(design: str, src_v: int = SRC_V, tgt_v: int = TGT_V, scale: float = 0.5, seed: int = 0,
-                extra=()):
-    """(numpy model, torch model) in float64 with the same random weights (biases non-zero)."""
+                extra=(), layers=fused):
+    """(numpy model, torch model) in float64 with the same random weights (biases non-zero); the
+    numpy model built from ``layers`` (by default the fused ones the engine runs)."""
     cfg = config_for(design, extra)
     assert numpy_design(cfg) == design
     rng = np.random.RandomState(seed)
     np_model = build_numpy_model(design, src_v, cfg.model.embed_size, cfg.model.hidden_size,
-                                 dtype=np.float64, rng=rng, ignore_label=0, target_vocab_size=tgt_v)
+                                 dtype=np.float64, rng=rng, ignore_label=0, target_vocab_size=tgt_v,
+                                 layers=layers)
     for p in np_model.params:
         p[...] = rng.standard_normal(p.shape) * scale
     torch_model = build_torch_model(cfg.model, src_v, tgt_v).double()
@@ -60,9 +62,10 @@ def rel_error(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(a - b).max() / max(np.abs(a).max(), np.abs(b).max(), 1e-300))
 
 
+@pytest.mark.parametrize("layers", [book, fused], ids=["book", "fused"])
 @pytest.mark.parametrize("design", sorted(DESIGNS))
-def test_same_loss_and_gradients(design):
-    np_model, torch_model, _ = twin_models(design)
+def test_same_loss_and_gradients(design, layers):
+    np_model, torch_model, _ = twin_models(design, layers=layers)
     rng = np.random.RandomState(1)
     xs = rng.randint(4, SRC_V, size=(4, 7))  # (N, S) no padding
     ts = np.concatenate([np.full((4, 1), 1), rng.randint(4, TGT_V, size=(4, 5)), np.full((4, 1), 2)], 1)

@@ -152,8 +152,9 @@ def the_books_recipe(path: Path, epochs: int, wordvec_size: int, hidden_size: in
     """Chapter 8 as the book's code runs it, written out here independently of attnseq's data
     and engine code: its loader (ids by first appearance, seed 1984 and a shuffle on NumPy's
     global generator, the last tenth for test), reversed questions, the model drawn from the
-    global generator, a permutation per epoch, the last partial batch dropped, clip 5, Adam."""
-    from attnseq.scratch import Adam, build_model, clip_grads
+    global generator (built from the fused layers the engine trains with), a permutation per
+    epoch, the last partial batch dropped, clip 5, Adam."""
+    from attnseq.scratch import Adam, build_model, clip_grads, fused
 
     questions, answers = [], []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -172,7 +173,8 @@ def the_books_recipe(path: Path, epochs: int, wordvec_size: int, hidden_size: in
     x, t = x[order][:, ::-1], t[order]
     split = len(x) - len(x) // 10
     x_train, t_train, x_test, t_test = x[:split], t[:split], x[split:], t[split:]
-    model, optimizer = build_model("attention", len(char_to_id), wordvec_size, hidden_size), Adam()
+    model = build_model("attention", len(char_to_id), wordvec_size, hidden_size, layers=fused)
+    optimizer = Adam()
     accuracy = []
     for _ in range(epochs):
         perm = np.random.permutation(len(x_train))

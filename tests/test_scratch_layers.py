@@ -1,14 +1,19 @@
-"""attnseq.scratch layers: finite-difference gradient checks (float64) and equivalences."""
+"""attnseq.scratch layers: finite-difference gradient checks (float64) and equivalences.
+
+The book's layers (scratch/layers.py) are checked here; the Time layers that have a fused twin
+(scratch/fused.py) are checked as both (the ``layers`` parameter).  What the fused layers alone
+do (the shared prefix, aligned buffers) and their equality to the book's: test_scratch_fused.py.
+"""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from attnseq.scratch import fused, layers as book
 from attnseq.scratch.gradcheck import (check_gradients, check_layer, numerical_gradient,
                                        relative_error)
 from attnseq.scratch.layers import (GRU, LSTM, Attention, AttentionWeight, Embedding,
-                                    TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding,
-                                    TimeGRU, TimeLSTM, TimeSoftmaxWithLoss, WeightSum, empty,
+                                    TimeAffine, TimeGRU, TimeSoftmaxWithLoss, WeightSum,
                                     sigmoid, softmax)
 
 TOL = 1e-6
@@ -18,6 +23,12 @@ N, T, S, D, H, V = 3, 4, 5, 3, 4, 6
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(params=[book, fused], ids=["book", "fused"])
+def layers(request):
+    """The layer set whose Time layers a test checks: the book's or the fused twins."""
+    return request.param
 
 
 def randn(rng, *shape, dtype=np.float64):
@@ -61,8 +72,9 @@ def test_embedding_grad(rng):
     assert_grads_ok(check_layer(Embedding(randn(rng, V, D)), idx))
 
 
-def test_time_embedding_grad(rng):
-    assert_grads_ok(check_layer(TimeEmbedding(randn(rng, V, D)), rng.integers(0, V, (N, T))))
+def test_time_embedding_grad(rng, layers):
+    assert_grads_ok(check_layer(layers.TimeEmbedding(randn(rng, V, D)),
+                                rng.integers(0, V, (N, T))))
 
 
 def test_lstm_grad(rng):
@@ -70,12 +82,12 @@ def test_lstm_grad(rng):
     assert_grads_ok(check_layer(layer, randn(rng, N, D), randn(rng, N, H), randn(rng, N, H)))
 
 
-def test_time_lstm_grad(rng):
-    assert_grads_ok(check_layer(TimeLSTM(*lstm_weights(rng)), randn(rng, N, T, D)))
+def test_time_lstm_grad(rng, layers):
+    assert_grads_ok(check_layer(layers.TimeLSTM(*lstm_weights(rng)), randn(rng, N, T, D)))
 
 
-def test_time_lstm_stateful_grad_including_initial_state(rng):
-    layer = TimeLSTM(*lstm_weights(rng), stateful=True)
+def test_time_lstm_stateful_grad_including_initial_state(rng, layers):
+    layer = layers.TimeLSTM(*lstm_weights(rng), stateful=True)
     h0, c0 = randn(rng, N, H), randn(rng, N, H)
 
     def forward(xs, h0, c0):
@@ -92,11 +104,11 @@ def test_time_lstm_stateful_grad_including_initial_state(rng):
     assert_grads_ok(errors)
 
 
-def test_time_lstm_stateful_carries_state(rng):
+def test_time_lstm_stateful_carries_state(rng, layers):
     Wx, Wh, b = lstm_weights(rng)
     xs = randn(rng, N, 2 * T, D)
-    whole = TimeLSTM(Wx, Wh, b).forward(xs)
-    halves = TimeLSTM(Wx, Wh, b, stateful=True)
+    whole = layers.TimeLSTM(Wx, Wh, b).forward(xs)
+    halves = layers.TimeLSTM(Wx, Wh, b, stateful=True)
     first = halves.forward(xs[:, :T])
     second = halves.forward(xs[:, T:])
     np.testing.assert_allclose(np.concatenate([first, second], axis=1), whole, atol=1e-12)
@@ -104,10 +116,10 @@ def test_time_lstm_stateful_carries_state(rng):
     np.testing.assert_allclose(halves.forward(xs[:, :T]), first, atol=1e-12)
 
 
-def test_time_lstm_equals_stepwise_lstm_and_inference_mode(rng):
+def test_time_lstm_equals_stepwise_lstm_and_inference_mode(rng, layers):
     weights = lstm_weights(rng)
     xs = randn(rng, N, T, D)
-    layer = TimeLSTM(*weights, stateful=True)
+    layer = layers.TimeLSTM(*weights, stateful=True)
     h0, c0 = randn(rng, N, H), randn(rng, N, H)
     layer.set_state(h0, c0)
     hs = layer.forward(xs)
@@ -121,55 +133,15 @@ def test_time_lstm_equals_stepwise_lstm_and_inference_mode(rng):
     np.testing.assert_allclose(layer.c, c, atol=1e-12)
 
 
-def padded_batch(rng, prefix, T=T + 3):
-    """xs (N, T, D) whose sample n starts with prefix[n] copies of one pad vector."""
-    xs = randn(rng, len(prefix), T, D)
-    pad = randn(rng, D)
-    for n, p in enumerate(prefix):
-        xs[n, :p] = pad
-    return xs
-
-
-@pytest.mark.parametrize("prefix", [[0, 2, 5, 1, 2], [3, 3, 3], [7, 0, 4], [0, 0, 0]])
-def test_time_lstm_shared_prefix_equals_the_plain_computation(rng, prefix):
-    weights = lstm_weights(rng)
-    xs = padded_batch(rng, prefix)
-    plain, shared = TimeLSTM(*weights), TimeLSTM(*weights)
-    hs = plain.forward(xs)
-    np.testing.assert_allclose(shared.forward(xs, shared=np.array(prefix)), hs, atol=1e-12)
-    np.testing.assert_allclose(shared.c, plain.c, atol=1e-12)
-    np.testing.assert_allclose(TimeLSTM(*weights).forward(xs, cache=False, shared=np.array(prefix)),
-                               hs, atol=1e-12)
-    dhs = randn(rng, *hs.shape)
-    dxs, dxs_shared = plain.backward(dhs), shared.backward(dhs)
-    for g, g_shared in zip(plain.grads, shared.grads):
-        np.testing.assert_allclose(g_shared, g, atol=1e-10)
-    # A sample's own steps get its own input gradient; each shared step's total is the same.
-    prefix = np.array(prefix)
-    for t in range(xs.shape[1]):
-        own = prefix <= t
-        np.testing.assert_allclose(dxs_shared[own, t], dxs[own, t], atol=1e-10)
-        np.testing.assert_allclose(dxs_shared[~own, t].sum(0), dxs[~own, t].sum(0), atol=1e-10)
-    if prefix.max() > 0:                                   # the work really was shared
-        assert shared._cache[0].width[0] < len(prefix) + 1 or prefix.min() == prefix.max()
-
-
-def test_time_lstm_shared_prefix_needs_a_zero_start(rng):
-    layer = TimeLSTM(*lstm_weights(rng), stateful=True)
-    layer.set_state(randn(rng, 2, H), randn(rng, 2, H))
-    with pytest.raises(ValueError, match="zero initial state"):
-        layer.forward(padded_batch(rng, [1, 2]), shared=np.array([1, 2]))
-
-
-def test_time_bilstm_grad_and_directions(rng):
+def test_time_bilstm_grad_and_directions(rng, layers):
     w1, w2 = lstm_weights(rng), lstm_weights(rng)
-    layer = TimeBiLSTM(*w1, *w2)
+    layer = layers.TimeBiLSTM(*w1, *w2)
     xs = randn(rng, N, T, D)
     out = layer.forward(xs)
     assert out.shape == (N, T, 2 * H)
-    np.testing.assert_allclose(out[:, :, :H], TimeLSTM(*w1).forward(xs), atol=1e-12)
-    np.testing.assert_allclose(out[:, :, H:], TimeLSTM(*w2).forward(xs[:, ::-1])[:, ::-1],
-                               atol=1e-12)
+    np.testing.assert_allclose(out[:, :, :H], layers.TimeLSTM(*w1).forward(xs), atol=1e-12)
+    np.testing.assert_allclose(out[:, :, H:],
+                               layers.TimeLSTM(*w2).forward(xs[:, ::-1])[:, ::-1], atol=1e-12)
     assert_grads_ok(check_layer(layer, xs))
 
 
@@ -243,13 +215,14 @@ def test_attention_grad(rng):
     assert_grads_ok(check_layer(Attention(), randn(rng, N, S, H), randn(rng, N, H)))
 
 
-def test_time_attention_grad(rng):
-    assert_grads_ok(check_layer(TimeAttention(), randn(rng, N, S, H), randn(rng, N, T, H)))
+def test_time_attention_grad(rng, layers):
+    assert_grads_ok(check_layer(layers.TimeAttention(), randn(rng, N, S, H),
+                                randn(rng, N, T, H)))
 
 
-def test_time_attention_equals_stepwise_attention(rng):
+def test_time_attention_equals_stepwise_attention(rng, layers):
     hs_enc, hs_dec, dout = randn(rng, N, S, H), randn(rng, N, T, H), randn(rng, N, T, H)
-    layer = TimeAttention()
+    layer = layers.TimeAttention()
     out = layer.forward(hs_enc, hs_dec)
     denc, ddec = layer.backward(dout)
     denc_steps = np.zeros_like(hs_enc)
@@ -267,21 +240,19 @@ def test_time_attention_equals_stepwise_attention(rng):
 
 # ---------------------------------------------------------------- dtype and helpers
 
-def test_float32_stays_float32(rng):
+def test_float32_stays_float32(rng, layers):
     f32 = np.float32
     Wx, Wh, b = (w.astype(f32) for w in lstm_weights(rng))
-    layer = TimeLSTM(Wx, Wh, b)
+    layer = layers.TimeLSTM(Wx, Wh, b)
     hs = layer.forward(randn(rng, N, T, D, dtype=f32))
     dxs = layer.backward(np.ones_like(hs))
     assert hs.dtype == dxs.dtype == layer.grads[1].dtype == f32
-    attention = TimeAttention()
+    attention = layers.TimeAttention()
     assert attention.forward(randn(rng, N, S, H, dtype=f32),
                              randn(rng, N, T, H, dtype=f32)).dtype == f32
 
 
 def test_helpers():
-    a = empty((3, 5), np.float32)
-    assert a.ctypes.data % 64 == 0 and a.shape == (3, 5) and a.dtype == np.float32
     x = np.array([-1000.0, -3.0, 0.0, 2.0, 1000.0])
     np.testing.assert_allclose(sigmoid(x), 1 / (1 + np.exp(-np.clip(x, -700, 700))),
                                atol=1e-15)

@@ -1,4 +1,7 @@
-"""attnseq.scratch: the book's models and optimisers, on NumPy alone."""
+"""attnseq.scratch: the book's models and optimisers, on NumPy alone.
+
+The model tests run on both layer sets (``layers``): the book's (scratch/layers.py) and the
+fused twins the engine trains with (scratch/fused.py)."""
 from __future__ import annotations
 
 import math
@@ -8,10 +11,17 @@ import sys
 import numpy as np
 import pytest
 
-from attnseq.scratch import (MODELS, SGD, Adam, AttentionSeq2seq, Seq2seq, build_model, clip_grads)
+from attnseq.scratch import (MODELS, SGD, Adam, AttentionSeq2seq, Seq2seq, build_model, clip_grads,
+                             fused, layers as book)
 from attnseq.scratch.gradcheck import check_model
 
 V, D, H, S, T = 6, 3, 4, 5, 4          # T decoder steps: ts has T + 1 columns
+
+
+@pytest.fixture(params=[book, fused], ids=["book", "fused"])
+def layers(request):
+    """The layer set the models are built from."""
+    return request.param
 
 
 def randomised(model, seed=0, scale=0.5):
@@ -30,8 +40,8 @@ def batch(seed=0, N=3, vocab=V, S=S, T=T):
 # ---------------------------------------------------------------- gradients
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_model_gradients_match_finite_differences(name):
-    model = randomised(build_model(name, V, D, H, dtype=np.float64))
+def test_model_gradients_match_finite_differences(name, layers):
+    model = randomised(build_model(name, V, D, H, dtype=np.float64, layers=layers))
     xs, ts = batch()
     errors = check_model(model, xs, ts)
     assert set(errors) == set(model.param_names)
@@ -39,8 +49,8 @@ def test_model_gradients_match_finite_differences(name):
     assert not bad, bad
 
 
-def test_model_gradients_with_ignored_targets():
-    model = randomised(AttentionSeq2seq(V, D, H, dtype=np.float64, ignore_label=0))
+def test_model_gradients_with_ignored_targets(layers):
+    model = randomised(AttentionSeq2seq(V, D, H, dtype=np.float64, ignore_label=0, layers=layers))
     xs, ts = batch(1)
     ts[:, 1:][ts[:, 1:] == 0] = 1
     ts[0, -2:] = 0                                     # padding at the end of one answer
@@ -59,11 +69,11 @@ def left_padded(seed=0, N=6, S=8, pad=0):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_sharing_the_padding_changes_nothing(name):
+def test_sharing_the_padding_changes_nothing(name, layers):
     """Encoders compute the shared left padding once; loss, gradients and outputs agree."""
     xs, ts = left_padded()
-    plain = randomised(build_model(name, V, D, H, dtype=np.float64))
-    shared = randomised(build_model(name, V, D, H, dtype=np.float64))
+    plain = randomised(build_model(name, V, D, H, dtype=np.float64, layers=layers))
+    shared = randomised(build_model(name, V, D, H, dtype=np.float64, layers=layers))
     plain.encoder.share_prefix = False
     assert shared.encoder.share_prefix
     np.testing.assert_allclose(shared.forward(xs, ts), plain.forward(xs, ts), rtol=1e-12)
@@ -76,12 +86,28 @@ def test_sharing_the_padding_changes_nothing(name):
     assert max(errors.values()) < 1e-6, errors
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_fused_models_equal_the_books(name):
+    """The same weights built from either layer set: the same loss, gradients and answers (the
+    sources start with shared padding, which only the fused encoder computes once)."""
+    book_model = randomised(build_model(name, V, D, H, dtype=np.float64, layers=book))
+    fused_model = randomised(build_model(name, V, D, H, dtype=np.float64, layers=fused))
+    xs, ts = left_padded(2)
+    assert fused_model.forward(xs, ts) == pytest.approx(book_model.forward(xs, ts), rel=1e-12)
+    book_model.backward()
+    fused_model.backward()
+    for key, g in book_model.named_grads().items():
+        np.testing.assert_allclose(fused_model.named_grads()[key], g, rtol=0, atol=1e-10,
+                                   err_msg=key)
+    np.testing.assert_array_equal(fused_model.generate(xs, 1, T), book_model.generate(xs, 1, T))
+
+
 # ---------------------------------------------------------------- generation
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_batched_generate_equals_one_at_a_time(name):
+def test_batched_generate_equals_one_at_a_time(name, layers):
     np.random.seed(3)
-    model = randomised(build_model(name, 8, 4, 8), seed=3, scale=1.0)
+    model = randomised(build_model(name, 8, 4, 8, layers=layers), seed=3, scale=1.0)
     xs, _ = batch(3, N=9, vocab=8, S=6)
     together = model.generate(xs, 7, 5)
     assert together.shape == (9, 5) and together.dtype == np.int64
@@ -91,9 +117,10 @@ def test_batched_generate_equals_one_at_a_time(name):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_generate_agrees_with_teacher_forced_forward(name):
+def test_generate_agrees_with_teacher_forced_forward(name, layers):
     """Feeding the greedy answer back as ts, forward's argmax at every step is that answer."""
-    model = randomised(build_model(name, 8, 4, 8, dtype=np.float64), seed=5, scale=1.0)
+    model = randomised(build_model(name, 8, 4, 8, dtype=np.float64, layers=layers), seed=5,
+                       scale=1.0)
     xs, _ = batch(5, N=6, vocab=8, S=6)
     answer = model.generate(xs, 7, 5)
     ts = np.concatenate([np.full((6, 1), 7), answer], axis=1)
@@ -102,10 +129,10 @@ def test_generate_agrees_with_teacher_forced_forward(name):
     np.testing.assert_array_equal(scores.argmax(axis=2), answer)
 
 
-def test_generate_sees_parameter_changes():
+def test_generate_sees_parameter_changes(layers):
     """Decoding reuses prepared weights between calls only while the parameters are unchanged."""
-    model = randomised(AttentionSeq2seq(8, 4, 8), seed=3, scale=1.0)
-    fresh = AttentionSeq2seq(8, 4, 8)
+    model = randomised(AttentionSeq2seq(8, 4, 8, layers=layers), seed=3, scale=1.0)
+    fresh = AttentionSeq2seq(8, 4, 8, layers=layers)
     xs, _ = batch(4, N=20, vocab=8, S=6)
     before = model.generate(xs, 7, 5)
     randomised(model, seed=9, scale=1.0)               # new values in the same arrays
@@ -115,8 +142,8 @@ def test_generate_sees_parameter_changes():
     assert not np.array_equal(before, after)
 
 
-def test_attention_generate_keeps_weights():
-    model = randomised(AttentionSeq2seq(8, 4, 8), seed=2)
+def test_attention_generate_keeps_weights(layers):
+    model = randomised(AttentionSeq2seq(8, 4, 8, layers=layers), seed=2)
     xs, _ = batch(2, N=4, vocab=8, S=6)
     model.generate(xs, 7, 3)
     w = model.decoder.attention_weights
@@ -135,8 +162,8 @@ EXPECTED_SHAPES = {
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_named_params_layout(name):
-    model = build_model(name, V, D, H)
+def test_named_params_layout(name, layers):
+    model = build_model(name, V, D, H, layers=layers)
     named = model.named_params()
     assert list(named) == model.param_names
     assert all(a is b for a, b in zip(named.values(), model.params))
@@ -167,9 +194,9 @@ def draw(shape, fan_in):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_initialisation_follows_the_books_draw_order(name):
+def test_initialisation_follows_the_books_draw_order(name, layers):
     np.random.seed(42)
-    model = build_model(name, V, D, H)
+    model = build_model(name, V, D, H, layers=layers)
     np.random.seed(42)
     expected = {}
     if name == "bi-attention":
@@ -258,7 +285,7 @@ def test_sgd_and_clip():
 # ---------------------------------------------------------------- trainer and evaluation
 
 @pytest.mark.slow
-def test_attention_seq2seq_learns_to_reverse():
+def test_attention_seq2seq_learns_to_reverse(layers):
     """Reversing length-5 sequences over 4 symbols: every one of the 4^5 inputs right."""
     np.random.seed(0)
     rng = np.random.default_rng(0)
@@ -269,7 +296,7 @@ def test_attention_seq2seq_learns_to_reverse():
 
     x_train = rng.integers(0, 4, (2000, 5))
     x_all = np.array(np.meshgrid(*[range(4)] * 5, indexing="ij")).reshape(5, -1).T
-    model, optimizer = AttentionSeq2seq(5, 8, 16), Adam(lr=0.02)
+    model, optimizer = AttentionSeq2seq(5, 8, 16, layers=layers), Adam(lr=0.02)
     t_train, t_all = with_answer(x_train), with_answer(x_all)
     accuracy = 0.0
     for _ in range(15):  # epochs of shuffled batches of 64, as the book trains

@@ -22,6 +22,13 @@ Weights multiply from the right (``x @ W``, ``W`` of shape (in, out)).  The BiLS
 model replaces the encoder LSTM by ``encoder.lstm.fwd.{Wx,Wh,b}`` and ``encoder.lstm.bwd.{...}``,
 each direction of width H/2 (see BiAttentionEncoder).
 
+``layers`` is the layer set the models are built from: the book's layers of scratch/layers.py
+(the default, ``BookLayers``: the code to read beside the book), or the module scratch.fused,
+their fused twins of the same names, which the NumPy engine trains and decodes with
+(``build_model(..., layers=fused)``): the same functions, faster.  Two options only the fused
+layers act on pass through the models: ``cache=False`` when generating (keep nothing for
+backward) and the sources' shared left padding (``shared_prefix``).
+
 Initialisation follows the book: embeddings randn/100; LSTM and affine weights
 randn/sqrt(fan_in); biases zero; values drawn in float64 and cast.  Draw order: encoder embedding,
 encoder Wx, Wh (forward then backward direction for the BiLSTM), decoder embedding, Wx, Wh,
@@ -35,12 +42,24 @@ import numpy as np
 from .layers import (TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding, TimeLSTM,
                      TimeSoftmaxWithLoss)
 
-__all__ = ["Encoder", "Decoder", "Seq2seq", "PeekyDecoder", "PeekySeq2seq",
+__all__ = ["BookLayers", "Encoder", "Decoder", "Seq2seq", "PeekyDecoder", "PeekySeq2seq",
            "AttentionEncoder", "AttentionDecoder", "AttentionSeq2seq",
            "BiAttentionEncoder", "BiAttentionSeq2seq", "MODELS", "build_model", "shared_prefix"]
 
 
 # --------------------------------------------------------------------------- helpers
+
+class BookLayers:
+    """The default layer set: the six classes the models build, the book's (scratch/layers.py).
+
+    Any namespace with these names is a layer set: the modules scratch.layers and scratch.fused
+    are too.  (This class stands for the first because models.py cannot import a sibling module
+    as an object without an import circle through the package.)
+    """
+
+    TimeEmbedding, TimeLSTM, TimeBiLSTM = TimeEmbedding, TimeLSTM, TimeBiLSTM
+    TimeAttention, TimeAffine, TimeSoftmaxWithLoss = TimeAttention, TimeAffine, TimeSoftmaxWithLoss
+
 
 def _normal(rng, shape, scale, dtype):
     """Standard-normal draws (float64) times scale, cast to dtype, as the book does."""
@@ -68,7 +87,7 @@ def shared_prefix(ids: np.ndarray) -> np.ndarray:
     """(N,) length of each row's leading run of the most common first id (the left padding).
 
     Over those steps every such row feeds the encoder the same embedding from the same zero
-    state, so TimeLSTM can compute them once for the batch (``TimeLSTM.forward(shared=...)``).
+    state, so the fused TimeLSTM computes them once for the batch (``forward(shared=...)``).
     """
     pad = np.bincount(ids[:, 0]).argmax()
     return np.cumprod(ids == pad, axis=1).sum(axis=1)
@@ -111,24 +130,26 @@ class _Module:
 class Encoder(_Module):
     """Embedding + LSTM over the source ids (N, S); returns the last hidden state (N, H).
 
-    ``share_prefix`` (default on) computes the padding that the sources share at their start
-    once per batch (see shared_prefix); the results are the same either way.
+    ``share_prefix`` (default on) tells the LSTM which leading steps the sources share (see
+    shared_prefix), which the fused TimeLSTM computes once per batch; the results are the same
+    either way.  ``cache=False``: no backward follows (generating).
     """
 
     share_prefix = True
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None):
+                 dtype=np.float32, rng=None, layers=BookLayers):
         V, D, H = vocab_size, wordvec_size, hidden_size
         embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
-        self.embed = TimeEmbedding(embed_W)
-        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=False)
+        self.embed = layers.TimeEmbedding(embed_W)
+        self.lstm = layers.TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=False)
         self._collect(embed=self.embed, lstm=self.lstm)
         self.hs = None
 
     def _lstm_forward(self, xs: np.ndarray, cache: bool) -> np.ndarray:
         shared = shared_prefix(xs) if self.share_prefix else None
-        return self.lstm.forward(self.embed.forward(xs), cache, shared)   # (N, S, H)
+        xs = self.embed.forward(xs)                                   # (N, S, D)
+        return self.lstm.forward(xs, cache, shared)                   # (N, S, H)
 
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
         self.hs = self._lstm_forward(xs, cache)                       # (N, S, H)
@@ -144,15 +165,15 @@ class Decoder(_Module):
     """Embedding + LSTM started from the encoder state + affine to vocabulary scores."""
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None):
+                 dtype=np.float32, rng=None, layers=BookLayers):
         V, D, H = vocab_size, wordvec_size, hidden_size
         lstm_in, affine_in = self._widths(D, H)
         embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, lstm_in, H, dtype)
         affine_W = _normal(rng, (affine_in, V), np.sqrt(affine_in), dtype)
         affine_b = np.zeros(V, dtype)
-        self.embed = TimeEmbedding(embed_W)
-        self.lstm = TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
-        self.affine = TimeAffine(affine_W, affine_b)
+        self.embed = layers.TimeEmbedding(embed_W)
+        self.lstm = layers.TimeLSTM(lstm_Wx, lstm_Wh, lstm_b, stateful=True)
+        self.affine = layers.TimeAffine(affine_W, affine_b)
         self._collect(embed=self.embed, lstm=self.lstm, affine=self.affine)
 
     @staticmethod
@@ -162,9 +183,11 @@ class Decoder(_Module):
 
     def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
         """Scores (N, T, V) for inputs xs (N, T) from the LSTM's current state; h is the
-        encoder state (N, H), which designs like Peeky read at every step."""
-        out = self.lstm.forward(self.embed.forward(xs), cache)       # (N, T, H)
-        return self.affine.forward(out)
+        encoder state (N, H), which designs like Peeky read at every step; ``cache=False``:
+        no backward follows (generating)."""
+        out = self.embed.forward(xs)                                  # (N, T, D)
+        out = self.lstm.forward(out, cache)                           # (N, T, H)
+        return self.affine.forward(out)                               # (N, T, V)
 
     def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
         """Scores (N, T, V) for the decoder inputs xs (N, T), starting from state h (N, H)."""
@@ -197,11 +220,12 @@ class Seq2seq(_Module):
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
                  dtype=np.float32, rng=None, ignore_label: int = -1,
-                 target_vocab_size: int | None = None):
-        self.encoder = self.encoder_class(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng)
-        self.decoder = self.decoder_class(target_vocab_size or vocab_size, wordvec_size, hidden_size,
-                                          dtype=dtype, rng=rng)
-        self.softmax = TimeSoftmaxWithLoss(ignore_label)
+                 target_vocab_size: int | None = None, layers=BookLayers):
+        self.encoder = self.encoder_class(vocab_size, wordvec_size, hidden_size, dtype=dtype,
+                                          rng=rng, layers=layers)
+        self.decoder = self.decoder_class(target_vocab_size or vocab_size, wordvec_size,
+                                          hidden_size, dtype=dtype, rng=rng, layers=layers)
+        self.softmax = layers.TimeSoftmaxWithLoss(ignore_label)
         self._collect(encoder=self.encoder, decoder=self.decoder)
 
     def forward(self, xs: np.ndarray, ts: np.ndarray) -> float:
@@ -275,9 +299,9 @@ class AttentionDecoder(Decoder):
     """
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None):
-        super().__init__(vocab_size, wordvec_size, hidden_size, dtype, rng)
-        self.attention = TimeAttention()
+                 dtype=np.float32, rng=None, layers=BookLayers):
+        super().__init__(vocab_size, wordvec_size, hidden_size, dtype, rng, layers)
+        self.attention = layers.TimeAttention()
         self.dh = None                      # gradient for the initial state, after backward
         self.attention_weights = None       # (N, length, S) from the last generate
         self._h_given = False
@@ -287,9 +311,11 @@ class AttentionDecoder(Decoder):
         return D, 2 * H                 # affine rows: [context; h]
 
     def _step(self, xs, enc_hs, cache: bool = True) -> np.ndarray:
-        dec_hs = self.lstm.forward(self.embed.forward(xs), cache)     # (N, T, H)
+        out = self.embed.forward(xs)                                  # (N, T, D)
+        dec_hs = self.lstm.forward(out, cache)                        # (N, T, H)
         c = self.attention.forward(enc_hs, dec_hs)                    # (N, T, H)
-        return self.affine.forward(np.concatenate((c, dec_hs), axis=2))   # (N, T, V)
+        out = np.concatenate((c, dec_hs), axis=2)                     # (N, T, 2H)
+        return self.affine.forward(out)                               # (N, T, V)
 
     def forward(self, xs: np.ndarray, enc_hs: np.ndarray, h: np.ndarray | None = None):
         self._h_given = h is not None
@@ -339,7 +365,7 @@ class BiAttentionEncoder(AttentionEncoder):
     """
 
     def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None):
+                 dtype=np.float32, rng=None, layers=BookLayers):
         V, D, H = vocab_size, wordvec_size, hidden_size
         if H % 2:
             raise ValueError("hidden_size must be even: each direction gets half")
@@ -350,8 +376,8 @@ class BiAttentionEncoder(AttentionEncoder):
             weights += [_normal(rng, (D, 4 * Hd), np.sqrt(D), dtype),
                         _normal(rng, (Hd, 4 * Hd), np.sqrt(Hd), dtype),
                         np.zeros(4 * Hd, dtype)]
-        self.embed = TimeEmbedding(embed_W)
-        self.lstm = TimeBiLSTM(*weights)
+        self.embed = layers.TimeEmbedding(embed_W)
+        self.lstm = layers.TimeBiLSTM(*weights)
         self._collect(embed=self.embed, lstm=self.lstm)
         self.hs = None
 
@@ -401,14 +427,15 @@ MODELS = {
 
 def build_model(name: str, vocab_size: int, wordvec_size: int = 16, hidden_size: int = 256,
                 dtype=np.float32, rng=None, ignore_label: int = -1,
-                target_vocab_size: int | None = None) -> Seq2seq:
+                target_vocab_size: int | None = None, layers=BookLayers) -> Seq2seq:
     """One of MODELS by name ("baseline", "peeky", "attention", "bi-attention").
 
     ``vocab_size`` is the source vocabulary; ``target_vocab_size`` (default: the same, as in the
-    book) sizes the decoder's embedding and output affine."""
+    book) sizes the decoder's embedding and output affine; ``layers``: the layer set, the book's
+    (BookLayers, or the module scratch.layers) or the module scratch.fused (the engine's)."""
     try:
         cls = MODELS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; choose from {sorted(MODELS)}") from None
     return cls(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng,
-               ignore_label=ignore_label, target_vocab_size=target_vocab_size)
+               ignore_label=ignore_label, target_vocab_size=target_vocab_size, layers=layers)

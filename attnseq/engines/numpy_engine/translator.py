@@ -77,13 +77,14 @@ class NumpyTranslator(Translator):
 
 
 def build_numpy_model(design: str, config: Config, pipeline: TextPipeline, layout: ArrayLayout, rng):
-    """The book's model ``design`` with the sizes of ``config`` and the vocabularies of the run."""
-    from ...scratch import build_model
+    """The book's model ``design`` with the sizes of ``config`` and the vocabularies of the run,
+    built from the fused layers (scratch/fused.py: the book's layers' functions, faster)."""
+    from ...scratch import build_model, fused
 
     return build_model(design, layout.vocab_size(pipeline.src_vocab), config.model.embed_size,
                        config.model.hidden_size, dtype=np.float32, rng=rng,
                        ignore_label=layout.ignore_label,
-                       target_vocab_size=layout.vocab_size(pipeline.tgt_vocab))
+                       target_vocab_size=layout.vocab_size(pipeline.tgt_vocab), layers=fused)
 
 
 def load_numpy_translator(run_dir: str | Path, config: Config, checkpoint: str = "best") -> NumpyTranslator:
