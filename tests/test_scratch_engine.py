@@ -12,7 +12,9 @@ from safetensors.numpy import load_file
 
 import attnseq
 from attnseq.cli import main
-from attnseq.errors import UserError
+from attnseq.config import load_config
+from attnseq.engines.numpy_engine.designs import check_numpy
+from attnseq.errors import ConfigError, UserError
 from attnseq.runs import read_checkpoint
 from attnseq.engines.numpy_engine.layouts import source_array, target_array
 
@@ -99,6 +101,29 @@ def test_unsupported_design_is_one_config_error(data_dir, tmp_path, capsys):
     assert len(err.splitlines()) == 1
     assert "model.decoder" in err and "engine" in err and "none, peeky, book" in err
     assert not (tmp_path / "run").exists()
+
+
+BOOK_DESIGN = ["engine=numpy", "model.bridge=copy", "model.init=book", "model.decoder=book",
+               "model.attention=dot", "model.encoder.bidirectional=false"]
+
+
+@pytest.mark.parametrize("settings, key", [
+    (["model.decoder=luong"], "model.decoder"),
+    (["train.optimizer={name: adam, amsgrad: true}"], "train.optimizer.amsgrad"),
+    (["model.decoder={name: book, context_into_input: true}"], "model.decoder.context_into_input"),
+    (["model.dropout=0.1"], "model.dropout"),
+    (["model.decoder=none"], "model.attention"),
+    (["model.attention=general"], "model.attention"),
+    (["model.decoder=none", "model.attention=null", "model.encoder.bidirectional=true"],
+     "model.encoder.bidirectional"),
+    (["model.encoder.bidirectional=true", "model.hidden_size=7"], "model.hidden_size"),
+])
+def test_config_errors_carry_the_key(settings, key):
+    """Each setting the numpy engine cannot run is a ConfigError whose key is the one at fault."""
+    check_numpy(load_config(None, BOOK_DESIGN))
+    with pytest.raises(ConfigError, match=f"^{key}:") as caught:
+        check_numpy(load_config(None, BOOK_DESIGN + settings))
+    assert caught.value.key == key
 
 
 @pytest.mark.parametrize("decoder,bidirectional", [("none", False), ("peeky", False), ("book", True)])

@@ -52,16 +52,17 @@ def _resolve(key: str, value: Variant) -> Variant:
     implemented = VARIANTS[key]
     if value.name not in implemented:
         raise ConfigError(f"{key}: the numpy engine (engine: numpy) has {', '.join(implemented)}; "
-                          f"got {value.name!r} (use engine: torch for it)")
+                          f"got {value.name!r} (use engine: torch for it)", key=key)
     options = implemented[value.name]
     for option, given in value.options.items():
         if option not in options:
             raise ConfigError(f"{key}.{option}: not an option of {value.name} in the numpy engine "
-                              f"(it takes {', '.join(options) or 'none'})")
+                              f"(it takes {', '.join(options) or 'none'})", key=f"{key}.{option}")
         allowed = options[option][1]
         if allowed is not None and given not in allowed:
             shown = ", ".join(json.dumps(v) for v in allowed)
-            raise ConfigError(f"{key}.{option}: the numpy engine supports {shown}; got {json.dumps(given)}")
+            raise ConfigError(f"{key}.{option}: the numpy engine supports {shown}; got {json.dumps(given)}",
+                              key=f"{key}.{option}")
     full = {option: value.options.get(option, default) for option, (default, _) in options.items()}
     return Variant(value.name, {k: list(v) if isinstance(v, tuple) else v for k, v in full.items()})
 
@@ -73,22 +74,26 @@ def check_numpy(config: Config) -> Config:
         value = setting(config, key)
         if value not in allowed:
             shown = ", ".join(json.dumps(v) for v in allowed)
-            raise ConfigError(f"{key}: the numpy engine (engine: numpy) supports {shown}; got {json.dumps(value)}")
+            raise ConfigError(f"{key}: the numpy engine (engine: numpy) supports {shown}; got {json.dumps(value)}",
+                              key=key)
     resolved = {key: _resolve(key, setting(config, key)) for key in VARIANTS}
     decoder = resolved["model.decoder"].name
     scorer = ATTENTION.get(decoder)
     if scorer is None and model.attention is not None:
-        raise ConfigError(f"model.attention: the {decoder} decoder does not attend; remove model.attention")
+        raise ConfigError(f"model.attention: the {decoder} decoder does not attend; remove model.attention",
+                          key="model.attention")
     if scorer is not None and (model.attention is None or model.attention.name != scorer or model.attention.options):
         got = model.attention.plain() if model.attention is not None else None
         raise ConfigError(f"model.attention: the numpy engine's {decoder} decoder scores with {scorer}; "
-                          f"got {json.dumps(got)}")
+                          f"got {json.dumps(got)}", key="model.attention")
     bidirectional = resolved["model.encoder"].options["bidirectional"]
     if bidirectional not in NUMPY_DESIGNS[decoder]:
         raise ConfigError(f"model.encoder.bidirectional: the numpy engine's {decoder} design needs "
-                          f"{str(not bidirectional).lower()} (engine: numpy)")
+                          f"{str(not bidirectional).lower()} (engine: numpy)",
+                          key="model.encoder.bidirectional")
     if bidirectional and model.hidden_size % 2:
-        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {model.hidden_size}")
+        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {model.hidden_size}",
+                          key="model.hidden_size")
     model = dataclasses.replace(model, cell=resolved["model.cell"], encoder=resolved["model.encoder"],
                                 decoder=resolved["model.decoder"], init=resolved["model.init"])
     train = dataclasses.replace(train, optimizer=resolved["train.optimizer"], schedule=resolved["train.schedule"])
