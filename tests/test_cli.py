@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from attnseq.cli import build_parser, main
 
-from conftest import LEARN, TINY
+from conftest import LEARN, TINY, reverse_pairs, write_tsv
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -88,6 +89,8 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
     (["train", "configs/nope.yaml"], ["nope.yaml"]),
     (["train", "configs/book-attention.yaml", "--data", "/nonexistent"], ["/nonexistent", "no such file"]),
     (["evaluate", "/nonexistent", "--data", "x.tsv"], ["not a run folder"]),
+    (["train", "configs/book-attention.yaml", "--set", "train.target_exact_match=1.5"],
+     ["train.target_exact_match", "[0, 1]"]),
 ])
 def test_user_errors_are_one_line(args, words, capsys):
     assert main(args) == 2
@@ -175,3 +178,21 @@ print(sorted(m for m in sys.modules if m.startswith("attnseq.train")))
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog):
+    """train.target_exact_match: the first evaluation at the target ends the run, and says so."""
+    from attnseq.runs import read_metrics
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for split, n in (("train", 256), ("dev", 20), ("test", 5)):  # one answer to learn: "x"
+        write_tsv(data / f"{split}.tsv", [(word, "x") for word, _ in reverse_pairs(n, seed=n)])
+    caplog.set_level(logging.INFO, logger="attnseq")
+    settings = TINY + ["train.epochs=50", "train.eval_every=1", "train.lr=0.003", "train.target_exact_match=1.0"]
+    assert main(["train", "configs/book-attention.yaml", "--data", str(data), "--out", str(tmp_path / "run"),
+                 *[x for s in settings for x in ("--set", s)]]) == 0
+    evaluations = [r for r in read_metrics(tmp_path / "run") if r["type"] == "eval"]
+    assert [r["dev_exact_match"] == 1.0 for r in evaluations] == [False] * (len(evaluations) - 1) + [True]
+    assert len(evaluations) > 1 and evaluations[-1]["step"] < 50 * 8  # while training, long before its epochs
+    assert "stopping: dev exact match reached 100.00% (train.target_exact_match)" in caplog.messages

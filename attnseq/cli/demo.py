@@ -10,7 +10,8 @@ HELP = "train an attention model on generated dates and show it"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="runs/demo", help="folder for the data, the run and the plots")
-    parser.add_argument("--minutes", type=float, default=3.0, help="training time budget")
+    parser.add_argument("--minutes", type=float, default=3.0,
+                        help="training time budget (training stops sooner once every dev date is right)")
 
 
 def run(args: argparse.Namespace) -> None:
