@@ -169,6 +169,9 @@ class TrainConfig:
     seed: int = 1
     eval_every: int = number(0, 0)  # evaluate on dev every N updates; 0: at the end of each epoch
     patience: int = number(0, 0)  # stop after this many evaluations without a new best; 0: never
+    # stop once an evaluation's dev exact match reaches this fraction (1.0: every dev sentence
+    # right, what attnseq demo asks); 0: no target
+    target_exact_match: float = number(0.0, 0.0, 1.0)
     eval_max_sentences: int = number(2000, 1)  # dev sentences decoded for the accuracy during training
     select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))

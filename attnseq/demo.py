@@ -16,7 +16,8 @@ PRESET = CONFIGS / RECOMMENDED["char"]
 
 
 def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
-    """Generate dates, train, print test accuracy and examples, write attention.png and curve.png."""
+    """Generate dates, train until every dev date is right (or ``minutes`` pass), print why it
+    stopped, test accuracy and examples, write attention.png and curve.png; the test metrics."""
     from .data.splits import make_date_splits, write_split_dir
     from .train.loop import Trainer
     from .runs import read_metrics
@@ -29,23 +30,26 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
     write_split_dir(data_dir, train, dev, test)
     print(f"Generated {len(train)} training dates, e.g. {train[0][0]!r} -> {train[0][1]!r}")
 
-    config = load_config(PRESET, [f"data.dir={data_dir}", f"train.max_minutes={minutes}"])
+    config = load_config(PRESET, [f"data.dir={data_dir}", f"train.max_minutes={minutes}",
+                                  "train.target_exact_match=1.0"])  # done once every dev date is right
     run_dir = out / "run"
     started = time.perf_counter()
     trainer = Trainer(config, run_dir, overwrite=True,
                       on_eval=lambda r: print(f"  epoch {r['epoch']:.2f}: dev exact match "
                                               f"{r.get('dev_exact_match', 0):.2%}, loss {r.get('dev_loss', 0):.4f}"))
-    print(f"Training a {trainer.parameters:,}-parameter attention model "
-          f"(up to {config.train.epochs} epochs or {minutes:g} minutes)...")
+    print(f"Training a {trainer.parameters:,}-parameter attention model until every dev date is right "
+          f"(at most {config.train.epochs} epochs or {minutes:g} minutes)...")
     trainer.fit()
     seconds = time.perf_counter() - started
+    why = trainer.stopped_by or f"{config.train.epochs} epochs (train.epochs)"
+    print(f"Stopped after {seconds / 60:.1f} min: {why}")
 
     from .api import load
 
     translator = load(run_dir)
     metrics = translator.evaluate(test, bleu=False)
     print(f"\nTest exact match: {metrics['exact_match']:.2%} on {len(test)} dates "
-          f"(token accuracy {metrics['token_accuracy']:.2%}); trained in {seconds / 60:.1f} min\n")
+          f"(token accuracy {metrics['token_accuracy']:.2%})\n")
     sources = [s for s, _ in test[:10]]
     outputs = translator.translate(sources)
     for (src, ref), hyp in zip(test[:10], outputs):

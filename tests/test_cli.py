@@ -1,16 +1,18 @@
 """The command line: train a tiny config, evaluate --json, translate; errors are one line."""
 from __future__ import annotations
 
+import argparse
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from attnseq.cli import main
+from attnseq.cli import build_parser, main
 
-from conftest import LEARN, TINY
+from conftest import LEARN, TINY, reverse_pairs, write_tsv
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -87,6 +89,8 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
     (["train", "configs/nope.yaml"], ["nope.yaml"]),
     (["train", "configs/book-attention.yaml", "--data", "/nonexistent"], ["/nonexistent", "no such file"]),
     (["evaluate", "/nonexistent", "--data", "x.tsv"], ["not a run folder"]),
+    (["train", "configs/book-attention.yaml", "--set", "train.target_exact_match=1.5"],
+     ["train.target_exact_match", "[0, 1]"]),
 ])
 def test_user_errors_are_one_line(args, words, capsys):
     assert main(args) == 2
@@ -100,3 +104,95 @@ def test_user_error_exit_status_and_no_traceback():
     result = run("train", "configs/book-attention.yaml", "--set", "train.epochs=many")
     assert result.returncode == 2
     assert result.stderr.strip() == "attnseq: error: train.epochs: expected a whole number, got 'many'"
+
+
+def test_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"attnseq {version('attnseq')}\n"
+    result = run("--version")  # python -m attnseq.cli, as the tests and torchrun call it
+    assert result.returncode == 0 and result.stdout == f"attnseq {version('attnseq')}\n"
+
+
+def parsers(parser: argparse.ArgumentParser, path: str = "attnseq"):
+    """``(command path, parser)`` of ``parser`` and of every subparser under it, depth first."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, subparser in action.choices.items():
+                yield from parsers(subparser, f"{path} {name}")
+
+
+def test_every_argument_has_help_that_states_its_default():
+    checked = 0
+    for path, parser in parsers(build_parser()):
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):  # a command: its help is in its parent's list
+                for choice in action._choices_actions:
+                    assert choice.help, f"{path} {choice.dest}: no help"
+                continue
+            where = f"{path} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help, f"{where}: no help"
+            text = formatter._expand_help(action)  # as --help prints it
+            if action.default is None or action.default is False or action.default is argparse.SUPPRESS:
+                assert "(default: None)" not in text and "(default: False)" not in text, where
+            else:
+                assert f"(default: {action.default})" in text, f"{where}: {text!r} does not say its default"
+            checked += 1
+    assert checked > 100  # every command's and every data source's arguments were walked
+
+
+def test_reproduce_records_the_options_given_not_where_it_writes(monkeypatch):
+    import attnseq.reproduce
+
+    commands = []
+    monkeypatch.setattr(attnseq.reproduce, "reproduce", lambda *args, command, **kwargs: commands.append(command))
+    assert main(["reproduce", "placement", "--out", "o", "--runs", "r", "--budget-minutes", "0.5", "--seeds", "3",
+                 "--set", "a=1", "--threads", "2", "--set", "b=2"]) == 0
+    assert main(["reproduce", "placement", "--threads", "4"]) == 0
+    assert commands == ["attnseq reproduce placement --budget-minutes 0.5 --seeds 3 --set a=1 --set b=2",
+                        "attnseq reproduce placement --threads 4"]
+
+
+def test_a_run_is_used_without_the_training_modules(quick_runs, tmp_path):
+    """translate, evaluate and serve load a run without importing attnseq.train (nor does
+    building the parser import torch)."""
+    run_dir, data = quick_runs["rnn"], quick_runs.data
+    script = f"""
+import sys
+from attnseq.cli import build_parser, main
+build_parser()
+assert "torch" not in sys.modules, "building the parser imported torch"
+import attnseq.serve.server as server
+server.serve = lambda app, sock, log_level: sock.close()  # serve: load the runs, bind, return
+assert main(["-q", "translate", {str(run_dir)!r}, "--input", {str(data / "test.tsv")!r},
+             "--output", {str(tmp_path / "out.txt")!r}]) == 0
+assert main(["-q", "evaluate", {str(run_dir)!r}, "--data", {str(data)!r}, "--json"]) == 0
+assert main(["-q", "serve", {str(run_dir)!r}, "--port", "0"]) == 0
+print(sorted(m for m in sys.modules if m.startswith("attnseq.train")))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog):
+    """train.target_exact_match: the first evaluation at the target ends the run, and says so."""
+    from attnseq.runs import read_metrics
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for split, n in (("train", 256), ("dev", 20), ("test", 5)):  # one answer to learn: "x"
+        write_tsv(data / f"{split}.tsv", [(word, "x") for word, _ in reverse_pairs(n, seed=n)])
+    caplog.set_level(logging.INFO, logger="attnseq")
+    settings = TINY + ["train.epochs=50", "train.eval_every=1", "train.lr=0.003", "train.target_exact_match=1.0"]
+    assert main(["train", "configs/book-attention.yaml", "--data", str(data), "--out", str(tmp_path / "run"),
+                 *[x for s in settings for x in ("--set", s)]]) == 0
+    evaluations = [r for r in read_metrics(tmp_path / "run") if r["type"] == "eval"]
+    assert [r["dev_exact_match"] == 1.0 for r in evaluations] == [False] * (len(evaluations) - 1) + [True]
+    assert len(evaluations) > 1 and evaluations[-1]["step"] < 50 * 8  # while training, long before its epochs
+    assert "stopping: dev exact match reached 100.00% (train.target_exact_match)" in caplog.messages

@@ -141,6 +141,7 @@ class EpochLoop:
     dev_examples: list[Example]
     on_eval: Callable[[dict], None] | None = None
     is_main = True
+    stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
 
     def prepare_data(self, overwrite: bool = False) -> None:
         """Make the run folder ready (runs.prepare_run_dir: a run there is refused unless resumed
@@ -274,15 +275,27 @@ class EpochLoop:
         return self.progress.wall_seconds
 
     def _should_stop(self) -> bool:
+        """True when a limit is reached; ``stopped_by`` then says which (the early stops, by
+        patience or a target reached, are logged too)."""
         tc, p = self.config.train, self.progress
         if tc.max_steps and p.step >= tc.max_steps:
-            return True
+            return self._stopping(f"{tc.max_steps} updates (train.max_steps)")
         if tc.patience and p.since_best >= tc.patience:
-            if self.is_main and not getattr(self, "_said_patience", False):
-                log.info("stopping: %d evaluations without a better %s (train.patience)", p.since_best, tc.select_by)
-                self._said_patience = True
-            return True
-        return bool(tc.max_minutes) and self._any(self._tick() >= 60 * tc.max_minutes)
+            return self._stopping(f"{p.since_best} evaluations without a better {tc.select_by} (train.patience)",
+                                  logged=True)
+        reached = p.history[-1].get("dev_exact_match") if p.history else None
+        if tc.target_exact_match and reached is not None and reached >= tc.target_exact_match:
+            return self._stopping(f"dev exact match reached {reached:.2%} (train.target_exact_match)", logged=True)
+        if tc.max_minutes and self._any(self._tick() >= 60 * tc.max_minutes):
+            return self._stopping(f"{tc.max_minutes:g} minutes (train.max_minutes)")
+        return False
+
+    def _stopping(self, why: str, logged: bool = False) -> bool:
+        """Keep ``why`` training stops as ``stopped_by`` (logged once with ``logged``); True."""
+        if logged and self.is_main and self.stopped_by is None:
+            log.info("stopping: %s", why)
+        self.stopped_by = why
+        return True
 
     def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
         """Train on the batches ``todo``; True when a step or time limit stopped the run."""

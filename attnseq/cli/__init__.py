@@ -1,0 +1,80 @@
+"""The ``attnseq`` command line: one module per command, each holding its help, its arguments
+(``add_arguments(parser)``) and its handler (``run(args)``) side by side. A handler imports what
+it needs when it runs, so building the parser stays light (no torch, no attnseq.train).
+
+User errors print one line and exit with status 2."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from ..errors import UserError
+from . import compare, data, demo, evaluate, plot, reproduce, serve, train, translate
+from .arguments import HelpFormatter
+
+# the commands, in the order ``attnseq --help`` lists them
+COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "compare": compare,
+            "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help states each argument's default; its subparsers are Parsers too."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print ``attnseq X.Y.Z`` and exit (the version read only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"attnseq {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    """The installed package's version (its metadata), else the source tree's ``attnseq.__version__``."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("attnseq")
+    except PackageNotFoundError:
+        from .. import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``attnseq`` parser: each command's subparser, its ``func`` the command's handler."""
+    parser = Parser(prog="attnseq", description="Attention-based sequence-to-sequence learning.")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and results")
+    parser.add_argument("--version", action=VersionAction, help="print attnseq's version and exit")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, command in COMMANDS.items():
+        p = sub.add_parser(name, help=command.HELP, description=getattr(command, "DESCRIPTION", None))
+        command.add_arguments(p)
+        p.set_defaults(func=command.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's arguments) gives; the exit status."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr)
+    try:
+        args.func(args)
+    except UserError as err:
+        print(f"attnseq: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attnseq: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0

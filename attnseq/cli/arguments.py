@@ -1,0 +1,50 @@
+"""What several commands share: the help formatter, the ``--set`` and ``--checkpoint``
+arguments, and the command words that give the parsed options again."""
+from __future__ import annotations
+
+import argparse
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Argument help followed by ``(default: X)`` where there is a default; an argument without
+    one (None) or a flag (False) says nothing more."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default is None or action.default is False:
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
+def add_set(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY=VALUE``, repeatable: ``args.set`` is a list of them, or None."""
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help=help)
+
+
+def add_set_decode(parser: argparse.ArgumentParser) -> None:
+    """``--set`` for a trained run, which may change only its decode settings."""
+    add_set(parser, "override a decode setting, e.g. decode.length_penalty=0.6")
+
+
+def add_checkpoint(parser: argparse.ArgumentParser) -> None:
+    """``--checkpoint best|last``: which weights of a run to load."""
+    parser.add_argument("--checkpoint", choices=("best", "last"), default="best",
+                        help="the weights of the best evaluation, or the last ones saved")
+
+
+def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()) -> list[str]:
+    """The words that give ``parser``'s optional arguments as ``args`` holds them, those left at
+    their defaults (and the dests in ``skip``) left out, in the parser's order:
+    ``["--seeds", "3", "--set", "a=1", "--set", "b=2"]``. Floats are written with ``:g``."""
+    words: list[str] = []
+    for action in parser._actions:
+        value = getattr(args, action.dest, action.default)
+        if not action.option_strings or action.dest in skip or value == action.default:
+            continue
+        flag = action.option_strings[-1]  # the long form
+        if value is True:
+            words.append(flag)
+        elif isinstance(value, list):
+            words += [word for item in value for word in (flag, str(item))]
+        else:
+            words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return words

@@ -1,0 +1,41 @@
+"""``attnseq evaluate RUN --data FILE``: exact match, token accuracy, BLEU and chrF of a trained
+run on a test set, as a table or one JSON object."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+
+from .arguments import add_checkpoint, add_set_decode
+
+HELP = "exact match, token accuracy, BLEU and chrF on a TSV file"
+log = logging.getLogger("attnseq")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    parser.add_argument("--data", required=True, help="source<TAB>reference file, a data folder (its test.tsv), "
+                                                      "or the book's file (its test set)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
+    add_checkpoint(parser)
+    add_set_decode(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    from ..api import load
+    from ..data.sources import evaluation_pairs
+
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    pairs = evaluation_pairs(args.data, translator.config.data)
+    metrics = translator.evaluate(pairs, beam_size=args.beam)
+    if "bleu" not in metrics:
+        from ..eval.metrics import BLEU_MIN_WORDS
+
+        log.warning("evaluate: no BLEU, the references average fewer than %d words (chrF and exact match "
+                    "judge them)", BLEU_MIN_WORDS)
+    if args.json:
+        print(json.dumps(metrics))
+    else:
+        for key, value in metrics.items():
+            print(f"{key:>22}: {value:.4f}" if isinstance(value, float) else f"{key:>22}: {value}")

@@ -1,0 +1,126 @@
+"""``attnseq plot WHAT [RUN...]``: an attention heatmap (or a page of them), training curves, the
+positional encoding, a memory network's reading."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import UserError
+from .arguments import add_checkpoint
+
+HELP = "attention heatmap, training curve, positional encoding, a memory network's reading (memory)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("what", choices=tuple(DRAW), help="what to draw")
+    parser.add_argument("run", nargs="*", help="a run folder; curve: one or several")
+    parser.add_argument("--metric", help="curve: the dev metric to draw against minutes of training, for one "
+                                         "run or several (exact_match, token_accuracy, bleu, chrf, loss)")
+    parser.add_argument("--text", help="attention: the source sentence")
+    parser.add_argument("--input", help="attention --html: a file of source sentences, one a line")
+    parser.add_argument("--html", metavar="OUT.html", help="attention: one self-contained page of every input")
+    parser.add_argument("--beam", type=int, help="attention: beam size (default: the run's)")
+    parser.add_argument("--hyp", type=int, default=1, help="attention: which hypothesis of the beam, from 1")
+    parser.add_argument("--layer", help="attention: a layer from 1 (default: the last) or 'all'")
+    parser.add_argument("--head", help="attention: a head from 1, 'avg' (the default) or 'all' (a grid)")
+    parser.add_argument("--encoder", action="store_true", help="attention: the encoder's self-attention")
+    add_checkpoint(parser)
+    parser.add_argument("--out", help="the image to write (default: attention.png, memory.png, positional.png; "
+                                      "curve: RUN_DIR/curve.png, or curves.png for several runs or --metric)")
+    parser.add_argument("--positions", type=int, default=100, help="positional: positions to draw")
+    parser.add_argument("--dims", type=int, default=64, help="positional: dimensions to draw")
+
+
+def run(args: argparse.Namespace) -> None:
+    """Draw what ``args.what`` names and print the file written."""
+    if args.what != "curve":  # the others draw one run
+        if len(args.run) > 1:
+            raise UserError(f"plot {args.what}: give one run")
+        args.run = args.run[0] if args.run else None
+    print(DRAW[args.what](args))
+
+
+def plot_memory(args) -> Path:
+    """plot memory: what a memory network reads for --text."""
+    from ..api import load
+    from ..viz.memory import plot_memory
+
+    if not args.run or args.text is None:
+        raise UserError("plot memory: give RUN_DIR and --text")
+    return plot_memory(load(args.run), args.text, args.out or "memory.png")
+
+
+def plot_positional(args) -> Path:
+    """plot positional: the sinusoidal positional encoding, --positions by --dims."""
+    from ..viz.positional import plot_positional
+
+    return plot_positional(args.out or "positional.png", positions=args.positions, dims=args.dims)
+
+
+def plot_curves(args) -> Path:
+    """plot curve: one run's losses and accuracy by epoch; several runs' dev --metric by minutes."""
+    from ..runs import read_metrics
+    from ..viz.curves import METRICS, plot_curve, plot_progress
+
+    if not args.run:
+        raise UserError("plot curve: give RUN_DIR (or several, to compare them by minutes of training)")
+    if args.metric is not None and args.metric not in METRICS:
+        raise UserError(f"--metric: one of {', '.join(METRICS)}, got {args.metric!r}")
+    if len(args.run) == 1 and args.metric is None:
+        return plot_curve(read_metrics(args.run[0]), args.out or Path(args.run[0]) / "curve.png")
+    names = [Path(run).name for run in args.run]
+    if len(set(names)) < len(names):  # runs/a/run and runs/b/run: name them by their paths
+        names = [str(Path(run)) for run in args.run]
+    runs = {name: read_metrics(run) for name, run in zip(names, args.run)}
+    for run, records in zip(args.run, runs.values()):
+        if args.metric and not any(f"dev_{args.metric}" in r for r in records):
+            raise UserError(f"plot curve: {run} has no dev {args.metric} in its metrics log")
+    return plot_progress(runs, args.out or "curves.png", args.metric)
+
+
+def plot_attention(args) -> Path:
+    """plot attention: one hypothesis' heatmap (a layer, a head, a grid of heads), or with
+    --html one self-contained page of every line of --input."""
+    from ..api import load
+    from ..viz.hypothesis import parse_index, plot_hypothesis
+
+    if not args.run:
+        raise UserError("plot attention: give RUN_DIR")
+    layer, head = parse_index(args.layer, "--layer"), parse_index(args.head, "--head")
+    if args.hyp < 1:
+        raise UserError(f"--hyp: expected a number from 1, got {args.hyp}")
+    if args.input is not None and (args.text is not None or not args.html):
+        raise UserError("plot attention --input: pages of a whole file are HTML (--html OUT.html), "
+                        "without --text; a picture shows one sentence (--text)")
+    if args.beam is not None and args.hyp > args.beam:
+        raise UserError(f"--hyp {args.hyp}: a beam of {args.beam} (--beam) holds {args.beam} hypotheses")
+    translator = load(args.run, checkpoint=args.checkpoint)
+    if args.html:
+        from ..data.corpus import read_lines
+        from ..serve.payload import run_payload, translation_payload
+        from ..serve.report import write_report
+
+        if args.input is None and args.text is None:
+            raise UserError("plot attention --html: give --input FILE (one sentence a line) or --text")
+        lines = [args.text] if args.input is None else [line for line in read_lines(args.input) if line.strip()]
+        beam = args.beam or translator.config.decode.beam_size
+        results = translator.search(lines, keep_attention=True, beam_size=beam, n_best=beam)
+        name = Path(args.run).resolve().name
+        items = [translation_payload(name, translator, r, with_attention=True) for r in results]
+        return write_report(args.html, run_payload(name, str(args.run), translator, beam), items,
+                            title=f"attention of {name}")
+    if args.text is None:
+        raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+    n_best = args.hyp if args.hyp > 1 or args.beam else None
+    r = translator.search([args.text], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
+    if len(r.outputs) < args.hyp:
+        raise UserError(f"--hyp {args.hyp}: the search found {len(r.outputs)} hypotheses")
+    if r.attention[0] is None:
+        raise UserError(f"{args.run}: this model has no attention to plot")
+    views, encoder = translator.attention_views(r)
+    return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, args.out or "attention.png",
+                           layer=layer, head=head, encoder_view=args.encoder)
+
+
+# what each plot draws; the order of ``attnseq plot --help``
+DRAW = {"attention": plot_attention, "curve": plot_curves, "positional": plot_positional, "memory": plot_memory}

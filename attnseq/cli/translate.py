@@ -1,0 +1,78 @@
+"""``attnseq translate RUN``: translate lines of --input or stdin (an interactive prompt on a
+terminal), n-best lists, or the untranslated entries of a gettext catalog (--po)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import UserError
+from .arguments import add_checkpoint, add_set_decode
+
+HELP = "translate lines from stdin or --input"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    parser.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
+    parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
+    parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
+    parser.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input")
+    parser.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
+    add_checkpoint(parser)
+    add_set_decode(parser)
+
+
+def run(args: argparse.Namespace) -> None:
+    from ..api import load
+
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    request = {"beam_size": args.beam, "n_best": args.n_best}
+    translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
+    if args.po:
+        from ..data.gettext import translate_po
+
+        if not args.output:
+            raise UserError("translate --po: give --output FILE.po")
+        summary = translate_po(translator, args.po, args.output, beam_size=args.beam)
+        print(json.dumps(summary))
+        return
+    if args.input:
+        from ..data.corpus import read_lines
+
+        lines = read_lines(args.input)
+    elif sys.stdin.isatty():
+        return interactive(translator, request)
+    else:
+        from ..data.corpus import decode_lines
+
+        lines = decode_lines(sys.stdin.buffer.read(), "stdin")
+    results = translator.search(lines, **request)
+    out_lines = []
+    for r in results:
+        if len(r.outputs) > 1:
+            out_lines += [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
+        else:
+            out_lines.append(r.outputs[0])
+    text = "".join(line + "\n" for line in out_lines)
+    if args.output:
+        from ..utils import atomic_write_text
+
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def interactive(translator, request: dict) -> None:
+    """Translate each line typed at the prompt (its hypotheses with their scores) until end of input."""
+    print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            print(file=sys.stderr)
+            return
+        if line.strip():
+            r = translator.search([line], **request)[0]
+            for text, score in zip(r.outputs, r.scores):
+                print(f"{text}\t({score:.3f})")
