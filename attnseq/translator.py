@@ -64,7 +64,8 @@ class Translator(ABC):
         decode = decode_options(self.config.decode, **request)
         if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
             raise ConfigError(f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
-                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}")
+                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}",
+                              key="decode.beam_size")
         return decode
 
     def search(self, texts: Sequence[str], keep_attention: bool = False, **request) -> list[Translation]:
