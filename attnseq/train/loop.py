@@ -18,7 +18,7 @@ import torch
 from ..config import Config
 from ..data.batching import batch_indices, iterate_batches, sorted_batches
 from ..data.sources import check_data
-from ..decoding.translator import TorchTranslator
+from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
 from ..hardware import bf16_pays, cpu_model
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
