@@ -202,7 +202,7 @@ class DecodeConfig:
     def __post_init__(self):
         if self.n_best > self.beam_size:
             raise ConfigError(f"decode.n_best ({self.n_best}) must not exceed decode.beam_size "
-                              f"({self.beam_size})")
+                              f"({self.beam_size})", key="decode.n_best")
 
 
 @dataclass
@@ -229,11 +229,11 @@ def from_dict(values: dict[str, Any] | None) -> Config:
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``"model.hidden_size=512"`` -> (["model", "hidden_size"], 512); the value is read as YAML."""
     if "=" not in text:
-        raise ConfigError(f"--set {text}: expected key=value, e.g. model.hidden_size=512")
+        raise ConfigError(f"--set {text}: expected key=value, e.g. model.hidden_size=512", key=None)
     key, raw = text.split("=", 1)
     path = [p for p in key.strip().split(".") if p]
     if not path:
-        raise ConfigError(f"--set {text}: empty key")
+        raise ConfigError(f"--set {text}: empty key", key=None)
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
@@ -254,7 +254,7 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
             if isinstance(child, str):  # a variant named in short form
                 child = node[part] = {"name": child}
             if not isinstance(child, dict):
-                raise ConfigError(f"{'.'.join(path)}: {part} is not a section")
+                raise ConfigError(f"{'.'.join(path)}: {part} is not a section", key=".".join(path))
             node = child
         node[path[-1]] = value
     return values
@@ -266,17 +266,17 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
-        raise ConfigError(f"{path}: cannot read config ({err.strerror})") from None
+        raise ConfigError(f"{path}: cannot read config ({err.strerror})", key=None) from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a YAML config (not UTF-8 text)") from None
+        raise ConfigError(f"{path}: not a YAML config (not UTF-8 text)", key=None) from None
     try:
         values = yaml.safe_load(text) or {}
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} invalid YAML") from None
+        raise ConfigError(f"{path}:{where} invalid YAML", key=None) from None
     if not isinstance(values, dict):
-        raise ConfigError(f"{path}: expected a mapping of sections (data, model, train, decode)")
+        raise ConfigError(f"{path}: expected a mapping of sections (data, model, train, decode)", key=None)
     return values
 
 

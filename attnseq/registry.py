@@ -51,7 +51,7 @@ class Registry(Generic[T]):
         except KeyError:
             where = f"{key}: " if key else ""
             raise ConfigError(
-                f"{where}unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}"
+                f"{where}unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}", key=key
             ) from None
 
     def options_class(self, name: str) -> type:
@@ -68,7 +68,8 @@ class Registry(Generic[T]):
         cls = self._options[variant.name]
         if cls is NoOptions and variant.options:
             option = next(iter(variant.options))
-            raise ConfigError(f"{key}.{option}: unknown option; {self.kind} {variant.name!r} takes no options")
+            raise ConfigError(f"{key}.{option}: unknown option; {self.kind} {variant.name!r} takes no options",
+                              key=f"{key}.{option}")
         return build_settings(cls, variant.options, key + ".")
 
     def resolve(self, variant: Variant | str, key: str) -> Variant:

@@ -49,7 +49,7 @@ def read_run_config(run_dir: str | Path, overrides: Sequence[str] = ()) -> Confi
         key = text.split("=", 1)[0].strip()
         if key.split(".")[0] not in INFERENCE_SECTIONS:
             raise ConfigError(f"{key}: fixed when the model was trained; only decode.* settings can be "
-                              "changed for a trained run")
+                              "changed for a trained run", key=key)
     return from_dict(apply_overrides(read_yaml(run_dir / CONFIG_FILE), list(overrides)))
 
 
@@ -150,7 +150,7 @@ def check_resumable(saved: Config, wanted: Config) -> None:
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
                 "log_every, progress, threads, device, decode.* and where the data is); start a new run "
-                "(--out) to change it")
+                "(--out) to change it", key=key)
 
 
 # -- checkpoints -----------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ def tagged(default: type, tag: str, classes: dict[str, type]) -> Any:
 def _check_range(key: str, value: float, spec: tuple) -> None:
     low, high, low_open, high_open = spec
     if isinstance(value, float) and math.isnan(value):
-        raise ConfigError(f"{key}: expected a number, got nan")
+        raise ConfigError(f"{key}: expected a number, got nan", key=key)
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
@@ -80,7 +80,7 @@ def _check_range(key: str, value: float, spec: tuple) -> None:
             wanted = f"a value {'>' if low_open else '>='} {low:g}"
         else:
             wanted = f"a value {'<' if high_open else '<='} {high:g}"
-        raise ConfigError(f"{key}: expected {wanted}, got {value:g}")
+        raise ConfigError(f"{key}: expected {wanted}, got {value:g}", key=key)
 
 
 def _variant(key: str, value: Any, meta: dict) -> Variant:
@@ -92,9 +92,9 @@ def _variant(key: str, value: Any, meta: dict) -> Variant:
         options = dict(value)
         name = options.pop("name", meta.get("default_name"))
         if not isinstance(name, str) or not name:
-            raise ConfigError(f"{key}: give the variant's name (e.g. {key}: {{name: ..., ...}})")
+            raise ConfigError(f"{key}: give the variant's name (e.g. {key}: {{name: ..., ...}})", key=key)
     else:
-        raise ConfigError(f"{key}: expected a name or a mapping with a name, got {value!r}")
+        raise ConfigError(f"{key}: expected a name or a mapping with a name, got {value!r}", key=key)
     found = Variant(name, options)
     registry = meta.get("variant")
     return found if registry is None else registry.resolve(found, key)
@@ -113,24 +113,24 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
         return _tagged(key, value, meta)
     if dataclasses.is_dataclass(hint) and hint is not Variant:
         if not isinstance(value, dict):
-            raise ConfigError(f"{key}: expected a mapping of settings, got {value!r}")
+            raise ConfigError(f"{key}: expected a mapping of settings, got {value!r}", key=key)
         return build(hint, value, key + ".")
     if hint is Variant:
         return _variant(key, value, meta)
     if origin is tuple:
         args = typing.get_args(hint)
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
-            raise ConfigError(f"{key}: expected a list of {len(args)} numbers, got {value!r}")
+            raise ConfigError(f"{key}: expected a list of {len(args)} numbers, got {value!r}", key=key)
         return tuple(convert(f"{key}[{i}]", a, v, meta) for i, (a, v) in enumerate(zip(args, value)))
     if hint is bool:
         if isinstance(value, bool):
             return value
-        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+        raise ConfigError(f"{key}: expected true or false, got {value!r}", key=key)
     if hint is int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise ConfigError(f"{key}: expected a whole number, got {value!r}")
+            raise ConfigError(f"{key}: expected a whole number, got {value!r}", key=key)
     elif hint is float:
         if isinstance(value, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
             try:
@@ -138,21 +138,21 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
             except ValueError:
                 pass
         if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ConfigError(f"{key}: expected a number, got {value!r}")
+            raise ConfigError(f"{key}: expected a number, got {value!r}", key=key)
         value = float(value)
         if math.isinf(value):
-            raise ConfigError(f"{key}: expected a finite number, got {value}")
+            raise ConfigError(f"{key}: expected a finite number, got {value}", key=key)
     elif hint is str:
         if value is None:
             value = ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise ConfigError(f"{key}: expected a string, got {value!r}")
+            raise ConfigError(f"{key}: expected a string, got {value!r}", key=key)
         value = str(value)
         if "choices" in meta:
             allowed = meta["choices"]
             allowed = tuple(allowed.names()) if hasattr(allowed, "names") else allowed
             if value not in allowed:
-                raise ConfigError(f"{key}: unknown value {value!r}; choose one of {', '.join(allowed)}")
+                raise ConfigError(f"{key}: unknown value {value!r}; choose one of {', '.join(allowed)}", key=key)
         return value
     else:
         raise TypeError(f"unsupported settings type {hint!r} for {key}")
@@ -165,11 +165,12 @@ def _tagged(key: str, value: Any, meta: dict) -> Any:
     if dataclasses.is_dataclass(value):
         value = plain(value)
     if not isinstance(value, dict):
-        raise ConfigError(f"{key}: expected a mapping of settings, got {value!r}")
+        raise ConfigError(f"{key}: expected a mapping of settings, got {value!r}", key=key)
     tag, classes = meta["tag"], meta["classes"]
     name = value.get(tag, getattr(meta["default"](), tag))
-    if name not in classes:
-        raise ConfigError(f"{key}.{tag}: unknown value {name!r}; choose one of {', '.join(classes)}")
+    if not isinstance(name, str) or name not in classes:  # a list or a mapping is no name
+        raise ConfigError(f"{key}.{tag}: unknown value {name!r}; choose one of {', '.join(classes)}",
+                          key=f"{key}.{tag}")
     return build(classes[name], value, key + ".")
 
 
@@ -183,7 +184,7 @@ def build(cls: type, values: dict[str, Any], prefix: str = "") -> Any:
         if name not in fields:
             where = prefix.rstrip(".") or "the top level"
             takes = ", ".join(fields) if fields else "no settings"
-            raise ConfigError(f"{prefix}{name}: unknown key; {where} takes {takes}")
+            raise ConfigError(f"{prefix}{name}: unknown key; {where} takes {takes}", key=prefix + name)
         kwargs[name] = convert(prefix + name, hints[name], value, dict(fields[name].metadata))
     obj = cls(**kwargs)
     for name, f in fields.items():  # defaults that name registered variants are checked too

@@ -3,11 +3,17 @@ and errors that name the key."""
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import types
+import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from attnseq.config import RNNConfig, TransformerConfig, from_dict, load_config
+from attnseq.config import MODEL_CONFIGS, Config, RNNConfig, TransformerConfig, from_dict, load_config
 from attnseq.engines import ENGINES, engine_for
 from attnseq.errors import ConfigError
 from attnseq.schema import Variant
@@ -111,6 +117,8 @@ def test_errors_name_the_key_and_choices(override, words):
     assert "\n" not in message
     for word in words:
         assert word in message, (word, message)
+    named = words[0].split(" ")[0]  # the first word is the key ("decode.n_best (3)"), but for a --set without one
+    assert err.value.key == (None if override == "noequals" else named)
 
 
 @pytest.mark.parametrize("decoder", ["none", "cho2014", "peeky"])
@@ -146,3 +154,139 @@ def test_every_preset_is_valid_for_its_engine(path):
 
 def test_engines_are_registered():
     assert set(ENGINES.names()) == {"numpy", "torch"}
+
+
+# -- every key: an invalid value is refused naming that key ------------------------------------
+NEEDED = {("data", "dir"): "data"}  # what the engine's check needs beside the key under test
+
+
+def nested(settings: dict[tuple[str, ...], Any]) -> dict[str, Any]:
+    """``{("model", "arch"): "rnn"}`` -> ``{"model": {"arch": "rnn"}}``."""
+    values: dict[str, Any] = {}
+    for path, value in settings.items():
+        node = values
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+    return values
+
+
+def section_keys(cls: type = Config, path: tuple = (), fixed: tuple = (), tag: str | None = None):
+    """Every key of the config sections, read from their dataclasses: (path, type, field
+    metadata, the settings it needs beside it). A tagged section's tag (``model.arch``) comes
+    once, then each dataclass it chooses with the tag set to choose it."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key, hint, meta = (*path, f.name), hints[f.name], dict(f.metadata)
+        if f.name == tag:
+            continue
+        if "tag" in meta:
+            yield (*key, meta["tag"]), str, {"choices": tuple(meta["classes"])}, fixed
+            for name, section in meta["classes"].items():
+                yield from section_keys(section, key, (*fixed, ((*key, meta["tag"]), name)), meta["tag"])
+        elif dataclasses.is_dataclass(hint) and hint is not Variant:
+            yield from section_keys(hint, key, fixed)
+        else:
+            yield key, hint, meta, fixed
+
+
+def variant_option_keys():
+    """Every option of the variants, as section_keys gives them: each variant's options
+    dataclass where the field names its registry; else the options a checked config writes out
+    for each architecture's default variants (with a type that fits the default's value)."""
+    found = {}
+    for path, hint, meta, fixed in section_keys():
+        registry = meta.get("variant")
+        for name in registry.names() if registry is not None else ():
+            for case in section_keys(registry.options_class(name), path, (*fixed, ((*path, "name"), name))):
+                found[case[0], case[3]] = case
+    for arch in MODEL_CONFIGS:
+        config = from_dict(nested({**NEEDED, ("model", "arch"): arch}))
+        config = engine_for(config).check(config)
+        for path, hint, meta, fixed in section_keys():
+            if hint not in (Variant, Variant | None) or meta.get("variant") or (fixed and fixed[0][1] != arch):
+                continue
+            variant = functools.reduce(getattr, path, config)
+            for option, default in variant.options.items() if variant else ():
+                # an int default may be a float field's: float's invalid values are int's too
+                kind = {bool: bool, int: float, float: float, str: str, dict: Variant}.get(type(default))
+                kind = kind or tuple[(float,) * len(default)]  # a list of numbers
+                fixed_name = (*fixed, ((*path, "name"), variant.name))
+                found.setdefault(((*path, option), fixed_name), ((*path, option), kind, {}, fixed_name))
+    return list(found.values())
+
+
+def not_a_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return True
+    return False
+
+
+def invalid_values(hint: Any, meta: dict) -> st.SearchStrategy:
+    """Values a field of type ``hint`` (``meta``: its choices or range) refuses."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: None is allowed
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    containers = st.one_of(st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                               min_size=1, max_size=2))
+    if hint is bool:
+        return st.one_of(st.integers(), st.floats(), st.text(), containers)
+    if hint in (int, float):  # a value no float field takes, no int field takes either
+        wrong = [st.booleans(), st.text().filter(not_a_number), st.just(math.inf), st.just(-math.inf), containers]
+        low, high, low_open, high_open = meta.get("range", (None, None, False, False))
+        if hint is int:
+            wrong.append(st.floats().filter(lambda x: not x.is_integer()))
+            wrong += [] if low is None else [st.integers(max_value=low if low_open else low - 1)]
+            wrong += [] if high is None else [st.integers(min_value=high if high_open else high + 1)]
+        else:
+            wrong += [] if low is None else [st.floats(max_value=low, exclude_max=not low_open)]
+            wrong += [] if high is None else [st.floats(min_value=high, exclude_min=not high_open)]
+            wrong += [] if "range" not in meta else [st.just(math.nan)]
+        return st.one_of(wrong)
+    if hint is str:
+        choices = meta.get("choices")
+        if choices is None:
+            return st.one_of(st.booleans(), containers)
+        allowed = tuple(choices.names()) if hasattr(choices, "names") else choices
+        return st.one_of(st.text().filter(lambda s: s not in allowed), st.integers(), st.booleans(), containers)
+    if hint is Variant:  # not a name or a mapping, no name, or a name nothing registers
+        return st.one_of(st.integers(), st.booleans(), st.lists(st.text(), max_size=2), st.just(""),
+                         st.text(min_size=1).map(lambda s: f"not registered: {s}"))
+    if typing.get_origin(hint) is tuple:
+        n = len(typing.get_args(hint))
+        numbers = st.floats(0, 1)
+        return st.one_of(st.integers(), st.text(), st.lists(numbers, max_size=n - 1),
+                         st.lists(numbers, min_size=n + 1, max_size=n + 2))
+    raise TypeError(f"no invalid values for {hint!r}")
+
+
+def case_id(case) -> str:
+    path, _, _, fixed = case
+    return ".".join(path) + "".join(f",{'.'.join(p)}={v}" for p, v in fixed)
+
+
+KEYS = list(section_keys()) + variant_option_keys()
+
+
+@pytest.mark.parametrize("case", KEYS, ids=case_id)
+@settings(max_examples=12, deadline=None)  # deadline: a shared machine's timings vary
+@given(data=st.data())
+def test_an_invalid_value_is_refused_naming_its_key(case, data):
+    """For every key of every section and of every variant's options: an invalid value raises
+    a ConfigError whose ``key`` is that key and whose message names it."""
+    path, hint, meta, fixed = case
+    key = ".".join(path)
+    value = data.draw(invalid_values(hint, meta), label=key)
+    with pytest.raises(ConfigError) as err:
+        config = from_dict(nested({**NEEDED, **dict(fixed), path: value}))
+        engine_for(config).check(config)
+    assert err.value.key == key, (value, str(err.value))
+    assert key in str(err.value)
+
+
+def test_the_keys_come_from_every_section():
+    keys = {".".join(path) for path, *_ in KEYS}
+    assert {"engine", "data.tokenizer.vocab_size", "model.arch", "model.hops", "model.encoder.bidirectional",
+            "train.optimizer.betas", "decode.max_source_len"} <= keys
+    assert len(keys) > 80

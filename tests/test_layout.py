@@ -90,6 +90,31 @@ def test_no_import_circles():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+def package_of(module: str) -> str:
+    """The package-level node a module belongs to: a first-level subpackage of attnseq or a
+    top-level module (``attnseq.nn.rnn.cells`` -> ``attnseq.nn``, ``attnseq.runs`` -> itself)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_import_circles_between_packages():
+    """With each first-level subpackage and each top-level module one node, the imports still go
+    one way; a circle is named with the imports that close it."""
+    known = modules()
+    why: dict[tuple[str, str], list[str]] = {}
+    for name, path in known.items():
+        for imported in imports_of(name, path, set(known)):
+            if package_of(name) != package_of(imported):
+                why.setdefault((package_of(name), package_of(imported)), []).append(f"{name} imports {imported}")
+    graph = {package_of(name): set() for name in known}
+    for importer, imported in why:
+        graph[importer].add(imported)
+    found = circles(graph)
+    assert found == [], "\n".join(
+        f"{' <-> '.join(group)}: " + "; ".join(line for (a, b), lines in sorted(why.items())
+                                              if a in group and b in group for line in lines)
+        for group in found)
+
+
 @pytest.mark.parametrize("folder, allowed", [
     ("scratch", {"numpy", "__future__", "math", "typing", "dataclasses"}),
     ("engines/numpy_engine", None),  # anything but torch
@@ -113,20 +138,42 @@ def test_scratch_imports_with_torch_blocked():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_inference_does_not_load_the_training_package(tmp_path):
-    """A trained run is loaded and used with attnseq.train never imported."""
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> Path:
+    """A run of two updates of a small recurrent model on the reversal task."""
     from attnseq.cli import main
 
-    data = write_reverse_dir(tmp_path / "data")
-    run = tmp_path / "run"
+    tmp = tmp_path_factory.mktemp("inference")
+    data = write_reverse_dir(tmp / "data")
+    run = tmp / "run"
     assert main(["-q", "train", str(ROOT / "configs" / "luong2015-dot.yaml"), "--data", str(data), "--out",
                  str(run), "--set", "train.max_steps=2", "--set", "model.hidden_size=16",
                  "--set", "train.progress=false"]) == 0
-    code = (f"import sys, attnseq; m = attnseq.load({str(run)!r}); m.translate(['abc'], beam_size=2); "
+    return run
+
+
+def test_inference_does_not_load_the_training_package(trained_run):
+    """A trained run is loaded and used with attnseq.train never imported."""
+    code = (f"import sys, attnseq; m = attnseq.load({str(trained_run)!r}); m.translate(['abc'], beam_size=2); "
             "m.evaluate([('abc', 'cba')]); "
             "assert not [n for n in sys.modules if n.startswith('attnseq.train')], "
             "[n for n in sys.modules if n.startswith('attnseq.train')]")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_translate_command_does_not_load_the_training_package(trained_run):
+    """``attnseq translate RUN`` with its input on stdin translates with attnseq.train never
+    imported: run as ``python -m attnseq.cli``, and through attnseq.cli.main, then sys.modules read."""
+    args = ["-q", "translate", str(trained_run), "--beam", "2"]
+    code = (f"import sys; from attnseq.cli import main; status = main({args!r}); "
+            "loaded = sorted(n for n in sys.modules if n.startswith('attnseq.train')); "
+            "assert status == 0 and not loaded, (status, loaded)")
+    texts = "abc\nfedcba\n"
+    wrapped = subprocess.run([sys.executable, "-c", code], input=texts, capture_output=True, text=True, cwd=ROOT)
+    assert wrapped.returncode == 0, wrapped.stderr
+    command = subprocess.run([sys.executable, "-m", "attnseq.cli", *args], input=texts, capture_output=True,
+                             text=True, check=True, cwd=ROOT)
+    assert len(command.stdout.splitlines()) == 2 and wrapped.stdout == command.stdout
 
 
 def test_files_are_named_for_what_they_hold():

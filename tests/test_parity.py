@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from attnseq.config import load_config
 from attnseq.data.pipeline import TextPipeline
-from attnseq.decoding.translator import TorchTranslator
+from attnseq.translator.torch_model import TorchTranslator
 from attnseq.engines.numpy_engine.convert import numpy_to_torch_state, torch_to_numpy_state
 from attnseq.engines.numpy_engine.designs import numpy_design
 from attnseq.engines.numpy_engine.layouts import ArrayLayout

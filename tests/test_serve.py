@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 
 import attnseq
 from attnseq.cli import main
-from attnseq.serve.app import create_app, load_runs, run_names
+from attnseq.errors import ConfigError
+from attnseq.serve.app import create_app, decode_field, load_runs, run_names
 
 from conftest import LiveServer
 
@@ -87,6 +88,13 @@ def test_bad_requests_get_a_4xx_naming_the_field(client, body, status, field, wo
     assert r.status_code == status, r.text
     answer = r.json()
     assert answer["field"] == field and words in answer["error"], answer
+
+
+def test_a_decode_settings_error_names_the_field_its_key_names():
+    """The field comes from the error's key, whatever its message says."""
+    assert decode_field(ConfigError("must not exceed decode.beam_size", key="decode.n_best")) == "n_best"
+    assert decode_field(ConfigError("decode.beam_size: too wide", key=None)) is None
+    assert decode_field(ConfigError("train.lr: no", key="train.lr")) is None
 
 
 def test_the_page_and_the_docs_are_served(client):

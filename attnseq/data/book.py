@@ -97,10 +97,11 @@ class BookSource(Source):
 
     def check(self, data) -> None:
         if not data.train:
-            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)")
+            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)",
+                              key="data.train")
         if data.tokenizer.name != "char":
             raise ConfigError(f"data.tokenizer: data.format book is character-level (the book's); "
-                              f"got {data.tokenizer.name!r}")
+                              f"got {data.tokenizer.name!r}", key="data.tokenizer")
 
     def splits(self, data) -> dict[str, list[Pair]]:
         self.check(data)

@@ -64,7 +64,8 @@ class TsvSource(Source):
 
     def check(self, data) -> None:
         if not self.paths(data)["train"]:
-            raise ConfigError("data.train: no training data; give --data DIR or set data.dir / data.train")
+            raise ConfigError("data.train: no training data; give --data DIR or set data.dir / data.train",
+                              key="data.train")
 
     def splits(self, data) -> dict[str, list[Pair]]:
         self.check(data)

@@ -64,7 +64,7 @@ def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigra
         if found:
             raise ConfigError(
                 f"data.tokenizer.vocab_size: {found.group(1)} is too large for this training text; "
-                f"set it to at most {found.group(2)}"
+                f"set it to at most {found.group(2)}", key="data.tokenizer.vocab_size"
             ) from None
         raise
     return writer.getvalue()

@@ -30,5 +30,6 @@ def decode_options(decode: DecodeConfig, beam_size: int | None = None, n_best: i
         values["beam_size"] = beam_size
     unknown = set(values) - {f.name for f in dataclasses.fields(DecodeConfig)}
     if unknown:
-        raise ConfigError(f"decode.{sorted(unknown)[0]}: unknown decode setting")
+        key = f"decode.{sorted(unknown)[0]}"
+        raise ConfigError(f"{key}: unknown decode setting", key=key)
     return build(DecodeConfig, values, "decode.")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -71,6 +71,40 @@ def load_runs(paths: Sequence[str], checkpoint: str = "best") -> list[LoadedRun]
     return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint)) for name, folder in zip(names, folders)]
 
 
+# -- what the handlers share -------------------------------------------------------------------
+@dataclass
+class Limits:
+    """What one request may ask of this server (``attnseq serve --max-chars``, ``--max-beam``)."""
+
+    max_chars: int = MAX_CHARS
+    max_beam: int = MAX_BEAM
+
+    @property
+    def body_bytes(self) -> int:
+        """The largest request body: the longest text, each character written as \\uXXXX, and the rest."""
+        return 6 * self.max_chars + 4096
+
+
+@dataclass
+class Served:
+    """What the handlers read from ``app.state.served``: the runs by name (the first is a
+    request's default), each run's decoding thread, the limits, and the runs' descriptions."""
+
+    runs: dict[str, LoadedRun]
+    workers: dict[str, DecodeWorker]
+    limits: Limits
+    infos: list[dict]
+
+    @property
+    def default_run(self) -> str:
+        return next(iter(self.runs))
+
+
+def served(request: Request) -> Served:
+    return request.app.state.served
+
+
+# -- errors: every refusal is one JSON line naming the field ---------------------------------
 def error(status: int, message: str, field: str | None = None) -> JSONResponse:
     """The answer to a bad request: {"error": message, "field": field}."""
     return JSONResponse({"error": message, "field": field}, status_code=status)
@@ -103,6 +137,38 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
     return f"{'.'.join(loc)}: {first.get('msg', 'invalid')}", field
 
 
+def decode_field(err: ConfigError) -> str | None:
+    """The request field a decode setting's error is about (``decode.n_best`` -> ``n_best``)."""
+    return err.key.removeprefix("decode.") if err.key and err.key.startswith("decode.") else None
+
+
+async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    message, field = validation_message(exc)
+    return error(422, message, field)
+
+
+async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    if exc.status_code == 413:  # FastAPI's max_body_size, before anything is parsed
+        limits = served(request).limits
+        return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
+                          f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
+    return error(exc.status_code, str(exc.detail))
+
+
+async def failed(request: Request, exc: Exception) -> JSONResponse:  # a bug: still one JSON line for the page
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return error(500, f"internal error: {type(exc).__name__}: {exc}")
+
+
+async def refused(request: Request, exc: RequestError) -> JSONResponse:
+    return error(exc.status, exc.message, exc.field)
+
+
+ERROR_HANDLERS = {RequestValidationError: invalid_request, HTTPException: http_error, Exception: failed,
+                  RequestError: refused}
+
+
+# -- the translation call ------------------------------------------------------------------------
 def renderer(run: LoadedRun):
     """The function that turns a job's translation by ``run`` into its JSON answer (bytes)."""
 
@@ -113,6 +179,77 @@ def renderer(run: LoadedRun):
     return render
 
 
+def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
+    """The run ``request`` names and its job, every field checked (a RequestError naming the
+    field otherwise); n_best defaults to the whole beam."""
+    name = request.run if request.run is not None else served.default_run
+    if name not in served.runs:
+        raise RequestError(422, f"run: no run named {name!r}; this server has {', '.join(served.runs)}", "run")
+    max_chars, max_beam = served.limits.max_chars, served.limits.max_beam
+    if not request.text.strip():
+        raise RequestError(422, "text: empty; send a sentence to translate", "text")
+    if len(request.text) > max_chars:
+        raise RequestError(413, f"text: {len(request.text)} characters, over this server's limit of "
+                                f"{max_chars} (attnseq serve --max-chars)", "text")
+    beam_size, n_best = request.beam_size, request.n_best
+    if beam_size is not None and not 1 <= beam_size <= max_beam:
+        raise RequestError(422, f"beam_size: expected 1 to {max_beam} (attnseq serve --max-beam), "
+                                f"got {beam_size}", "beam_size")
+    if n_best is not None and not 1 <= n_best <= max_beam:
+        raise RequestError(422, f"n_best: expected 1 to {max_beam}, got {n_best}", "n_best")
+    if n_best is None and beam_size is not None:
+        n_best = beam_size  # the whole beam, best first
+    try:
+        served.runs[name].translator.decode_settings(beam_size=beam_size, n_best=n_best)
+    except ConfigError as err:
+        raise RequestError(422, str(err), decode_field(err)) from None
+    return name, Job(request.text, beam_size, n_best, request.return_attention)
+
+
+async def translation(worker: DecodeWorker, job: Job) -> bytes:
+    """``job`` decoded on its run's thread: the JSON answer, or a RequestError (503 when the
+    run's queue is full, 422 for a user error the search raised)."""
+    try:
+        future = worker.submit(job)
+    except Busy as err:
+        raise RequestError(503, f"server busy: {err}") from None
+    try:
+        return await asyncio.wrap_future(future)
+    except UserError as err:
+        raise RequestError(422, str(err)) from None
+
+
+# -- the routes ----------------------------------------------------------------------------------
+routes = APIRouter()
+
+
+@routes.get("/", include_in_schema=False)
+async def page():
+    return FileResponse(STATIC / "index.html")
+
+
+@routes.get("/runs", response_model=list[RunInfo], summary="the runs this server decodes with")
+async def list_runs(http: Request):
+    return served(http).infos
+
+
+@routes.post("/translate", summary="translate one sentence with one run",
+             responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
+                        422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
+async def translate(request: TranslateRequest, http: Request):
+    name, job = checked_job(served(http), request)
+    body = await translation(served(http).workers[name], job)
+    return Response(body, media_type="application/json")
+
+
+@asynccontextmanager
+async def stop_workers(app: FastAPI):
+    """The application's lifespan: at shutdown each run's decoding thread finishes its requests."""
+    yield
+    for worker in app.state.served.workers.values():
+        await asyncio.to_thread(worker.stop)
+
+
 def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: int = MAX_BEAM,
                max_waiting: int = 1024) -> FastAPI:
     """The application serving ``runs`` (the first is the default run of a request)."""
@@ -121,88 +258,17 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
     for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam)):
         if value < 1:
             raise UserError(f"serve {flag}: expected a number from 1, got {value}")
-    by_name = {r.name: r for r in runs}
-
-    workers = {r.name: DecodeWorker(r.name, r.translator, renderer(r), max_waiting=max_waiting) for r in runs}
-    infos = [run_payload(r.name, r.path, r.translator, max_beam) for r in runs]
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI):
-        yield
-        for worker in workers.values():
-            await asyncio.to_thread(worker.stop)
-
-    body_limit = 6 * max_chars + 4096  # the longest text, each character written as \uXXXX, and the rest
+    limits = Limits(max_chars, max_beam)
     # FastAPI with /docs (Swagger UI) and /redoc served from the package, not a CDN: offline too
-    app = FastAPIOffline(title="attnseq", version="1", lifespan=lifespan, max_body_size=body_limit,
+    app = FastAPIOffline(title="attnseq", version="1", lifespan=stop_workers, max_body_size=limits.body_bytes,
+                         exception_handlers=ERROR_HANDLERS,
                          description="Translate with attnseq runs and see what every model attends to.")
-    app.state.workers = workers
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError):
-        message, field = validation_message(exc)
-        return error(422, message, field)
-
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException):
-        if exc.status_code == 413:  # FastAPI's max_body_size, before anything is parsed
-            return error(413, f"body: over this server's limit of {body_limit} bytes (text: at most "
-                              f"{max_chars} characters, attnseq serve --max-chars)", "text")
-        return error(exc.status_code, str(exc.detail))
-
-    @app.exception_handler(Exception)
-    async def failed(request: Request, exc: Exception):  # a bug: still one JSON line for the page
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        return error(500, f"internal error: {type(exc).__name__}: {exc}")
-
-    @app.exception_handler(RequestError)
-    async def refused(request: Request, exc: RequestError):
-        return error(exc.status, exc.message, exc.field)
-
-    @app.get("/", include_in_schema=False)
-    async def page():
-        return FileResponse(STATIC / "index.html")
-
+    app.state.served = Served(
+        runs={r.name: r for r in runs},
+        workers={r.name: DecodeWorker(r.name, r.translator, renderer(r), max_waiting=max_waiting) for r in runs},
+        limits=limits,
+        infos=[run_payload(r.name, r.path, r.translator, max_beam) for r in runs],
+    )
+    app.include_router(routes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-
-    @app.get("/runs", response_model=list[RunInfo], summary="the runs this server decodes with")
-    async def list_runs():
-        return infos
-
-    @app.post("/translate", summary="translate one sentence with one run",
-              responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
-                         422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
-    async def translate(request: TranslateRequest):
-        name = request.run if request.run is not None else runs[0].name
-        if name not in by_name:
-            raise RequestError(422, f"run: no run named {name!r}; this server has {', '.join(by_name)}", "run")
-        translator = by_name[name].translator
-        if not request.text.strip():
-            raise RequestError(422, "text: empty; send a sentence to translate", "text")
-        if len(request.text) > max_chars:
-            raise RequestError(413, f"text: {len(request.text)} characters, over this server's limit of "
-                                    f"{max_chars} (attnseq serve --max-chars)", "text")
-        beam_size, n_best = request.beam_size, request.n_best
-        if beam_size is not None and not 1 <= beam_size <= max_beam:
-            raise RequestError(422, f"beam_size: expected 1 to {max_beam} (attnseq serve --max-beam), "
-                                    f"got {beam_size}", "beam_size")
-        if n_best is not None and not 1 <= n_best <= max_beam:
-            raise RequestError(422, f"n_best: expected 1 to {max_beam}, got {n_best}", "n_best")
-        if n_best is None and beam_size is not None:
-            n_best = beam_size  # the whole beam, best first
-        try:
-            translator.decode_settings(beam_size=beam_size, n_best=n_best)
-        except ConfigError as err:
-            found = re.match(r"decode\.(\w+)", str(err))  # the setting it names is the field
-            raise RequestError(422, str(err), found.group(1) if found else None) from None
-        try:
-            future = workers[name].submit(Job(request.text, beam_size, n_best, request.return_attention))
-        except Busy as err:
-            raise RequestError(503, f"server busy: {err}") from None
-        try:
-            body = await asyncio.wrap_future(future)
-        except UserError as err:
-            raise RequestError(422, str(err)) from None
-        return Response(body, media_type="application/json")
-
     return app

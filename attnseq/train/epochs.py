@@ -154,7 +154,8 @@ class EpochLoop:
         self.test_pairs = splits.get("test", [])
         if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
             raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
-                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
+                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
+                              key="train.select_by")
         self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
                         else self.resume and (self.run_dir / LAST).exists())
         if self.resume:

@@ -18,7 +18,7 @@ import torch
 from ..config import Config
 from ..data.batching import batch_indices, iterate_batches, sorted_batches
 from ..data.sources import check_data
-from ..decoding.translator import TorchTranslator
+from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
 from ..hardware import bf16_pays, cpu_model
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
@@ -33,7 +33,8 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device: cuda was asked for but no GPU is available; use cpu or auto")
+        raise ConfigError("train.device: cuda was asked for but no GPU is available; use cpu or auto",
+                          key="train.device")
     return torch.device(name)
 
 
@@ -44,7 +45,7 @@ def check_config(config: Config) -> Config:
     check_data(config.data)
     if config.train.compile and config.train.device != "cuda" and not shutil.which(os.environ.get("CXX", "g++")):
         raise ConfigError("train.compile: torch.compile needs a C++ compiler on the CPU and none was "
-                          "found (install g++, or set CXX)")
+                          "found (install g++, or set CXX)", key="train.compile")
     return config
 
 
@@ -136,7 +137,8 @@ class Trainer(EpochLoop):
         if every and not batches:  # each process would wait for a batch that never comes
             raise ConfigError(f"train.batch_size: the {len(self.train_examples):,} training pairs make "
                               f"{len(every)} batch(es), fewer than the {self.dist.world_size} processes; "
-                              f"lower train.batch_size (or train.batch_tokens) or start fewer processes")
+                              f"lower train.batch_size (or train.batch_tokens) or start fewer processes",
+                              key="train.batch_size")
         self._epoch_length = len(batches)
         return batches
 

@@ -26,7 +26,7 @@ class TorchEngine(Engine):
         import torch
 
         from ...data.pipeline import TextPipeline
-        from ...decoding.translator import TorchTranslator
+        from ...translator.torch_model import TorchTranslator
         from ...hardware import keep_freed_memory
         from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_weights

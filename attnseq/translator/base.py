@@ -1,10 +1,4 @@
-"""A trained model with its text pipeline, ready to translate: the base every engine's
-translator shares.
-
-    import attnseq
-    model = attnseq.load("runs/demo/run")
-    model.translate(["september 27, 1994"])            # -> ["1994-09-27"]
-    outputs, attention = model.translate([...], return_attention=True)
+"""The Translator base every engine's translator shares: a trained model with its text pipeline.
 
 A Translator turns texts into source ids, batches them by length, and asks its engine for one
 thing, ``decode_batch``: the hypotheses of a batch of source ids. Everything else (decode
@@ -20,12 +14,12 @@ from typing import Sequence
 
 import numpy as np
 
-from .config import Config, DecodeConfig
-from .data.pipeline import TextPipeline
-from .decoding.common import AttentionViews, Hypothesis
-from .decoding.options import decode_options
-from .errors import ConfigError
-from .eval.metrics import bleu as bleu_score, bleu_applies, chrf as chrf_score, exact_match, token_accuracy
+from ..config import Config, DecodeConfig
+from ..data.pipeline import TextPipeline
+from ..decoding.common import AttentionViews, Hypothesis
+from ..decoding.options import decode_options
+from ..errors import ConfigError
+from ..eval.metrics import bleu as bleu_score, bleu_applies, chrf as chrf_score, exact_match, token_accuracy
 
 log = logging.getLogger("attnseq")
 
@@ -64,7 +58,8 @@ class Translator(ABC):
         decode = decode_options(self.config.decode, **request)
         if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
             raise ConfigError(f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
-                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}")
+                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}",
+                              key="decode.beam_size")
         return decode
 
     def search(self, texts: Sequence[str], keep_attention: bool = False, **request) -> list[Translation]:

@@ -1,13 +1,14 @@
-"""The torch engine's Translator: a torch Seq2Seq model searched by greedy or beam search."""
+"""The torch engine's Translator: a torch Seq2Seq model searched by greedy or beam search (it sits
+here, below attnseq.train, which evaluates with it, and the torch engine, which loads it)."""
 from __future__ import annotations
 
 import torch
 
 from ..data.batching import pad
-from ..translator import Translator
-from .attention_views import attention_views
-from .common import Hypothesis
-from .search import search
+from ..decoding.attention_views import attention_views
+from ..decoding.common import Hypothesis
+from ..decoding.search import search
+from .base import Translator
 
 
 class TorchTranslator(Translator):
