@@ -12,7 +12,22 @@ import torch
 torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK_DIR = ROOT.parent / "shared" / "data" / "book"  # the book's date.txt and addition.txt, beside the checkout
+
+
+def sets(*settings: str) -> list[str]:
+    """The command line's ``--set KEY=VALUE`` arguments for each of ``settings``."""
+    return [x for s in settings for x in ("--set", s)]
+
+
+def book_file(name: str) -> Path:
+    """The book's data file ``name`` (date.txt, addition.txt) where attnseq reads it, beside the
+    checkout (attnseq.reproduce.datasets.BOOK_DIR); the calling test is skipped where it is not."""
+    from attnseq.reproduce.datasets import BOOK_DIR
+
+    path = BOOK_DIR / name
+    if not path.is_file():
+        pytest.skip(f"the book's {name} is not at {path} (it is kept beside the checkout, not in it)")
+    return path
 
 
 def reverse_pairs(n: int, seed: int = 0, symbols: str = "abcdef", lengths=(3, 7), reverse: bool = True) -> list[tuple[str, str]]:
