@@ -127,9 +127,13 @@ def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_
 
 
 @pytest.mark.parametrize("engine", ["torch", "numpy"])
-def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, tmp_path, capsys, engine):
+@pytest.mark.parametrize("lr, saved_step", [(1e6, None), (1, 1)], ids=["at-the-first-update", "after-an-evaluation"])
+def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, tmp_path, capsys, engine, lr,
+                                                                   saved_step):
+    """A rate of 1e6 diverges at the first update, before anything is saved; a rate of 1 after the
+    first evaluation (step 1), whose checkpoint is kept, finite, and loads."""
     run = tmp_path / "run"
-    settings = ["train.lr=1e6", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
+    settings = [f"train.lr={lr}", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
     if engine == "numpy":
         settings = [*settings, "engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy",
                     "model.init=book", "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"]
@@ -138,8 +142,11 @@ def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, 
     assert "training diverged at step" in error and "lower train.lr" in error
     evals = [r for r in read_metrics(run) if r["type"] == "eval"]
     assert all(np.isfinite(r["dev_loss"]) for r in evals)
-    if evals:  # what was saved is finite and loads
-        assert f"last good checkpoint (step {evals[-1]['step']})" in error
+    if saved_step is None:
+        assert evals == [] and f"nothing was saved in {run}" in error
+        assert not (run / "last.safetensors").exists()
+    else:
+        assert evals[-1]["step"] == saved_step and f"last good checkpoint (step {saved_step})" in error
         for name in ("best.safetensors", "last.safetensors"):
             assert all(np.isfinite(v).all() for v in weights(run / name).values())
         attnseq.load(run).translate(["abc"])
