@@ -39,8 +39,8 @@ def cpu_model() -> str:
 
 def bf16_in_hardware(device_type: str = "cpu") -> bool:
     """True when bfloat16 matrix products run in hardware on ``device_type``: a GPU that
-    supports it, or a CPU with AVX-512 BF16 or AMX (elsewhere torch emulates them, ~60x slower
-    than float32 on an AVX2 CPU)."""
+    supports it, or a CPU with AVX-512 BF16 or AMX (elsewhere torch emulates them, far slower
+    than float32)."""
     if device_type == "cuda":
         import torch
 
@@ -51,7 +51,7 @@ def bf16_in_hardware(device_type: str = "cpu") -> bool:
 @functools.lru_cache(maxsize=1)
 def cpu_matmul_rates(size: int = 512, repeats: int = 5) -> tuple[float, float]:
     """(float32, bfloat16) GFLOP/s of a size x size product on this CPU, measured now (best of
-    ``repeats``, ~10 ms). Call it only where bfloat16 runs in hardware: emulated, it takes seconds."""
+    ``repeats``). Call it only where bfloat16 runs in hardware: emulated, it takes seconds."""
     import torch
 
     rates = []
@@ -96,7 +96,7 @@ def keep_freed_memory() -> bool:
     memory, instead of mapping each large block afresh and returning it when freed. A decoding or
     training step frees and allocates again tensors of megabytes (beam search's (B * k, V)
     log-probabilities, a Transformer's cache): by default each one is faulted in again page by
-    page (beam 5 of luong2015-gettext-de: 1.11-1.16x sentences/s with this set). True when set; False
+    page (what this gains: the README's Benchmarks, ``make bench``). True when set; False
     where the C library is not glibc or the environment already sets either threshold
     (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``), which is then left to rule."""
     if platform.libc_ver()[0] != "glibc" or {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):

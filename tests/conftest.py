@@ -12,7 +12,22 @@ import torch
 torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOK_DIR = ROOT.parent / "shared" / "data" / "book"  # the book's date.txt and addition.txt, beside the checkout
+
+
+def sets(*settings: str) -> list[str]:
+    """The command line's ``--set KEY=VALUE`` arguments for each of ``settings``."""
+    return [x for s in settings for x in ("--set", s)]
+
+
+def book_file(name: str) -> Path:
+    """The book's data file ``name`` (date.txt, addition.txt) where attnseq reads it, beside the
+    checkout (attnseq.reproduce.datasets.BOOK_DIR); the calling test is skipped where it is not."""
+    from attnseq.reproduce.datasets import BOOK_DIR
+
+    path = BOOK_DIR / name
+    if not path.is_file():
+        pytest.skip(f"the book's {name} is not at {path} (it is kept beside the checkout, not in it)")
+    return path
 
 
 def reverse_pairs(n: int, seed: int = 0, symbols: str = "abcdef", lengths=(3, 7), reverse: bool = True) -> list[tuple[str, str]]:
@@ -81,6 +96,52 @@ def scorer_variant(name: str, **options):
 
     takes = {f.name for f in dataclasses.fields(SCORERS.options_class(name))}
     return Variant(name, {k: v for k, v in options.items() if k in takes})
+
+
+# -- the copy task: sequences over 6 symbols, token ids 4..9 (0 pad, 1 bos, 2 eos) ------------------
+SYMBOLS = 6
+V = 4 + SYMBOLS
+
+
+def copy_batch(n: int, generator: torch.Generator, lengths=(3, 5), reverse: bool = False):
+    """A batch of the copy (or reversal) task: src, src_mask, tgt_in, tgt_out, tgt_mask and
+    (targets (B, S), lengths (B, 1))."""
+    size = torch.randint(lengths[0], lengths[1] + 1, (n, 1), generator=generator)  # (B, 1)
+    t = torch.arange(lengths[1]).unsqueeze(0)  # (1, S)
+    mask = t < size  # (B, S)
+    src = torch.randint(4, V, (n, lengths[1]), generator=generator).masked_fill(~mask, 0)
+    target = src.gather(1, torch.where(mask, size - 1 - t, t)) if reverse else src
+    tgt_in = torch.cat([torch.ones(n, 1, dtype=torch.long), target], 1)  # bos y
+    tgt_out = torch.cat([target, torch.zeros(n, 1, dtype=torch.long)], 1)
+    tgt_out.scatter_(1, size, 2)  # y eos
+    return src, mask, tgt_in, tgt_out, tgt_out != 0, (target, size)
+
+
+def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128,
+               hidden: int = 32) -> float:
+    """Exact match (0..1) of greedy search on 100 fresh sequences after training a model with
+    ``overrides`` (embeddings hidden / 2) for ``steps`` Adam updates on copying (reversing)
+    sequences over 6 symbols."""
+    from attnseq.config import load_config
+    from attnseq.decoding.greedy import greedy_search
+    from attnseq.nn import build_model
+
+    torch.manual_seed(0)
+    cfg = load_config(None, [f"model.embed_size={hidden // 2}", f"model.hidden_size={hidden}", *overrides]).model
+    model = build_model(cfg, V, V)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    generator = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        src, mask, tgt_in, tgt_out, tgt_mask, _ = copy_batch(batch, generator, lengths, reverse)
+        loss, tokens = model.loss(src, mask, tgt_in, tgt_out, tgt_mask)
+        optimizer.zero_grad()
+        (loss / tokens).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+    model.eval()
+    src, mask, *_, (targets, size) = copy_batch(100, torch.Generator().manual_seed(2), lengths, reverse)
+    hypotheses = greedy_search(model, src, mask, torch.full((100,), 2 * lengths[1]))
+    return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
 
 
 # What every attention design needs to learn the reversal task perfectly.

@@ -9,12 +9,6 @@ import pytest
 import attnseq
 
 
-
-@pytest.fixture(scope="module")
-def runs(quick_runs):
-    return quick_runs
-
-
 def searched(run, text="abcdef", beam=3):
     model = attnseq.load(run)
     result = model.search([text], keep_attention=True, beam_size=beam, n_best=beam)[0]
@@ -22,8 +16,8 @@ def searched(run, text="abcdef", beam=3):
     return model, result, views, encoder
 
 
-def test_transformer_shows_every_layer_and_head(runs):
-    model, result, views, encoder = searched(runs["transformer"])
+def test_transformer_shows_every_layer_and_head(quick_runs):
+    model, result, views, encoder = searched(quick_runs["transformer"])
     cfg = model.config.model
     source = len(result.source_tokens)
     assert encoder.shape == (cfg.layers, cfg.heads, source, source)
@@ -38,8 +32,8 @@ def test_transformer_shows_every_layer_and_head(runs):
     assert result.outputs[0] != result.outputs[1]
 
 
-def test_multihead_scorer_shows_its_heads(runs):
-    _, result, views, encoder = searched(runs["multihead"])
+def test_multihead_scorer_shows_its_heads(quick_runs):
+    _, result, views, encoder = searched(quick_runs["multihead"])
     assert encoder is None  # a recurrent encoder has no self-attention
     for k, v in enumerate(views):
         assert v.cross.shape == (1, 2, *result.attention[k].shape)
@@ -47,10 +41,10 @@ def test_multihead_scorer_shows_its_heads(runs):
 
 
 @pytest.mark.parametrize("kind", ["local_p", "local_m"])
-def test_local_attention_shows_its_window(runs, kind):
+def test_local_attention_shows_its_window(quick_runs, kind):
     """The window holds every weight of the step (nothing outside it), its centre p_t lies
     inside, and it is in reading order even when the model reads the source reversed (local_p)."""
-    model, result, views, _ = searched(runs[kind], text="abcdefabcdef")
+    model, result, views, _ = searched(quick_runs[kind], text="abcdefabcdef")
     width = model.config.model.attention.options["window"]
     source = len(result.source_tokens)
     for k, v in enumerate(views):

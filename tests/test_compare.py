@@ -14,7 +14,9 @@ from attnseq.runs import read_metrics
 from attnseq.data.splits import make_date_splits, write_split_dir
 from attnseq.errors import UserError
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from conftest import ROOT
+
+CONFIGS = ROOT / "configs"
 SMALL = ["model.embed_size=8", "model.hidden_size=16", "train.max_steps=3",
          "train.batch_size=16", "train.progress=false", "train.log_every=0", "train.threads=1",
          "train.eval_max_sentences=8"]

@@ -26,10 +26,9 @@ from attnseq.data.splits import (
 )
 from attnseq.errors import DataError
 
-from conftest import BOOK_DIR  # noqa: E402  (the shared folder beside the checkout)
+from conftest import book_file
+
 LOCALES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv")
-needs_book = pytest.mark.skipif(not (BOOK_DIR / "date.txt").exists(),
-                                reason="the book's data sets are not on this machine")
 
 
 # ---------------------------------------------------------------- generated dates
@@ -239,9 +238,8 @@ def _reference_split(n: int) -> tuple[np.ndarray, np.ndarray]:
     return indices[:split_at], indices[split_at:]
 
 
-@needs_book
 def test_book_split_matches_the_books_global_rng_shuffle():
-    path = BOOK_DIR / "date.txt"
+    path = book_file("date.txt")
     lines = path.read_text(encoding="utf-8").splitlines()
     ref_train, ref_test = _reference_split(len(lines))
     state = np.random.get_state()
@@ -259,9 +257,8 @@ def test_book_split_matches_the_books_global_rng_shuffle():
     assert no_dev == [] and full_train == train + dev
 
 
-@needs_book
 def test_addition_keeps_padding_on_both_sides():
-    pairs = read_book_pairs(BOOK_DIR / "addition.txt")
+    pairs = read_book_pairs(book_file("addition.txt"))
     assert pairs[0] == ("16+75  ", "91  ")
     assert all(len(s) == 7 and len(t) == 4 and "_" not in t for s, t in pairs[:100])
 
@@ -285,12 +282,12 @@ def test_book_vocabulary_is_in_order_of_first_appearance(tmp_path):
     assert book_vocab(path).itos[4:10] == ["1", "+", "2", " ", "_", "3"]
 
 
-@needs_book
 def test_the_books_arrays_of_date_txt():
     """book_arrays gives what the book's load_data and chapter 8 feed its model (questions reversed)."""
     from attnseq.engines.numpy_engine.book import book_arrays
 
-    arrays = book_arrays(BOOK_DIR / "date.txt")
+    path = book_file("date.txt")
+    arrays = book_arrays(path)
     assert arrays.vocab_size == 59
     assert arrays.x_train.shape == (45000, 29) and arrays.t_train.shape == (45000, 11)
     assert arrays.x_test.shape == (5000, 29) and arrays.t_test.shape == (5000, 11)
@@ -298,4 +295,4 @@ def test_the_books_arrays_of_date_txt():
     assert (arrays.t_train[:, 0] == start).all() and (arrays.t_test[:, 0] == start).all()  # '_' starts
     from attnseq.data.book import book_vocab
 
-    assert book_vocab(BOOK_DIR / "date.txt").itos[4] == "s"  # 'september 27, 1994' opens the file: 's' is 0
+    assert book_vocab(path).itos[4] == "s"  # 'september 27, 1994' opens the file: 's' is 0

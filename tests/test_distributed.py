@@ -1,27 +1,30 @@
 """Data-parallel training with torchrun: two gloo processes on the CPU."""
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import TINY
+import pytest
+
+from conftest import ROOT, TINY, sets
+
+
+def torchrun(data: Path, out: Path, *settings: str) -> subprocess.CompletedProcess:
+    """``attnseq train`` of the book's attention preset in two gloo processes (torchrun)."""
+    return subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(data), "--out", str(out),
+         *sets(*settings)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"), cwd=ROOT)
 
 
 @pytest.mark.slow
 def test_torchrun_two_processes(reverse_data, tmp_path):
     run_dir = tmp_path / "run"
-    sets = [x for s in TINY + ["train.max_steps=6", "train.eval_every=3"] for x in ("--set", s)]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "attnseq.cli", "-q", "train", "configs/book-attention.yaml",
-         "--data", str(reverse_data), "--out", str(run_dir), "--set", "data.strip=true", *sets],
-        capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[1])
+    result = torchrun(reverse_data, run_dir, "data.strip=true", *TINY, "train.max_steps=6", "train.eval_every=3")
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])  # printed once, by process 0
     assert summary["step"] == 6
@@ -34,12 +37,7 @@ def test_torchrun_two_processes(reverse_data, tmp_path):
 @pytest.mark.slow
 def test_torchrun_refuses_fewer_batches_than_processes(reverse_data, tmp_path):
     """One batch for two processes: an error naming the key, not epochs of no training."""
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data),
-         "--out", str(tmp_path / "run"), "--set", "train.batch_size=100000", "--set", "train.max_steps=2"],
-        capture_output=True, text=True, timeout=300, env=env, cwd=Path(__file__).parents[1])
+    result = torchrun(reverse_data, tmp_path / "run", "train.batch_size=100000", "train.max_steps=2")
     assert result.returncode != 0
     assert "attnseq: error: train.batch_size: " in result.stderr and "fewer than the 2 processes" in result.stderr
 

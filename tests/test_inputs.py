@@ -18,14 +18,10 @@ from attnseq.cli import main
 from attnseq.data.corpus import decode_lines, read_tsv
 from attnseq.errors import DataError
 
-from conftest import ROOT, TINY, reverse_pairs, write_reverse_dir, write_tsv
+from conftest import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
 
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
 SMALL = [*TINY, "train.max_steps=3", "train.eval_max_sentences=10"]
-
-
-def sets(*settings: str) -> list[str]:
-    return [x for s in settings for x in ("--set", s)]
 
 
 @pytest.fixture(scope="module")

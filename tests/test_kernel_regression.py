@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling, silverman_bandwidth
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def data(n: int = 60, seed: int = 0):

@@ -13,11 +13,6 @@ from attnseq.cli import main
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
-def runs(quick_runs):
-    return quick_runs
-
-
 def plot(capsys, *args) -> tuple[int, str, str]:
     status = main(["-q", "plot", "attention", *map(str, args)])
     captured = capsys.readouterr()
@@ -30,8 +25,8 @@ def image_size(path):
     return imread(path).shape[:2]
 
 
-def test_a_hypothesis_layer_and_head(runs, tmp_path, capsys):
-    tf = runs["transformer"]
+def test_a_hypothesis_layer_and_head(quick_runs, tmp_path, capsys):
+    tf = quick_runs["transformer"]
     outputs = {}
     for name, args in {"best": [], "second": ["--beam", "3", "--hyp", "2"],
                        "head": ["--layer", "1", "--head", "3"], "encoder": ["--encoder", "--head", "2"],
@@ -47,8 +42,8 @@ def test_a_hypothesis_layer_and_head(runs, tmp_path, capsys):
     assert w4 > 2 * w1 and h8 > 1.5 * h4
 
 
-def test_the_local_window_and_svg_output(runs, tmp_path, capsys):
-    status, _, err = plot(capsys, runs["local_p"], "--text", "abcabc", "--out", tmp_path / "local.svg")
+def test_the_local_window_and_svg_output(quick_runs, tmp_path, capsys):
+    status, _, err = plot(capsys, quick_runs["local_p"], "--text", "abcabc", "--out", tmp_path / "local.svg")
     assert status == 0, err
     svg = (tmp_path / "local.svg").read_text()
     assert svg.count("#ff4d4d") >= 2  # the window outlined on the rows
@@ -64,16 +59,16 @@ def test_the_local_window_and_svg_output(runs, tmp_path, capsys):
     ("numpy", ["--beam", "3"], ["decode.beam_size", "torch-only"]),
     ("transformer", ["--input", "nofile.txt"], ["--input", "--html"]),
 ])
-def test_wrong_choices_are_one_line_errors(runs, kind, args, words, tmp_path, capsys):
-    status, _, err = plot(capsys, runs[kind], "--text", "abc", *args, "--out", tmp_path / "x.png")
+def test_wrong_choices_are_one_line_errors(quick_runs, kind, args, words, tmp_path, capsys):
+    status, _, err = plot(capsys, quick_runs[kind], "--text", "abc", *args, "--out", tmp_path / "x.png")
     assert status == 2
     assert len(err.splitlines()) == 1 and all(w in err for w in words), err
     assert not (tmp_path / "x.png").exists()
 
 
-def test_html_page_of_a_file(runs, tmp_path, capsys):
+def test_html_page_of_a_file(quick_runs, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("abc\n\nfedcba\ncafe</script><!--\n")
-    status, out, err = plot(capsys, runs["transformer"], "--input", tmp_path / "in.txt", "--beam", "2",
+    status, out, err = plot(capsys, quick_runs["transformer"], "--input", tmp_path / "in.txt", "--beam", "2",
                             "--html", tmp_path / "page.html")
     assert status == 0, err
     page = (tmp_path / "page.html").read_text()

@@ -16,7 +16,9 @@ from attnseq.data.splits import make_date_splits, write_split_dir
 from attnseq.engines import engine_for
 from attnseq.schema import plain
 
-CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.yaml"))
+from conftest import ROOT
+
+CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 COMMON = ["train.max_steps=2", "train.batch_size=16", "train.eval_max_sentences=8", "train.progress=false",
           "train.log_every=0", "train.threads=1"]
 SIZES = {"hidden_size": 16, "embed_size": 16, "ff_size": 32}  # shrunk where the architecture has them

@@ -16,7 +16,9 @@ from attnseq.data.corpus import read_tsv
 from attnseq.data.dates import ALL_LOCALES
 from attnseq.data.splits import make_date_splits, write_split_dir
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+from conftest import ROOT
+
+CONFIGS = ROOT / "configs"
 BUDGET = ["train.progress=false", "train.log_every=0", "train.threads=1"]
 
 # German number words -> English ones: compounds on the source side ("dreihunderteinundzwanzig"),

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BOOK_DIR
-
 from attnseq.cli import main
 from attnseq.errors import ConfigError, UserError
 from attnseq.reproduce import REPRODUCTIONS, listing, reproduce
@@ -20,6 +18,8 @@ from attnseq.reproduce.base import VERDICTS, scale_budget
 from attnseq.reproduce.runner import options_of
 from attnseq.reproduce.scoring import length_buckets, paired_bleu
 from attnseq.reproduce.spread import Spread, alike, separated
+
+from conftest import book_file
 
 NAMES = ["bahdanau-length", "book-ch8", "luong-scorers", "nadaraya-watson", "placement", "reversal",
          "transformer-vs-rnn"]
@@ -75,7 +75,7 @@ def write_book(folder: Path, lines: int = 400) -> Path:
     """``folder`` with the first ``lines`` lines of the book's date.txt and addition.txt."""
     folder.mkdir(parents=True, exist_ok=True)
     for name in ("date.txt", "addition.txt"):
-        with open(BOOK_DIR / name, encoding="utf-8") as fh:
+        with open(book_file(name), encoding="utf-8") as fh:
             head = [next(fh) for _ in range(lines)]
         (folder / name).write_text("".join(head), encoding="utf-8")
     return folder

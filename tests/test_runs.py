@@ -21,15 +21,11 @@ import attnseq
 from attnseq.cli import main
 from attnseq.runs import read_checkpoint, read_metrics
 
-from conftest import ROOT, TINY, write_reverse_dir
+from conftest import ROOT, TINY, sets
 
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
 SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
 TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
-
-
-def sets(*settings: str) -> list[str]:
-    return [x for s in settings for x in ("--set", s)]
 
 
 def train(data: Path, out: Path, *settings: str, flags: tuple = ()) -> int:
@@ -51,103 +47,106 @@ def same_records(a: Path, b: Path) -> None:
     assert clean(a) == clean(b)
 
 
-@pytest.fixture
-def data(tmp_path) -> Path:
-    return write_reverse_dir(tmp_path / "data")
-
-
 def one_line_error(capsys) -> str:
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
     return lines[0]
 
 
-def test_a_run_is_never_overwritten_silently(data, tmp_path, capsys):
+def test_a_run_is_never_overwritten_silently(reverse_data, tmp_path, capsys):
     run = tmp_path / "run"
-    assert train(data, run, "train.max_steps=3") == 0
+    assert train(reverse_data, run, "train.max_steps=3") == 0
     before = digest(run)
-    assert train(data, run, "train.max_steps=3") == 2
+    assert train(reverse_data, run, "train.max_steps=3") == 2
     error = one_line_error(capsys)
     assert "holds a run already" in error and "--resume" in error and "--overwrite" in error
     assert digest(run) == before  # nothing touched
     (run / "notes.txt").write_text("mine")
-    assert train(data, run, "train.max_steps=2", flags=("--overwrite",)) == 0
+    assert train(reverse_data, run, "train.max_steps=2", flags=("--overwrite",)) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 2
     assert (run / "notes.txt").read_text() == "mine"  # --overwrite removes the run's files only
     assert [r["type"] for r in read_metrics(run)][0] == "start" and len([r for r in read_metrics(run) if r["type"] == "start"]) == 1
 
 
-def test_resume_continues_as_trained_or_names_the_key(data, tmp_path, capsys):
+def test_resume_continues_as_trained_or_names_the_key(reverse_data, tmp_path, capsys):
     empty = tmp_path / "empty"
-    assert train(data, empty, flags=("--resume",)) == 2
+    assert train(reverse_data, empty, flags=("--resume",)) == 2
     assert f"nothing to resume in {empty}" in one_line_error(capsys)
     run = tmp_path / "run"
-    assert train(data, run, "train.max_steps=3") == 0
+    assert train(reverse_data, run, "train.max_steps=3") == 0
     for change, key in (("train.lr=0.01", "train.lr"), ("model.hidden_size=64", "model.hidden_size"),
                         ("model.attention=dot", "model.attention"), ("train.schedule=plateau", "train.schedule")):
-        assert train(data, run, "train.max_steps=6", change, flags=("--resume",)) == 2
+        assert train(reverse_data, run, "train.max_steps=6", change, flags=("--resume",)) == 2
         error = one_line_error(capsys)
         assert error.startswith(f"attnseq: error: {key}: the run was trained with"), error
-    assert train(data, run, "train.max_steps=6", "train.log_every=1", "decode.max_len=20", flags=("--resume",)) == 0
+    assert train(reverse_data, run, "train.max_steps=6", "train.log_every=1", "decode.max_len=20",
+                 flags=("--resume",)) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 6
 
 
-def test_a_run_killed_before_its_first_checkpoint_starts_again(data, tmp_path, capsys):
+def test_a_run_killed_before_its_first_checkpoint_starts_again(reverse_data, tmp_path, capsys):
     run = tmp_path / "run"
-    assert train(data, run, "train.max_steps=3") == 0
+    assert train(reverse_data, run, "train.max_steps=3") == 0
     (run / "last.safetensors").unlink()
     (run / "best.safetensors").unlink()
     (run / ".last.safetensors.x1y2.tmp").write_bytes(b"half a file")  # left by an interrupted write
-    assert train(data, run, "train.max_steps=3", flags=("--resume",)) == 0
+    assert train(reverse_data, run, "train.max_steps=3", flags=("--resume",)) == 0
     assert not list(run.glob("*.tmp"))
     assert [r["step"] for r in read_metrics(run) if r["type"] == "eval"] == [3]
 
 
-def test_damaged_checkpoints_are_said_plainly(data, tmp_path, capsys):
+def test_damaged_checkpoints_are_said_plainly(reverse_data, tmp_path, capsys):
     run = tmp_path / "run"
-    assert train(data, run, "train.max_steps=3") == 0
+    assert train(reverse_data, run, "train.max_steps=3") == 0
     capsys.readouterr()
     (run / "best.safetensors").write_bytes((run / "best.safetensors").read_bytes()[:100])
-    assert main(["evaluate", str(run), "--data", str(data / "test.tsv")]) == 2
+    assert main(["evaluate", str(run), "--data", str(reverse_data / "test.tsv")]) == 2
     error = one_line_error(capsys)
     assert "best.safetensors: a damaged or incomplete checkpoint" in error and "--checkpoint last" in error
-    assert main(["-q", "evaluate", str(run), "--data", str(data / "test.tsv"), "--checkpoint", "last"]) == 0
+    assert main(["-q", "evaluate", str(run), "--data", str(reverse_data / "test.tsv"), "--checkpoint", "last"]) == 0
     other = tmp_path / "other"  # weights of another model size: the keys that differ are named
-    assert train(data, other, "train.max_steps=1", "model.hidden_size=16") == 0
+    assert train(reverse_data, other, "train.max_steps=1", "model.hidden_size=16") == 0
     (run / "best.safetensors").write_bytes((other / "best.safetensors").read_bytes())
-    assert main(["evaluate", str(run), "--data", str(data / "test.tsv")]) == 2
+    assert main(["evaluate", str(run), "--data", str(reverse_data / "test.tsv")]) == 2
     assert "not weights of this model (other shapes" in one_line_error(capsys)
 
 
-def test_resume_drops_records_of_unsaved_steps_and_torn_lines(data, tmp_path, capsys):
+def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_path, capsys):
     straight, cut = tmp_path / "straight", tmp_path / "cut"
     common = ("train.epochs=2", "train.eval_every=10", "train.log_every=3")
-    assert train(data, straight, *common) == 0
-    assert train(data, cut, *common, "train.max_steps=30") == 0
+    assert train(reverse_data, straight, *common) == 0
+    assert train(reverse_data, cut, *common, "train.max_steps=30") == 0
     with open(cut / "metrics.jsonl", "a") as fh:  # an eval logged but never saved, then a torn line
         fh.write(json.dumps({"type": "eval", "step": 40, "epoch": 0.6}) + "\n" + '{"type": "train", "st')
     assert [r["step"] for r in read_metrics(cut) if r["type"] == "eval"] == [10, 20, 30, 40]  # the torn line skipped
     assert main(["-q", "plot", "curve", str(cut), "--out", str(tmp_path / "curve.png")]) == 0
-    assert train(data, cut, *common, flags=("--resume",)) == 0
+    assert train(reverse_data, cut, *common, flags=("--resume",)) == 0
     same_records(straight, cut)
     assert all(np.array_equal(weights(straight / "last.safetensors")[k], v)
                for k, v in weights(cut / "last.safetensors").items())
 
 
 @pytest.mark.parametrize("engine", ["torch", "numpy"])
-def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(data, tmp_path, capsys, engine):
+@pytest.mark.parametrize("lr, saved_step", [(1e6, None), (1, 1)], ids=["at-the-first-update", "after-an-evaluation"])
+def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, tmp_path, capsys, engine, lr,
+                                                                   saved_step):
+    """A rate of 1e6 diverges at the first update, before anything is saved; a rate of 1 after the
+    first evaluation (step 1), whose checkpoint is kept, finite, and loads."""
     run = tmp_path / "run"
-    settings = ["train.lr=1e6", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
+    settings = [f"train.lr={lr}", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
     if engine == "numpy":
         settings = [*settings, "engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy",
                     "model.init=book", "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"]
-    assert train(data, run, *settings) == 2
+    assert train(reverse_data, run, *settings) == 2
     error = one_line_error(capsys)
     assert "training diverged at step" in error and "lower train.lr" in error
     evals = [r for r in read_metrics(run) if r["type"] == "eval"]
     assert all(np.isfinite(r["dev_loss"]) for r in evals)
-    if evals:  # what was saved is finite and loads
-        assert f"last good checkpoint (step {evals[-1]['step']})" in error
+    if saved_step is None:
+        assert evals == [] and f"nothing was saved in {run}" in error
+        assert not (run / "last.safetensors").exists()
+    else:
+        assert evals[-1]["step"] == saved_step and f"last good checkpoint (step {saved_step})" in error
         for name in ("best.safetensors", "last.safetensors"):
             assert all(np.isfinite(v).all() for v in weights(run / name).values())
         attnseq.load(run).translate(["abc"])
@@ -191,13 +190,13 @@ def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: i
 
 
 @pytest.mark.slow
-def test_killed_runs_resume_to_the_uninterrupted_run(data, tmp_path):
+def test_killed_runs_resume_to_the_uninterrupted_run(reverse_data, tmp_path):
     args = sets(*SMALL, "train.epochs=2", "train.eval_every=5", "train.log_every=2", "model.dropout=0.2")
     straight = tmp_path / "straight"
-    assert subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(data), "--out",
-                           str(straight), *args], capture_output=True).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(reverse_data),
+                           "--out", str(straight), *args], capture_output=True).returncode == 0
     killed = tmp_path / "killed"
-    assert kill_and_resume(data, killed, args, kills=2, steps=last_step(straight)) >= 1
+    assert kill_and_resume(reverse_data, killed, args, kills=2, steps=last_step(straight)) >= 1
     a, b = weights(straight / "last.safetensors"), weights(killed / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     same_records(straight, killed)

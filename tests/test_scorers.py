@@ -1,5 +1,6 @@
-"""Every registered attention scorer: shapes, masks, normalisation, gradients, local windows,
-the decoder's target positions, and a tiny task learned."""
+"""Every registered attention scorer: shapes, masks, normalisation, padding that changes nothing,
+gradients, one step at a time equal to all steps at once; local windows, multi-head and cosine
+specifics; configuration errors; and a tiny task learned."""
 from __future__ import annotations
 
 import json
@@ -11,8 +12,7 @@ from attnseq.errors import ConfigError
 from attnseq.nn.attention import SCORERS, build_scorer
 from attnseq.schema import Variant
 
-from conftest import padded_batch, scorer_variant
-from test_architectures import V, learn_task, model_for
+from conftest import learn_task, scorer_variant
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
 LENGTHS = torch.tensor([7, 5, 2])
@@ -38,13 +38,18 @@ def sizes(name: str) -> tuple[int, int]:
     return (HK, HK) if SCORERS.get(name).same_size else (HQ, HK)
 
 
+def made_with_inputs(name: str):
+    """(scorer ``name``, query (B, T, q), keys (B, S, k), mask (B, S), target positions (B, T)),
+    the sizes unequal where the scorer allows it."""
+    qs, ks = sizes(name)
+    return (make(name, qs, ks), *inputs(qs, ks))
+
+
 @pytest.mark.parametrize("name", SCORERS.names())
 def test_shapes_masks_and_normalisation(name):
-    qs, ks = sizes(name)
-    scorer = make(name, qs, ks)
-    query, keys, mask, positions = inputs(qs, ks)
+    scorer, query, keys, mask, positions = made_with_inputs(name)
     context, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
-    assert context.shape == (B, T, ks)
+    assert context.shape == (B, T, keys.shape[-1])
     assert alignment.shape == (B, T, S)
     assert torch.all(alignment[~mask.unsqueeze(1).expand(B, T, S)] == 0)  # exactly zero
     assert torch.all(alignment >= 0)
@@ -53,10 +58,31 @@ def test_shapes_masks_and_normalisation(name):
 
 
 @pytest.mark.parametrize("name", SCORERS.names())
+def test_padding_content_does_not_matter(name):
+    scorer, query, keys, mask, positions = made_with_inputs(name)
+    other = keys.clone()
+    other[~mask] = 100.0  # change only padded positions
+    c1, a1 = scorer(query, scorer.prepare(keys), keys, mask, positions)
+    c2, a2 = scorer(query, scorer.prepare(other), other, mask, positions)
+    torch.testing.assert_close(c1, c2)
+    torch.testing.assert_close(a1, a2)
+
+
+@pytest.mark.parametrize("name", SCORERS.names())
+def test_stepwise_equals_whole_sequence(name):
+    """A query of T steps gives the same as T queries of one step, each with its own target
+    position (what decoders rely on)."""
+    scorer, query, keys, mask, positions = made_with_inputs(name)
+    prepared = scorer.prepare(keys)
+    whole, whole_alignment = scorer(query, prepared, keys, mask, positions)
+    steps = [scorer(query[:, t : t + 1], prepared, keys, mask, positions[:, t : t + 1]) for t in range(T)]
+    torch.testing.assert_close(whole, torch.cat([context for context, _ in steps], 1))
+    torch.testing.assert_close(whole_alignment, torch.cat([alignment for _, alignment in steps], 1))
+
+
+@pytest.mark.parametrize("name", SCORERS.names())
 def test_gradients_are_finite_and_match_finite_differences(name):
-    qs, ks = sizes(name)
-    scorer = make(name, qs, ks)
-    query, keys, mask, positions = inputs(qs, ks)
+    scorer, query, keys, mask, positions = made_with_inputs(name)
     query.requires_grad_(True)
     keys.requires_grad_(True)
 
@@ -111,9 +137,10 @@ def test_local_p_prediction_is_differentiable():
     assert scorer.W_p.weight.grad.abs().sum() > 0 and scorer.v_p.weight.grad.abs().sum() > 0
 
 
-def test_local_scorer_without_positions_uses_arange():
-    scorer = make("local_m")
-    query, keys, mask, _ = inputs()
+@pytest.mark.parametrize("name", SCORERS.names())
+def test_without_positions_a_scorer_takes_the_steps_in_order(name):
+    """No target positions means arange(T) (the parallel path's), for the scorers that use them."""
+    scorer, query, keys, mask, _ = made_with_inputs(name)
     prepared = scorer.prepare(keys)
     default = scorer(query, prepared, keys, mask)[1]
     explicit = scorer(query, prepared, keys, mask, torch.arange(T).expand(B, T))[1]
@@ -174,22 +201,6 @@ def test_cosine_ignores_the_query_length_and_has_a_temperature():
     fixed = build_scorer(Variant("cosine", {"temperature": 0.5, "learn_temperature": False}), HQ, HK)
     assert not fixed.log_scale.requires_grad
     assert fixed.base_scale == pytest.approx(2.0)
-
-
-def test_decoders_pass_target_positions_to_local_attention():
-    """Stepping the decoder gives the same alignment as the parallel path, which uses arange(T):
-    the state's step counter advances by one per step."""
-    model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention.window=0",
-                      "model.decoder.input_feeding=false")
-    src, mask, tgt_in = padded_batch(V, V)
-    _, alignment = model(src, mask, tgt_in)
-    lengths = mask.sum(1, keepdim=True)
-    centre = torch.minimum(torch.arange(5).unsqueeze(0), lengths - 1)  # window 0: p_t = t exactly
-    torch.testing.assert_close(alignment, torch.nn.functional.one_hot(centre, 7).double())
-    state = model.decoder.init_state(model.encode(src, mask))
-    for t in range(5):
-        _, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
-        torch.testing.assert_close(step_alignment, alignment[:, t])
 
 
 @pytest.mark.slow

@@ -1,8 +1,6 @@
 """The Transformer: masks, cached incremental decoding, SDPA vs explicit weights, tying, learning."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -16,7 +14,8 @@ from attnseq.errors import ConfigError
 from attnseq.nn.model import build_model, count_parameters
 from attnseq.nn.transformer.layers import causal_mask, scaled_dot_product
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 SRC_V, TGT_V = 11, 13
 
 

@@ -91,8 +91,8 @@ class BookCh8(Reproduction):
                     "figure has 10)"
                     + (f", each run stopped after {o.max_steps} updates" if o.max_steps else "")),
             longer=("The book trains 10 epochs; Peeky catching up with attention shows only there: "
-                    "`attnseq reproduce book-ch8 --budget-minutes 63` trains 10 epochs of each model on both engines "
-                    "(about an hour here)."),
+                    "`attnseq reproduce book-ch8 --budget-minutes 63` trains 10 epochs of each model on both "
+                    "engines."),
             data={f"{m}/{e}": [s.values for s in v] for (m, e), v in by_epoch.items()})
 
     @staticmethod

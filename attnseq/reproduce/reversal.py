@@ -97,7 +97,7 @@ class Reversal(Reproduction):
             budget=f"{o.steps} updates per run (about {o.steps / STEPS_PER_EPOCH:.0f} epochs), 4 configurations x "
                    f"{ctx.seeds} seeds",
             longer=("The book trains 25 epochs: `attnseq reproduce reversal --budget-minutes 78` (8,736 updates a "
-                    "run, about 80 minutes here)."),
+                    "run)."),
             data={"test_exact_match": {k: v.values for k, v in test.items()},
                   "dev_perplexity": {k: v.values for k, v in perplexity.items()}})
 
