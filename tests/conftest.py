@@ -184,10 +184,9 @@ def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra:
     config, settings = QUICK_RUNS[kind]
     settings = settings + list(extra) + [f"train.max_steps={steps}", "train.progress=false", "train.log_every=0",
                            "train.eval_max_sentences=10"]
-    sets = [x for s in settings for x in ("--set", s)]
     with contextlib.redirect_stdout(io.StringIO()):  # the training summary is no test's output
         assert main(["-q", "train", str(ROOT / "configs" / config), "--data", str(data_dir), "--out",
-                     str(run_dir), *sets]) == 0
+                     str(run_dir), *sets(*settings)]) == 0
     return run_dir
 
 

@@ -18,16 +18,12 @@ from attnseq.errors import ConfigError, UserError
 from attnseq.runs import read_checkpoint
 from attnseq.engines.numpy_engine.layouts import source_array, target_array
 
-from conftest import ROOT, TINY, write_reverse_dir
+from conftest import ROOT, TINY, sets, write_reverse_dir
 
 BOOK = str(ROOT / "configs" / "book-attention.yaml")
 NUMPY = ["engine=numpy", "data.strip=true", "train.lr=0.01", "decode.max_len=10"]
 EVAL_KEYS = {"type", "epoch", "step", "train_seconds", "dev_loss", "dev_exact_match",
              "dev_token_accuracy", "eval_seconds", "wall_seconds", "best"}
-
-
-def sets(*settings: str) -> list[str]:
-    return [x for s in settings for x in ("--set", s)]
 
 
 def train(data: Path, out: Path, *settings: str, resume: bool = False) -> int:
@@ -87,12 +83,13 @@ def test_evaluate_and_translate(trained, data_dir, capsys):
     assert isinstance(model.translate("abcdefabcdef"), str)  # longer than any training source
 
 
-def test_beam_search_is_torch_only(trained, data_dir, capsys):
-    assert main(["-q", "evaluate", str(trained), "--data", str(data_dir / "test.tsv"), "--beam", "3"]) == 2
+def test_beam_search_is_torch_only(quick_runs, capsys):
+    run = quick_runs["numpy"]
+    assert main(["-q", "evaluate", str(run), "--data", str(quick_runs.data / "test.tsv"), "--beam", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "torch-only" in err
     with pytest.raises(UserError, match="torch-only"):
-        attnseq.load(trained).translate(["abc"], beam_size=3)
+        attnseq.load(run).translate(["abc"], beam_size=3)
 
 
 def test_unsupported_design_is_one_config_error(data_dir, tmp_path, capsys):
