@@ -178,8 +178,8 @@ class TrainConfig:
     precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast where faster (GPU, AMX), else fp32
     threads: int = number(0, 0)  # torch intra-op threads; 0: torch's default
     # torch.compile the training step; the first update's time, compilation included, is logged.
-    # Needs a C++ compiler on a CPU. Measured here (2-core EPYC, recommended-char, 300 updates):
-    # 58 s against 10 s eager (graph breaks at packed sequences, a recompilation per new length)
+    # Needs a C++ compiler on a CPU. Slower than eager on the CPU presets so far (graph breaks at
+    # packed sequences, a recompilation per new length): the README's Benchmarks say by how much
     compile: bool = False
     bucket: bool = True  # batch sentences of similar length together
     log_every: int = number(50, 0)  # updates between metrics-log lines; 0: none
