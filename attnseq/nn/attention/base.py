@@ -14,6 +14,7 @@ from torch import nn
 from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant
+from .softmax import masked_softmax
 
 SCORERS: Registry[type["Scorer"]] = Registry("attention scorer")
 
@@ -68,8 +69,7 @@ class Scorer(nn.Module):
             mask = torch.ones(scores.shape[0], scores.shape[2], dtype=torch.bool, device=scores.device)
         mask = mask.unsqueeze(1).expand_as(scores)  # (B, T, S)
         mask, reweight = self.window(query, scores, mask, positions)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        alignment = torch.softmax(scores, dim=-1)  # (B, T, S)
+        alignment = masked_softmax(scores, mask)  # (B, T, S)
         if reweight is not None:
             alignment = alignment * reweight
             alignment = alignment / alignment.sum(-1, keepdim=True)

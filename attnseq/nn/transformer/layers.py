@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..attention.softmax import masked_softmax
+
 Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
 
 
@@ -53,9 +55,7 @@ def scaled_dot_product(query: torch.Tensor, keys: torch.Tensor, values: torch.Te
     if not need_weights:
         return F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, dropout_p=dropout), None
     scores = query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, S)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
+    weights = masked_softmax(scores, mask)
     context = F.dropout(weights, dropout) @ values if dropout else weights @ values  # (B, h, T, dk)
     return context, weights
 
