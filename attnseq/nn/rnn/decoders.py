@@ -9,11 +9,12 @@ Every decoder offers:
   the teacher-forced path; ``generator(features)`` turns features into logits.
 
 A design says what joins the embedding in the recurrent input (``rnn_extra``), what follows
-the recurrent step (``after_rnn``) and, optionally, a position-wise ``output_layer``. Designs
-whose step does not depend on the previous step's output (``parallel``) run the whole target in
-one call during training. The others are stepped one position at a time (``teacher_forced``),
-and their output layer then runs once over the whole target. A test checks that teacher
-forcing equals stepping for every design.
+the recurrent step (``after_rnn``, which returns a new state when it changes one) and,
+optionally, a position-wise ``output_layer``. Designs whose step does not depend on the
+previous step's output (``parallel``) run the whole target in one call during training. The
+others are stepped one position at a time (``teacher_forced``), and their output layer then
+runs once over the whole target. A test checks that teacher forcing equals stepping for every
+design.
 """
 from __future__ import annotations
 
@@ -109,9 +110,6 @@ class RNNDecoder(nn.Module):
         """Create the layers between the recurrent stack and the generator; the feature size."""
         return self.hidden_size
 
-    def init_extra(self, state: State, memory: Memory) -> None:
-        """Add design-specific entries (input-feeding vector, previous context) to ``state``."""
-
     embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
 
     def rnn_extra(self, state: State, steps: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -121,7 +119,8 @@ class RNNDecoder(nn.Module):
 
     def after_rnn(self, outputs: torch.Tensor, embedded: torch.Tensor, extra: torch.Tensor | None,
                   alignment: torch.Tensor | None, state: State):
-        """(features (B, T', F'), state, alignment or None) from the recurrent outputs (B, T', H)."""
+        """(features (B, T', F'), the state (a new one where the design changes it), alignment
+        or None) from the recurrent outputs (B, T', H)."""
         raise NotImplementedError
 
     def output_layer(self, features: torch.Tensor) -> torch.Tensor:
@@ -135,19 +134,18 @@ class RNNDecoder(nn.Module):
         inputs = embedded
         if extra is not None:
             inputs = torch.cat([embedded, extra] if self.embedding_first else [extra, embedded], -1)
-        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
-        return self.after_rnn(outputs, embedded, extra, alignment, state)
+        outputs, hidden = self.rnn(inputs, state["hidden"])  # (B, T', H)
+        return self.after_rnn(outputs, embedded, extra, alignment, state.replace(hidden=hidden))
 
     # -- the protocol ---------------------------------------------------------------------
     def init_state(self, memory: Memory) -> State:
-        """The state before the first target token."""
+        """The state before the first target token: the recurrent state, the target position
+        and, for an attending design, the memory (one row per sentence)."""
         batch = memory.keys.shape[0]
         state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
-                      shared={"keys", "values", "mask"})  # the memory: one row per sentence
-        state["step"] = torch.zeros(batch, dtype=torch.long, device=memory.keys.device)  # (B,) target position
+                      step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device))  # (B,) target position
         if self.scorer is not None:
-            state.update(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
-        self.init_extra(state, memory)
+            state = state.share(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
         return state
 
     def step(self, prev_tokens: torch.Tensor, state: State):
@@ -181,33 +179,17 @@ class RNNDecoder(nn.Module):
         return torch.cat(features, 1), alignment
 
     # -- shared pieces --------------------------------------------------------------------
-    def run_rnn(self, inputs: torch.Tensor, state: State):
-        """Recurrent stack over inputs (B, T', I): outputs (B, T', H), and the state updated."""
-        outputs, hidden = self.rnn(inputs, state["hidden"])
-        state = state.copy()
-        state["hidden"] = hidden
-        return outputs, state
-
     def attend(self, query: torch.Tensor, state: State):
         """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq); local scorers get
         the target positions (B, T') of the queries. The hypotheses of one sentence attend to its
-        memory together (State.by_sentence), so beam search never copies the memory."""
-        positions = None
-        if "step" in state:
-            positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
-            positions = state.by_sentence(positions)
-        context, alignment = self.scorer(state.by_sentence(query), state["keys"], state["values"], state["mask"],
-                                         positions)
-        return state.by_hypothesis(context), state.by_hypothesis(alignment)
+        memory together (State.attend), so beam search never copies the memory."""
+        positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
+        return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions)
 
 
 def advance(state: State) -> State:
-    """A copy of ``state`` one target position further (its ``step`` counter + 1)."""
-    if "step" not in state:
-        return state
-    state = state.copy()
-    state["step"] = state["step"] + 1
-    return state
+    """``state`` one target position further (its ``step`` counter + 1)."""
+    return state.replace(step=state["step"] + 1)
 
 
 @DECODERS.register("none")
@@ -242,9 +224,11 @@ class BookDecoder(RNNDecoder):
     def build_output(self):
         return self.memory_size + self.hidden_size
 
-    def init_extra(self, state, memory):
-        if self.options.context_into_input:
-            state["context"] = memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size)
+    def init_state(self, memory):
+        state = super().init_state(memory)
+        if not self.options.context_into_input:
+            return state
+        return state.replace(context=memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size))
 
     def rnn_extra(self, state, steps):
         return (state["context"] if self.options.context_into_input else None), None  # (B, 1, Hm)
@@ -252,7 +236,7 @@ class BookDecoder(RNNDecoder):
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         context, alignment = self.attend(outputs, state)  # (B, T', Hm), (B, T', S)
         if self.options.context_into_input:
-            state["context"] = context
+            state = state.replace(context=context)
         return self.dropout(torch.cat([context, outputs], -1)), state, alignment
 
 
@@ -277,9 +261,11 @@ class LuongDecoder(RNNDecoder):
         self.W_c = nn.Linear(self.memory_size + self.hidden_size, self.cfg.hidden_size, bias=False)
         return self.cfg.hidden_size
 
-    def init_extra(self, state, memory):
-        if self.options.input_feeding:
-            state["feed"] = memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size)
+    def init_state(self, memory):
+        state = super().init_state(memory)
+        if not self.options.input_feeding:
+            return state
+        return state.replace(feed=memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size))
 
     def rnn_extra(self, state, steps):
         return (state["feed"] if self.options.input_feeding else None), None  # (B, 1, H)
@@ -289,7 +275,7 @@ class LuongDecoder(RNNDecoder):
         attentional = torch.tanh(self.W_c(torch.cat([context, outputs], -1)))  # (B, T', H)
         attentional = self.dropout(attentional)
         if self.options.input_feeding:
-            state["feed"] = attentional
+            state = state.replace(feed=attentional)
         return attentional, state, alignment
 
 
@@ -335,20 +321,20 @@ def summary_of(memory: Memory) -> torch.Tensor:
 
 
 class SummaryDecoder(RNNDecoder):
-    """Base: ``state["summary"]`` (B, 1, Hm) holds c for the whole sentence."""
+    """Base: c joins the embedding in the recurrent input; the shared ``state["summary"]``
+    (B, 1, Hm) holds it, one row per sentence."""
 
     uses_attention = False
 
     def rnn_input_size(self):
         return self.cfg.embed_size + self.memory_size
 
-    def init_extra(self, state: State, memory: Memory) -> None:
-        state["summary"] = summary_of(memory).unsqueeze(1)  # (B, 1, Hm), one row per sentence
-        state.shared.add("summary")
+    def init_state(self, memory: Memory) -> State:
+        return super().init_state(memory).share(summary=summary_of(memory).unsqueeze(1))  # (B, 1, Hm)
 
     def rnn_extra(self, state, steps):
         """c of every hypothesis, repeated for ``steps`` positions: (B, T', Hm)."""
-        c = state["summary"].repeat_interleave(state.group, 0) if state.group > 1 else state["summary"]
+        c = state.per_hypothesis("summary")
         return c.expand(c.shape[0], steps, c.shape[2]), None
 
 
