@@ -8,13 +8,14 @@ Every decoder offers:
 - ``forward(memory, tgt_in (B, T)) -> (features (B, T, F), alignment (B, T, S) or None)``,
   the teacher-forced path; ``generator(features)`` turns features into logits.
 
-A design says what joins the embedding in the recurrent input (``rnn_extra``), what follows
-the recurrent step (``after_rnn``, which returns a new state when it changes one) and,
-optionally, a position-wise ``output_layer``. Designs whose step does not depend on the
-previous step's output (``parallel``) run the whole target in one call during training. The
-others are stepped one position at a time (``teacher_forced``), and their output layer then
-runs once over the whole target. A test checks that teacher forcing equals stepping for every
-design.
+The base's constructor builds what every design has (embedding, recurrent stack, bridge, scorer);
+a design's constructor then builds its own layers and the generator over its ``feature_size``
+features. A design says what joins the embedding in the recurrent input (``rnn_extra``), what
+follows the recurrent step (``after_rnn``, which returns a new state when it changes one) and,
+optionally, a position-wise ``output_layer``. Designs whose step does not depend on the previous
+step's output (``parallel``) run the whole target in one call during training. The others are
+stepped one position at a time (``teacher_forced``), and their output layer then runs once over
+the whole target. A test checks that teacher forcing equals stepping for every design.
 """
 from __future__ import annotations
 
@@ -72,46 +73,35 @@ class Bridge(nn.Module):
 
 
 class RNNDecoder(nn.Module):
-    """Base of the recurrent designs: embedding, recurrent stack, bridge, the scorer of
-    ``model.attention`` (designs with ``uses_attention``), and the generator (output layer)
-    over ``feature_size`` features. ``options`` is the design's options instance."""
+    """Base of the recurrent designs. Its constructor builds what every design has: the
+    embedding, the recurrent stack (its input the embedding and ``extra_input_size`` more units,
+    what the design joins to it), the bridge and, for designs with ``uses_attention``, the
+    scorer of ``model.attention`` (queries: the recurrent outputs). A design's constructor then
+    builds its own layers, sets ``feature_size`` (the width of its features) and builds the
+    generator over them, last: the initialisations draw the parameters in the order they were
+    made. ``options`` is the design's options instance."""
 
     uses_attention = True
+    parallel = True  # ``step_features`` may run over the whole target at once
+    embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
 
-    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None):
+    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None,
+                 extra_input_size: int = 0):
         super().__init__()
         self.cfg, self.options = cfg, options
-        self.hidden_size, self.memory_size = cfg.hidden_size, memory_size
+        self.memory_size = memory_size
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size, cfg.decoder_layers, cfg.dropout)
+        self.rnn = build_rnn(cfg.cell, cfg.embed_size + extra_input_size, cfg.hidden_size, cfg.decoder_layers,
+                             cfg.dropout)
         self.hidden_size = self.rnn.output_size  # the recurrent outputs (P for lstm_proj)
         self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, self.hidden_size,
                              cfg.decoder_layers, self.rnn.has_cell_state, cell_size=cfg.hidden_size)
         self.scorer = None
         if self.uses_attention:
-            self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.query_size(), memory_size)
-        self.feature_size = self.build_output()
-        self.generator = OutputLayer(self.feature_size, vocab_size)
+            self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.hidden_size, memory_size)
 
     # -- what a design defines ------------------------------------------------------------
-    @property
-    def parallel(self) -> bool:
-        """True when ``step_features`` may run over the whole target at once."""
-        return True
-
-    def rnn_input_size(self) -> int:
-        return self.cfg.embed_size
-
-    def query_size(self) -> int:
-        return self.hidden_size
-
-    def build_output(self) -> int:
-        """Create the layers between the recurrent stack and the generator; the feature size."""
-        return self.hidden_size
-
-    embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
-
     def rnn_extra(self, state: State, steps: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(what joins the embedding in the recurrent input (B, T', X) or None, the alignment
         (B, T', S) computed for it or None), before the recurrent step of ``steps`` positions."""
@@ -198,6 +188,11 @@ class PlainDecoder(RNNDecoder):
 
     uses_attention = False
 
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.feature_size = self.hidden_size  # h_t
+        self.generator = OutputLayer(self.feature_size, vocab_size)
+
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return self.dropout(outputs), state, None
 
@@ -214,15 +209,13 @@ class BookDecoder(RNNDecoder):
     ``context_into_input`` also feeds the previous context into the next step (section 4.2).
     """
 
-    @property
-    def parallel(self):
-        return not self.options.context_into_input
-
-    def rnn_input_size(self):
-        return self.cfg.embed_size + (self.memory_size if self.options.context_into_input else 0)
-
-    def build_output(self):
-        return self.memory_size + self.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
+        feeds = options.context_into_input
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size if feeds else 0)  # the previous context
+        self.parallel = not feeds
+        self.feature_size = memory_size + self.hidden_size  # [c_t; h_t]
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def init_state(self, memory):
         state = super().init_state(memory)
@@ -250,16 +243,14 @@ class LuongDecoder(RNNDecoder):
     """Luong et al. 2015: attend with the current state h_t; attentional state
     h~_t = tanh(W_c [c_t; h_t]) feeds the output layer and, with input feeding, the next step."""
 
-    @property
-    def parallel(self):
-        return not self.options.input_feeding
-
-    def rnn_input_size(self):
-        return self.cfg.embed_size + (self.cfg.hidden_size if self.options.input_feeding else 0)
-
-    def build_output(self):
-        self.W_c = nn.Linear(self.memory_size + self.hidden_size, self.cfg.hidden_size, bias=False)
-        return self.cfg.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
+        feeds = options.input_feeding
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=cfg.hidden_size if feeds else 0)  # h~_{t-1}
+        self.parallel = not feeds
+        self.W_c = nn.Linear(memory_size + self.hidden_size, cfg.hidden_size, bias=False)
+        self.feature_size = cfg.hidden_size  # h~_t
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def init_state(self, memory):
         state = super().init_state(memory)
@@ -284,17 +275,14 @@ class BahdanauDecoder(RNNDecoder):
     """Bahdanau et al. 2014: attend with the previous state s_{t-1}; the context enters the
     recurrent input; a readout tanh(W_r [s_t; c_t; y_{t-1}]) feeds the output layer."""
 
-    @property
-    def parallel(self):
-        return False
+    parallel = False
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + self.memory_size
-
-    def build_output(self):
-        self.W_r = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size,
-                             self.cfg.hidden_size)
-        return self.cfg.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size)  # c_t
+        self.W_r = nn.Linear(self.hidden_size + memory_size + cfg.embed_size, cfg.hidden_size)
+        self.feature_size = cfg.hidden_size  # the readout
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def rnn_extra(self, state, steps):
         previous = RecurrentLayer.hidden_of(state["hidden"])[-1].unsqueeze(1)  # s_{t-1} (B, 1, H)
@@ -326,8 +314,9 @@ class SummaryDecoder(RNNDecoder):
 
     uses_attention = False
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + self.memory_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size)  # c
 
     def init_state(self, memory: Memory) -> State:
         return super().init_state(memory).share(summary=summary_of(memory).unsqueeze(1))  # (B, 1, Hm)
@@ -344,9 +333,11 @@ class ChoDecoder(SummaryDecoder):
     tanh(W_o [s_t; c; y_{t-1}]) (the paper uses a maxout there). The first state comes from c
     through the bridge (``bridge: linear`` gives the paper's s_0 = tanh(V c))."""
 
-    def build_output(self):
-        self.W_o = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size, self.cfg.hidden_size)
-        return self.cfg.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.W_o = nn.Linear(self.hidden_size + memory_size + cfg.embed_size, cfg.hidden_size)
+        self.feature_size = cfg.hidden_size  # tanh(W_o [s_t; c; y_{t-1}])
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return torch.cat([outputs, extra, embedded], -1), state, None  # [s_t; c; y_{t-1}]
@@ -363,8 +354,10 @@ class PeekyDecoder(SummaryDecoder):
 
     embedding_first = False  # the book's order: [h_enc; embedding]
 
-    def build_output(self):
-        return self.memory_size + self.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.feature_size = memory_size + self.hidden_size  # [h_enc; h_t]
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return self.dropout(torch.cat([extra, outputs], -1)), state, None
