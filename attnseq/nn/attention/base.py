@@ -36,7 +36,8 @@ class Scorer(nn.Module):
         if self.same_size and query_size != key_size:
             raise ConfigError(
                 f"model.attention: this scorer compares the decoder state ({query_size}) with the encoder "
-                f"outputs ({key_size}) unprojected, so the two need one size; use general or concat"
+                f"outputs ({key_size}) unprojected, so the two need one size; use general or concat",
+                key="model.attention",
             )
         self.query_size, self.key_size = query_size, key_size
         self.options = options

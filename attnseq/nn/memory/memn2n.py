@@ -229,6 +229,6 @@ class MemN2NArch:
             if not shares_vocab or src_vocab_size != tgt_vocab_size:
                 raise ConfigError(f"model.tying: {cfg.tying.name} ties the answer layer W to the last "
                                   "memory embedding C^K, so stories and answers need one vocabulary: set "
-                                  "data.shared_vocab: true (or use model.tying: layerwise)")
+                                  "data.shared_vocab: true (or use model.tying: layerwise)", key="model.tying")
             decoder.generator.weight = tied.weight
         return model

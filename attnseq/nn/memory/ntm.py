@@ -219,7 +219,7 @@ class NTMArch:
         """``cfg`` (an NTMConfig): the shifts must fit in the memory."""
         if 2 * cfg.shift_range + 1 > cfg.memory_locations:
             raise ConfigError(f"model.shift_range: 2 r + 1 = {2 * cfg.shift_range + 1} shifts do not fit in "
-                              f"model.memory_locations = {cfg.memory_locations}")
+                              f"model.memory_locations = {cfg.memory_locations}", key="model.shift_range")
         return cfg
 
     @staticmethod

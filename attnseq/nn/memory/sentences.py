@@ -123,4 +123,5 @@ def token_weights(sentences: Sentences, sentence_weights: torch.Tensor,
 def check_separator(token: str) -> None:
     """A ConfigError unless ``model.separator`` is one token (no spaces)."""
     if not token.strip() or token.split()[0] != token:
-        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}")
+        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}",
+                          key="model.separator")

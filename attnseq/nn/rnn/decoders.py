@@ -54,7 +54,7 @@ class Bridge(nn.Module):
             raise ConfigError(
                 "model.bridge: copy needs the encoder and decoder to have the same hidden size "
                 f"and layers (encoder {encoder_layers}x{encoder_size}, decoder {layers}x{hidden_size}); "
-                "use linear or zero"
+                "use linear or zero", key="model.bridge"
             )
         self.proj = nn.Linear(encoder_size, layers * hidden_size) if kind == "linear" else None
 

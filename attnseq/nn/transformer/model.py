@@ -201,7 +201,7 @@ def check_config(cfg) -> None:
     if cfg.hidden_size % cfg.heads:
         raise ConfigError(
             f"model.heads: model.hidden_size (d_model = {cfg.hidden_size}) must be divisible by "
-            f"model.heads ({cfg.heads})"
+            f"model.heads ({cfg.heads})", key="model.heads"
         )
 
 
