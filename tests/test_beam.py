@@ -53,7 +53,7 @@ class TableDecoder:
                 probs[row, token] = p
         mask = state["mask"].float()
         alignment = mask / mask.sum(1, keepdim=True)  # (B, S)
-        return probs.log(), State(prefix=prefix, mask=state["mask"]), alignment
+        return probs.log(), state.replace(prefix=prefix), alignment
 
 
 class TableModel:

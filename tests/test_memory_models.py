@@ -270,7 +270,7 @@ def test_beam_search_finds_what_greedy_finds_and_keeps_n_best(name):
 def test_reading_attention_gradients_match_finite_differences():
     """A hop's read (masked softmax of u . m, weighted sum of c) and a HAN context attention."""
     from attnseq.nn.memory.han import ContextAttention
-    from attnseq.nn.memory.sentences import masked_softmax
+    from attnseq.nn.attention.softmax import masked_softmax
 
     g = torch.Generator().manual_seed(0)
     m, c = torch.randn(2, 4, 3, generator=g, dtype=torch.double), torch.randn(2, 4, 3, generator=g, dtype=torch.double)
@@ -278,7 +278,7 @@ def test_reading_attention_gradients_match_finite_differences():
     mask = torch.tensor([[True, True, True, False], [True, False, False, False]])
 
     def hop(m, c, u):
-        p = masked_softmax(torch.einsum("bnd,bd->bn", m, u), mask)
+        p = masked_softmax(torch.einsum("bnd,bd->bn", m, u), mask, zero_empty_rows=True)
         return u + torch.einsum("bn,bnd->bd", p, c)
 
     assert torch.autograd.gradcheck(hop, tuple(t.requires_grad_() for t in (m, c, u)))

@@ -191,7 +191,8 @@ def test_beam_search_runs_through_the_shared_module():
 
 
 def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
-    from attnseq.nn.model import load_weights, save_weights
+    from attnseq.nn.model import load_model_weights, model_weights
+    from attnseq.runs import read_checkpoint, write_checkpoint
 
     shared = tiny_model(src_vocab=TGT_V, tie_embeddings=True, shares_vocab=True)
     generator = shared.decoder.generator.weight
@@ -204,9 +205,9 @@ def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
     assert separate.decoder.embed.tokens.weight.data_ptr() == separate.decoder.generator.weight.data_ptr()
     assert separate.encoder.embed.tokens.weight.data_ptr() != separate.decoder.generator.weight.data_ptr()
 
-    save_weights(shared, tmp_path / "w.safetensors")
+    write_checkpoint(tmp_path / "w.safetensors", model_weights(shared))
     restored = tiny_model(seed=9, src_vocab=TGT_V, tie_embeddings=True, shares_vocab=True)
-    load_weights(restored, tmp_path / "w.safetensors")
+    load_model_weights(restored, read_checkpoint(tmp_path / "w.safetensors")[0], tmp_path / "w.safetensors")
     assert restored.encoder.embed.tokens.weight.data_ptr() == restored.decoder.generator.weight.data_ptr()
     src, mask, tgt = batch()
     with torch.no_grad():

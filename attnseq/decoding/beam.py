@@ -163,9 +163,10 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
     one row per decoding step (the eos step included), S_i the sentence's source length.
     """
     if n_best > beam_size:
-        raise ConfigError(f"decode.n_best ({n_best}) must not exceed decode.beam_size ({beam_size})")
+        raise ConfigError(f"decode.n_best ({n_best}) must not exceed decode.beam_size ({beam_size})",
+                          key="decode.n_best")
     if length_penalty < 0:
-        raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}")
+        raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
     alpha, device = float(length_penalty), src.device
     batch = src.shape[0]
     state = model.decoder.init_state(model.encode(src, src_mask))  # one row per sentence

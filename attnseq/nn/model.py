@@ -1,4 +1,5 @@
-"""The encoder-decoder model, the architectures (``model.arch``) and their weights files.
+"""The encoder-decoder model, the architectures (``model.arch``) and their weights as arrays
+(what attnseq.runs writes to a checkpoint and reads back).
 
 An architecture registers an object with ``check(cfg) -> cfg`` (the model settings with every
 variant checked and its options written out) and ``build(cfg, src_vocab_size, tgt_vocab_size,
@@ -16,7 +17,6 @@ from torch import nn
 
 from ..errors import UserError
 from ..registry import Registry
-from ..runs import read_checkpoint, write_checkpoint
 from .loss import linear_cross_entropy
 from .state import Memory
 
@@ -110,14 +110,3 @@ def load_model_weights(model: nn.Module, weights: dict[str, np.ndarray], source:
     device = next(model.parameters()).device
     model.load_state_dict({k: torch.from_numpy(v).to(device) for k, v in weights.items()}, strict=False)
 
-
-def save_weights(model: nn.Module, path: str | Path, state: dict | None = None) -> None:
-    """The model's weights (and, for a checkpoint to resume from, the training ``state``) in one
-    safetensors file, written atomically."""
-    write_checkpoint(path, model_weights(model), state)
-
-
-def load_weights(model: nn.Module, path: str | Path) -> None:
-    """Load the weights of a checkpoint written by ``save_weights`` into ``model``."""
-    weights, _ = read_checkpoint(path)
-    load_model_weights(model, weights, path)

@@ -18,17 +18,59 @@ def _index(value: Any, indices: torch.Tensor, dim: int) -> Any:
     return value  # a plain number or flag shared by all rows
 
 
-class State(dict):
-    """A decoder's state: named tensors (or tuples of them) that share a batch dimension.
+@dataclass(frozen=True)
+class Hypotheses:
+    """How a state's rows line up with its shared entries: every ``per_sentence`` consecutive
+    rows are the hypotheses of one sentence (the beam width; 1 in greedy search and training),
+    whose shared entries (the encoder memory) hold one row.
+
+    A layer that reads a shared entry takes its queries ``by_sentence`` (the hypotheses of one
+    sentence side by side, as the shared entries are laid out) and its results back
+    ``by_hypothesis`` (``State.attend`` does both for a decoder); ``per_hypothesis`` gives a
+    shared entry one row per hypothesis.
+    """
+
+    per_sentence: int = 1
+
+    def by_sentence(self, rows: torch.Tensor) -> torch.Tensor:
+        """``rows`` (B, T, ...) of the per-hypothesis entries as (B / k, k * T, ...) (reshaped
+        for k = 1 too: the same operations whatever the beam, so training's gradients do not
+        depend on it)."""
+        k = self.per_sentence
+        return rows.reshape(rows.shape[0] // k, k * rows.shape[1], *rows.shape[2:])
+
+    def by_hypothesis(self, rows: torch.Tensor, dim: int = 1) -> torch.Tensor:
+        """The inverse of ``by_sentence`` for results whose positions run along ``dim``:
+        (B / k, ..., k * T, ...) -> (B, ..., T, ...) (a Transformer's weights (B / k, h, k * T, S)
+        have them along dim 2; they are left as they are for k = 1)."""
+        k = self.per_sentence
+        shape = rows.shape
+        if dim == 1:
+            return rows.reshape(shape[0] * k, shape[1] // k, *shape[2:])
+        if k == 1:
+            return rows
+        split = rows.view(*shape[:dim], k, shape[dim] // k, *shape[dim + 1:]).movedim(dim, 1)  # (B / k, k, ...)
+        return split.reshape(shape[0] * k, *split.shape[2:])
+
+    def per_hypothesis(self, shared: torch.Tensor) -> torch.Tensor:
+        """A shared entry (B / k, ...) with its row repeated for each hypothesis: (B, ...)."""
+        return shared.repeat_interleave(self.per_sentence, 0) if self.per_sentence > 1 else shared
+
+
+class State:
+    """A decoder's state: named entries (tensors, tuples of them, or plain values) that share a
+    batch dimension, and the layout search needs to reorder them. It is immutable: ``replace``
+    and ``share`` give a new State with other entries, ``select`` and ``repeat`` one with other
+    rows, and each keeps the layout. There is no other way to make a State from another's
+    entries (a State is not a dict: ``dict(state)`` and ``State(**state)`` fail).
 
     Most tensors are batch-first; ``batch_dims`` names the exceptions (RNN hidden states are
     (layers, B, H)). ``select`` keeps rows (beam reordering, dropping finished sentences) and
     ``repeat`` expands every row k times (beam expansion).
 
     Entries named in ``shared`` (the encoder memory) hold one row per sentence and are never
-    copied per hypothesis: every ``group`` consecutive rows of the other entries are the
-    hypotheses of one sentence (``group`` is the beam width; 1 in greedy search and training).
-    A decoder reads them with ``by_sentence``: its queries (B, T, H) as (B / group, group * T, H).
+    copied per hypothesis: ``hypotheses`` says which rows of the other entries are the
+    hypotheses of one sentence, and ``attend`` reads the shared entries with them.
 
     Entries named in ``deferred`` (a Transformer's self-attention cache, which grows every step)
     are not copied by ``select`` either: the decoder keeps a per-row entry of the stored rows
@@ -36,58 +78,117 @@ class State(dict):
     next extends the cache, in the same copy.
     """
 
-    def __init__(self, *args, batch_dims: dict[str, int] | None = None, shared=(), deferred=(), group: int = 1,
-                 **kwargs):
-        super().__init__(*args, **kwargs)
-        self.batch_dims = dict(batch_dims or {})
-        self.shared, self.deferred, self.group = set(shared), set(deferred), group
+    __slots__ = ("_entries", "_batch_dims", "_shared", "_deferred", "_hypotheses")
 
-    def copy(self) -> "State":
-        """A shallow copy that keeps the batch dimensions, shared and deferred entries, and group."""
-        return State(self, batch_dims=self.batch_dims, shared=self.shared, deferred=self.deferred, group=self.group)
+    def __init__(self, *, batch_dims: dict[str, int] | None = None, shared=(), deferred=(), **entries):
+        self._entries = entries
+        self._batch_dims = dict(batch_dims or {})
+        self._shared, self._deferred = frozenset(shared), frozenset(deferred)
+        self._hypotheses = Hypotheses()
+
+    def _with(self, entries: dict[str, Any], shared: frozenset[str] | None = None,
+              hypotheses: Hypotheses | None = None) -> "State":
+        """A State of ``entries`` with this one's layout (``shared``, ``hypotheses`` changed where given)."""
+        state = State.__new__(State)
+        state._entries, state._batch_dims, state._deferred = entries, self._batch_dims, self._deferred
+        state._shared = self._shared if shared is None else shared
+        state._hypotheses = self._hypotheses if hypotheses is None else hypotheses
+        return state
+
+    # -- reading ------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Any:
+        return self._entries[name]
+
+    __iter__ = None  # not iterable and no keys(): dict(state) and State(**state) raise TypeError
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __repr__(self) -> str:
+        return (f"State({', '.join(self._entries)}; shared {sorted(self._shared)}, deferred "
+                f"{sorted(self._deferred)}, {self._hypotheses.per_sentence} hypotheses per sentence)")
+
+    @property
+    def batch_dims(self) -> dict[str, int]:
+        """The batch dimension of each entry that is not batch-first."""
+        return dict(self._batch_dims)
+
+    @property
+    def shared(self) -> frozenset[str]:
+        """The names of the entries that hold one row per sentence."""
+        return self._shared
+
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The names of the entries whose rows the decoder takes when it next extends them."""
+        return self._deferred
+
+    @property
+    def hypotheses(self) -> Hypotheses:
+        """How the rows line up with the shared entries (for layers below the decoder)."""
+        return self._hypotheses
+
+    def attend(self, attention, query: torch.Tensor, *memory, positions: torch.Tensor | None = None):
+        """The tensors ``attention(query, *memory, positions)`` returns, each (B, T, ...), with the
+        hypotheses of a sentence reading its shared ``memory`` entries together: ``query``
+        (B, T, Hq) and ``positions`` (B, T) or None go in ``by_sentence``, the layout of the
+        shared entries, and the results come back ``by_hypothesis``. The memory is never copied."""
+        hypotheses = self._hypotheses
+        if positions is not None:
+            positions = hypotheses.by_sentence(positions)
+        results = attention(hypotheses.by_sentence(query), *memory, positions)
+        return tuple(hypotheses.by_hypothesis(r) for r in results)
+
+    def per_hypothesis(self, name: str) -> torch.Tensor:
+        """The shared entry ``name`` with one row per hypothesis: (B, ...)."""
+        return self._hypotheses.per_hypothesis(self._entries[name])
+
+    # -- deriving ------------------------------------------------------------------------------
+    def replace(self, **entries: Any) -> "State":
+        """A new State with ``entries`` changed or added (of the kind their names are declared:
+        per row unless shared or deferred), the rest and the layout kept."""
+        return self._with({**self._entries, **entries})
+
+    def share(self, **entries: Any) -> "State":
+        """A new State with ``entries`` added as shared entries: one row per sentence (B / k, ...)."""
+        return self._with({**self._entries, **entries}, shared=self._shared | set(entries))
 
     def select(self, indices: torch.Tensor, group: int = 1) -> "State":
         """A new State with the rows ``indices`` (1-D long tensor) of every tensor, each ``group``
         consecutive new rows hypotheses of one sentence (shared entries keep one row per sentence)."""
         sentences = None
-        if self.shared:
-            sentences = torch.div(indices[::group], self.group, rounding_mode="floor")
-            if (len(sentences) * self.group == self.batch_size()
+        if self._shared:
+            sentences = torch.div(indices[::group], self._hypotheses.per_sentence, rounding_mode="floor")
+            if (len(sentences) * self._hypotheses.per_sentence == self.batch_size()
                     and torch.equal(sentences, torch.arange(len(sentences), device=sentences.device))):
                 sentences = None  # the same sentences in order (a beam step that drops none): no copy
-        return State(
-            {k: v if k in self.deferred or (k in self.shared and sentences is None)
-             else _index(v, sentences if k in self.shared else indices, self.batch_dims.get(k, 0))
-             for k, v in self.items()},
-            batch_dims=self.batch_dims, shared=self.shared, deferred=self.deferred, group=group,
+        return self._with(
+            {k: v if k in self._deferred or (k in self._shared and sentences is None)
+             else _index(v, sentences if k in self._shared else indices, self._batch_dims.get(k, 0))
+             for k, v in self._entries.items()},
+            hypotheses=Hypotheses(group),
         )
 
     def repeat(self, k: int) -> "State":
         """Each row repeated ``k`` times in a row: rows (0, 0, 1, 1, ...) for k = 2."""
         batch = self.batch_size()
         device = self.device()
-        return self.select(torch.arange(batch, device=device).repeat_interleave(k), group=k * self.group)
+        return self.select(torch.arange(batch, device=device).repeat_interleave(k),
+                           group=k * self._hypotheses.per_sentence)
 
-    def by_sentence(self, rows: torch.Tensor) -> torch.Tensor:
-        """``rows`` (B, T, ...) of the per-hypothesis entries as (B / group, group * T, ...):
-        the hypotheses of one sentence side by side, as the shared entries are laid out."""
-        return rows.reshape(rows.shape[0] // self.group, self.group * rows.shape[1], *rows.shape[2:])
-
-    def by_hypothesis(self, rows: torch.Tensor) -> torch.Tensor:
-        """The inverse of ``by_sentence``: (B / group, group * T, ...) -> (B, T, ...)."""
-        return rows.reshape(rows.shape[0] * self.group, rows.shape[1] // self.group, *rows.shape[2:])
-
+    # -- the batch ------------------------------------------------------------------------------
     def _first_tensor(self) -> tuple[torch.Tensor, int]:
-        for k, v in self.items():
-            if k in self.shared or k in self.deferred:
+        for k, v in self._entries.items():
+            if k in self._shared or k in self._deferred:
                 continue
             while isinstance(v, (tuple, list)) and v:
                 v = v[0]
             if isinstance(v, torch.Tensor):
-                return v, self.batch_dims.get(k, 0)
+                return v, self._batch_dims.get(k, 0)
         raise ValueError("state holds no tensor")
 
     def batch_size(self) -> int:
+        """The number of rows (hypotheses)."""
         tensor, dim = self._first_tensor()
         return tensor.shape[dim]
 

@@ -21,8 +21,8 @@ from ..data.sources import check_data
 from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
 from ..hardware import bf16_pays, cpu_model
-from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
-from ..runs import BEST, LAST, read_checkpoint
+from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
+from ..runs import BEST, LAST, read_checkpoint, write_checkpoint
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
@@ -218,7 +218,7 @@ class Trainer(EpochLoop):
         """best.safetensors when the evaluation improved (or there is none yet), then
         last.safetensors with the training state; each written whole or not at all."""
         if best or not (self.run_dir / BEST).exists():
-            save_weights(self.model, self.run_dir / BEST)
+            write_checkpoint(self.run_dir / BEST, model_weights(self.model))
         state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
                  "progress": dataclasses.asdict(self.progress), "rng": rng_states()}
-        save_weights(self.model, self.run_dir / LAST, state)
+        write_checkpoint(self.run_dir / LAST, model_weights(self.model), state)

@@ -29,13 +29,14 @@ class TorchEngine(Engine):
         from ...translator.torch_model import TorchTranslator
         from ...hardware import keep_freed_memory
         from ...nn.layout import lay_out_for_decoding
-        from ...nn.model import build_model, load_weights
-        from ...runs import checkpoint_path
+        from ...nn.model import build_model, load_model_weights
+        from ...runs import checkpoint_path, read_checkpoint
 
         pipeline = TextPipeline.load(config.data, run_dir)
         model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab,
                             src_vocab=pipeline.src_vocab)
-        load_weights(model, checkpoint_path(run_dir, checkpoint))
+        path = checkpoint_path(run_dir, checkpoint)
+        load_model_weights(model, read_checkpoint(path)[0], path)
         if torch.device(device).type == "cpu":
             lay_out_for_decoding(model)  # this model only translates
             keep_freed_memory()  # each step's log-probabilities and caches reuse memory

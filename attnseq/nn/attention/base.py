@@ -14,6 +14,7 @@ from torch import nn
 from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant
+from .softmax import masked_softmax
 
 SCORERS: Registry[type["Scorer"]] = Registry("attention scorer")
 
@@ -35,7 +36,8 @@ class Scorer(nn.Module):
         if self.same_size and query_size != key_size:
             raise ConfigError(
                 f"model.attention: this scorer compares the decoder state ({query_size}) with the encoder "
-                f"outputs ({key_size}) unprojected, so the two need one size; use general or concat"
+                f"outputs ({key_size}) unprojected, so the two need one size; use general or concat",
+                key="model.attention",
             )
         self.query_size, self.key_size = query_size, key_size
         self.options = options
@@ -68,8 +70,7 @@ class Scorer(nn.Module):
             mask = torch.ones(scores.shape[0], scores.shape[2], dtype=torch.bool, device=scores.device)
         mask = mask.unsqueeze(1).expand_as(scores)  # (B, T, S)
         mask, reweight = self.window(query, scores, mask, positions)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        alignment = torch.softmax(scores, dim=-1)  # (B, T, S)
+        alignment = masked_softmax(scores, mask)  # (B, T, S)
         if reweight is not None:
             alignment = alignment * reweight
             alignment = alignment / alignment.sum(-1, keepdim=True)

@@ -31,7 +31,8 @@ class MultiHeadScorer(Scorer):
     def __init__(self, query_size: int, key_size: int, options: MultiHeadOptions):
         super().__init__(query_size, key_size, options)
         if options.head.name == "multihead":
-            raise ConfigError("model.attention.head: a head cannot itself be multihead")
+            raise ConfigError("model.attention.head: a head cannot itself be multihead",
+                              key="model.attention.head")
         self.heads = heads = options.heads
         self.head_size = d = max(1, self.hidden_size(options.size) // heads)
         self.W_q = nn.Linear(query_size, heads * d, bias=False)

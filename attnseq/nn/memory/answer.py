@@ -66,9 +66,7 @@ class AnswerDecoder(nn.Module):
     def step(self, prev_tokens: torch.Tensor, state: State):
         """(logits (B, V), state, alignment (B, S)); ``prev_tokens`` are not needed."""
         features, alignment = self._features(state, state["step"], 1)
-        new = State(state, batch_dims=state.batch_dims)
-        new["step"] = state["step"] + 1
-        return self.generator(features[:, 0]), new, alignment[:, 0]
+        return self.generator(features[:, 0]), state.replace(step=state["step"] + 1), alignment[:, 0]
 
     def forward(self, memory: Reading, tgt_in: torch.Tensor):
         """Teacher forcing: (features (B, T, F), alignment (B, T, S))."""

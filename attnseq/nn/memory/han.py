@@ -18,10 +18,11 @@ import dataclasses
 import torch
 from torch import nn
 
+from ..attention.softmax import masked_softmax
 from ..model import ARCHS, Seq2Seq
 from ..rnn.cells import CELLS, build_rnn
 from .answer import AnswerDecoder, Reading
-from .sentences import check_separator, masked_softmax, separator_id, split_sentences, token_weights
+from .sentences import check_separator, separator_id, split_sentences, token_weights
 
 
 class ContextAttention(nn.Module):
@@ -35,7 +36,7 @@ class ContextAttention(nn.Module):
     def forward(self, h: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(pooled (..., size), weights (..., T)) of annotations h (..., T, size) under mask (..., T)."""
         scores = torch.tanh(self.project(h)) @ self.context.to(h.dtype)  # (..., T)
-        weights = masked_softmax(scores, mask)
+        weights = masked_softmax(scores, mask, zero_empty_rows=True)
         return (weights.unsqueeze(-1) * h).sum(-2), weights
 
 

@@ -28,10 +28,10 @@ from torch import nn
 
 from ...errors import ConfigError
 from ...registry import Registry
+from ..attention.softmax import masked_softmax
 from ..model import ARCHS, Seq2Seq
 from .answer import AnswerDecoder, Reading
-from .sentences import (Sentences, check_separator, masked_softmax, separator_id, split_sentences,
-                        token_weights)
+from .sentences import Sentences, check_separator, separator_id, split_sentences, token_weights
 
 SENTENCE_ENCODINGS: Registry[type["SentenceEncoding"]] = Registry("sentence encoding")
 TYINGS: Registry[type["Tying"]] = Registry("weight tying")
@@ -183,7 +183,8 @@ class StoryReader(nn.Module):
         hops = []
         for k in range(self.cfg.hops):
             key, value = self.tying.hop(k)
-            p = masked_softmax(torch.einsum("bnd,bd->bn", memories[key], u), story.mask)  # (B, N)
+            scores = torch.einsum("bnd,bd->bn", memories[key], u)  # (B, N)
+            p = masked_softmax(scores, story.mask, zero_empty_rows=True)
             o = torch.einsum("bn,bnd->bd", p, memories[value])  # (B, d)
             u = self.tying.update(u, o)
             hops.append(p)
@@ -228,6 +229,6 @@ class MemN2NArch:
             if not shares_vocab or src_vocab_size != tgt_vocab_size:
                 raise ConfigError(f"model.tying: {cfg.tying.name} ties the answer layer W to the last "
                                   "memory embedding C^K, so stories and answers need one vocabulary: set "
-                                  "data.shared_vocab: true (or use model.tying: layerwise)")
+                                  "data.shared_vocab: true (or use model.tying: layerwise)", key="model.tying")
             decoder.generator.weight = tied.weight
         return model

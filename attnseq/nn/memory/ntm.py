@@ -164,7 +164,7 @@ class TapeReader(nn.Module):
 
     def init_state(self, memory: Tape) -> State:
         """The state before the first target token."""
-        return State(memory.machine, written=memory.written, step=0)
+        return State(**memory.machine, written=memory.written, step=0)
 
     def inputs(self, prev_tokens: torch.Tensor, step: int, like: torch.Tensor) -> torch.Tensor:
         """The machine's input (B, E) at target position ``step``."""
@@ -178,10 +178,7 @@ class TapeReader(nn.Module):
         """(features (B, F), state, the heads' weightings (B, R + W, N)) after one target step."""
         machine = {k: state[k] for k in MACHINE}
         features, machine = self.cell(self.inputs(prev_tokens, state["step"], state["h"]), machine)
-        new = State(state, batch_dims=state.batch_dims)
-        new.update(machine)
-        new["step"] = state["step"] + 1
-        return features, new, machine["weights"]
+        return features, state.replace(**machine, step=state["step"] + 1), machine["weights"]
 
     def alignment(self, weights: torch.Tensor, written: torch.Tensor) -> torch.Tensor:
         """(B, S): the read heads' mean weighting against each source position's write weighting."""
@@ -222,7 +219,7 @@ class NTMArch:
         """``cfg`` (an NTMConfig): the shifts must fit in the memory."""
         if 2 * cfg.shift_range + 1 > cfg.memory_locations:
             raise ConfigError(f"model.shift_range: 2 r + 1 = {2 * cfg.shift_range + 1} shifts do not fit in "
-                              f"model.memory_locations = {cfg.memory_locations}")
+                              f"model.memory_locations = {cfg.memory_locations}", key="model.shift_range")
         return cfg
 
     @staticmethod

@@ -104,13 +104,6 @@ def split_sentences(src: torch.Tensor, src_mask: torch.Tensor, separator: int, h
     return Sentences(words, word_mask, mask, age, question, question_mask, sentence_of, position_of)
 
 
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax of ``scores`` over the last dimension where ``mask`` is True: exactly zero where
-    it is False, and all zeros in a row with nothing to attend to (an empty story)."""
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    return weights.masked_fill(~mask, 0.0)
-
-
 def token_weights(sentences: Sentences, sentence_weights: torch.Tensor,
                   word_weights: torch.Tensor | None = None) -> torch.Tensor:
     """Weights on the source tokens (B, S): each token gets its sentence's weight (B, N) times
@@ -130,4 +123,5 @@ def token_weights(sentences: Sentences, sentence_weights: torch.Tensor,
 def check_separator(token: str) -> None:
     """A ConfigError unless ``model.separator`` is one token (no spaces)."""
     if not token.strip() or token.split()[0] != token:
-        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}")
+        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}",
+                          key="model.separator")

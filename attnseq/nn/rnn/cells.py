@@ -216,7 +216,8 @@ class ProjectedLSTMLayer(FusedLayer):
         if not 0 < per_direction < self.hidden_size:
             raise ConfigError(
                 f"model.cell.projection_size: each direction's projection must be between 1 and its "
-                f"hidden size ({self.hidden_size}) less one, got {per_direction}"
+                f"hidden size ({self.hidden_size}) less one, got {per_direction}",
+                key="model.cell.projection_size",
             )
         self.output_size = per_direction * self.directions
         return {"proj_size": per_direction}

@@ -8,12 +8,14 @@ Every decoder offers:
 - ``forward(memory, tgt_in (B, T)) -> (features (B, T, F), alignment (B, T, S) or None)``,
   the teacher-forced path; ``generator(features)`` turns features into logits.
 
-A design says what joins the embedding in the recurrent input (``rnn_extra``), what follows
-the recurrent step (``after_rnn``) and, optionally, a position-wise ``output_layer``. Designs
-whose step does not depend on the previous step's output (``parallel``) run the whole target in
-one call during training. The others are stepped one position at a time (``teacher_forced``),
-and their output layer then runs once over the whole target. A test checks that teacher
-forcing equals stepping for every design.
+The base's constructor builds what every design has (embedding, recurrent stack, bridge, scorer);
+a design's constructor then builds its own layers and the generator over its ``feature_size``
+features. A design says what joins the embedding in the recurrent input (``rnn_extra``), what
+follows the recurrent step (``after_rnn``, which returns a new state when it changes one) and,
+optionally, a position-wise ``output_layer``. Designs whose step does not depend on the previous
+step's output (``parallel``) run the whole target in one call during training. The others are
+stepped one position at a time (``teacher_forced``), and their output layer then runs once over
+the whole target. A test checks that teacher forcing equals stepping for every design.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ class Bridge(nn.Module):
             raise ConfigError(
                 "model.bridge: copy needs the encoder and decoder to have the same hidden size "
                 f"and layers (encoder {encoder_layers}x{encoder_size}, decoder {layers}x{hidden_size}); "
-                "use linear or zero"
+                "use linear or zero", key="model.bridge"
             )
         self.proj = nn.Linear(encoder_size, layers * hidden_size) if kind == "linear" else None
 
@@ -71,49 +73,35 @@ class Bridge(nn.Module):
 
 
 class RNNDecoder(nn.Module):
-    """Base of the recurrent designs: embedding, recurrent stack, bridge, the scorer of
-    ``model.attention`` (designs with ``uses_attention``), and the generator (output layer)
-    over ``feature_size`` features. ``options`` is the design's options instance."""
+    """Base of the recurrent designs. Its constructor builds what every design has: the
+    embedding, the recurrent stack (its input the embedding and ``extra_input_size`` more units,
+    what the design joins to it), the bridge and, for designs with ``uses_attention``, the
+    scorer of ``model.attention`` (queries: the recurrent outputs). A design's constructor then
+    builds its own layers, sets ``feature_size`` (the width of its features) and builds the
+    generator over them, last: the initialisations draw the parameters in the order they were
+    made. ``options`` is the design's options instance."""
 
     uses_attention = True
+    parallel = True  # ``step_features`` may run over the whole target at once
+    embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
 
-    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None):
+    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None,
+                 extra_input_size: int = 0):
         super().__init__()
         self.cfg, self.options = cfg, options
-        self.hidden_size, self.memory_size = cfg.hidden_size, memory_size
+        self.memory_size = memory_size
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.rnn = build_rnn(cfg.cell, self.rnn_input_size(), cfg.hidden_size, cfg.decoder_layers, cfg.dropout)
+        self.rnn = build_rnn(cfg.cell, cfg.embed_size + extra_input_size, cfg.hidden_size, cfg.decoder_layers,
+                             cfg.dropout)
         self.hidden_size = self.rnn.output_size  # the recurrent outputs (P for lstm_proj)
         self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, self.hidden_size,
                              cfg.decoder_layers, self.rnn.has_cell_state, cell_size=cfg.hidden_size)
         self.scorer = None
         if self.uses_attention:
-            self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.query_size(), memory_size)
-        self.feature_size = self.build_output()
-        self.generator = OutputLayer(self.feature_size, vocab_size)
+            self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.hidden_size, memory_size)
 
     # -- what a design defines ------------------------------------------------------------
-    @property
-    def parallel(self) -> bool:
-        """True when ``step_features`` may run over the whole target at once."""
-        return True
-
-    def rnn_input_size(self) -> int:
-        return self.cfg.embed_size
-
-    def query_size(self) -> int:
-        return self.hidden_size
-
-    def build_output(self) -> int:
-        """Create the layers between the recurrent stack and the generator; the feature size."""
-        return self.hidden_size
-
-    def init_extra(self, state: State, memory: Memory) -> None:
-        """Add design-specific entries (input-feeding vector, previous context) to ``state``."""
-
-    embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
-
     def rnn_extra(self, state: State, steps: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(what joins the embedding in the recurrent input (B, T', X) or None, the alignment
         (B, T', S) computed for it or None), before the recurrent step of ``steps`` positions."""
@@ -121,7 +109,8 @@ class RNNDecoder(nn.Module):
 
     def after_rnn(self, outputs: torch.Tensor, embedded: torch.Tensor, extra: torch.Tensor | None,
                   alignment: torch.Tensor | None, state: State):
-        """(features (B, T', F'), state, alignment or None) from the recurrent outputs (B, T', H)."""
+        """(features (B, T', F'), the state (a new one where the design changes it), alignment
+        or None) from the recurrent outputs (B, T', H)."""
         raise NotImplementedError
 
     def output_layer(self, features: torch.Tensor) -> torch.Tensor:
@@ -135,19 +124,18 @@ class RNNDecoder(nn.Module):
         inputs = embedded
         if extra is not None:
             inputs = torch.cat([embedded, extra] if self.embedding_first else [extra, embedded], -1)
-        outputs, state = self.run_rnn(inputs, state)  # (B, T', H)
-        return self.after_rnn(outputs, embedded, extra, alignment, state)
+        outputs, hidden = self.rnn(inputs, state["hidden"])  # (B, T', H)
+        return self.after_rnn(outputs, embedded, extra, alignment, state.replace(hidden=hidden))
 
     # -- the protocol ---------------------------------------------------------------------
     def init_state(self, memory: Memory) -> State:
-        """The state before the first target token."""
+        """The state before the first target token: the recurrent state, the target position
+        and, for an attending design, the memory (one row per sentence)."""
         batch = memory.keys.shape[0]
         state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
-                      shared={"keys", "values", "mask"})  # the memory: one row per sentence
-        state["step"] = torch.zeros(batch, dtype=torch.long, device=memory.keys.device)  # (B,) target position
+                      step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device))  # (B,) target position
         if self.scorer is not None:
-            state.update(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
-        self.init_extra(state, memory)
+            state = state.share(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
         return state
 
     def step(self, prev_tokens: torch.Tensor, state: State):
@@ -181,33 +169,17 @@ class RNNDecoder(nn.Module):
         return torch.cat(features, 1), alignment
 
     # -- shared pieces --------------------------------------------------------------------
-    def run_rnn(self, inputs: torch.Tensor, state: State):
-        """Recurrent stack over inputs (B, T', I): outputs (B, T', H), and the state updated."""
-        outputs, hidden = self.rnn(inputs, state["hidden"])
-        state = state.copy()
-        state["hidden"] = hidden
-        return outputs, state
-
     def attend(self, query: torch.Tensor, state: State):
         """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq); local scorers get
         the target positions (B, T') of the queries. The hypotheses of one sentence attend to its
-        memory together (State.by_sentence), so beam search never copies the memory."""
-        positions = None
-        if "step" in state:
-            positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
-            positions = state.by_sentence(positions)
-        context, alignment = self.scorer(state.by_sentence(query), state["keys"], state["values"], state["mask"],
-                                         positions)
-        return state.by_hypothesis(context), state.by_hypothesis(alignment)
+        memory together (State.attend), so beam search never copies the memory."""
+        positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
+        return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions)
 
 
 def advance(state: State) -> State:
-    """A copy of ``state`` one target position further (its ``step`` counter + 1)."""
-    if "step" not in state:
-        return state
-    state = state.copy()
-    state["step"] = state["step"] + 1
-    return state
+    """``state`` one target position further (its ``step`` counter + 1)."""
+    return state.replace(step=state["step"] + 1)
 
 
 @DECODERS.register("none")
@@ -215,6 +187,11 @@ class PlainDecoder(RNNDecoder):
     """No attention: the encoder reaches the decoder only through the bridge (Sutskever et al. 2014)."""
 
     uses_attention = False
+
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.feature_size = self.hidden_size  # h_t
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return self.dropout(outputs), state, None
@@ -232,19 +209,19 @@ class BookDecoder(RNNDecoder):
     ``context_into_input`` also feeds the previous context into the next step (section 4.2).
     """
 
-    @property
-    def parallel(self):
-        return not self.options.context_into_input
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
+        feeds = options.context_into_input
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size if feeds else 0)  # the previous context
+        self.parallel = not feeds
+        self.feature_size = memory_size + self.hidden_size  # [c_t; h_t]
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + (self.memory_size if self.options.context_into_input else 0)
-
-    def build_output(self):
-        return self.memory_size + self.hidden_size
-
-    def init_extra(self, state, memory):
-        if self.options.context_into_input:
-            state["context"] = memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size)
+    def init_state(self, memory):
+        state = super().init_state(memory)
+        if not self.options.context_into_input:
+            return state
+        return state.replace(context=memory.values.new_zeros(memory.values.shape[0], 1, self.memory_size))
 
     def rnn_extra(self, state, steps):
         return (state["context"] if self.options.context_into_input else None), None  # (B, 1, Hm)
@@ -252,7 +229,7 @@ class BookDecoder(RNNDecoder):
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         context, alignment = self.attend(outputs, state)  # (B, T', Hm), (B, T', S)
         if self.options.context_into_input:
-            state["context"] = context
+            state = state.replace(context=context)
         return self.dropout(torch.cat([context, outputs], -1)), state, alignment
 
 
@@ -266,20 +243,20 @@ class LuongDecoder(RNNDecoder):
     """Luong et al. 2015: attend with the current state h_t; attentional state
     h~_t = tanh(W_c [c_t; h_t]) feeds the output layer and, with input feeding, the next step."""
 
-    @property
-    def parallel(self):
-        return not self.options.input_feeding
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
+        feeds = options.input_feeding
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=cfg.hidden_size if feeds else 0)  # h~_{t-1}
+        self.parallel = not feeds
+        self.W_c = nn.Linear(memory_size + self.hidden_size, cfg.hidden_size, bias=False)
+        self.feature_size = cfg.hidden_size  # h~_t
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + (self.cfg.hidden_size if self.options.input_feeding else 0)
-
-    def build_output(self):
-        self.W_c = nn.Linear(self.memory_size + self.hidden_size, self.cfg.hidden_size, bias=False)
-        return self.cfg.hidden_size
-
-    def init_extra(self, state, memory):
-        if self.options.input_feeding:
-            state["feed"] = memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size)
+    def init_state(self, memory):
+        state = super().init_state(memory)
+        if not self.options.input_feeding:
+            return state
+        return state.replace(feed=memory.values.new_zeros(memory.values.shape[0], 1, self.cfg.hidden_size))
 
     def rnn_extra(self, state, steps):
         return (state["feed"] if self.options.input_feeding else None), None  # (B, 1, H)
@@ -289,7 +266,7 @@ class LuongDecoder(RNNDecoder):
         attentional = torch.tanh(self.W_c(torch.cat([context, outputs], -1)))  # (B, T', H)
         attentional = self.dropout(attentional)
         if self.options.input_feeding:
-            state["feed"] = attentional
+            state = state.replace(feed=attentional)
         return attentional, state, alignment
 
 
@@ -298,17 +275,14 @@ class BahdanauDecoder(RNNDecoder):
     """Bahdanau et al. 2014: attend with the previous state s_{t-1}; the context enters the
     recurrent input; a readout tanh(W_r [s_t; c_t; y_{t-1}]) feeds the output layer."""
 
-    @property
-    def parallel(self):
-        return False
+    parallel = False
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + self.memory_size
-
-    def build_output(self):
-        self.W_r = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size,
-                             self.cfg.hidden_size)
-        return self.cfg.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size)  # c_t
+        self.W_r = nn.Linear(self.hidden_size + memory_size + cfg.embed_size, cfg.hidden_size)
+        self.feature_size = cfg.hidden_size  # the readout
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def rnn_extra(self, state, steps):
         previous = RecurrentLayer.hidden_of(state["hidden"])[-1].unsqueeze(1)  # s_{t-1} (B, 1, H)
@@ -335,20 +309,21 @@ def summary_of(memory: Memory) -> torch.Tensor:
 
 
 class SummaryDecoder(RNNDecoder):
-    """Base: ``state["summary"]`` (B, 1, Hm) holds c for the whole sentence."""
+    """Base: c joins the embedding in the recurrent input; the shared ``state["summary"]``
+    (B, 1, Hm) holds it, one row per sentence."""
 
     uses_attention = False
 
-    def rnn_input_size(self):
-        return self.cfg.embed_size + self.memory_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
+                         extra_input_size=memory_size)  # c
 
-    def init_extra(self, state: State, memory: Memory) -> None:
-        state["summary"] = summary_of(memory).unsqueeze(1)  # (B, 1, Hm), one row per sentence
-        state.shared.add("summary")
+    def init_state(self, memory: Memory) -> State:
+        return super().init_state(memory).share(summary=summary_of(memory).unsqueeze(1))  # (B, 1, Hm)
 
     def rnn_extra(self, state, steps):
         """c of every hypothesis, repeated for ``steps`` positions: (B, T', Hm)."""
-        c = state["summary"].repeat_interleave(state.group, 0) if state.group > 1 else state["summary"]
+        c = state.per_hypothesis("summary")
         return c.expand(c.shape[0], steps, c.shape[2]), None
 
 
@@ -358,9 +333,11 @@ class ChoDecoder(SummaryDecoder):
     tanh(W_o [s_t; c; y_{t-1}]) (the paper uses a maxout there). The first state comes from c
     through the bridge (``bridge: linear`` gives the paper's s_0 = tanh(V c))."""
 
-    def build_output(self):
-        self.W_o = nn.Linear(self.hidden_size + self.memory_size + self.cfg.embed_size, self.cfg.hidden_size)
-        return self.cfg.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.W_o = nn.Linear(self.hidden_size + memory_size + cfg.embed_size, cfg.hidden_size)
+        self.feature_size = cfg.hidden_size  # tanh(W_o [s_t; c; y_{t-1}])
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return torch.cat([outputs, extra, embedded], -1), state, None  # [s_t; c; y_{t-1}]
@@ -377,8 +354,10 @@ class PeekyDecoder(SummaryDecoder):
 
     embedding_first = False  # the book's order: [h_enc; embedding]
 
-    def build_output(self):
-        return self.memory_size + self.hidden_size
+    def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options)
+        self.feature_size = memory_size + self.hidden_size  # [h_enc; h_t]
+        self.generator = OutputLayer(self.feature_size, vocab_size)
 
     def after_rnn(self, outputs, embedded, extra, alignment, state):
         return self.dropout(torch.cat([extra, outputs], -1)), state, None

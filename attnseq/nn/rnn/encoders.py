@@ -38,7 +38,8 @@ def final_hidden(h: torch.Tensor, num_layers: int, directions: int) -> torch.Ten
 
 def check_even(cfg, bidirectional: bool) -> None:
     if bidirectional and cfg.hidden_size % 2:
-        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {cfg.hidden_size}")
+        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {cfg.hidden_size}",
+                          key="model.hidden_size")
 
 
 @dataclass
@@ -94,7 +95,7 @@ class LayerwiseEncoder(Encoder):
         widths = {layer.output_size for layer in self.layers}
         if len(widths) > 1:
             raise ConfigError(f"model.encoder: the levels' output sizes differ ({sorted(widths)}); "
-                              "residual connections need one size")
+                              "residual connections need one size", key="model.encoder")
         self.output_size = size
 
     def forward(self, src, src_mask):

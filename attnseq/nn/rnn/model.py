@@ -73,7 +73,8 @@ class RNNArch:
         attends = DECODERS.get(decoder.name).uses_attention
         if cfg.attention is not None and not attends:
             raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
-                              "model.attention or choose an attending decoder (bahdanau, luong, book)")
+                              "model.attention or choose an attending decoder (bahdanau, luong, book)",
+                              key="model.attention")
         return dataclasses.replace(
             cfg, decoder=decoder,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
@@ -91,7 +92,7 @@ class RNNArch:
             if decoder.feature_size != cfg.embed_size:
                 raise ConfigError(
                     f"model.tie_embeddings: the output features ({decoder.feature_size}) must match "
-                    f"model.embed_size ({cfg.embed_size})"
+                    f"model.embed_size ({cfg.embed_size})", key="model.tie_embeddings"
                 )
             decoder.generator.weight = decoder.embed.weight
         model = Seq2Seq(encoder, decoder)

@@ -13,6 +13,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..attention.softmax import masked_softmax
+from ..state import Hypotheses
+
 Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
 
 
@@ -53,9 +56,7 @@ def scaled_dot_product(query: torch.Tensor, keys: torch.Tensor, values: torch.Te
     if not need_weights:
         return F.scaled_dot_product_attention(query, keys, values, attn_mask=mask, dropout_p=dropout), None
     scores = query @ keys.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (B, h, T, S)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
+    weights = masked_softmax(scores, mask)
     context = F.dropout(weights, dropout) @ values if dropout else weights @ values  # (B, h, T, dk)
     return context, weights
 
@@ -168,27 +169,26 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: Cache | None,
                 cross_keys: torch.Tensor, cross_values: torch.Tensor, cross_mask: torch.Tensor,
-                need_weights: bool = False, group: int = 1, past_rows: torch.Tensor | None = None):
+                need_weights: bool = False, hypotheses: Hypotheses = Hypotheses(),
+                past_rows: torch.Tensor | None = None):
         """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
 
         ``past``: the self-attention keys and values of earlier positions (B0, h, t, dk) or None,
         and ``past_rows`` (B,) the row of them each row of x continues (None: the same rows);
         the returned cache holds them followed by the new positions' (B, h, t + T, dk).
-        ``self_mask`` (T, t + T) or None; cross keys/values (B / group, h, S, dk) and cross_mask
-        (B / group, 1, 1, S): one row per sentence, whose ``group`` hypotheses attend together.
+        ``self_mask`` (T, t + T) or None; cross keys/values (B / k, h, S, dk) and cross_mask
+        (B / k, 1, 1, S): one row per sentence, whose k ``hypotheses`` attend together.
         """
         h = self.self_res.inner(x)
         keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
         if past is not None:
             keys, values = extend(past[0], past_rows, keys), extend(past[1], past_rows, values)
         x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
-        batch, steps, d = x.shape
-        query = self.cross_res.inner(x).reshape(batch // group, group * steps, d)  # a sentence's hypotheses
+        query = hypotheses.by_sentence(self.cross_res.inner(x))  # (B / k, k * T, D)
         context, weights = self.cross_attn(query, cross_keys, cross_values, cross_mask, need_weights)
-        context = context.reshape(batch, steps, d)
-        if weights is not None and group > 1:  # (B / g, h, g * T, S) -> (B, h, T, S)
-            n, heads, _, source = weights.shape
-            weights = weights.view(n, heads, group, steps, source).transpose(1, 2).reshape(batch, heads, steps, source)
+        context = hypotheses.by_hypothesis(context)  # (B, T, D)
+        if weights is not None:
+            weights = hypotheses.by_hypothesis(weights, dim=2)  # (B / k, h, k * T, S) -> (B, h, T, S)
         x = self.cross_res.outer(x, context)
         x = self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
         return x, (keys, values), weights

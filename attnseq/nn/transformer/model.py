@@ -32,7 +32,7 @@ from torch import nn
 from ...errors import ConfigError
 from ..model import ARCHS, Seq2Seq
 from ..output import OutputLayer
-from ..state import Memory, State
+from ..state import Hypotheses, Memory, State
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
 from .positional import POSITIONAL, TransformerEmbedding
 
@@ -103,19 +103,19 @@ class TransformerDecoder(nn.Module):
         return tuple(k for k, _ in pairs), tuple(v for _, v in pairs)
 
     def run(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: list[Cache] | None,
-            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int, group: int = 1,
-            past_rows: torch.Tensor | None = None):
+            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int,
+            hypotheses: Hypotheses = Hypotheses(), past_rows: torch.Tensor | None = None):
         """(features (B, T, D), caches per layer, cross weights per layer (B, h, T, S) or None).
 
         Layers numbered ``weights_from`` and above return their cross-attention weights. The
-        memory holds one row per sentence, each with ``group`` hypotheses in x; ``past_rows``
+        memory holds one row per sentence, whose ``hypotheses`` are rows of x; ``past_rows``
         (B,) the row of the caches each row of x continues.
         """
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
             x, cache, w = layer(x, self_mask, None if past is None else past[i], cross_keys[i],
-                                cross_values[i], cross_mask, need_weights=i >= weights_from, group=group,
-                                past_rows=past_rows)
+                                cross_values[i], cross_mask, need_weights=i >= weights_from,
+                                hypotheses=hypotheses, past_rows=past_rows)
             caches.append(cache)
             weights.append(w)
         return self.norm(x), caches, weights
@@ -151,17 +151,16 @@ class TransformerDecoder(nn.Module):
         # and would otherwise copy its strided view (B, h, S, dk) at every step
         cross_keys = tuple(k.contiguous() for k in cross_keys)
         cross_values = tuple(v.contiguous() for v in cross_values)
-        state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0,
-                      shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
-                      deferred={"self_keys", "self_values"})  # rows taken when next extended
         batch = memory.mask.shape[0]
         if self.use_cache:
             empty = memory.keys.new_zeros(batch, self.heads, 0, self.head_size)
-            state.update(self_keys=(empty,) * len(self.layers), self_values=(empty,) * len(self.layers),
-                         cache_rows=torch.arange(batch, device=memory.mask.device))  # (B,) row of the cache
+            entries = dict(self_keys=(empty,) * len(self.layers), self_values=(empty,) * len(self.layers),
+                           cache_rows=torch.arange(batch, device=memory.mask.device))  # (B,) row of the cache
         else:
-            state["tokens"] = memory.mask.new_zeros(batch, 0, dtype=torch.long)
-        return state
+            entries = dict(tokens=memory.mask.new_zeros(batch, 0, dtype=torch.long))
+        return State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0, **entries,
+                     shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
+                     deferred={"self_keys", "self_values"})  # rows taken when next extended
 
     def step(self, prev_tokens: torch.Tensor, state: State):
         """(logits (B, V), state, alignment (B, S)) after feeding ``prev_tokens`` (B,)."""
@@ -178,23 +177,21 @@ class TransformerDecoder(nn.Module):
         """(logits (B, V), new state, cross weights per layer (B, h, 1, S) or None)."""
         t = state["step"]
         memory = (state["cross_keys"], state["cross_values"], padding_mask(state["mask"]))
-        new = state.copy()
-        new["step"] = t + 1
         if "tokens" in state:  # no cache: the whole prefix again, keep the last position
             tokens = torch.cat([state["tokens"], prev_tokens.unsqueeze(1)], 1)  # (B, t + 1)
             features, _, weights = self.run(self.embed(tokens), causal_mask(t + 1, tokens.device), None,
-                                            *memory, weights_from, state.group)
+                                            *memory, weights_from, state.hypotheses)
             features = features[:, -1:]
             weights = [None if w is None else w[:, :, -1:] for w in weights]
-            new["tokens"] = tokens
+            new = state.replace(step=t + 1, tokens=tokens)
         else:
             x = self.embed(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
-            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.group,
+            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.hypotheses,
                                                  past_rows=state["cache_rows"])
-            new["self_keys"] = tuple(k for k, _ in caches)
-            new["self_values"] = tuple(v for _, v in caches)
-            new["cache_rows"] = torch.arange(x.shape[0], device=x.device)
+            new = state.replace(step=t + 1, self_keys=tuple(k for k, _ in caches),
+                                self_values=tuple(v for _, v in caches),
+                                cache_rows=torch.arange(x.shape[0], device=x.device))
         return self.generator(features[:, 0]), new, weights
 
 
@@ -204,7 +201,7 @@ def check_config(cfg) -> None:
     if cfg.hidden_size % cfg.heads:
         raise ConfigError(
             f"model.heads: model.hidden_size (d_model = {cfg.hidden_size}) must be divisible by "
-            f"model.heads ({cfg.heads})"
+            f"model.heads ({cfg.heads})", key="model.heads"
         )
 
 

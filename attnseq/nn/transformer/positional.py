@@ -88,7 +88,8 @@ class LearnedPositions(PositionalEncoding):
             raise ConfigError(
                 f"model.positional.max_positions: a sequence reaches position {end}, past the "
                 f"{self.max_positions} learned positions; raise it or limit lengths "
-                "(data.max_source_len, data.max_target_len, decode.max_len)"
+                "(data.max_source_len, data.max_target_len, decode.max_len)",
+                key="model.positional.max_positions",
             )
         return self.embed.weight[start:end]  # (length, D)
 
