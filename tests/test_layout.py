@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, write_reverse_dir
+from conftest import ROOT
 
 PACKAGE = ROOT / "attnseq"
 
@@ -138,42 +138,28 @@ def test_scratch_imports_with_torch_blocked():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-@pytest.fixture(scope="module")
-def trained_run(tmp_path_factory) -> Path:
-    """A run of two updates of a small recurrent model on the reversal task."""
-    from attnseq.cli import main
-
-    tmp = tmp_path_factory.mktemp("inference")
-    data = write_reverse_dir(tmp / "data")
-    run = tmp / "run"
-    assert main(["-q", "train", str(ROOT / "configs" / "luong2015-dot.yaml"), "--data", str(data), "--out",
-                 str(run), "--set", "train.max_steps=2", "--set", "model.hidden_size=16",
-                 "--set", "train.progress=false"]) == 0
-    return run
-
-
-def test_inference_does_not_load_the_training_package(trained_run):
-    """A trained run is loaded and used with attnseq.train never imported."""
-    code = (f"import sys, attnseq; m = attnseq.load({str(trained_run)!r}); m.translate(['abc'], beam_size=2); "
+def test_inference_does_not_load_the_training_package(quick_runs):
+    """A trained run is loaded and used from Python with attnseq.train never imported (the
+    commands that use a run: tests/test_cli.py)."""
+    run = quick_runs["rnn"]
+    code = (f"import sys, attnseq; m = attnseq.load({str(run)!r}); m.translate(['abc'], beam_size=2); "
             "m.evaluate([('abc', 'cba')]); "
             "assert not [n for n in sys.modules if n.startswith('attnseq.train')], "
             "[n for n in sys.modules if n.startswith('attnseq.train')]")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_the_translate_command_does_not_load_the_training_package(trained_run):
-    """``attnseq translate RUN`` with its input on stdin translates with attnseq.train never
-    imported: run as ``python -m attnseq.cli``, and through attnseq.cli.main, then sys.modules read."""
-    args = ["-q", "translate", str(trained_run), "--beam", "2"]
-    code = (f"import sys; from attnseq.cli import main; status = main({args!r}); "
-            "loaded = sorted(n for n in sys.modules if n.startswith('attnseq.train')); "
-            "assert status == 0 and not loaded, (status, loaded)")
-    texts = "abc\nfedcba\n"
-    wrapped = subprocess.run([sys.executable, "-c", code], input=texts, capture_output=True, text=True, cwd=ROOT)
-    assert wrapped.returncode == 0, wrapped.stderr
-    command = subprocess.run([sys.executable, "-m", "attnseq.cli", *args], input=texts, capture_output=True,
-                             text=True, check=True, cwd=ROOT)
-    assert len(command.stdout.splitlines()) == 2 and wrapped.stdout == command.stdout
+ABOVE_THE_MODELS = ("attnseq.runs", "attnseq.train", "attnseq.engines", "attnseq.api", "attnseq.cli", "attnseq.serve")
+
+
+def test_nn_and_decoding_import_nothing_above_them():
+    """The models and the search import downwards only: nothing in attnseq/nn or attnseq/decoding
+    imports the run folders, training, the engines, the API, the CLI or the server (they import nn)."""
+    known = modules()
+    for name, path in known.items():
+        if name.startswith(("attnseq.nn", "attnseq.decoding")):
+            above = {m for m in imports_of(name, path, set(known)) if m.startswith(ABOVE_THE_MODELS)}
+            assert not above, (name, sorted(above))
 
 
 def test_files_are_named_for_what_they_hold():
