@@ -152,6 +152,7 @@ def test_a_bug_still_shows_its_traceback(monkeypatch, error):
     (["data", "dates", "--out", "x", "--train", "-1"], "argument --train: expected a whole number >= 0, got -1"),
     (["nope"], "invalid choice: 'nope'"),
     (["plot", "positional", "--bogus"], "unrecognized arguments: --bogus"),
+    (["plot", "positional", "-q"], "-q goes before the command: attnseq -q COMMAND"),
     (["translate", "RUN", "--input", "a", "--po", "b.po"], "argument --po: not allowed with argument --input"),
 ])
 def test_a_wrong_argument_is_one_line_and_status_2(argv, words, capsys):

@@ -31,6 +31,10 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         command = self.prog.removeprefix("attnseq").strip()
+        if message.startswith("unrecognized arguments: "):  # -q after the command: say where it goes
+            misplaced = [word for word in message.split(": ", 1)[1].split() if word in self._option_string_actions]
+            if misplaced:
+                raise UsageError(f"{' '.join(misplaced)} goes before the command: attnseq {misplaced[0]} COMMAND ...")
         raise UsageError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
