@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/attnseq demo --out runs/demo
+	$(BIN)/attnseq demo --out runs/demo --overwrite
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 tests

@@ -9,7 +9,8 @@ Each config trains in ``OUT/<config name>`` for at most ``budget_minutes`` of tr
 dev and test, as ``attnseq evaluate`` does. The table (config, parameters, steps, the best
 checkpoint's step, training tokens/s, dev and test exact match and BLEU) is printed and written
 as ``comparison.md`` and ``comparison.csv`` in OUT, and ``curves.png`` draws each run's dev score
-against minutes of training.
+against minutes of training. Those files, like the runs, are replaced only with ``overwrite``
+(``--overwrite``), and that is checked before anything trains.
 """
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ from .data.corpus import read_tsv
 from .engines import engine_for
 from .errors import UserError
 from .runs import read_metrics
-from .utils import atomic_write_text
+from .files import check_output, write_output
 
 log = logging.getLogger(__name__)
 
 COLUMNS = ("config", "parameters", "steps", "best_step", "train_seconds", "tokens_per_second",
            "dev_exact_match", "test_exact_match", "dev_bleu", "test_bleu")
+TABLE_FILES = ("comparison.md", "comparison.csv", "curves.png")  # what a comparison writes beside its runs
 RULE = ("Scores are those of each run's best checkpoint (best.safetensors: the evaluation with the best "
         "train.select_by, ties broken by the lower dev loss), evaluated on the whole dev and test sets; "
         "best_step is its step.")
@@ -115,14 +117,17 @@ def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minu
     if not (Path(data_dir) / "train.tsv").exists():
         raise UserError(f"compare: {data_dir} has no train.tsv (make one with attnseq data ...)")
     out_dir = Path(out_dir)
+    inputs = [*configs, *(Path(data_dir) / f"{split}.tsv" for split in ("train", "dev", "test"))]
+    for name in TABLE_FILES:  # refused before anything is trained
+        check_output(out_dir / name, inputs=inputs, overwrite=overwrite)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides, overwrite)
             for path, name in zip(configs, run_names(configs))]
     table = markdown_table(rows)
-    atomic_write_text(out_dir / "comparison.md",
-                      f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n"
-                      + table)
-    atomic_write_text(out_dir / "comparison.csv", csv_table(rows))
+    write_output(out_dir / "comparison.md",
+                 f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n" + table,
+                 inputs=inputs, overwrite=overwrite)
+    write_output(out_dir / "comparison.csv", csv_table(rows), inputs=inputs, overwrite=overwrite)
     from .viz.curves import plot_progress
 
     plot_progress({row["config"]: read_metrics(out_dir / row["config"]) for row in rows}, out_dir / "curves.png")

@@ -261,7 +261,9 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML config file; a ConfigError naming the file (and line) otherwise."""
+    """The mapping in a YAML config file; a ConfigError naming the file (and line) otherwise: a
+    file that cannot be read, is not YAML, is empty (it would train every default silently) or
+    not a mapping, or gives a key twice (YAML would keep the last one silently)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -269,15 +271,48 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config ({err.strerror})", key=None) from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a YAML config (not UTF-8 text)", key=None) from None
+    loader = yaml.SafeLoader(text)
     try:
-        values = yaml.safe_load(text) or {}
+        node = loader.get_single_node()
+        if node is not None:
+            repeated_key(node, path)
+        values = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}:{where} invalid YAML", key=None) from None
+    finally:
+        loader.dispose()
+    if values is None:
+        raise ConfigError(f"{path}: an empty config; give the settings that differ from the defaults (data, "
+                          "model, train, decode), or leave the config out for the recommended preset", key=None)
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: expected a mapping of sections (data, model, train, decode)", key=None)
     return values
+
+
+def repeated_key(node: yaml.Node, path: Path, prefix: str = "", visited: set[int] | None = None) -> None:
+    """Raise a ConfigError naming the dotted key, the file and both lines when a mapping in the
+    YAML ``node`` (of the file ``path``) gives a key twice."""
+    visited = set() if visited is None else visited
+    if id(node) in visited:  # an alias of a node already checked (or of its own parent)
+        return
+    visited.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            repeated_key(item, path, f"{prefix}{index}.", visited)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict[tuple[str, str], int] = {}
+    for key_node, value_node in node.value:
+        key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else "?"
+        line = key_node.start_mark.line + 1
+        if isinstance(key_node, yaml.ScalarNode) and key != "<<":
+            if (key_node.tag, key) in seen:
+                raise ConfigError(f"{path}:{line}: {prefix}{key} is given twice (first on line "
+                                  f"{seen[key_node.tag, key]}); keep one of them", key=f"{prefix}{key}")
+            seen[key_node.tag, key] = line
+        repeated_key(value_node, path, f"{prefix}{key}.", visited)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:

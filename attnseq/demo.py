@@ -15,19 +15,21 @@ log = logging.getLogger(__name__)
 PRESET = CONFIGS / RECOMMENDED["char"]
 
 
-def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000) -> dict:
+def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrite: bool = False) -> dict:
     """Generate dates, train until every dev date is right (or ``minutes`` pass), print why it
-    stopped, test accuracy and examples, write attention.png and curve.png; the test metrics."""
+    stopped, test accuracy and examples, write attention.png and curve.png; the test metrics.
+    ``out`` may hold files (an earlier demo's) only with ``overwrite``: they are replaced."""
     from .data.splits import make_date_splits, write_split_dir
+    from .files import check_folder
     from .train.loop import Trainer
     from .runs import read_metrics
     from .viz.attention import plot_attention
     from .viz.curves import plot_curve
 
-    out = Path(out)
+    out = check_folder(out, ("attention.png", "curve.png"), overwrite=overwrite)
     data_dir = out / "data"
     train, dev, test = make_date_splits(train_pairs, 1000, 2000, seed=7)
-    write_split_dir(data_dir, train, dev, test)
+    write_split_dir(data_dir, train, dev, test, overwrite=overwrite)
     print(f"Generated {len(train)} training dates, e.g. {train[0][0]!r} -> {train[0][1]!r}")
 
     config = load_config(PRESET, [f"data.dir={data_dir}", f"train.max_minutes={minutes}",

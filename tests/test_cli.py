@@ -196,3 +196,44 @@ def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog
     assert [r["dev_exact_match"] == 1.0 for r in evaluations] == [False] * (len(evaluations) - 1) + [True]
     assert len(evaluations) > 1 and evaluations[-1]["step"] < 50 * 8  # while training, long before its epochs
     assert "stopping: dev exact match reached 100.00% (train.target_exact_match)" in caplog.messages
+
+
+def test_an_os_error_a_user_causes_is_one_line_without_a_traceback(tmp_path):
+    """Paths that are files where a folder is needed (or under one), read through the real file
+    system by the installed entry point: status 2, one line naming the path and what to do."""
+    (tmp_path / "file").write_text("x")
+    data = tmp_path / "data"
+    data.mkdir()
+    for split in ("train", "dev", "test"):
+        write_tsv(data / f"{split}.tsv", reverse_pairs(8, seed=1))
+    for out in (tmp_path / "file", tmp_path / "file" / "run"):
+        result = run("train", "configs/book-attention.yaml", "--data", str(data), "--out", str(out))
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.strip().splitlines()[-1].startswith(f"attnseq: error: {out}: "), result.stderr
+    result = run("data", "dates", "--out", str(tmp_path / "file" / "data"), "--train", "3")
+    assert result.returncode == 2 and result.stderr.strip() == (
+        f"attnseq: error: {tmp_path / 'file' / 'data'}: {tmp_path / 'file'} is a file, not a folder; "
+        "give a path under a folder")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("model:\n  hidden_size: 8\n  hidden_size: 9\n", ":3: model.hidden_size is given twice (first on line 2)"),
+    ("\n# nothing yet\n", ": an empty config"),
+])
+def test_a_config_with_a_key_twice_or_empty_is_one_line(tmp_path, capsys, text, words):
+    config = tmp_path / "c.yaml"
+    config.write_text(text, encoding="utf-8")
+    assert main(["train", str(config), "--data", str(tmp_path), "--out", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err.strip().startswith(f"attnseq: error: {config}{words}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_data_sort_with_its_defaults_draws_a_priority_for_every_item(tmp_path):
+    """The longest default test set holds 40 items: the default priorities are as many (32
+    otherwise), so the command as documented works."""
+    from attnseq.data.corpus import read_tsv
+
+    assert main(["-q", "data", "sort", "--out", str(tmp_path / "s"), "--train", "4", "--dev", "2",
+                 "--test", "2"]) == 0
+    source, _ = read_tsv(tmp_path / "s" / "test-len40.tsv")[0]
+    assert len(set(source.split()[1::2])) == 40  # 40 distinct priorities

@@ -1,6 +1,7 @@
 """Tests of the data sources: generated dates, TSV splits and the book's data sets."""
 from __future__ import annotations
 
+import logging
 import re
 from datetime import date, datetime
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from attnseq.data.book import book_split_indices, load_book, read_book_pairs
-from attnseq.data.corpus import read_tsv
+from attnseq.data.corpus import read_aligned, read_tsv
 from attnseq.data.dates import (
     CASINGS,
     apply_casing,
@@ -24,7 +25,7 @@ from attnseq.data.splits import (
     write_splits,
     write_tsv,
 )
-from attnseq.errors import DataError
+from attnseq.errors import DataError, UserError
 
 from conftest import book_file
 
@@ -221,6 +222,45 @@ def test_write_split_dir_and_write_splits(tmp_path):
     written = write_splits(train + dev + test, tmp_path / "again", seed=3)
     total = sum(len(read_tsv(p, strip=False)) for p in written.values())
     assert total == 100
+
+
+def test_write_split_dir_writes_the_extra_files_and_replaces_only_with_overwrite(tmp_path):
+    train, dev, test = make_date_splits(20, 4, 4, seed=0)
+    paths = write_split_dir(tmp_path / "d", train, dev, test, {"test-long": test[:2]})
+    assert read_tsv(paths["test-long"], strip=False) == test[:2]
+    with pytest.raises(UserError, match="holds files already .*give --overwrite"):
+        write_split_dir(tmp_path / "d", train, dev, test)
+    write_split_dir(tmp_path / "d", dev, train, test, overwrite=True)
+    assert read_tsv(paths["train"], strip=False) == dev
+
+
+@pytest.mark.parametrize("first", ["source\ttarget", "src\ttgt", "en\tde", "Source\tTarget", "input\toutput"])
+def test_a_header_row_is_read_with_a_warning_naming_file_and_line_1(tmp_path, caplog, first):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(f"{first}\nabc\tcba\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        assert read_tsv(path) == [tuple(first.split("\t")), ("abc", "cba")]
+    assert f"{path}:1: {first!r} looks like a header row" in caplog.text
+
+
+@pytest.mark.parametrize("first", ["abc\tcba", "en\ten", "de\tthe"])
+def test_a_first_pair_that_names_no_columns_is_read_silently(tmp_path, caplog, first):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(f"{first}\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        read_tsv(path)
+    assert "header" not in caplog.text
+
+
+def test_a_carriage_return_inside_a_line_or_a_tab_in_an_aligned_file_names_file_and_line(tmp_path):
+    path = tmp_path / "mac.tsv"
+    path.write_bytes(b"a\tb\r\nc\td\re\tf\n")  # \r\n ends a line; a lone \r inside one is refused
+    with pytest.raises(DataError, match=r"mac.tsv:2: a carriage return inside the line"):
+        read_tsv(path)
+    (tmp_path / "src.txt").write_text("one\ntw\to\n", encoding="utf-8")
+    (tmp_path / "tgt.txt").write_text("eins\nzwei\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"src.txt:2: a tab inside the sentence"):
+        read_aligned(tmp_path / "src.txt", tmp_path / "tgt.txt")
 
 
 # ---------------------------------------------------------------- the book's data

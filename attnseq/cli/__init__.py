@@ -2,7 +2,10 @@
 (``add_arguments(parser)``) and its handler (``run(args)``) side by side. A handler imports what
 it needs when it runs, so building the parser stays light (no torch, no attnseq.train).
 
-User errors print one line and exit with status 2."""
+User errors print one line and exit with status 2: a UserError, a wrong argument, and an
+operating-system error a user causes (a path that is wrong, a full or read-only disk:
+attnseq.files.USER_ERRNOS), ``attnseq: error: <path>: <what is wrong>; <what to do>``. Any other
+exception is a bug and shows its traceback."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +13,7 @@ import logging
 import sys
 
 from ..errors import UserError
+from ..files import os_error_message
 from . import compare, data, demo, evaluate, plot, reproduce, serve, train, translate
 from .arguments import HelpFormatter
 
@@ -19,10 +23,23 @@ COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": tra
 
 
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose help states each argument's default; its subparsers are Parsers too."""
+    """An ArgumentParser whose help states each argument's default and whose errors are one line
+    (a UsageError that ``main`` prints); its subparsers are Parsers too."""
 
     def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
         super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("attnseq").strip()
+        if message.startswith("unrecognized arguments: "):  # -q after the command: say where it goes
+            misplaced = [word for word in message.split(": ", 1)[1].split() if word in self._option_string_actions]
+            if misplaced:
+                raise UsageError(f"{' '.join(misplaced)} goes before the command: attnseq {misplaced[0]} COMMAND ...")
+        raise UsageError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
+
+
+class UsageError(UserError):
+    """A command line argparse cannot read: a missing, unknown or malformed argument."""
 
 
 class VersionAction(argparse.Action):
@@ -64,10 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                        format="%(message)s", stream=sys.stderr)
     try:
+        args = build_parser().parse_args(argv)
+        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                            format="%(message)s", stream=sys.stderr)
         args.func(args)
     except UserError as err:
         print(f"attnseq: error: {err}", file=sys.stderr)
@@ -77,4 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as err:  # a wrong path, a full or read-only disk: one line; any other errno is a bug
+        if os_error_message(err) is None:
+            raise
+        print(f"attnseq: error: {os_error_message(err)}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as err:  # an input that is not text, read where no reader named it
+        print(f"attnseq: error: an input file is not UTF-8 text ({err.reason} at byte {err.start}); "
+              "give a UTF-8 file", file=sys.stderr)
+        return 2
     return 0

@@ -1,8 +1,10 @@
-"""What several commands share: the help formatter, the ``--set`` and ``--checkpoint``
-arguments, and the command words that give the parsed options again."""
+"""What several commands share: the help formatter, the ``--set``, ``--checkpoint`` and
+``--overwrite`` arguments, the types of counts, and the command words that give the parsed
+options again."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -29,6 +31,40 @@ def add_checkpoint(parser: argparse.ArgumentParser) -> None:
     """``--checkpoint best|last``: which weights of a run to load."""
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best",
                         help="the weights of the best evaluation, or the last ones saved")
+
+
+def add_overwrite(parser: argparse.ArgumentParser, help: str = "replace the output file if it exists") -> None:
+    """``--overwrite``: the command may replace what its output path holds (attnseq.files)."""
+    parser.add_argument("--overwrite", action="store_true", help=help)
+
+
+def run_files(run_dir: str | None) -> list[Path]:
+    """The files a trained run is made of (config, checkpoints, vocabularies, metrics): inputs of a
+    command that reads the run, which its outputs must never replace."""
+    if not run_dir:
+        return []
+    from ..runs import RUN_FILES
+
+    return [Path(run_dir) / name for name in RUN_FILES]
+
+
+def count(text: str) -> int:
+    """An argument type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argument type: a whole number >= 1."""
+    value = count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
 
 
 def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, skip: tuple[str, ...] = ()) -> list[str]:

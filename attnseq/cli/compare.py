@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .arguments import add_set
+from .arguments import add_overwrite, add_set
 
 HELP = "train several configs under one budget and tabulate them"
 
@@ -16,8 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-minutes", type=float, default=5.0, help="training time per config")
     parser.add_argument("--out", default="runs/compare", help="folder for the runs and the table")
     add_set(parser, "override for every config")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace runs left in --out by an earlier comparison")
+    add_overwrite(parser, "replace the runs, table and curves an earlier comparison left in --out")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -4,12 +4,13 @@ tasks, documents)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 from ..errors import UserError
+from ..files import check_folder
+from .arguments import add_overwrite, count, positive
 
 HELP = "write DIR/train.tsv, dev.tsv, test.tsv from a data source"
 
+SORT_LEVELS = 32  # sort's priorities unless a sequence is longer
 # the NTM's tasks, one generator with its options (data/algorithmic.py)
 ALGORITHMIC = {"copy": "copy a sequence of random bit vectors (the NTM's copy task)",
                "repeat-copy": "copy a sequence N times (the NTM's repeat copy task)",
@@ -30,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sources.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
     p.add_argument("--file", required=True, help="the book's date.txt or addition.txt")
     _add_out(p)
-    p.add_argument("--dev-size", type=int, default=500,
+    p.add_argument("--dev-size", type=count, default=500,
                    help="pairs of the book's training part held out as dev (0: none)")
     p.set_defaults(write=data_book)
 
@@ -56,9 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     p.add_argument("--kinds", default="single,two,three,yes-no,counting",
                    help="comma-separated kinds of question: single, two, three, yes-no, counting")
-    p.add_argument("--train", type=int, default=1000, help="training stories of each kind")
-    p.add_argument("--dev", type=int, default=100, help="dev stories of each kind")
-    p.add_argument("--test", type=int, default=1000, help="test stories of each kind")
+    p.add_argument("--train", type=count, default=1000, help="training stories of each kind")
+    p.add_argument("--dev", type=count, default=100, help="dev stories of each kind")
+    p.add_argument("--test", type=count, default=1000, help="test stories of each kind")
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_stories)
 
@@ -69,11 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--lengths", default="1-10", help="sequence lengths of train, dev and test, e.g. 1-10")
         p.add_argument("--test-lengths", default="20,30,40",
                        help="comma-separated longer lengths, each written as test-lenN.tsv")
-        p.add_argument("--bits", type=int, default=8, help="bits per vector (each vector is one token)")
+        p.add_argument("--bits", type=positive, default=8, help="bits per vector (each vector is one token)")
         if task == "repeat-copy":
             p.add_argument("--repeats", default="1-5", help="range of the repeat count")
         if task == "sort":
-            p.add_argument("--levels", type=int, default=32, help="distinct priorities to draw from")
+            p.add_argument("--levels", type=positive, help="distinct priorities to draw from (default: 32, or "
+                                                             "as many as the longest sequence has items)")
         p.add_argument("--seed", type=int, default=1, help="seed of the generator")
         p.set_defaults(write=data_algorithmic)
 
@@ -87,29 +89,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_out(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the folder to write train.tsv, dev.tsv and test.tsv into")
+    add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
 def _add_sizes(p: argparse.ArgumentParser, train: int, dev: int, test: int, what: str = "pairs") -> None:
     """--train, --dev and --test: how many examples each split gets."""
-    p.add_argument("--train", type=int, default=train, help=f"training {what}")
-    p.add_argument("--dev", type=int, default=dev, help=f"dev {what}")
-    p.add_argument("--test", type=int, default=test, help=f"test {what}")
+    p.add_argument("--train", type=count, default=train, help=f"training {what}")
+    p.add_argument("--dev", type=count, default=dev, help=f"dev {what}")
+    p.add_argument("--test", type=count, default=test, help=f"test {what}")
 
 
 def run(args: argparse.Namespace) -> None:
     """Write the folder of the source named (each source's parser sets its ``write``)."""
+    check_folder(args.out, overwrite=args.overwrite)  # before anything is read or generated
     args.write(args)
 
 
-def write_splits(args, train, dev, test) -> None:
-    """Write the three splits of ``attnseq data SOURCE`` into --out (never an empty one)."""
+def write_splits(args, train, dev, test, extra=None, *, inputs=(), more: str = "larger --train/--dev/--test",
+                 what: str = "pairs") -> None:
+    """Write the splits of ``attnseq data SOURCE`` into --out (never an empty one), and each of
+    ``extra`` ({"test-len20": pairs}) beside them; ``more`` says how to get larger splits, and
+    an error names the ``inputs`` the pairs came from."""
     from ..data.splits import write_split_dir
 
     try:
-        write_split_dir(args.out, train, dev, test)
+        write_split_dir(args.out, train, dev, test, extra, inputs=inputs, overwrite=args.overwrite)
     except ValueError as err:
-        raise UserError(f"data {args.source}: {err}") from None
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test pairs to {args.out}")
+        hint = f"; give {more}" if "would be empty" in str(err) else ""
+        read = ", ".join(str(path) for path in inputs if path)
+        raise UserError(f"data {args.source}: {read + ': ' if read else ''}{err}{hint}") from None
+    also = "".join(f", {name}.tsv" for name in extra or {})
+    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test {what} to {args.out}{also}")
 
 
 def data_dates(args) -> None:
@@ -131,13 +141,16 @@ def data_book(args) -> None:
         train, dev, test = load_book(args.file, dev_size=args.dev_size)
     except ValueError as err:
         raise UserError(f"data book: --dev-size: {err}") from None
-    write_splits(args, train, dev, test)
+    write_splits(args, train, dev, test, inputs=[args.file], more="a larger --dev-size")
 
 
 def data_split(args) -> None:
     from ..data.corpus import read_aligned, read_tsv
     from ..data.splits import split_pairs
 
+    if args.input and (args.src or args.tgt):
+        raise UserError(f"data split: --input and {'--src' if args.src else '--tgt'}: give one TSV file "
+                        "(--input), or two aligned files (--src and --tgt)")
     if args.input:
         pairs = read_tsv(args.input)
     elif args.src and args.tgt:
@@ -145,24 +158,25 @@ def data_split(args) -> None:
     else:
         raise UserError("data split: give --input FILE.tsv, or --src FILE and --tgt FILE")
     if not pairs:
-        raise UserError(f"data split: no pairs in {args.input or args.src}")
+        raise UserError(f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
+                        "give a file of source<TAB>target lines")
     as_fraction = lambda x: x / len(pairs) if x >= 1 else x  # noqa: E731  (counts or fractions)
     try:
         train, dev, test = split_pairs(pairs, as_fraction(args.dev), as_fraction(args.test), seed=args.seed)
     except ValueError as err:
-        raise UserError(f"data split: {err}") from None
-    write_splits(args, train, dev, test)
+        raise UserError(f"data split: --dev/--test: {err}") from None
+    write_splits(args, train, dev, test, inputs=[args.input, args.src, args.tgt],
+                 more="more pairs, or larger --dev/--test")
 
 
 def data_gettext(args) -> None:
     from ..data.gettext import build_gettext_corpus
 
     train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
-    write_splits(args, train, dev, test)
+    write_splits(args, train, dev, test, inputs=args.paths or (), more="more catalogs (--from)")
 
 
 def data_stories(args) -> None:
-    from ..data.splits import write_split_dir, write_tsv
     from ..data.stories import make_story_splits
 
     kinds = [k for k in args.kinds.split(",") if k]
@@ -170,45 +184,39 @@ def data_stories(args) -> None:
         splits = make_story_splits(kinds, args.train, args.dev, args.test, seed=args.seed)
     except ValueError as err:
         raise UserError(f"data stories: {err}") from None
-    write_split_dir(args.out, *([s.pair() for s in splits[name]] for name in ("train", "dev", "test")))
-    for kind in kinds:  # the test set once more, one file per kind of question
-        write_tsv(Path(args.out) / f"test-{kind}.tsv", [s.pair() for s in splits["test"] if s.kind == kind])
-    print(f"wrote {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test stories "
-          f"({', '.join(kinds)}) to {args.out}, and test-KIND.tsv for each kind")
+    # the test set once more, one file per kind of question
+    by_kind = {f"test-{kind}": [s.pair() for s in splits["test"] if s.kind == kind] for kind in kinds}
+    write_splits(args, *([s.pair() for s in splits[name]] for name in ("train", "dev", "test")), by_kind,
+                 what=f"stories ({', '.join(kinds)})")
 
 
 def data_algorithmic(args) -> None:
     from ..data.algorithmic import make_task_splits, parse_range
-    from ..data.splits import write_split_dir, write_tsv
 
     options = {"bits": args.bits}
     try:
+        lengths = parse_range(args.lengths)
+        longer = tuple(int(n) for n in args.test_lengths.split(",") if n.strip())
         if args.source == "repeat-copy":
             options["repeats"] = parse_range(args.repeats)
-        if args.source == "sort":
-            options["levels"] = args.levels
-        longer = tuple(int(n) for n in args.test_lengths.split(",") if n.strip())
+        if args.source == "sort":  # every item its own priority, in the longest test set too
+            options["levels"] = args.levels or max(SORT_LEVELS, lengths[1], *longer)
         train, dev, test, extra = make_task_splits(args.source, args.train, args.dev, args.test,
-                                                   parse_range(args.lengths), longer, seed=args.seed, **options)
+                                                   lengths, longer, seed=args.seed, **options)
     except ValueError as err:
         raise UserError(f"data {args.source}: {err}") from None
-    write_split_dir(args.out, train, dev, test)
-    for length, pairs in extra.items():  # longer than trained on: how the program generalises
-        write_tsv(Path(args.out) / f"test-len{length}.tsv", pairs)
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test {args.source} pairs to {args.out}"
-          + "".join(f", test-len{n}.tsv" for n in extra))
+    # longer than trained on: how the program generalises
+    write_splits(args, train, dev, test, {f"test-len{length}": pairs for length, pairs in extra.items()},
+                 what=f"{args.source} pairs")
 
 
 def data_documents(args) -> None:
     from ..data.algorithmic import parse_range
     from ..data.documents import make_document_splits
-    from ..data.splits import write_split_dir
 
     try:
         splits = make_document_splits(args.train, args.dev, args.test, seed=args.seed,
                                       sentences=parse_range(args.sentences))
     except ValueError as err:
         raise UserError(f"data documents: {err}") from None
-    write_split_dir(args.out, *([d.pair() for d in splits[name]] for name in ("train", "dev", "test")))
-    print(f"wrote {len(splits['train'])} train, {len(splits['dev'])} dev, {len(splits['test'])} test "
-          f"documents to {args.out}")
+    write_splits(args, *([d.pair() for d in splits[name]] for name in ("train", "dev", "test")), what="documents")

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import UserError
-from .arguments import add_checkpoint
+from ..files import check_output, write_output
+from .arguments import add_checkpoint, add_overwrite, positive, run_files
 
 HELP = "attention heatmap, training curve, positional encoding, a memory network's reading (memory)"
 
@@ -25,19 +26,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", help="attention: a head from 1, 'avg' (the default) or 'all' (a grid)")
     parser.add_argument("--encoder", action="store_true", help="attention: the encoder's self-attention")
     add_checkpoint(parser)
-    parser.add_argument("--out", help="the image to write (default: attention.png, memory.png, positional.png; "
-                                      "curve: RUN_DIR/curve.png, or curves.png for several runs or --metric)")
-    parser.add_argument("--positions", type=int, default=100, help="positional: positions to draw")
-    parser.add_argument("--dims", type=int, default=64, help="positional: dimensions to draw")
+    parser.add_argument("--out", help="the image to write, its suffix the format (.png, .pdf, .svg; default: "
+                                      "attention.png, memory.png, positional.png; curve: RUN_DIR/curve.png, or "
+                                      "curves.png for several runs or --metric)")
+    add_overwrite(parser, "replace the image (or --html page) if it exists")
+    parser.add_argument("--positions", type=positive, default=100, help="positional: positions to draw")
+    parser.add_argument("--dims", type=positive, default=64, help="positional: dimensions to draw")
+    parser.set_defaults(parser=parser)  # run() tells a flag given from one left at its default
+
+
+# the options only some drawings read: dest -> those drawings (any other refuses it, naming it)
+READ_BY = {"metric": ("curve",), "text": ("attention", "memory"), "input": ("attention",),
+           "html": ("attention",), "beam": ("attention",), "hyp": ("attention",), "layer": ("attention",),
+           "head": ("attention",), "encoder": ("attention",), "checkpoint": ("attention", "memory"),
+           "positions": ("positional",), "dims": ("positional",)}
 
 
 def run(args: argparse.Namespace) -> None:
     """Draw what ``args.what`` names and print the file written."""
+    for dest, readers in READ_BY.items():
+        if args.what not in readers and getattr(args, dest) != args.parser.get_default(dest):
+            raise UserError(f"plot {args.what}: --{dest} is for plot {' and '.join(readers)}; drop it")
+    if args.what == "positional" and args.run:
+        raise UserError("plot positional: draws no run; drop RUN")
     if args.what != "curve":  # the others draw one run
         if len(args.run) > 1:
             raise UserError(f"plot {args.what}: give one run")
         args.run = args.run[0] if args.run else None
     print(DRAW[args.what](args))
+
+
+def check_out(args, default: str | Path) -> Path:
+    """The image file to draw to (--out, else ``default``), refused before anything is drawn when
+    it is a run's file or --input, or exists without --overwrite (attnseq.files.check_output)."""
+    from ..viz import figure_file
+
+    runs = args.run if isinstance(args.run, list) else [args.run]
+    inputs = [args.input, *(path for run in runs for path in run_files(run))]
+    return check_output(figure_file(args.out or default), inputs=inputs, overwrite=args.overwrite)
 
 
 def plot_memory(args) -> Path:
@@ -47,14 +73,15 @@ def plot_memory(args) -> Path:
 
     if not args.run or args.text is None:
         raise UserError("plot memory: give RUN_DIR and --text")
-    return plot_memory(load(args.run), args.text, args.out or "memory.png")
+    out = check_out(args, "memory.png")
+    return plot_memory(load(args.run, checkpoint=args.checkpoint), args.text, out)
 
 
 def plot_positional(args) -> Path:
     """plot positional: the sinusoidal positional encoding, --positions by --dims."""
     from ..viz.positional import plot_positional
 
-    return plot_positional(args.out or "positional.png", positions=args.positions, dims=args.dims)
+    return plot_positional(check_out(args, "positional.png"), positions=args.positions, dims=args.dims)
 
 
 def plot_curves(args) -> Path:
@@ -67,7 +94,8 @@ def plot_curves(args) -> Path:
     if args.metric is not None and args.metric not in METRICS:
         raise UserError(f"--metric: one of {', '.join(METRICS)}, got {args.metric!r}")
     if len(args.run) == 1 and args.metric is None:
-        return plot_curve(read_metrics(args.run[0]), args.out or Path(args.run[0]) / "curve.png")
+        out = check_out(args, Path(args.run[0]) / "curve.png")
+        return plot_curve(read_metrics(args.run[0]), out)
     names = [Path(run).name for run in args.run]
     if len(set(names)) < len(names):  # runs/a/run and runs/b/run: name them by their paths
         names = [str(Path(run)) for run in args.run]
@@ -75,7 +103,7 @@ def plot_curves(args) -> Path:
     for run, records in zip(args.run, runs.values()):
         if args.metric and not any(f"dev_{args.metric}" in r for r in records):
             raise UserError(f"plot curve: {run} has no dev {args.metric} in its metrics log")
-    return plot_progress(runs, args.out or "curves.png", args.metric)
+    return plot_progress(runs, check_out(args, "curves.png"), args.metric)
 
 
 def plot_attention(args) -> Path:
@@ -94,23 +122,30 @@ def plot_attention(args) -> Path:
                         "without --text; a picture shows one sentence (--text)")
     if args.beam is not None and args.hyp > args.beam:
         raise UserError(f"--hyp {args.hyp}: a beam of {args.beam} (--beam) holds {args.beam} hypotheses")
+    if args.html:
+        if args.input is None and args.text is None:
+            raise UserError("plot attention --html: give --input FILE (one sentence a line) or --text")
+        if args.out is not None:
+            raise UserError("plot attention --html and --out: the page is written to --html; drop --out")
+        inputs = [args.input, *run_files(args.run)]
+        check_output(args.html, inputs=inputs, overwrite=args.overwrite)
+    elif args.text is None:
+        raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+    else:
+        out = check_out(args, "attention.png")
     translator = load(args.run, checkpoint=args.checkpoint)
     if args.html:
         from ..data.corpus import read_lines
         from ..serve.payload import run_payload, translation_payload
-        from ..serve.report import write_report
+        from ..serve.report import report_html
 
-        if args.input is None and args.text is None:
-            raise UserError("plot attention --html: give --input FILE (one sentence a line) or --text")
         lines = [args.text] if args.input is None else [line for line in read_lines(args.input) if line.strip()]
         beam = args.beam or translator.config.decode.beam_size
         results = translator.search(lines, keep_attention=True, beam_size=beam, n_best=beam)
         name = Path(args.run).resolve().name
         items = [translation_payload(name, translator, r, with_attention=True) for r in results]
-        return write_report(args.html, run_payload(name, str(args.run), translator, beam), items,
-                            title=f"attention of {name}")
-    if args.text is None:
-        raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+        page = report_html(run_payload(name, str(args.run), translator, beam), items, title=f"attention of {name}")
+        return write_output(args.html, page, inputs=inputs, overwrite=args.overwrite)
     n_best = args.hyp if args.hyp > 1 or args.beam else None
     r = translator.search([args.text], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
     if len(r.outputs) < args.hyp:
@@ -118,7 +153,7 @@ def plot_attention(args) -> Path:
     if r.attention[0] is None:
         raise UserError(f"{args.run}: this model has no attention to plot")
     views, encoder = translator.attention_views(r)
-    return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, args.out or "attention.png",
+    return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, out,
                            layer=layer, head=head, encoder_view=args.encoder)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UserError
-from .arguments import add_set, given_options
+from .arguments import add_overwrite, add_set, given_options
 
 HELP = "check a claim of the literature: train, tabulate, plot, write a page"
 DESCRIPTION = ("Reproduce one claim of the documents attnseq implements: train what it needs with attnseq's "
                "presets and write OUT/NAME.md with its table and PNG figures (and the index OUT/README.md).")
 # where the page and the runs are written: not part of the command the page records
-WHERE = ("out", "runs")
+WHERE = ("out", "runs", "overwrite")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch and BLAS threads of every run")
     parser.add_argument("--out", default="docs/results", help="folder for the page and its figures")
     parser.add_argument("--runs", help="folder for the run folders and data (default runs/reproduce/NAME)")
+    add_overwrite(parser, "replace the page, numbers and figures an earlier run of NAME wrote in --out")
     add_set(parser, "an option of the reproduction (sizes, limits; --list shows the budget's)")
     parser.set_defaults(parser=parser)  # run() gives the options again in the page's command
 
@@ -32,6 +33,8 @@ def run(args: argparse.Namespace) -> None:
     from ..reproduce import listing, reproduce
 
     if args.list:
+        if args.name:
+            raise UserError(f"reproduce --list and {args.name}: --list lists every reproduction; drop one of them")
         for name, title, budget in listing():
             print(f"{name:20s} {title}\n{'':20s} default: {budget}")
         return
@@ -39,5 +42,5 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
     page = reproduce(args.name, args.out, args.runs, budget_minutes=args.budget_minutes, seeds=args.seeds,
-                     threads=args.threads, settings=args.set or [], command=command)
+                     threads=args.threads, settings=args.set or [], command=command, overwrite=args.overwrite)
     print(page)

@@ -7,18 +7,21 @@ import json
 import sys
 
 from ..errors import UserError
-from .arguments import add_checkpoint, add_set_decode
+from ..files import check_output, write_output
+from .arguments import add_checkpoint, add_overwrite, add_set_decode, run_files
 
 HELP = "translate lines from stdin or --input"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", help="the run folder (attnseq train --out)")
-    parser.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
     parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
+    add_overwrite(parser, "replace the --output file if it exists (never an input)")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
-    parser.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input")
-    parser.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
+    parser.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input (not with --po)")
+    source.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     add_checkpoint(parser)
     add_set_decode(parser)
 
@@ -26,15 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from ..api import load
 
+    if args.po and not args.output:
+        raise UserError("translate --po: give --output FILE.po")
+    if args.po and args.n_best is not None:
+        raise UserError("translate --po and --n-best: a catalog takes one translation per entry; drop --n-best")
+    inputs = [args.input, args.po, *run_files(args.run)]
+    if args.output:  # before the model is loaded and anything translated
+        check_output(args.output, inputs=inputs, overwrite=args.overwrite)
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     request = {"beam_size": args.beam, "n_best": args.n_best}
     translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
         from ..data.gettext import translate_po
 
-        if not args.output:
-            raise UserError("translate --po: give --output FILE.po")
-        summary = translate_po(translator, args.po, args.output, beam_size=args.beam)
+        summary = translate_po(translator, args.po, args.output, beam_size=args.beam, overwrite=args.overwrite)
         print(json.dumps(summary))
         return
     if args.input:
@@ -56,9 +64,7 @@ def run(args: argparse.Namespace) -> None:
             out_lines.append(r.outputs[0])
     text = "".join(line + "\n" for line in out_lines)
     if args.output:
-        from ..utils import atomic_write_text
-
-        atomic_write_text(args.output, text)
+        write_output(args.output, text, inputs=inputs, overwrite=args.overwrite)
     else:
         sys.stdout.write(text)
 

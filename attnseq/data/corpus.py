@@ -46,12 +46,29 @@ def where(numbers: list[int], most: int = 5) -> str:
     return f"line{'s' if len(numbers) > 1 else ''} {shown}{more}"
 
 
+# column names a first line of a TSV file may hold instead of a pair: a header row
+COLUMN_NAMES = {"source", "target", "src", "tgt", "trg", "input", "output", "question", "answer", "text",
+                "label", "translation", "reference", "ref", "hypothesis", "hyp", "sentence", "original",
+                "from", "to", "x", "y", "lang1", "lang2", "english", "german", "french", "spanish"}
+LANGUAGE_CODES = {"en", "de", "fr", "es", "it", "nl", "pt", "sv", "da", "no", "nb", "fi", "pl", "cs", "ru",
+                  "uk", "tr", "ar", "he", "hi", "zh", "ja", "ko", "vi", "th", "id", "el", "hu", "ro", "bg"}
+
+
+def looks_like_header(source: str, target: str) -> bool:
+    """True when the pair names columns ("source<TAB>target", "src<TAB>tgt", "en<TAB>de")."""
+    names = [side.strip().lower() for side in (source, target)]
+    return names[0] != names[1] and (all(n in COLUMN_NAMES for n in names)
+                                     or all(n in LANGUAGE_CODES for n in names))
+
+
 def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
     """(source, target) pairs from ``source<TAB>target`` lines.
 
-    A line without exactly one tab raises a DataError naming the file and line. Pairs with an
-    empty side are skipped and counted in the log. ``strip`` removes surrounding whitespace
-    (the book's data keeps its padding spaces with ``strip=False``).
+    A line without exactly one tab, or with a carriage return inside it, raises a DataError
+    naming the file and line. Pairs with an empty side are skipped and counted in the log.
+    ``strip`` removes surrounding whitespace (the book's data keeps its padding spaces with
+    ``strip=False``). A first line that names columns (``source<TAB>target``, ``en<TAB>de``) is
+    read as a pair, with a warning naming the file and line 1: delete it if it is a header.
     """
     pairs: list[Pair] = []
     skipped: list[int] = []
@@ -59,11 +76,17 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
         if not line.strip():
             skipped.append(number)
             continue
+        if "\r" in line:
+            raise DataError(f"{path}:{number}: a carriage return inside the line; end lines with a newline "
+                            "(\\n or \\r\\n)")
         parts = line.split("\t")
         if len(parts) != 2:
             raise DataError(
                 f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs"
             )
+        if number == 1 and looks_like_header(*parts):
+            log.warning("%s:1: %r looks like a header row naming the columns; it is read as a pair (delete "
+                        "the line if it is a header)", path, line)
         pair = _clean(*parts, strip=strip)
         if pair is None:
             skipped.append(number)
@@ -85,10 +108,17 @@ def _clean(src: str, tgt: str, strip: bool) -> Pair | None:
 def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True) -> list[Pair]:
     """(source, target) pairs from two files aligned line by line.
 
-    Differing line counts raise a DataError naming both files and both counts; pairs with an
-    empty side are skipped and counted in the log.
+    Differing line counts raise a DataError naming both files and both counts, a tab or a
+    carriage return in a line one naming its file and line; pairs with an empty side are
+    skipped and counted in the log.
     """
     src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
+    for path, lines in ((src_path, src_lines), (tgt_path, tgt_lines)):
+        for number, line in enumerate(lines, start=1):
+            for char, name in (("\t", "a tab"), ("\r", "a carriage return")):
+                if char in line:
+                    raise DataError(f"{path}:{number}: {name} inside the sentence; one sentence a line, "
+                                    "without tabs")
     if len(src_lines) != len(tgt_lines):
         raise DataError(
             f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "

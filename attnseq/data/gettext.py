@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import struct
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import DataError, UserError
-from ..utils import atomic_write_bytes
+from ..files import check_output, write_output
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ _PLACEHOLDER = re.compile(
     re.VERBOSE,
 )
 _MULTILINE = re.compile(r"[\n\r\t]")
+LANGUAGE = re.compile(r"[A-Za-z]{2,8}(?:[_@.-][A-Za-z0-9]+)*")  # de, pt_BR, sr@latin, zh_Hant
 
 
 def placeholders(text: str) -> list[str]:
@@ -88,7 +90,7 @@ def read_catalog(path: Path):
         if path.suffix == ".mo":
             return polib.mofile(str(path))
         return polib.pofile(str(path))
-    except (OSError, ValueError, UnicodeDecodeError, LookupError) as err:
+    except (OSError, ValueError, UnicodeDecodeError, LookupError, struct.error) as err:  # struct: a cut .mo
         raise DataError(f"{path}: not a readable gettext catalog ({err})") from None
 
 
@@ -143,6 +145,8 @@ def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, s
     only placeholders or punctuation), de-duplicated by source; assigns splits by a hash of the
     source salted with ``seed``. Raises a UserError if no pair is found.
     """
+    if not LANGUAGE.fullmatch(lang):
+        raise UserError(f"data gettext --lang {lang!r}: expected a language code, such as de or pt_BR")
     files = catalog_files(lang, paths)
     where = ", ".join(map(str, paths)) if paths else f"/usr/share/locale/{lang}/LC_MESSAGES"
     if not files:
@@ -187,7 +191,7 @@ def plural_forms(catalog) -> int:
 
 
 def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_size: int | None = None,
-                 wrapwidth: int = 78) -> dict[str, int]:
+                 wrapwidth: int = 78, *, overwrite: bool = False) -> dict[str, int]:
     """Fill the untranslated entries of the catalog ``in_path`` and write it to ``out_path``.
 
     Filled entries are flagged fuzzy (for a translator to review); an output whose placeholders
@@ -196,14 +200,16 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
     other form (as many as the header's Plural-Forms says). Multi-line (or tab-holding) entries
     are left untranslated and named in the log. Every other line of the file is kept byte for
     byte; only the filled entries are re-written (by polib, lines wrapped at ``wrapwidth``).
-    Written atomically. Returns {"entries", "translated", "plurals", "placeholder_mismatches",
-    "skipped"}.
+    Written atomically, never over ``in_path``, over an existing ``out_path`` only with
+    ``overwrite`` (attnseq.files.write_output). Returns {"entries", "translated", "plurals",
+    "placeholder_mismatches", "skipped"}.
     """
     in_path = Path(in_path)
     if not in_path.is_file():
         raise DataError(f"{in_path}: no such file")
     if in_path.suffix != ".po":
         raise DataError(f"{in_path}: translate --po needs a .po file (a compiled .mo cannot be filled)")
+    check_output(out_path, inputs=[in_path], overwrite=overwrite)  # before anything is translated
     catalog = read_catalog(in_path)
     current = [e for e in catalog if not e.obsolete]
     untranslated = [e for e in current if not e.translated() and "fuzzy" not in e.flags]
@@ -237,8 +243,13 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
             entry.tcomment = f"{entry.tcomment}\n{MISMATCH_COMMENT}" if entry.tcomment else MISMATCH_COMMENT
         filled.append(entry)
     text = rewrite_entries(in_path, catalog, filled, wrapwidth)
-    data = text.encode(catalog.encoding)
-    atomic_write_bytes(out_path, data)
+    try:
+        data = text.encode(catalog.encoding)
+    except UnicodeEncodeError as err:
+        raise DataError(f"{in_path}: its charset {catalog.encoding} cannot hold "
+                        f"{err.object[err.start:err.end]!r} of a translation; convert the catalog to UTF-8 "
+                        "(msgconv -t UTF-8)") from None
+    write_output(out_path, data, inputs=[in_path], overwrite=overwrite)
     return {"entries": len(current), "translated": len(filled), "plurals": plurals,
             "placeholder_mismatches": mismatches, "skipped": len(untranslated) - len(filled)}
 

@@ -3,16 +3,17 @@
 The files are read back by :func:`attnseq.data.corpus.read_tsv`. Fields are written exactly
 as given, so trailing spaces (the book's padding) survive; read them back with
 ``strip=False``. A field with a tab or line break, or an empty/blank field (which the reader
-would skip), is refused. Files are written atomically.
+would skip), is refused. Files are written by attnseq.files (atomically; an existing file or a
+folder holding files only with ``overwrite``).
 """
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
 
-from ..utils import atomic_write_text
+from ..files import write_files, write_output
 from .dates import DEFAULT_END, DEFAULT_START, generate_unique_dates
 
 Pair = tuple[str, str]
@@ -34,39 +35,47 @@ def check_pairs(pairs: Sequence[Pair]) -> None:
                     raise ValueError(f"pair {index}: the {side} contains {name}: {field!r}")
 
 
-def write_tsv(path: str | Path, pairs: Sequence[Pair]) -> Path:
-    """Write ``pairs`` to ``path`` as UTF-8 ``source<TAB>target\\n`` lines; return the path.
-
-    Nothing is written if any pair is refused (see :func:`check_pairs`). The file appears
-    complete or not at all (:func:`attnseq.utils.atomic_write_text`).
-    """
-    path = Path(path)
+def tsv_text(pairs: Sequence[Pair]) -> str:
+    """``pairs`` as UTF-8 ``source<TAB>target\n`` lines, each pair checked (see check_pairs)."""
     check_pairs(pairs)
-    atomic_write_text(path, "".join(f"{source}\t{target}\n" for source, target in pairs))
-    return path
+    return "".join(f"{source}\t{target}\n" for source, target in pairs)
+
+
+def write_tsv(path: str | Path, pairs: Sequence[Pair], *, overwrite: bool = False) -> Path:
+    """Write ``pairs`` to ``path`` as ``source<TAB>target`` lines (tsv_text); return the path.
+
+    Nothing is written if any pair is refused (see :func:`check_pairs`), or if ``path`` exists
+    and ``overwrite`` is False. The file appears complete or not at all
+    (:func:`attnseq.files.write_output`).
+    """
+    return write_output(path, tsv_text(pairs), overwrite=overwrite)
 
 
 def write_split_dir(out_dir: str | Path, train: Sequence[Pair], dev: Sequence[Pair],
-                    test: Sequence[Pair]) -> dict[str, Path]:
-    """Write ``train.tsv``, ``dev.tsv`` and ``test.tsv`` in ``out_dir`` (created if needed).
+                    test: Sequence[Pair], extra: Mapping[str, Sequence[Pair]] | None = None, *,
+                    inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> dict[str, Path]:
+    """Write ``train.tsv``, ``dev.tsv`` and ``test.tsv`` in ``out_dir`` (created if needed), and
+    each of ``extra`` ({"test-len20": pairs}) as NAME.tsv beside them.
 
-    All three splits are checked before any file is written; an empty split is refused (a run
-    without dev pairs could not be evaluated). Returns {split name: path}.
+    All files are checked before any is written (:func:`attnseq.files.write_files`): an empty
+    split is refused (a run without dev pairs could not be evaluated), as is a pair that cannot
+    be a TSV line, a folder that holds files already unless ``overwrite``, and a file that is
+    one of ``inputs``. Returns {name: path}.
     """
     splits = dict(zip(SPLIT_NAMES, (train, dev, test)))
     empty = [name for name, pairs in splits.items() if not pairs]
     if empty:
         counts = ", ".join(f"{len(pairs)} {name}" for name, pairs in splits.items())
         raise ValueError(f"the {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} would be empty "
-                         f"({counts}); give more pairs or larger --dev/--test")
-    for name, pairs in splits.items():
+                         f"({counts})")
+    texts = {}
+    for name, pairs in {**splits, **(extra or {})}.items():
         try:
-            check_pairs(pairs)
+            texts[f"{name}.tsv"] = tsv_text(pairs)
         except ValueError as err:
             raise ValueError(f"{name} split: {err}") from None
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    return {name: write_tsv(out / f"{name}.tsv", pairs) for name, pairs in splits.items()}
+    written = write_files(out_dir, texts, inputs=inputs, overwrite=overwrite)
+    return {name.removesuffix(".tsv"): path for name, path in written.items()}
 
 
 def split_pairs(pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction: float = 0.1,
@@ -95,9 +104,9 @@ def split_pairs(pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction:
 
 
 def write_splits(pairs: Sequence[Pair], out_dir: str | Path, dev_fraction: float = 0.1,
-                 test_fraction: float = 0.1, seed: int = 0) -> dict[str, Path]:
+                 test_fraction: float = 0.1, seed: int = 0, *, overwrite: bool = False) -> dict[str, Path]:
     """Split ``pairs`` with :func:`split_pairs` and write them with :func:`write_split_dir`."""
-    return write_split_dir(out_dir, *split_pairs(pairs, dev_fraction, test_fraction, seed))
+    return write_split_dir(out_dir, *split_pairs(pairs, dev_fraction, test_fraction, seed), overwrite=overwrite)
 
 
 def make_date_splits(n_train: int = 40_000, n_dev: int = 5_000, n_test: int = 5_000,

@@ -40,10 +40,11 @@ def _cut(pairs: Sequence[Pair], limit: int) -> list[Pair]:
 
 def write_folder(folder: Path, train: Sequence[Pair], dev: Sequence[Pair], test: Sequence[Pair],
                  limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
-    """``folder`` with the three splits written, each cut to its limit (0: all)."""
+    """``folder`` with the three splits written, each cut to its limit (0: all); an earlier run's
+    split there is replaced (the data of a reproduction's runs folder, as its runs are)."""
     from ..data.splits import write_split_dir
 
-    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)))
+    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)), overwrite=True)
     return folder
 
 

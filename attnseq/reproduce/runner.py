@@ -12,7 +12,7 @@ from ..config import parse_override
 from ..errors import UserError
 from ..schema import Variant
 from .base import REPRODUCTIONS, Context, budget_fields, scale_budget
-from .page import write_page
+from .page import check_page, write_page
 
 log = logging.getLogger("attnseq")
 
@@ -32,13 +32,15 @@ def options_of(name: str, settings: Sequence[str] = ()):
 
 def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path | None = None,
               budget_minutes: float | None = None, seeds: int | None = None, threads: int = 2,
-              settings: Sequence[str] = (), command: str | None = None) -> Path:
+              settings: Sequence[str] = (), command: str | None = None, overwrite: bool = False) -> Path:
     """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
 
     ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
     ``budget_minutes / nominal_minutes``; ``seeds`` runs of each configuration (default: the
     reproduction's); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
-    the run folders go to ``runs_dir`` (default runs/reproduce/NAME)."""
+    the run folders go to ``runs_dir`` (default runs/reproduce/NAME). An earlier page of ``name``
+    in ``out_dir`` (its figures, numbers) is replaced only with ``overwrite``, which is checked
+    before anything trains (page.check_page)."""
     cls = REPRODUCTIONS.get(name, "reproduce")
     options = options_of(name, settings)
     if budget_minutes is not None:
@@ -52,6 +54,7 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
     context = Context(name=name, out_dir=Path(out_dir), runs_dir=Path(runs_dir or DEFAULT_RUNS / name),
                       seeds=seeds or cls.default_seeds, threads=threads,
                       command=command or f"attnseq reproduce {name}")
+    check_page(context.out_dir, name, overwrite)
     context.out_dir.mkdir(parents=True, exist_ok=True)
     context.runs_dir.mkdir(parents=True, exist_ok=True)
     log.info("reproduce %s: %s; %s", name, ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),

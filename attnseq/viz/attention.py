@@ -83,8 +83,4 @@ def plot_attention_grid(maps: Sequence[tuple[str, np.ndarray]], source_tokens: S
     if title:
         fig.suptitle(title, fontsize=10)
     fig.colorbar(image, ax=list(axes.flat), fraction=0.02, pad=0.01)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, layout=False, bbox_inches="tight")

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import pyplot
+from . import pyplot, save_figure
 
 
 def plot_document(sentences: Sequence[Sequence[str]], sentence_weights: np.ndarray, word_weights: np.ndarray,
@@ -42,8 +42,4 @@ def plot_document(sentences: Sequence[Sequence[str]], sentence_weights: np.ndarr
                            bbox={"facecolor": blues(0.05 + 0.9 * strength), "edgecolor": "none", "pad": 1.5},
                            color="white" if strength > 0.6 else "black")
             x += (text.get_window_extent(renderer).width + 6) / fig.bbox.width  # 6 pixels apart
-    path = Path(path)  # no tight layout: the axes fill the figure
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, layout=False)  # no tight layout: the axes fill the figure

@@ -1,0 +1,145 @@
+"""Writing what a command outputs: the one writer of every file a user names (``--out``,
+``--output``, ``--html``), and the one line an operating-system error becomes.
+
+The rule, the same for every command:
+
+- a file is written whole or not at all (a temporary file in the same folder, synced, then
+  renamed over the path), missing folders above it are created;
+- never over one of the command's inputs (the same file, however it is reached: a symlink, a
+  hard link, another spelling of the path), whatever ``overwrite`` says;
+- an existing file, or a folder that holds anything, is replaced (written into) only with
+  ``overwrite=True`` (``--overwrite``); otherwise a UserError names the path and the flag.
+
+Every message reads ``<path>: <what is wrong>; <what to do>``.
+"""
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from .errors import UserError
+from .utils import atomic_write_bytes
+
+Data = str | bytes
+PathLike = str | Path
+
+# errno -> (what is wrong, what to do): the operating-system errors a user causes (a path that
+# is wrong, a disk that is full or read-only, permissions); any other errno is a bug to show
+USER_ERRNOS = {
+    errno.ENOENT: ("no such file or folder", "check the path"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "give a path under a folder"),
+    errno.EISDIR: ("a folder, not a file", "give a file"),
+    errno.EEXIST: ("exists already", "give another path"),
+    errno.EACCES: ("permission denied", "check its permissions, or give another path"),
+    errno.EPERM: ("operation not permitted", "check its permissions, or give another path"),
+    errno.EROFS: ("on a read-only file system", "write somewhere else"),
+    errno.ENOSPC: ("no space left on the device", "free some space, or write somewhere else"),
+    errno.EDQUOT: ("over the disk quota", "free some space, or write somewhere else"),
+    errno.EFBIG: ("too large a file for this file system", "write somewhere else"),
+    errno.ENAMETOOLONG: ("too long a name", "give a shorter path"),
+    errno.ELOOP: ("a loop of symbolic links", "check the links"),
+    errno.ETXTBSY: ("busy (a running program)", "give another path"),
+    errno.EADDRINUSE: ("the address is in use", "give another --port (0: any free port)"),
+    errno.EADDRNOTAVAIL: ("not an address of this machine", "give another --host"),
+}
+
+
+def os_error_message(err: OSError, path: PathLike | None = None) -> str | None:
+    """``<path>: <what is wrong>; <what to do>`` for an operating-system error a user causes
+    (``path`` or the file the error names), or None when ``err`` is not one (a bug)."""
+    if err.errno not in USER_ERRNOS:
+        return None
+    what, todo = USER_ERRNOS[err.errno]
+    where = path if path is not None else err.filename
+    if err.errno == errno.EEXIST and where is not None and not Path(where).is_dir():  # a folder was to be made
+        what, todo = "a file, not a folder", "give a folder's path"
+    if err.filename2 is not None and path is None:  # a rename or a link: both paths
+        where = f"{err.filename} -> {err.filename2}"
+    return f"{where}: {what}; {todo}" if where is not None else f"{what}; {todo}"
+
+
+def same_file(a: PathLike, b: PathLike) -> bool:
+    """True when ``a`` and ``b`` are one file: the same inode when both exist (through symlinks
+    and hard links), else the same absolute path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def _file_above(path: Path) -> Path | None:
+    """The nearest folder-to-be above ``path`` that exists but is not a folder (so nothing can be
+    written under it), or None."""
+    for parent in path.absolute().parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False) -> Path:
+    """``path`` when a command may write the file there; otherwise a UserError that names it:
+    it is one of ``inputs`` (always refused), a folder, under a file, or it exists and
+    ``overwrite`` is False."""
+    path = Path(path)
+    for source in inputs:
+        if source is not None and same_file(path, source):
+            raise UserError(f"{path}: this is the input {source}; write the output to another file")
+    if path.is_dir():
+        raise UserError(f"{path}: a folder; give the path of a file to write")
+    above = _file_above(path)
+    if above is not None:
+        raise UserError(f"{path}: {above} is a file, not a folder; give a path under a folder")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise UserError(f"{path}: exists; give --overwrite to replace it, or another path")
+    return path
+
+
+def check_folder(folder: PathLike, names: Iterable[str] = (), *, inputs: Iterable[PathLike | None] = (),
+                 overwrite: bool = False) -> Path:
+    """``folder`` when a command may write the files ``names`` into it; otherwise a UserError:
+    it is a file or under one, it holds anything already and ``overwrite`` is False, or one of
+    ``names`` may not be written (see check_output)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{folder}: a file, not a folder; give a folder to write into")
+    above = _file_above(folder)
+    if above is not None:
+        raise UserError(f"{folder}: {above} is a file, not a folder; give a path under a folder")
+    if folder.is_dir() and not overwrite:
+        held = sorted(entry.name for entry in folder.iterdir())
+        if held:
+            shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+            raise UserError(f"{folder}: holds files already ({shown}); give --overwrite to write into it, "
+                            "or another folder")
+    inputs = list(inputs)
+    for name in names:
+        check_output(folder / name, inputs=inputs, overwrite=True)
+    return folder
+
+
+def write_output(path: PathLike, data: Data, *, inputs: Iterable[PathLike | None] = (),
+                 overwrite: bool = False) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` after check_output; returns the path.
+    The file appears whole or not at all; an operating-system error (a full or read-only disk)
+    becomes a UserError naming ``path``."""
+    path = check_output(path, inputs=inputs, overwrite=overwrite)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        atomic_write_bytes(path, payload)
+    except OSError as err:
+        message = os_error_message(err, path)
+        if message is None:
+            raise
+        raise UserError(message) from None
+    return path
+
+
+def write_files(folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable[PathLike | None] = (),
+                overwrite: bool = False) -> dict[str, Path]:
+    """Write each of ``files`` ({name: data}) into ``folder``, every one checked before any is
+    written (check_folder); {name: path}."""
+    inputs = list(inputs)
+    folder = check_folder(folder, files, inputs=inputs, overwrite=overwrite)
+    return {name: write_output(folder / name, data, inputs=inputs, overwrite=True) for name, data in files.items()}
