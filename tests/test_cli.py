@@ -12,7 +12,7 @@ import pytest
 
 from attnseq.cli import build_parser, main
 
-from conftest import LEARN, TINY, reverse_pairs, write_tsv
+from conftest import LEARN, TINY, reverse_pairs, sets, write_tsv
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -34,9 +34,8 @@ def trained(reverse_dir, tmp_path_factory) -> Path:
     settings = TINY + LEARN + ["data.strip=true",
                        "data.reverse_source=false", "model.encoder.bidirectional=true", "model.bridge=linear",
                        "model.attention=general", "model.init=default"]
-    sets = [x for s in settings for x in ("--set", s)]
     assert main(["-q", "train", "configs/book-attention.yaml", "--data", str(reverse_dir), "--out", str(run_dir),
-                 *sets]) == 0
+                 *sets(*settings)]) == 0
     return run_dir
 
 
@@ -191,7 +190,7 @@ def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog
     caplog.set_level(logging.INFO, logger="attnseq")
     settings = TINY + ["train.epochs=50", "train.eval_every=1", "train.lr=0.003", "train.target_exact_match=1.0"]
     assert main(["train", "configs/book-attention.yaml", "--data", str(data), "--out", str(tmp_path / "run"),
-                 *[x for s in settings for x in ("--set", s)]]) == 0
+                 *sets(*settings)]) == 0
     evaluations = [r for r in read_metrics(tmp_path / "run") if r["type"] == "eval"]
     assert [r["dev_exact_match"] == 1.0 for r in evaluations] == [False] * (len(evaluations) - 1) + [True]
     assert len(evaluations) > 1 and evaluations[-1]["step"] < 50 * 8  # while training, long before its epochs
