@@ -111,6 +111,8 @@ def plot_attention(args) -> Path:
                             title=f"attention of {name}")
     if args.text is None:
         raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+    if not args.text.strip():
+        raise UserError("plot attention --text: blank; give a sentence to translate")
     n_best = args.hyp if args.hyp > 1 or args.beam else None
     r = translator.search([args.text], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
     if len(r.outputs) < args.hyp:
