@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .data.pipeline import UNICODE_FORMS
 from .data.sources import SOURCES
 from .data.tokenizers import TOKENIZERS
 from .errors import ConfigError
@@ -43,6 +44,9 @@ class DataConfig:
     tokenizer: Variant = variant("char", TOKENIZERS)  # char, word, {name: sentencepiece, vocab_size: ...}
     strip: bool = True  # strip surrounding whitespace; the book's data keeps padding spaces
     lowercase: bool = False
+    # Unicode normal form of both sides at training and inference alike (nfc: composed, so
+    # "é" typed either way is one character; nfkc also folds compatibility forms; none: as given)
+    unicode: str = choice("nfc", UNICODE_FORMS)
     reverse_source: bool = False  # Sutskever's and the book's reversal trick
     # training pairs longer than this (tokens) are dropped, with a warning; 0 keeps all
     max_source_len: int = number(256, 0)

@@ -277,12 +277,11 @@ NOT_OUTPUTS = {
     # a figure rendered into memory; its bytes go through write_output
     ("viz/__init__.py", "savefig"): 1,
     # a run's own files, written by training into the folder runs.prepare_run_dir guards
-    # (refused unless --resume or --overwrite): checkpoints, the metrics log, the vocabularies
+    # (refused unless --resume or --overwrite): checkpoints, the metrics log, the vocabularies,
+    # the text pipeline (pipeline.json)
     ("runs.py", "atomic_write"): 2, ("runs.py", "write_text"): 1, ("runs.py", "open"): 1,
     ("config.py", "atomic_write_text"): 1, ("data/vocab.py", "atomic_write_text"): 1,
-    ("data/subword.py", "atomic_write_bytes"): 1,
-    # unused since plot attention --html writes through attnseq.files; serve's owner removes it
-    ("serve/report.py", "atomic_write_text"): 1,
+    ("data/subword.py", "atomic_write_bytes"): 1, ("data/pipeline.py", "atomic_write_text"): 1,
 }
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import socket
 import threading
 
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import attnseq
 from attnseq.cli import main
@@ -67,8 +69,14 @@ def test_translate_returns_the_nbest_list_with_every_view(client, runs):
 
 BAD = [  # (raw body, status, field, words in the message)
     (b"[1, 2]", 422, "body", "JSON object"),
-    (b'{"text": null}', 422, "text", "valid string"),
-    (b'{"text": "abc", "beam_size": 1e999}', 422, "beam_size", "finite"),
+    (b'{"text": null}', 422, "text", "expected a string, got null"),
+    (b'{"text": "abc", "beam_size": 1e999}', 422, "beam_size", "expected a whole number"),
+    (b'{"text": "abc", "beam_size": true}', 422, "beam_size", "expected a whole number (a JSON integer), got true"),
+    (b'{"text": "abc", "beam_size": "3"}', 422, "beam_size", 'got "3"'),
+    (b'{"text": "abc", "beam_size": 3.0}', 422, "beam_size", "got 3.0"),
+    (b'{"text": "abc", "return_attention": 1}', 422, "return_attention", "expected true or false, got 1"),
+    (b'{"text": 5}', 422, "text", "expected a string, got 5"),
+    (b'{"text": "ab\\ud800c"}', 422, "text", "lone surrogate U+D800 at character 3"),
     (b'{"text": "abc", "beam_size": 0}', 422, "beam_size", "1 to 16"),
     (b'{"text": "abc", "beam_size": 99}', 422, "beam_size", "1 to 16"),
     (b'{"text": "abc", "beam_size": 2, "n_best": 3}', 422, "n_best", "must not exceed"),
@@ -88,6 +96,44 @@ def test_bad_requests_get_a_4xx_naming_the_field(client, body, status, field, wo
     assert r.status_code == status, r.text
     answer = r.json()
     assert answer["field"] == field and words in answer["error"], answer
+
+
+# JSON values of every kind, and text a user may send: NUL, a lone surrogate, a decomposed accent
+ODD_TEXT = ["abc", "\x00", "a\x00b", "\ud800", "ab\udfffc", "e\u0301", "   ", "", "\u200b", "z" * 250]
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 20), st.integers(), st.floats(),
+                         st.text(max_size=12), st.sampled_from(ODD_TEXT))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
+FIELDS = {"text": st.one_of(st.text(max_size=20), st.sampled_from(ODD_TEXT), json_values),
+          "run": st.one_of(st.sampled_from(["local_p", "numpy", "transformer", "nope", "\ud800"]), json_values),
+          "beam_size": st.one_of(st.none(), st.integers(-1, 18), json_values),
+          "n_best": st.one_of(st.none(), st.integers(-1, 18), json_values),
+          "return_attention": st.one_of(st.booleans(), json_values),
+          "extra": json_values}
+requests = st.fixed_dictionaries({}, optional=FIELDS).map(
+    lambda body: json.dumps(body, ensure_ascii=True).encode())  # surrogates sent as \ud800 escapes
+bodies = st.one_of(requests, requests, json_values.map(lambda v: json.dumps(v).encode()), st.binary(max_size=40))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=bodies)
+def test_any_body_gets_an_answer_or_a_4xx_naming_the_field_never_a_5xx(client, body):
+    r = client.post("/translate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code < 500 and "Traceback" not in r.text, (body, r.status_code, r.text)
+    answer = r.json()
+    if r.status_code == 200:
+        assert set(answer) >= {"run", "source", "source_tokens", "unknown", "hypotheses"}
+        assert answer["hypotheses"] and all(isinstance(h["output"], str) for h in answer["hypotheses"])
+        assert all(isinstance(p, str) for p in answer["unknown"])
+    else:
+        assert 400 <= r.status_code < 500 and isinstance(answer["field"], str) and answer["field"], answer
+        assert answer["error"].startswith(answer["field"] + ":"), answer
+
+
+def test_control_characters_are_pieces_read_as_unknown_and_said(client):
+    answer = client.post("/translate", json={"text": "ab\x00c", "run": "local_p"}).json()
+    assert answer["source_tokens"] == ["a", "b", "\x00", "c"] and answer["unknown"] == ["\x00"]
+    assert client.post("/translate", json={"text": "abc"}).json()["unknown"] == []
 
 
 def test_a_decode_settings_error_names_the_field_its_key_names():
@@ -199,12 +245,22 @@ def test_serve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
-def test_a_fault_in_decoding_is_a_json_500_and_the_server_goes_on(runs, monkeypatch):
+def test_a_fault_in_decoding_is_a_json_500_its_traceback_only_in_the_log_and_the_server_goes_on(
+        runs, monkeypatch, caplog):
     loaded = load_runs([runs["local_p"]])
     translator = loaded[0].translator
     search = translator.search
-    monkeypatch.setattr(translator, "search", lambda texts, **kw: 1 / 0 if texts == ["boom"] else search(texts, **kw))
-    with TestClient(create_app(loaded), raise_server_exceptions=False) as c:
+
+    def faulty(texts, **kw):
+        if texts == ["boom"]:
+            raise RuntimeError("secret detail /srv/private/path")
+        return search(texts, **kw)
+
+    monkeypatch.setattr(translator, "search", faulty)
+    with TestClient(create_app(loaded), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
         r = c.post("/translate", json={"text": "boom"})
-        assert r.status_code == 500 and "ZeroDivisionError" in r.json()["error"]
+        assert r.status_code == 500 and r.json() == {
+            "error": "internal error: the request could not be answered (the server's log says why)", "field": None}
+        assert "RuntimeError" not in r.text and "secret" not in r.text and "Traceback" not in r.text
+        assert "secret detail /srv/private/path" in caplog.text and "RuntimeError" in caplog.text  # the log has it
         assert c.post("/translate", json={"text": "abc"}).status_code == 200

@@ -1,5 +1,7 @@
 """``attnseq evaluate RUN --data FILE``: exact match, token accuracy, BLEU and chrF of a trained
-run on a test set, as a table or one JSON object."""
+run on a test set against the references as given, with sacrebleu's signature of each score, as
+a table or one JSON object; a warning line names the sources holding pieces outside the model's
+vocabulary."""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from ..api import load
     from ..data.sources import evaluation_pairs
+    from ..translator.base import InputReport
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     pairs = evaluation_pairs(args.data, translator.config.data)
@@ -34,8 +37,13 @@ def run(args: argparse.Namespace) -> None:
 
         log.warning("evaluate: no BLEU, the references average fewer than %d words (chrF and exact match "
                     "judge them)", BLEU_MIN_WORDS)
+    report = InputReport(len(pairs), metrics["unknown_sources"], metrics["unknown_pieces"], metrics["blank_sources"])
+    for line in report.warnings("source"):  # pieces read as unknown, blank sources
+        log.warning("evaluate: %s", line)
     if args.json:
         print(json.dumps(metrics))
     else:
         for key, value in metrics.items():
+            if isinstance(value, (list, dict)):  # which sources held what: in the warnings above
+                continue
             print(f"{key:>22}: {value:.4f}" if isinstance(value, float) else f"{key:>22}: {value}")

@@ -131,6 +131,8 @@ def plot_attention(args) -> Path:
         check_output(args.html, inputs=inputs, overwrite=args.overwrite)
     elif args.text is None:
         raise UserError("plot attention: give --text (or --input FILE with --html OUT.html)")
+    elif not args.text.strip():
+        raise UserError("plot attention --text: blank; give a sentence to translate")
     else:
         out = check_out(args, "attention.png")
     translator = load(args.run, checkpoint=args.checkpoint)

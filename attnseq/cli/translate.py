@@ -1,9 +1,14 @@
 """``attnseq translate RUN``: translate lines of --input or stdin (an interactive prompt on a
-terminal), n-best lists, or the untranslated entries of a gettext catalog (--po)."""
+terminal), n-best lists, or the untranslated entries of a gettext catalog (--po).
+
+One warning line says which lines hold pieces outside the model's vocabulary (read as unknown),
+with the first of those pieces, and one which lines were blank (a blank line gets a blank
+output line, so outputs stay in line with inputs)."""
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
 from ..errors import UserError
@@ -11,6 +16,7 @@ from ..files import check_output, write_output
 from .arguments import add_checkpoint, add_overwrite, add_set_decode, run_files
 
 HELP = "translate lines from stdin or --input"
+log = logging.getLogger("attnseq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from ..api import load
+    from ..translator.base import InputReport
 
     if args.po and not args.output:
         raise UserError("translate --po: give --output FILE.po")
@@ -38,7 +45,7 @@ def run(args: argparse.Namespace) -> None:
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     request = {"beam_size": args.beam, "n_best": args.n_best}
-    translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
+    settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
         from ..data.gettext import translate_po
 
@@ -56,9 +63,11 @@ def run(args: argparse.Namespace) -> None:
 
         lines = decode_lines(sys.stdin.buffer.read(), "stdin")
     results = translator.search(lines, **request)
+    for line in InputReport.of(results).warnings("line"):  # pieces read as unknown, blank lines
+        log.warning("translate: %s", line)
     out_lines = []
     for r in results:
-        if len(r.outputs) > 1:
+        if settings.n_best > 1:
             out_lines += [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
         else:
             out_lines.append(r.outputs[0])
@@ -80,5 +89,8 @@ def interactive(translator, request: dict) -> None:
             return
         if line.strip():
             r = translator.search([line], **request)[0]
+            if r.unknown:
+                print(f"(read as unknown, outside the model's vocabulary: {' '.join(map(repr, r.unknown))})",
+                      file=sys.stderr)
             for text, score in zip(r.outputs, r.scores):
                 print(f"{text}\t({score:.3f})")

@@ -1,16 +1,35 @@
-"""Text <-> ids for one run: the tokenizers and vocabularies of both sides, saved with the run."""
+"""Text <-> ids for one run: the tokenizers and vocabularies of both sides, and how text was
+normalised and laid out for training, saved with the run so that inference reads text the same way.
+
+What the pipeline records besides vocabularies and tokenizer models (``pipeline.json``):
+
+- ``unicode``: the Unicode normal form of both sides (``data.unicode``; nfc by default), so the
+  same text typed composed or decomposed is one input;
+- ``fixed_width``: the width and padding of training sources that were all padded to one width
+  (the book's files: questions padded with spaces to 29 characters). An input is laid out the
+  same way (padded to the width), so an unpadded "3/4/21" is read as the model saw it.
+
+A run written before these were recorded has no ``pipeline.json`` and reads text as it did then
+(no normalisation, no padding).
+"""
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from ..errors import DataError
+from ..utils import atomic_write_text
 from .sources import SOURCES
 from .tokenizers import TOKENIZERS, Tokenizer
 from .vocab import Vocab
 
 SOURCE, TARGET, JOINT = "source", "target", "joint"
+PIPELINE_FILE = "pipeline.json"  # the text layout the run was trained with
+UNICODE_FORMS = ("nfc", "nfkc", "none")  # data.unicode
 log = logging.getLogger("attnseq")
 
 
@@ -22,6 +41,40 @@ class Example:
     tgt: list[int]
 
 
+@dataclass(frozen=True)
+class FixedWidth:
+    """Sources padded on the right with ``pad`` to ``width`` characters, as the book's files are."""
+
+    width: int
+    pad: str = " "
+
+    @classmethod
+    def of(cls, sources: Sequence[str], pad: str = " ") -> "FixedWidth | None":
+        """The layout of training ``sources`` when they have one: every source as wide as the
+        others (at least two of them) and some ending in ``pad``; else None."""
+        widths = {len(s) for s in sources}
+        if len(sources) < 2 or len(widths) != 1 or not any(s.endswith(pad) for s in sources):
+            return None
+        return cls(widths.pop(), pad)
+
+    def lay_out(self, text: str) -> str:
+        """``text`` padded to the width (its own trailing padding first removed, so a padded
+        input stays as it is); a wider text is left as it is, and a blank one blank."""
+        text = text.rstrip(self.pad)
+        return text.ljust(self.width, self.pad) if text else text
+
+
+@dataclass
+class EncodedSource:
+    """A source text as the encoder reads it, and what in it the model never saw."""
+
+    tokens: list[str]  # reading order, laid out as the training sources were (the first ``limit``)
+    ids: list[int]  # as the encoder reads them (reversed with ``reverse_source``)
+    unknown: list[str] = field(default_factory=list)  # tokens outside the source vocabulary, reading order
+    cut: bool = False  # the text held more than ``limit`` tokens
+    wider: bool = False  # wider than the run's fixed-width training sources
+
+
 class TextPipeline:
     """Turns source and target text into ids and target ids back into text.
 
@@ -31,11 +84,14 @@ class TextPipeline:
     """
 
     def __init__(self, config, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer,
-                 src_vocab: Vocab, tgt_vocab: Vocab, shares_vocab: bool = False):
+                 src_vocab: Vocab, tgt_vocab: Vocab, shares_vocab: bool = False,
+                 unicode: str = "none", fixed_width: FixedWidth | None = None):
         self.config = config  # DataConfig
         self.src_tokenizer, self.tgt_tokenizer = src_tokenizer, tgt_tokenizer
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.shares_vocab = shares_vocab
+        self.unicode = unicode  # the normal form text is brought to (data.unicode), or "none"
+        self.fixed_width = fixed_width  # how training sources were laid out, or None
 
     # -- building and storing -------------------------------------------------------------
     @staticmethod
@@ -45,14 +101,17 @@ class TextPipeline:
     @classmethod
     def fit(cls, config, pairs: Sequence[tuple[str, str]], run_dir: Path) -> "TextPipeline":
         """Tokenizers trained (if they learn) and vocabularies built from the training pairs,
-        or the data source's own vocabulary (the book's)."""
+        or the data source's own vocabulary (the book's); the training sources' fixed width
+        recorded when they have one (char tokens, padding kept: see FixedWidth.of)."""
         src_tok = cls._tokenizer(config)
         source = SOURCES.get(config.format, "data.format")()
+        sources = [normalise(config, config.unicode, s) for s, _ in pairs]
+        layout = {"unicode": config.unicode,
+                  "fixed_width": FixedWidth.of(sources) if src_tok.char_level else None}
         fixed = source.vocabulary(config)
         if fixed is not None:
-            return cls(config, src_tok, src_tok, fixed, fixed, shares_vocab=True)
-        sources = [cls._normalise(config, s) for s, _ in pairs]
-        targets = [cls._normalise(config, t) for _, t in pairs]
+            return cls(config, src_tok, src_tok, fixed, fixed, shares_vocab=True, **layout)
+        targets = [normalise(config, config.unicode, t) for _, t in pairs]
         tgt_tok = src_tok
         if src_tok.trainable:
             if src_tok.joint:
@@ -69,13 +128,18 @@ class TextPipeline:
         else:
             src_vocab = Vocab.build(src_seqs, config.min_freq, config.max_vocab, order)
             tgt_vocab = Vocab.build(tgt_seqs, config.min_freq, config.max_vocab, order)
-        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config))
+        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config),
+                   **layout)
 
     def save(self, run_dir: Path) -> None:
         """Write vocabularies (and learned tokenizer models) into ``run_dir``."""
         run_dir = Path(run_dir)
         self.src_vocab.save(run_dir / "vocab.source.json")
         self.tgt_vocab.save(run_dir / "vocab.target.json")
+        width = self.fixed_width
+        atomic_write_text(run_dir / PIPELINE_FILE, json.dumps({
+            "unicode": self.unicode,
+            "fixed_width": None if width is None else {"width": width.width, "pad": width.pad}}, ensure_ascii=False))
         if self.src_tokenizer is self.tgt_tokenizer:
             self.src_tokenizer.save(run_dir, JOINT)
         else:
@@ -96,28 +160,42 @@ class TextPipeline:
                 tgt_tok.restore(run_dir, TARGET)
         shares = SOURCES.get(config.format, "data.format")().shares_vocab(config)
         return cls(config, src_tok, tgt_tok, Vocab.load(run_dir / "vocab.source.json"),
-                   Vocab.load(run_dir / "vocab.target.json"), shares_vocab=shares)
+                   Vocab.load(run_dir / "vocab.target.json"), shares_vocab=shares, **read_layout(run_dir))
 
     # -- text <-> ids ---------------------------------------------------------------------
-    @staticmethod
-    def _normalise(config, text: str) -> str:
-        if config.strip:
-            text = text.strip()
-        return text.lower() if config.lowercase else text
+    def normalise(self, text: str) -> str:
+        """``text`` as the run's data settings normalise it (Unicode form, data.strip,
+        data.lowercase): what the model was trained to read and to write."""
+        return normalise(self.config, self.unicode, text)
+
+    def read_source(self, text: str, limit: int = 0) -> EncodedSource:
+        """``text`` normalised, laid out as the training sources were, tokenised (the first
+        ``limit`` tokens when ``limit``) and looked up in the source vocabulary."""
+        text = self.normalise(text)
+        wider = False
+        if self.fixed_width is not None:
+            laid_out = self.fixed_width.lay_out(text)
+            text, wider = laid_out, len(laid_out) > self.fixed_width.width
+        tokens = self.src_tokenizer.tokenize(text)
+        cut = bool(limit) and len(tokens) > limit
+        if cut:
+            tokens = tokens[:limit]
+        ids = self.src_vocab.encode(tokens)
+        unknown = [t for t, i in zip(tokens, ids) if i == self.src_vocab.unk_id]
+        return EncodedSource(tokens, ids[::-1] if self.config.reverse_source else ids, unknown, cut, wider)
 
     def source_tokens(self, text: str, limit: int = 0) -> list[str]:
         """Source tokens in reading order (the first ``limit`` of them when ``limit``)."""
-        tokens = self.src_tokenizer.tokenize(self._normalise(self.config, text))
-        return tokens[:limit] if limit else tokens
+        return self.read_source(text, limit).tokens
 
     def encode_source(self, text: str, limit: int = 0) -> list[int]:
         """Source ids as the encoder reads them (reversed with ``reverse_source``), of the first
         ``limit`` tokens when ``limit``."""
-        ids = self.src_vocab.encode(self.source_tokens(text, limit))
-        return ids[::-1] if self.config.reverse_source else ids
+        return self.read_source(text, limit).ids
 
     def target_tokens(self, text: str) -> list[str]:
-        return self.tgt_tokenizer.tokenize(self._normalise(self.config, text))
+        """Target tokens of ``text`` (normalised as the run's data settings say)."""
+        return self.tgt_tokenizer.tokenize(self.normalise(text))
 
     def encode_target(self, text: str) -> list[int]:
         """Target ids without bos/eos."""
@@ -147,3 +225,31 @@ class TextPipeline:
             log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
                         "tokens (pair %s)", name or "data", len(too_long), max_src, max_tgt, shown)
         return examples
+
+
+def normalise(config, unicode: str, text: str) -> str:
+    """``text`` in the Unicode normal form ``unicode`` ("nfc", "nfkc" or "none"), stripped with
+    ``config.strip`` and lowercased with ``config.lowercase`` (config: a DataConfig)."""
+    if unicode != "none":
+        text = unicodedata.normalize(unicode.upper(), text)
+    if config.strip:
+        text = text.strip()
+    return text.lower() if config.lowercase else text
+
+
+def read_layout(run_dir: Path) -> dict:
+    """The text layout a run recorded (``unicode``, ``fixed_width``): the keyword arguments of a
+    TextPipeline; a run without ``pipeline.json`` (written before attnseq recorded it) reads
+    text as it did then: no normalisation, no padding."""
+    path = Path(run_dir) / PIPELINE_FILE
+    if not path.exists():
+        return {"unicode": "none", "fixed_width": None}
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+        width, unicode = values["fixed_width"], values["unicode"]
+        if unicode not in UNICODE_FORMS:
+            raise ValueError(f"unicode: expected one of {', '.join(UNICODE_FORMS)}, got {unicode!r}")
+        return {"unicode": unicode,
+                "fixed_width": None if width is None else FixedWidth(int(width["width"]), str(width["pad"]))}
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise DataError(f"{path}: cannot read the run's text layout ({err})") from None

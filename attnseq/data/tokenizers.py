@@ -20,6 +20,7 @@ class Tokenizer:
     trainable = False
     joint = False
     vocab_order = "frequency"  # how a vocabulary of these tokens is ordered (see Vocab.build)
+    char_level = False  # every character a token, spaces too (so padding is tokens: see FixedWidth)
 
     def __init__(self, options=None):
         self.options = options
@@ -45,6 +46,7 @@ class CharTokenizer(Tokenizer):
     """Every character is a token (spaces included)."""
 
     vocab_order = "appearance"  # the book's character vocabularies
+    char_level = True
 
     def tokenize(self, text: str) -> list[str]:
         return list(text)

@@ -33,18 +33,25 @@ def bleu_applies(references: Sequence[str]) -> bool:
     return bool(references) and sum(len(r.split()) for r in references) / len(references) >= BLEU_MIN_WORDS
 
 
+def sacrebleu_score(metric: str, hypotheses: Sequence[str], references: Sequence[str]) -> tuple[float, str]:
+    """(corpus score 0..100, sacrebleu's signature) of ``metric`` ("bleu" or "chrf", sacrebleu's
+    defaults) on detokenised text: the signature (``nrefs:1|case:mixed|eff:no|tok:13a|...``) says
+    how the score was computed, so that figures are compared only with like figures."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    scorer = {"bleu": BLEU, "chrf": CHRF}[metric]()
+    score = scorer.corpus_score(list(hypotheses), [list(references)])
+    return float(score.score), str(scorer.get_signature())
+
+
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0..100) from sacrebleu on detokenised text."""
-    import sacrebleu
-
-    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+    return sacrebleu_score("bleu", hypotheses, references)[0]
 
 
 def chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus chrF (0..100) from sacrebleu."""
-    import sacrebleu
-
-    return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
+    return sacrebleu_score("chrf", hypotheses, references)[0]
 
 
 def score_all(hypotheses: Sequence[str], references: Sequence[str],

@@ -10,12 +10,10 @@ Pair = tuple[str, str]
 
 
 def translate(translator, pairs: Sequence[Pair], beam_size: int) -> tuple[list[str], list[str]]:
-    """(outputs, references) of ``translator`` on ``pairs``; the references pass through the run's
-    text pipeline as ``Translator.evaluate`` scores them."""
+    """(outputs, references) of ``translator`` on ``pairs``; the references as given, normalised
+    only as the run's data settings say, as ``Translator.evaluate`` scores them."""
     results = translator.search([s for s, _ in pairs], beam_size=beam_size)
-    pipeline = translator.pipeline
-    references = [pipeline.decode_target(pipeline.encode_target(t)) for _, t in pairs]
-    return [r.outputs[0] for r in results], references
+    return [r.outputs[0] for r in results], [translator.pipeline.normalise(t) for _, t in pairs]
 
 
 @dataclass

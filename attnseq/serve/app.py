@@ -2,10 +2,15 @@
 OpenAPI docs at ``/docs``, over one or more loaded runs.
 
 Every bad request gets a 4xx answer ``{"error": "FIELD: what is wrong", "field": "FIELD"}``:
-malformed JSON or a body that is not an object, a field of the wrong type (``beam_size:
-1e999``), an empty text, a text over the limit (413), a beam out of range or wider than the
-run's engine searches, more hypotheses than the beam holds, an unknown run. Decoding happens on
-each run's own thread (batcher.py), never on the event loop.
+malformed JSON or a body that is not an object, a field of the wrong type (types are strict:
+``"beam_size": true``, ``"3"`` or ``1e999`` is refused, not coerced), a blank text, a text
+holding a lone surrogate (not Unicode text), a text over the limit (413), a beam out of range or
+wider than the run's engine searches, more hypotheses than the beam holds, an unknown run.
+Control characters (NUL, ...) are text like any other: pieces outside the run's vocabulary are
+translated as unknown and listed in the answer's ``unknown``. A fault of the server itself is a
+500 ``{"error": "internal error ...", "field": null}`` whose details (the traceback) go to the
+server's log only, never into an answer. Decoding happens on each run's own thread
+(batcher.py), never on the event loop.
 """
 from __future__ import annotations
 
@@ -105,9 +110,17 @@ def served(request: Request) -> Served:
 
 
 # -- errors: every refusal is one JSON line naming the field ---------------------------------
+class ErrorAnswer(JSONResponse):
+    """JSON with every non-ASCII character escaped, so that whatever a request held (a lone
+    surrogate in a field's name) can be told back in an answer."""
+
+    def render(self, content) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def error(status: int, message: str, field: str | None = None) -> JSONResponse:
     """The answer to a bad request: {"error": message, "field": field}."""
-    return JSONResponse({"error": message, "field": field}, status_code=status)
+    return ErrorAnswer({"error": message, "field": field}, status_code=status)
 
 
 class RequestError(Exception):
@@ -134,7 +147,23 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
     if kind == "extra_forbidden":
         known = ", ".join(TranslateRequest.model_fields)
         return f"{field}: unknown field; a request takes {known}", field
+    if kind in EXPECTED:
+        return f"{'.'.join(loc)}: expected {EXPECTED[kind]}, got {given(first.get('input'))}", field
     return f"{'.'.join(loc)}: {first.get('msg', 'invalid')}", field
+
+
+# what a strict field of each type takes, by pydantic's error type
+EXPECTED = {"int_type": "a whole number (a JSON integer)", "string_type": "a string",
+            "bool_type": "true or false"}
+
+
+def given(value) -> str:
+    """A request's value as its JSON text, cut short (``null``, ``"3"``, ``true``, ``1.5``)."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def decode_field(err: ConfigError) -> str | None:
@@ -152,12 +181,16 @@ async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         limits = served(request).limits
         return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
                           f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
+    if exc.status_code == 400:  # FastAPI could not parse the body (not UTF-8, say)
+        return error(400, 'body: not JSON text (UTF-8 JSON such as {"text": "a sentence"})', "body")
     return error(exc.status_code, str(exc.detail))
 
 
-async def failed(request: Request, exc: Exception) -> JSONResponse:  # a bug: still one JSON line for the page
+async def failed(request: Request, exc: Exception) -> JSONResponse:
+    """A fault of the server (a bug): its traceback in the server's log, one generic JSON line
+    for the page; what went wrong is never told to the client."""
     log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-    return error(500, f"internal error: {type(exc).__name__}: {exc}")
+    return error(500, "internal error: the request could not be answered (the server's log says why)")
 
 
 async def refused(request: Request, exc: RequestError) -> JSONResponse:
@@ -188,6 +221,10 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
     max_chars, max_beam = served.limits.max_chars, served.limits.max_beam
     if not request.text.strip():
         raise RequestError(422, "text: empty; send a sentence to translate", "text")
+    surrogate = next((i for i, c in enumerate(request.text) if "\ud800" <= c <= "\udfff"), None)
+    if surrogate is not None:
+        raise RequestError(422, f"text: not Unicode text (a lone surrogate U+{ord(request.text[surrogate]):04X} "
+                                f"at character {surrogate + 1})", "text")
     if len(request.text) > max_chars:
         raise RequestError(413, f"text: {len(request.text)} characters, over this server's limit of "
                                 f"{max_chars} (attnseq serve --max-chars)", "text")
@@ -216,7 +253,7 @@ async def translation(worker: DecodeWorker, job: Job) -> bytes:
     try:
         return await asyncio.wrap_future(future)
     except UserError as err:
-        raise RequestError(422, str(err)) from None
+        raise RequestError(422, str(err), getattr(err, "argument", None)) from None
 
 
 # -- the routes ----------------------------------------------------------------------------------

@@ -53,7 +53,8 @@ def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> 
 
 def translation_payload(run: str, translator: Translator, translation: Translation,
                         with_attention: bool) -> dict[str, Any]:
-    """One source's n-best list; with attention each hypothesis carries its alignment (T_out, S),
+    """One source's n-best list and its pieces outside the run's vocabulary (``unknown``); with
+    attention each hypothesis carries its alignment (T_out, S),
     its cross-attention by layer and head (layers, heads, T_out, S) and its local window where
     the model has them, and the source its encoder self-attention (layers, heads, S, S)."""
     views, encoder = (translator.attention_views(translation) if with_attention
@@ -71,7 +72,8 @@ def translation_payload(run: str, translator: Translator, translation: Translati
                 "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
         hypotheses.append(hypothesis)
     payload: dict[str, Any] = {"run": run, "source": translation.source,
-                               "source_tokens": translation.source_tokens, "hypotheses": hypotheses}
+                               "source_tokens": translation.source_tokens, "unknown": translation.unknown,
+                               "hypotheses": hypotheses}
     if with_attention:
         payload["encoder_attention"] = matrix(encoder)
     return payload

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..utils import atomic_write_text
 
 STATIC = Path(__file__).parent / "static"
 SCRIPTS = ("heatmap.js", "panel.js", "report.js")
@@ -46,11 +45,3 @@ def report_html(run: dict[str, Any], items: Sequence[dict[str, Any]], title: str
 </body>
 </html>
 """
-
-
-def write_report(path: str | Path, run: dict[str, Any], items: Sequence[dict[str, Any]], title: str) -> Path:
-    """Write the page (see ``report_html``) to ``path``; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, report_html(run, items, title))
-    return path

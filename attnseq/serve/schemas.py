@@ -1,5 +1,7 @@
 """The JSON API's request and response models: FastAPI validates requests against them and
-documents both at /docs. Unknown fields are refused rather than ignored."""
+documents both at /docs. Unknown fields are refused rather than ignored, and types are strict:
+a field takes a value of its JSON type only (``"beam_size": true`` or ``"3"`` or ``3.0`` is
+refused, not read as a number)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -10,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 class TranslateRequest(BaseModel):
     """POST /translate: one source sentence, decoded by one run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    text: str = Field(description="the source sentence (not empty; at most the server's --max-chars)")
+    text: str = Field(description="the source sentence (not blank, Unicode text without lone surrogates; "
+                                  "at most the server's --max-chars)")
     run: Optional[str] = Field(None, description="a run's name from GET /runs; default: the first run")
     beam_size: Optional[int] = Field(None, description="1: greedy search; default: the run's decode.beam_size")
     n_best: Optional[int] = Field(None, description="hypotheses returned, at most beam_size; default: beam_size")
@@ -39,7 +42,10 @@ class Hypothesis(BaseModel):
 class TranslateResponse(BaseModel):
     run: str
     source: str
-    source_tokens: list[str]
+    source_tokens: list[str] = Field(description="as the encoder reads them, in reading order (laid out as the "
+                                                 "run's training sources were: the book's padding)")
+    unknown: list[str] = Field(description="the source's pieces outside the run's vocabulary, each read as the "
+                                           "unknown token (control characters such as NUL among them)")
     hypotheses: list[Hypothesis] = Field(description="best first")
     encoder_attention: Optional[list[list[list[list[float]]]]] = Field(
         None, description="(layers, heads, S, S): the Transformer encoder's self-attention")

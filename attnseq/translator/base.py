@@ -2,24 +2,31 @@
 
 A Translator turns texts into source ids, batches them by length, and asks its engine for one
 thing, ``decode_batch``: the hypotheses of a batch of source ids. Everything else (decode
-settings, attention in reading order, detokenisation, metrics) is here, once.
+settings, attention in reading order, detokenisation, metrics, what the sources held that the
+model never saw) is here, once.
+
+Its public methods (``translate``, ``search``, ``evaluate``) check their arguments first
+(translator/arguments.py): a wrong type is a TypeError, a wrong value a ValueError, each naming
+the argument (and the index of the item) at fault.
 """
 from __future__ import annotations
 
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..config import Config, DecodeConfig
-from ..data.pipeline import TextPipeline
+from ..data.pipeline import EncodedSource, TextPipeline
 from ..decoding.common import AttentionViews, Hypothesis
 from ..decoding.options import decode_options
 from ..errors import ConfigError
-from ..eval.metrics import bleu as bleu_score, bleu_applies, chrf as chrf_score, exact_match, token_accuracy
+from ..eval.metrics import bleu_applies, exact_match, sacrebleu_score, token_accuracy
+from .arguments import decode_request, decode_value_error, flag, pairs_argument, texts_argument
 
 log = logging.getLogger("attnseq")
 
@@ -27,7 +34,12 @@ log = logging.getLogger("attnseq")
 @dataclass
 class Translation:
     """One source's outputs, best first: texts, scores, and attention (T_out, S) per output,
-    with source positions in reading order."""
+    with source positions in reading order.
+
+    ``unknown`` lists the source's pieces outside the model's vocabulary (reading order), each
+    read as the unknown token. A ``blank`` source (empty or whitespace only) is not decoded: its
+    one output is "" with score 0.0, no tokens, and attention of shape (0, 0) when asked for.
+    """
 
     source: str
     outputs: list[str]
@@ -36,6 +48,50 @@ class Translation:
     source_tokens: list[str]
     output_tokens: list[list[str]]
     output_ids: list[list[int]] = field(default_factory=list)  # each output's target ids (no bos/eos)
+    unknown: list[str] = field(default_factory=list)  # source pieces outside the vocabulary
+    blank: bool = False  # an empty or whitespace-only source, given a blank output
+
+
+def listed(numbers: Sequence[Any], shown: int = 5) -> str:
+    """``1, 2, 3, 4, 5 and 7 more``: the first ``shown`` of ``numbers``, and how many more."""
+    more = len(numbers) - shown
+    return ", ".join(map(str, numbers[:shown])) + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
+class InputReport:
+    """What a set of sources held that the model never saw: the sources (numbered from 1) holding
+    pieces outside its vocabulary, those pieces with their counts (most frequent first), and the
+    blank sources (given blank outputs)."""
+
+    total: int
+    unknown_sources: list[int] = field(default_factory=list)
+    unknown_pieces: dict[str, int] = field(default_factory=dict)
+    blank_sources: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, translations: Sequence[Translation]) -> "InputReport":
+        pieces = Counter(piece for t in translations for piece in t.unknown)
+        return cls(len(translations), [n for n, t in enumerate(translations, start=1) if t.unknown],
+                   dict(pieces.most_common()), [n for n, t in enumerate(translations, start=1) if t.blank])
+
+    def as_dict(self) -> dict[str, Any]:
+        """``unknown_sources``, ``unknown_pieces`` and ``blank_sources`` (what evaluate's metrics carry)."""
+        return {"unknown_sources": self.unknown_sources, "unknown_pieces": self.unknown_pieces,
+                "blank_sources": self.blank_sources}
+
+    def warnings(self, what: str = "input") -> list[str]:
+        """One line for the sources holding unknown pieces and one for the blank ones (``what``
+        names a source: input, line, pair); none when there are none."""
+        lines = []
+        if self.unknown_sources:
+            pieces = [repr(p) + (f" x{n}" if n > 1 else "") for p, n in self.unknown_pieces.items()]
+            lines.append(f"{len(self.unknown_sources)} of {self.total} {what}s ({listed(self.unknown_sources)}) "
+                         f"hold pieces outside the model's vocabulary, each read as unknown: {listed(pieces)}")
+        if self.blank_sources:
+            lines.append(f"{len(self.blank_sources)} blank {what}(s) ({listed(self.blank_sources)}) "
+                         "get blank outputs (nothing to translate)")
+        return lines
 
 
 class Translator(ABC):
@@ -54,7 +110,7 @@ class Translator(ABC):
 
     def decode_settings(self, **request) -> DecodeConfig:
         """The run's decode settings with a request's (``beam_size``, ``n_best``, ...), checked
-        once here for every caller."""
+        once here for every caller; a ConfigError naming the key (``decode.beam_size``) otherwise."""
         decode = decode_options(self.config.decode, **request)
         if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
             raise ConfigError(f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
@@ -63,27 +119,59 @@ class Translator(ABC):
         return decode
 
     def search(self, texts: Sequence[str], keep_attention: bool = False, **request) -> list[Translation]:
-        """Full results for ``texts`` (batched by length; order kept). ``request``: decode
-        settings for this call (``beam_size``, ``n_best``, ``length_penalty``, ...)."""
-        decode = self.decode_settings(**request)
+        """Full results for ``texts`` (a list of str; batched by length, order kept).
+        ``request``: decode settings for this call (``beam_size``, ``n_best``,
+        ``length_penalty``, ...; None keeps the run's).
+
+        Each result lists the source's pieces outside the model's vocabulary (``unknown``); a
+        blank source gets a blank output, undecoded (``blank``). Sources cut at
+        decode.max_source_len, or wider than the run's fixed-width training sources (the
+        book's), are logged as warnings. Raises TypeError or ValueError naming the argument."""
+        texts, _ = texts_argument(texts)
+        keep_attention = flag(keep_attention, "keep_attention")
+        try:
+            decode = self.decode_settings(**decode_request(request))
+        except ConfigError as err:
+            raise decode_value_error(err) from None
         limit = decode.max_source_len
-        src_ids = [self.pipeline.encode_source(t, limit) or [self.pipeline.src_vocab.unk_id] for t in texts]
-        cut = [i + 1 for i, t in enumerate(texts) if len(src_ids[i]) == limit and
-               len(self.pipeline.source_tokens(t)) > limit]
-        if cut:
-            log.warning("input %s longer than decode.max_source_len=%d tokens: only the first %d translated",
-                        ", ".join(map(str, cut[:5])) + (f" and {len(cut) - 5} more" if len(cut) > 5 else ""),
-                        limit, limit)
-        order = sorted(range(len(texts)), key=lambda i: len(src_ids[i]))
+        sources = [self.pipeline.read_source(t, limit) for t in texts]
+        self._warn_length(sources, limit)
         results: list[Translation | None] = [None] * len(texts)
+        todo = []
+        for i, text in enumerate(texts):
+            if text.strip():
+                todo.append(i)
+            else:
+                results[i] = self._blank(text, keep_attention)
+        order = sorted(todo, key=lambda i: len(sources[i].ids))
         for start in range(0, len(order), decode.batch_size):
             rows = order[start : start + decode.batch_size]
-            hyps = self.decode_batch([src_ids[i] for i in rows], decode, keep_attention)
+            hyps = self.decode_batch([sources[i].ids or [self.pipeline.src_vocab.unk_id] for i in rows], decode,
+                                     keep_attention)
             for i, nbest in zip(rows, hyps):
-                results[i] = self._translation(texts[i], nbest, limit)
+                results[i] = self._translation(texts[i], sources[i], nbest)
         return results  # type: ignore[return-value]
 
-    def _translation(self, text: str, nbest: list[Hypothesis], limit: int = 0) -> Translation:
+    def _warn_length(self, sources: list[EncodedSource], limit: int) -> None:
+        """Say which inputs were cut at ``limit`` tokens, and which are wider than the run's
+        fixed-width training sources."""
+        cut = [n for n, s in enumerate(sources, start=1) if s.cut]
+        if cut:
+            log.warning("input %s longer than decode.max_source_len=%d tokens: only the first %d translated",
+                        listed(cut), limit, limit)
+        wider = [n for n, s in enumerate(sources, start=1) if s.wider]
+        if wider:
+            width = self.pipeline.fixed_width
+            log.warning("input %s wider than the run's training sources (all %d characters, padded with %r): "
+                        "a length the model never saw, translated as it is", listed(wider), width.width, width.pad)
+
+    def _blank(self, text: str, keep_attention: bool) -> Translation:
+        """The result of a blank source: one blank output, nothing decoded."""
+        attention = np.zeros((0, 0), dtype=np.float32) if keep_attention else None
+        return Translation(source=text, outputs=[""], scores=[0.0], attention=[attention], source_tokens=[],
+                           output_tokens=[[]], output_ids=[[]], blank=True)
+
+    def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis]) -> Translation:
         attention = []
         for h in nbest:
             a = None
@@ -97,9 +185,10 @@ class Translator(ABC):
             outputs=[self.pipeline.decode_target(h.tokens) for h in nbest],
             scores=[h.score for h in nbest],
             attention=attention,
-            source_tokens=self.pipeline.source_tokens(text, limit),
+            source_tokens=source.tokens,
             output_tokens=[self.pipeline.target_pieces(h.tokens) for h in nbest],
             output_ids=[list(h.tokens) for h in nbest],
+            unknown=source.unknown,
         )
 
     def views_batch(self, src_ids: list[int], outputs: list[list[int]], rows: list[int]
@@ -113,7 +202,7 @@ class Translator(ABC):
         """What a page shows of each output of ``translation`` (searched with attention) beyond
         its alignment (see decoding.common.AttentionViews), and the encoder's self-attention
         (layers, heads, S, S) or None; source positions in reading order."""
-        if not translation.output_ids or any(a is None for a in translation.attention):
+        if translation.blank or not translation.output_ids or any(a is None for a in translation.attention):
             return [AttentionViews() for _ in translation.outputs], None
         src_ids = self.pipeline.encode_source(translation.source) or [self.pipeline.src_vocab.unk_id]
         rows = [a.shape[0] for a in translation.attention]
@@ -125,11 +214,18 @@ class Translator(ABC):
 
     def translate(self, texts: Sequence[str] | str, return_attention: bool = False,
                   beam_size: int | None = None):
-        """Outputs for ``texts`` (a list, or one string); with ``return_attention`` a pair
-        (outputs, attention matrices (T_out, S) in reading order)."""
-        single = isinstance(texts, str)
-        results = self.search([texts] if single else list(texts), keep_attention=return_attention,
-                              beam_size=beam_size)
+        """Outputs for ``texts`` (a list of str, or one str); with ``return_attention`` a pair
+        (outputs, attention matrices (T_out, S) in reading order).
+
+        A blank text gets "" (attention (0, 0)). Texts holding pieces outside the model's
+        vocabulary are translated with those pieces read as unknown, and one warning line on the
+        "attnseq" logger says which (``search`` returns them per text). Raises TypeError or
+        ValueError naming the argument at fault (``texts[2]: expected a str, got NoneType``)."""
+        texts, single = texts_argument(texts)
+        return_attention = flag(return_attention, "return_attention")
+        results = self.search(texts, keep_attention=return_attention, beam_size=beam_size)
+        for line in InputReport.of(results).warnings("input"):
+            log.warning("%s", line)
         outputs = [r.outputs[0] for r in results]
         attention = [r.attention[0] for r in results]
         if single:
@@ -137,24 +233,39 @@ class Translator(ABC):
         return (outputs, attention) if return_attention else outputs
 
     def evaluate(self, pairs: Sequence[tuple[str, str]], beam_size: int | None = None,
-                 bleu: bool = True) -> dict[str, float]:
-        """Metrics on (source, reference) pairs: exact_match and token_accuracy (0..1),
-        chrf (0..100), bleu (0..100) where the references are long enough for it to mean
-        something (eval.metrics.bleu_applies), sentences, seconds."""
+                 bleu: bool = True) -> dict[str, Any]:
+        """Metrics of the outputs on (source, reference) pairs (a non-empty list), against the
+        references as given (normalised only as the run's data settings say: data.unicode,
+        data.strip, data.lowercase; never through the tokenizer or the vocabulary):
+
+        - ``exact_match`` and ``token_accuracy`` (0..1);
+        - ``chrf`` (0..100) and ``chrf_signature`` (sacrebleu's), and ``bleu`` with
+          ``bleu_signature`` where the references are long enough for BLEU to mean something
+          (eval.metrics.bleu_applies);
+        - ``sentences``, ``seconds``, ``sentences_per_second``;
+        - ``unknown_sources`` (the pair numbers, from 1, whose source holds pieces outside the
+          model's vocabulary), ``unknown_pieces`` (those pieces: count, most frequent first),
+          ``blank_sources`` (the pairs with a blank source, given a blank output).
+
+        Raises TypeError or ValueError naming the argument at fault (``pairs[3]: expected a
+        (source, reference) pair, got 3 items``)."""
+        pairs = pairs_argument(pairs)
+        bleu = flag(bleu, "bleu")
         started = time.perf_counter()
         results = self.search([s for s, _ in pairs], beam_size=beam_size)
         seconds = time.perf_counter() - started
-        refs = [self.pipeline.decode_target(self.pipeline.encode_target(t)) for _, t in pairs]
+        refs = [self.pipeline.normalise(t) for _, t in pairs]
         hyps = [r.outputs[0] for r in results]
-        metrics = {
+        metrics: dict[str, Any] = {
             "exact_match": exact_match(hyps, refs),
             "token_accuracy": token_accuracy([r.output_tokens[0] for r in results],
                                              [self.pipeline.target_tokens(t) for _, t in pairs]),
         }
         if bleu:
             if bleu_applies(refs):
-                metrics["bleu"] = bleu_score(hyps, refs)
-            metrics["chrf"] = chrf_score(hyps, refs)
+                metrics["bleu"], metrics["bleu_signature"] = sacrebleu_score("bleu", hyps, refs)
+            metrics["chrf"], metrics["chrf_signature"] = sacrebleu_score("chrf", hyps, refs)
         metrics.update(sentences=len(pairs), seconds=seconds,
                        sentences_per_second=len(pairs) / seconds if seconds else 0.0)
+        metrics.update(InputReport.of(results).as_dict())
         return metrics

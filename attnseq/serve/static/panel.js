@@ -15,6 +15,10 @@ const Panel = (() => {
     return node;
   }
 
+  // A piece as a person can see it: Heatmap.shown's symbols, control characters as U+XXXX.
+  const visible = piece => Heatmap.shown(piece).replace(/[\u0000-\u001f\u007f-\u009f]/g,
+    c => "U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0"));
+
   const mean = mats => mats[0].map((row, i) => row.map((_, j) => mats.reduce((s, m) => s + m[i][j], 0) / mats.length));
 
   // The default selection: best hypothesis, cross-attention of the last layer, averaged over heads.
@@ -75,6 +79,10 @@ const Panel = (() => {
     root.append(h("div", {class: "output"},
       h("output", {class: "text"}, best.output === "" ? "∅ (empty)" : best.output),
       h("span", {class: "score", title: "sum of token log-probabilities" }, `score ${best.score.toFixed(4)}`)));
+    if (payload.unknown && payload.unknown.length) {  // pieces this run's vocabulary lacks, read as unknown
+      root.append(h("p", {class: "unknown", role: "note"},
+        `Read as unknown, outside this model's vocabulary: ${payload.unknown.map(p => `“${visible(p)}”`).join(" ")}`));
+    }
     if (hyps.length > 1) {
       root.append(h("ol", {class: "nbest", "aria-label": "n-best list"},
         ...hyps.map((hy, i) => h("li", {},
