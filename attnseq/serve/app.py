@@ -239,7 +239,9 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
     try:
         served.runs[name].translator.decode_settings(beam_size=beam_size, n_best=n_best)
     except ConfigError as err:
-        raise RequestError(422, str(err), decode_field(err)) from None
+        field = decode_field(err)  # the message said as the request's field: "beam_size: ..."
+        message = f"{field}: {str(err).removeprefix(err.key + ': ')}" if field else str(err)
+        raise RequestError(422, message, field) from None
     return name, Job(request.text, beam_size, n_best, request.return_attention)
 
 
