@@ -1,14 +1,16 @@
 """The epoch loop both engines train with: the run's data and text pipeline, stop limits,
 progress bar, metrics log, evaluation, checkpoints and exact resume. The torch Trainer and the
 NumPy engine's trainer differ only in how an epoch's batches are drawn, how one update is made,
-and how a run is saved."""
+and how weights and training state are written."""
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import sys
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -19,7 +21,7 @@ from ..data.pipeline import Example, TextPipeline
 from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
-from ..runs import CONFIG_FILE, LAST, log_metrics, prepare_run_dir, truncate_metrics
+from ..runs import BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, truncate_metrics
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
@@ -27,6 +29,11 @@ log = logging.getLogger("attnseq")
 
 class TrainingDiverged(UserError):
     """The loss became non-finite or exploded: training stopped, the last good checkpoint kept."""
+
+
+class SaveFailed(UserError):
+    """A checkpoint or the metrics log could not be written (a full disk, a read-only folder):
+    training stopped; the checkpoint written before is whole and ``--resume`` continues from it."""
 
 
 class ProgressDisplay:
@@ -58,7 +65,7 @@ class ProgressDisplay:
             self.bar.close()
 
 
-__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "TrainingDiverged", "evaluation_record",
+__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
            "selection_score"]
 
 
@@ -118,14 +125,18 @@ class EpochLoop:
     is saved with the checkpoint so a resumed run continues with the very next batch.
 
     An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and
-    ``on_eval``, calls ``prepare_data()`` (splits, pipeline, examples) and provides:
+    ``on_eval``, calls ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and
+    provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
     - ``_batches(todo)``: those batches ready for ``_update`` (default: as they are);
     - ``_update(group) -> (summed loss, target tokens)``: one optimizer update over the
       batches of ``group`` (``train.accumulate`` of them);
-    - ``dev_loss()``, ``_save(best)``, ``_learning_rate()``, ``parameters``, ``train_size``.
+    - ``_write_checkpoint(path, state)``: the weights, and the training ``state`` when one is
+      given, in one file written atomically; ``_training_state()``: what resuming needs besides
+      ``progress`` (optimizer, random generators, ...);
+    - ``dev_loss()``, ``_learning_rate()``, ``parameters``, ``train_size``.
 
     Hooks with defaults for a single process: ``is_main``, ``_any``, ``_share``, ``_train_mode``,
     ``_after_evaluation``, ``_close``.
@@ -142,12 +153,15 @@ class EpochLoop:
     on_eval: Callable[[dict], None] | None = None
     is_main = True
     stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
+    lock: RunLock | None = None  # the run folder's, held by the main process from prepare_data() to fit()'s end
+    _saved_step: int | None = None  # the step last.safetensors holds (None: none written or restored)
 
     def prepare_data(self, overwrite: bool = False) -> None:
-        """Make the run folder ready (runs.prepare_run_dir: a run there is refused unless resumed
-        or overwritten); read the splits; fit the text pipeline (or, resuming, load the run's)
-        and save it with the config; encode the training pairs (dropping those over the length
-        limits) and dev. Sets ``restore``: there is a checkpoint to continue from."""
+        """Lock the run folder (runs.RunLock: a folder another process trains is refused) and make
+        it ready (runs.prepare_run_dir: a run there is refused unless resumed or overwritten);
+        read the splits; fit the text pipeline (or, resuming, load the run's) and save it with the
+        config; encode the training pairs (dropping those over the length limits) and dev. Sets
+        ``restore``: there is a checkpoint to continue from."""
         config = self.config
         splits = load_splits(config.data)  # bad data or settings are refused before anything is written
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
@@ -155,8 +169,10 @@ class EpochLoop:
         if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
             raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
                               f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
-        self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
-                        else self.resume and (self.run_dir / LAST).exists())
+        if self.is_main:
+            self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
+        else:
+            self.restore = self.resume and (self.run_dir / LAST).exists()
         if self.resume:
             self.pipeline = TextPipeline.load(config.data, self.run_dir)
         else:
@@ -187,7 +203,10 @@ class EpochLoop:
     def dev_loss(self) -> float:
         raise NotImplementedError
 
-    def _save(self, best: bool) -> None:
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        raise NotImplementedError
+
+    def _training_state(self) -> dict:
         raise NotImplementedError
 
     def _learning_rate(self) -> float:
@@ -239,14 +258,29 @@ class EpochLoop:
 
         A loss that is not finite, or far worse than guessing uniformly, stops the run with a
         TrainingDiverged error before anything is saved: the run keeps its last good checkpoint.
+        A checkpoint the system refuses to write stops it with SaveFailed, the one before kept
+        whole. The run folder is unlocked at the end, whatever happened.
         """
+        try:
+            self._train()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+        p = self.progress
+        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
+                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
+
+    def _train(self) -> None:
+        """fit()'s loop."""
         tc, p = self.config.train, self.progress
+        self._saved_step = p.step if self.restore else None
         if self.is_main:
             log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
                      self.description, self.train_size, self.run_dir)
         self._clock = (p.wall_seconds, time.perf_counter())
         if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
-            truncate_metrics(self.run_dir, p.step)
+            with self._writing(self.run_dir / METRICS_FILE):
+                truncate_metrics(self.run_dir, p.step)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
                    "resumed_at_step": p.step if self.restore else None})
@@ -265,8 +299,6 @@ class EpochLoop:
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
         self._close()
-        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
-                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
     def _tick(self) -> float:
         """Wall-clock seconds of training so far (evaluation included, over resumed sessions)."""
@@ -391,6 +423,38 @@ class EpochLoop:
         record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
         return record
 
+    def _save(self, best: bool) -> None:
+        """best.safetensors when the evaluation improved (or there is none yet), then
+        last.safetensors with the training state; each written whole or not at all."""
+        if best or not (self.run_dir / BEST).exists():
+            self._write(BEST)
+        self._write(LAST, with_state=True)
+
+    def _write(self, name: str, with_state: bool = False) -> None:
+        """Write the checkpoint ``name``: the weights and, ``with_state``, the training state."""
+        path = self.run_dir / name
+        state = {**self._training_state(), "progress": asdict(self.progress)} if with_state else None
+        with self._writing(path):
+            self._write_checkpoint(path, state)
+        if with_state:
+            self._saved_step = self.progress.step
+
+    @contextmanager
+    def _writing(self, path: Path):
+        """Turn an OSError while writing ``path`` (a full disk, a read-only folder) into SaveFailed,
+        naming the file, the system's error and the checkpoint the run keeps."""
+        try:
+            yield
+        except OSError as err:
+            reason = err.strerror or str(err)
+            if err.errno in errno.errorcode:
+                reason += f" ({errno.errorcode[err.errno]})"
+            kept = (f"{self.run_dir / LAST} holds step {self._saved_step}, whole, and --resume continues from it"
+                    if self._saved_step is not None else "no checkpoint was saved before: --resume starts again")
+            raise SaveFailed(f"cannot write {path}: {reason}; training stopped at step {self.progress.step}; "
+                             f"{kept}") from None
+
     def _log(self, record: dict) -> None:
         if self.is_main:
-            log_metrics(self.run_dir, record)
+            with self._writing(self.run_dir / METRICS_FILE):
+                log_metrics(self.run_dir, record)

@@ -22,7 +22,7 @@ from ..decoding.translator import TorchTranslator
 from ..errors import ConfigError
 from ..hardware import bf16_pays, cpu_model
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, save_weights
-from ..runs import BEST, LAST, read_checkpoint
+from ..runs import LAST, read_checkpoint
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
@@ -212,11 +212,8 @@ class Trainer(EpochLoop):
         real = sum(int(b.src_mask.sum()) + int(b.tgt_mask.sum()) for b in group)
         return real, sum(b.src_mask.numel() + b.tgt_mask.numel() for b in group)
 
-    def _save(self, best: bool) -> None:
-        """best.safetensors when the evaluation improved (or there is none yet), then
-        last.safetensors with the training state; each written whole or not at all."""
-        if best or not (self.run_dir / BEST).exists():
-            save_weights(self.model, self.run_dir / BEST)
-        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
-                 "progress": dataclasses.asdict(self.progress), "rng": rng_states()}
-        save_weights(self.model, self.run_dir / LAST, state)
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        save_weights(self.model, path, state)
+
+    def _training_state(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(), "rng": rng_states()}
