@@ -1,6 +1,8 @@
 """How training stops, and that it loses no work: a checkpoint the system refuses to write stops
 the run with one line, the one before kept; a folder another process trains is refused, naming
-it.
+it; Ctrl-C and SIGTERM save the run and it resumes to the very weights of an uninterrupted one; a
+second signal stops at once, the checkpoint before kept; train.max_minutes counts from the start
+of training and stops before an update that would not fit.
 
 The loop's rules are tested on ScriptedLoop, an EpochLoop whose updates and evaluations take the
 time they are given on a fake clock (milliseconds a test); models train only in the slow tests."""
@@ -8,9 +10,11 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,9 +27,13 @@ from attnseq.cli import main
 from attnseq.config import load_config
 from attnseq.errors import UserError
 from attnseq.runs import RunLock, read_checkpoint, read_metrics, write_checkpoint
+from attnseq.train.budget import Clock
 from attnseq.train.epochs import EpochLoop, Progress, SaveFailed
+from attnseq.train.interrupts import Interrupted
+from attnseq.utils import atomic_write
 
-from test_runs import PRESET, SMALL, same_records, sets, weights
+from conftest import ROOT
+from test_runs import PRESET, SMALL, last_step, same_records, sets, weights
 
 # Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
 EXAMPLES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,6 +49,7 @@ class ScriptedLoop(EpochLoop):
                  eval_seconds: float = 0.0, scores=None, on_update=None, set_up_seconds: float = 0.0):
         self.now = 0.0
         super().__init__()
+        self.clock = Clock(lambda: self.now)
         self.config = load_config(None, ["train.progress=false", "train.log_every=1", "train.epochs=1000", *settings])
         self.run_dir, self.resume, self.restore = run_dir, False, False
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -210,3 +219,153 @@ def test_a_folder_another_process_trains_is_refused_naming_it(reverse_data, tmp_
 def test_a_refused_folder_gets_no_lock_file(reverse_data, tmp_path, capsys):
     assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(tmp_path / "none"), "--resume"]) == 2
     assert not (tmp_path / "none").exists()
+
+
+# -- interrupts ------------------------------------------------------------------------------------
+@EXAMPLES
+@given(at=st.integers(1, 30), eval_every=st.integers(0, 6), sig=st.sampled_from([signal.SIGINT, signal.SIGTERM]))
+def test_a_signal_stops_after_the_update_in_progress_with_it_saved(tmp_path_factory, at, eval_every, sig):
+    run = tmp_path_factory.mktemp("run")
+
+    def signal_at(loop):
+        if round(loop.weights[0]) == at:
+            loop.requests.receive(sig)
+
+    loop = ScriptedLoop(run, f"train.eval_every={eval_every}", on_update=signal_at)
+    with pytest.raises(KeyboardInterrupt) as raised:  # what a caller of attnseq.fit sees
+        loop.fit()
+    assert isinstance(raised.value, Interrupted) and raised.value.exit_status == 128 + sig
+    assert str(raised.value) == (f"interrupted ({signal.Signals(sig).name}); saved at step {at} in "
+                                 f"{run / 'last.safetensors'}; resume=True continues")
+    assert loop.progress.step == at and scripted_step(run / "last.safetensors") == at
+    evaluated_at = [r["step"] for r in loop.progress.history]
+    assert loop.writes.count("last.safetensors") == len(evaluated_at) + (at not in evaluated_at)  # once a step
+    assert max(r.get("step", 0) for r in read_metrics(run)) == at and no_temporary_files(run)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers before are back
+
+
+def test_a_second_signal_while_saving_stops_at_once_keeping_the_checkpoint_before(tmp_path):
+    def signal_at_5(loop):
+        if loop.weights[0] == 5:
+            loop.requests.receive(signal.SIGTERM)
+
+    loop = ScriptedLoop(tmp_path, "train.eval_every=3", on_update=signal_at_5)
+
+    def write(path, state=None):
+        if not loop.stopped_by:
+            return ScriptedLoop._write_checkpoint(loop, path, state)
+        # the interrupt's save: half a file written, then Ctrl-C
+        atomic_write(path, lambda tmp: (Path(tmp).write_bytes(b"half a file"), loop.requests.receive(signal.SIGINT)))
+
+    loop._write_checkpoint = write
+    with pytest.raises(Interrupted) as raised:
+        loop.fit()
+    assert raised.value.exit_status == 130 and str(raised.value).startswith("interrupted again (SIGINT): stopped at once")
+    assert scripted_step(tmp_path / "last.safetensors") == 3 and no_temporary_files(tmp_path)  # step 3's, whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, engine, at_fraction", [(signal.SIGINT, "torch", 0.1), (signal.SIGTERM, "torch", 0.7),
+                                                      (signal.SIGTERM, "numpy", 0.3)])
+def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_path, sig, engine, at_fraction):
+    """Ctrl-C or SIGTERM mid-run (at 0.1 of the run, before the first evaluation: epochs end at
+    0.5 and 1) to a process training: its exit status and its line; then --resume to the end: the
+    very weights and records of a run never interrupted."""
+    settings = [*SMALL, "train.batch_size=64", "train.epochs=2", "train.log_every=1", "train.threads=1"]
+    settings += (["model.dropout=0.2"] if engine == "torch" else
+                 ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy", "model.init=book",
+                  "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"])
+    straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
+    train = ["-q", "train", PRESET, "--data", str(reverse_data), *sets(*settings)]
+    assert main([*train, "--out", str(straight)]) == 0
+    at = max(1, round(at_fraction * last_step(straight)))
+
+    process = subprocess.Popen([sys.executable, "-m", "attnseq.cli", *train, "--out", str(interrupted)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and last_step(interrupted) < at and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process.poll() is None, "the run ended before the signal"
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + sig, err
+    step = saved_step(interrupted / "last.safetensors")
+    assert step >= at and err.strip().splitlines()[-1] == (
+        f"attnseq: interrupted ({signal.Signals(sig).name}); saved at step {step} in {interrupted / 'last.safetensors'}; "
+        f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues")
+    assert bool([r for r in read_metrics(interrupted) if r["type"] == "eval"]) == (at_fraction > 0.5)
+
+    assert main([*train, "--out", str(interrupted), "--resume"]) == 0
+    a, b = weights(straight / "last.safetensors"), weights(interrupted / "last.safetensors")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    same_records(straight, interrupted)
+
+
+@pytest.mark.slow
+def test_under_torchrun_every_process_stops_after_the_same_update(reverse_data, tmp_path):
+    """SIGTERM to torchrun, which sends it on to both processes: they stop after the same update,
+    process 0 saves it, and torchrun --resume continues from it."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
+               "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data), "--out",
+               str(run), *sets(*SMALL, "data.strip=true", "train.log_every=1", "train.max_steps=40")]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    torchrun = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while torchrun.poll() is None and last_step(run) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert torchrun.poll() is None, "the run ended before the signal"
+    torchrun.send_signal(signal.SIGTERM)
+    _, err = torchrun.communicate(timeout=120)
+    step = saved_step(run / "last.safetensors")
+    assert 5 <= step < 40
+    assert f"attnseq: interrupted (SIGTERM); saved at step {step} in {run / 'last.safetensors'}; " in err
+    assert f"attnseq: interrupted (SIGTERM); process 0 saved the run at step {step}; " in err
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert [r["resumed_at_step"] for r in read_metrics(run) if r["type"] == "start"] == [None, step]
+    assert saved_step(run / "last.safetensors") == 40
+
+
+# -- the budget --------------------------------------------------------------------------------------
+@EXAMPLES
+@given(minutes=st.integers(1, 5), set_up=st.integers(0, 59), step=st.integers(5, 90), evaluation=st.integers(0, 90),
+       eval_every=st.integers(0, 5))
+def test_the_budget_counts_set_up_and_stops_before_what_would_not_fit(tmp_path_factory, minutes, set_up, step,
+                                                                      evaluation, eval_every):
+    """Updates of ``step`` s and evaluations of ``evaluation`` s after ``set_up`` s of set-up:
+    the run ends within the budget once an update and an evaluation have been timed, and at
+    worst by those first two over it; it stops no earlier than an update and an evaluation
+    before the end; wall_seconds is the clock from the start, set-up included."""
+    run = tmp_path_factory.mktemp("run")
+    loop = ScriptedLoop(run, f"train.max_minutes={minutes}", f"train.eval_every={eval_every}", step_seconds=step,
+                        eval_seconds=evaluation, set_up_seconds=set_up)
+    summary = loop.fit()
+    budget, ended = 60 * minutes, loop.now
+    assert loop.stopped_by == f"{minutes} minutes (train.max_minutes)"
+    assert ended <= budget + step + evaluation
+    if len(loop.progress.history) >= 2:  # an evaluation was timed before the last update
+        assert ended <= budget
+    assert ended > budget - step - evaluation
+    assert summary["wall_seconds"] == ended and read_metrics(run)[0]["wall_seconds"] == set_up
+
+
+@pytest.mark.slow
+def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(reverse_data, tmp_path, monkeypatch):
+    """3 seconds of budget, 1.5 of them reading the data: the run ends within a second of the
+    budget, and its wall_seconds is the time since training began, the data's reading included."""
+    import torch._dynamo  # noqa: F401  (torch's Adam imports it when first made: seconds this test does not measure)
+
+    import attnseq.train.epochs as epochs
+
+    read = epochs.load_splits
+    monkeypatch.setattr(epochs, "load_splits", lambda data: (time.sleep(1.5), read(data))[1])
+    started = time.perf_counter()
+    summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={reverse_data}", *SMALL, "train.epochs=100",
+                                                     "train.max_minutes=0.05", "train.eval_every=20"])
+    took = time.perf_counter() - started
+    assert took <= 3.0 + 1.0
+    assert 1.5 <= summary["wall_seconds"] <= took and summary["wall_seconds"] >= took - 1.0
+    start = read_metrics(tmp_path / "run")[0]
+    assert start["wall_seconds"] >= 1.5 and "set-up, data loading and evaluations included" in start["clock"]

@@ -2,7 +2,8 @@
 (``add_arguments(parser)``) and its handler (``run(args)``) side by side. A handler imports what
 it needs when it runs, so building the parser stays light (no torch, no attnseq.train).
 
-User errors print one line and exit with status 2."""
+User errors print one line and exit with status 2; an interrupt prints one line and exits with
+the status a shell gives a process that signal ends (130 for Ctrl-C, 143 for SIGTERM)."""
 from __future__ import annotations
 
 import argparse
@@ -72,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"attnseq: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("attnseq: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
+        print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
+        return getattr(err, "exit_status", 130)
     except BrokenPipeError:
         return 0
     return 0

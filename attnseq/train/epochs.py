@@ -1,7 +1,7 @@
 """The epoch loop both engines train with: the run's data and text pipeline, stop limits,
-progress bar, metrics log, evaluation, checkpoints and exact resume. The torch Trainer and the
-NumPy engine's trainer differ only in how an epoch's batches are drawn, how one update is made,
-and how weights and training state are written."""
+interrupts, progress bar, metrics log, evaluation, checkpoints and exact resume. The torch
+Trainer and the NumPy engine's trainer differ only in how an epoch's batches are drawn, how one
+update is made, and how weights and training state are written."""
 from __future__ import annotations
 
 import errno
@@ -22,9 +22,14 @@ from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..runs import BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, truncate_metrics
+from .budget import Budget, Clock
+from .interrupts import Interrupted, StopRequests, signal_name
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
+# what the metrics log's wall_seconds measure, said in its start record
+WALL_CLOCK = ("wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
+              "over resumed sessions (what train.max_minutes bounds)")
 
 
 class TrainingDiverged(UserError):
@@ -81,7 +86,9 @@ class Progress:
     since_best: int = 0  # evaluations since the best one (train.patience)
     train_seconds: float = 0.0
     target_tokens: int = 0  # target tokens trained on so far
-    wall_seconds: float = 0.0  # wall-clock time of training, evaluations included (train.max_minutes)
+    # wall-clock seconds since the run's training began: set-up, data loading and evaluations
+    # included, over resumed sessions (what train.max_minutes bounds)
+    wall_seconds: float = 0.0
     window_loss: float = 0.0  # summed loss, tokens and update seconds since the last train record
     window_tokens: int = 0
     window_seconds: float = 0.0
@@ -118,15 +125,17 @@ def selection_score(record: dict, select_by: str) -> float | None:
 
 
 class EpochLoop:
-    """Trains until ``train.epochs``, ``train.max_steps`` or ``train.max_minutes``.
+    """Trains until ``train.epochs``, ``train.max_steps`` or ``train.max_minutes``, an early stop
+    (``train.patience``, ``train.target_exact_match``) or an interrupt (SIGINT, SIGTERM).
 
     Evaluates (dev loss and metrics) and checkpoints at every epoch end, or every
     ``train.eval_every`` updates; ``progress`` (epoch, batch within it, step, time, history)
-    is saved with the checkpoint so a resumed run continues with the very next batch.
+    is saved with the checkpoint so a resumed run continues with the very next batch. An
+    interrupt lets the update in progress finish, saves ``last`` and raises Interrupted.
 
-    An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and
-    ``on_eval``, calls ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and
-    provides:
+    An engine calls ``EpochLoop.__init__()`` first (the run's clock starts there), sets
+    ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and ``on_eval``, calls
+    ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
@@ -138,7 +147,7 @@ class EpochLoop:
       ``progress`` (optimizer, random generators, ...);
     - ``dev_loss()``, ``_learning_rate()``, ``parameters``, ``train_size``.
 
-    Hooks with defaults for a single process: ``is_main``, ``_any``, ``_share``, ``_train_mode``,
+    Hooks with defaults for a single process: ``is_main``, ``_most``, ``_share``, ``_train_mode``,
     ``_after_evaluation``, ``_close``.
     """
 
@@ -153,8 +162,12 @@ class EpochLoop:
     on_eval: Callable[[dict], None] | None = None
     is_main = True
     stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
+    interrupted_by: int | None = None  # the signal that stopped fit(), the same in every process
     lock: RunLock | None = None  # the run folder's, held by the main process from prepare_data() to fit()'s end
     _saved_step: int | None = None  # the step last.safetensors holds (None: none written or restored)
+
+    def __init__(self) -> None:
+        self.clock = Clock()  # train.max_minutes and wall_seconds count from here: set-up and data included
 
     def prepare_data(self, overwrite: bool = False) -> None:
         """Lock the run folder (runs.RunLock: a folder another process trains is refused) and make
@@ -230,9 +243,9 @@ class EpochLoop:
         return self.config.engine
 
     # -- hooks ---------------------------------------------------------------------------------
-    def _any(self, flag: bool) -> bool:
-        """True when ``flag`` is True in any process."""
-        return flag
+    def _most(self, values: list[float]) -> list[float]:
+        """Each of ``values`` at its largest over the processes."""
+        return values
 
     def _share(self, record: dict | None) -> dict:
         """The main process's evaluation record, in every process."""
@@ -258,11 +271,14 @@ class EpochLoop:
 
         A loss that is not finite, or far worse than guessing uniformly, stops the run with a
         TrainingDiverged error before anything is saved: the run keeps its last good checkpoint.
-        A checkpoint the system refuses to write stops it with SaveFailed, the one before kept
-        whole. The run folder is unlocked at the end, whatever happened.
+        SIGINT or SIGTERM stop it once the update in progress is done and last.safetensors holds
+        it (Interrupted); a checkpoint the system refuses to write stops it with SaveFailed, the
+        one before kept whole. The run folder is unlocked at the end, whatever happened.
         """
+        self.requests = StopRequests()
         try:
-            self._train()
+            with self.requests:
+                self._train()
         finally:
             if self.lock is not None:
                 self.lock.release()
@@ -271,19 +287,21 @@ class EpochLoop:
                 "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
     def _train(self) -> None:
-        """fit()'s loop."""
+        """fit()'s loop, with stop requests received in ``self.requests``."""
         tc, p = self.config.train, self.progress
+        self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
+        self.budget = Budget(tc.max_minutes, self.clock)
         self._saved_step = p.step if self.restore else None
         if self.is_main:
             log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
                      self.description, self.train_size, self.run_dir)
-        self._clock = (p.wall_seconds, time.perf_counter())
         if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
             with self._writing(self.run_dir / METRICS_FILE):
                 truncate_metrics(self.run_dir, p.step)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
-                   "resumed_at_step": p.step if self.restore else None})
+                   "resumed_at_step": p.step if self.restore else None,
+                   "wall_seconds": round(self._tick(), 3), "clock": WALL_CLOCK})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
             batches = self._epoch_batches()
@@ -291,25 +309,35 @@ class EpochLoop:
                                       tc.progress and self.is_main)
             stop = self._train_epoch(batches[p.batch_in_epoch:], display)
             display.close()
+            if self.interrupted_by:
+                break  # not even the evaluation of an epoch's end: it is done when resumed
             if p.batch_in_epoch == len(batches):
                 p.epoch, p.batch_in_epoch = p.epoch + 1, 0
                 if not tc.eval_every:
                     self.evaluate_and_save()
             stop = stop or self._should_stop()
+        if self.interrupted_by:
+            self._stop_interrupted()
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
         self._close()
 
     def _tick(self) -> float:
-        """Wall-clock seconds of training so far (evaluation included, over resumed sessions)."""
-        base, started = self._clock
-        self.progress.wall_seconds = base + time.perf_counter() - started
+        """Wall-clock seconds since the run's training began (progress.wall_seconds)."""
+        self.progress.wall_seconds = self.clock.seconds()
         return self.progress.wall_seconds
 
     def _should_stop(self) -> bool:
-        """True when a limit is reached; ``stopped_by`` then says which (the early stops, by
-        patience or a target reached, are logged too)."""
+        """True when a stop is requested (SIGINT, SIGTERM: ``interrupted_by``) or a limit is
+        reached; ``stopped_by`` then says which (the early stops, by patience or a target reached,
+        are logged too). The processes agree on the requests and the clock in one exchange, so
+        they all stop after the same update."""
         tc, p = self.config.train, self.progress
+        self._tick()
+        signum, late = self._most([self.requests.signum or 0, 0 if self.budget.next_fits() else 1])
+        if signum:
+            self.interrupted_by = int(signum)
+            return self._stopping(f"interrupted ({signal_name(self.interrupted_by)})")
         if tc.max_steps and p.step >= tc.max_steps:
             return self._stopping(f"{tc.max_steps} updates (train.max_steps)")
         if tc.patience and p.since_best >= tc.patience:
@@ -318,7 +346,7 @@ class EpochLoop:
         reached = p.history[-1].get("dev_exact_match") if p.history else None
         if tc.target_exact_match and reached is not None and reached >= tc.target_exact_match:
             return self._stopping(f"dev exact match reached {reached:.2%} (train.target_exact_match)", logged=True)
-        if tc.max_minutes and self._any(self._tick() >= 60 * tc.max_minutes):
+        if late:
             return self._stopping(f"{tc.max_minutes:g} minutes (train.max_minutes)")
         return False
 
@@ -329,22 +357,38 @@ class EpochLoop:
         self.stopped_by = why
         return True
 
+    def _stop_interrupted(self) -> None:
+        """Save last.safetensors (unless it holds this step already), leave the process group and
+        raise Interrupted, saying where the run was saved."""
+        p, name = self.progress, signal_name(self.interrupted_by)
+        if self.is_main and self._saved_step != p.step:
+            self._tick()
+            self._write(LAST, with_state=True)
+        self._close()
+        where = (f"saved at step {p.step} in {self.run_dir / LAST}" if self.is_main
+                 else f"process 0 saved the run at step {p.step}")
+        raise Interrupted(self.interrupted_by, f"interrupted ({name}); {where}")
+
     def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
-        """Train on the batches ``todo``; True when a step or time limit stopped the run."""
+        """Train on the batches ``todo``; True when training stops (a limit, an early stop, an
+        interrupt)."""
         tc, p = self.config.train, self.progress
         self._train_mode()
         group: list = []
+        started = self.clock.seconds()
         for number, batch in enumerate(self._batches(todo), start=1):
             group.append(batch)
             if len(group) < tc.accumulate and number < len(todo):
                 continue
             self._step(group, display)
+            self.budget.step = self.clock.seconds() - started  # its batches' preparation included
             group = []
             if tc.eval_every and p.step % tc.eval_every == 0:
                 self.evaluate_and_save()
                 self._train_mode()
             if self._should_stop():
                 return True
+            started = self.clock.seconds()
         return False
 
     def _step(self, group: list, display: "ProgressDisplay") -> None:
@@ -370,7 +414,7 @@ class EpochLoop:
                        **({"pad": f"{padding:.0%}"} if padding is not None else {}))
         if tc.log_every and p.step % tc.log_every == 0:
             record = {"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
-                      "tokens_per_second": tok_s, "lr": self._learning_rate()}
+                      "tokens_per_second": tok_s, "lr": self._learning_rate(), "wall_seconds": round(self._tick(), 3)}
             if padding is not None:
                 record["padding"] = round(padding, 4)  # fraction of batch positions that are padding
             self._log(record)
@@ -396,6 +440,7 @@ class EpochLoop:
         With several processes, the main one evaluates and saves; the others take its record.
         """
         p = self.progress
+        started = self.clock.seconds()
         record = self._share(self._evaluate() if self.is_main else None)
         if "dev_loss" in record:
             self._check_loss(record["dev_loss"], "the dev loss per token")
@@ -412,6 +457,7 @@ class EpochLoop:
         self._after_evaluation(record, improved)
         if self.on_eval and self.is_main:
             self.on_eval(record)
+        self.budget.evaluation = self.clock.seconds() - started  # its checkpoints included
         return record
 
     def _evaluate(self) -> dict:

@@ -70,6 +70,7 @@ class Trainer(EpochLoop):
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
                  on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+        super().__init__()
         config = check_config(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         tc = config.train
@@ -143,8 +144,8 @@ class Trainer(EpochLoop):
     def _batches(self, todo: list[list[int]]):
         return iterate_batches(self.train_examples, todo)
 
-    def _any(self, flag: bool) -> bool:
-        return self.dist.any(flag)
+    def _most(self, values: list[float]) -> list[float]:
+        return self.dist.maximum(values)
 
     def _share(self, record: dict | None) -> dict:
         return self.dist.share(record)

@@ -45,6 +45,7 @@ class NumpyTrainer(EpochLoop):
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
                  on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+        super().__init__()
         config = check_numpy(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         self.design = numpy_design(config)
