@@ -39,8 +39,9 @@ LOCK = ".lock"  # locked by the process training the run (RunLock); not a run fi
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, "vocab.source.json", "vocab.target.json",
              "spm.joint.model", "spm.source.model", "spm.target.model")
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
-RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.log_every", "train.progress",
-             "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev", "data.test")
+RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
+             "train.progress", "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev",
+             "data.test")
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -205,8 +206,8 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
-                "log_every, progress, threads, device, decode.* and where the data is); start a new run "
-                "(--out) to change it")
+                "target_exact_match, log_every, progress, threads, device, decode.* and where the data is); "
+                "start a new run (--out) to change it", key=key)
 
 
 # -- checkpoints -----------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 the run with one line, the one before kept; a folder another process trains is refused, naming
 it; Ctrl-C and SIGTERM save the run and it resumes to the very weights of an uninterrupted one; a
 second signal stops at once, the checkpoint before kept; train.max_minutes counts from the start
-of training and stops before an update that would not fit.
+of training and stops before an update that would not fit; the best checkpoint and the early
+stop follow the metric the run reports (train.select_by).
 
 The loop's rules are tested on ScriptedLoop, an EpochLoop whose updates and evaluations take the
 time they are given on a fake clock (milliseconds a test); models train only in the slow tests."""
@@ -25,10 +26,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import attnseq
 from attnseq.cli import main
 from attnseq.config import load_config
-from attnseq.errors import UserError
-from attnseq.runs import RunLock, read_checkpoint, read_metrics, write_checkpoint
+from attnseq.errors import ConfigError, UserError
+from attnseq.runs import RunLock, check_resumable, read_checkpoint, read_metrics, write_checkpoint
 from attnseq.train.budget import Clock
-from attnseq.train.epochs import EpochLoop, Progress, SaveFailed
+from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
 from attnseq.train.interrupts import Interrupted
 from attnseq.utils import atomic_write
 
@@ -57,6 +58,7 @@ class ScriptedLoop(EpochLoop):
         self.pipeline = SimpleNamespace(tgt_vocab=range(10))
         self.dev_pairs = self.dev_examples = [("abc", "cba")]
         self.train_examples = list(range(steps_per_epoch))
+        self.select_by = selection_metric(self.config.train.select_by, ["cba"])
         self.translator = SimpleNamespace(evaluate=self._evaluate_dev)
         self.steps_per_epoch, self.step_seconds, self.eval_seconds = steps_per_epoch, step_seconds, eval_seconds
         self.scores, self.on_update, self.evaluations, self.writes = scores, on_update, 0, []
@@ -369,3 +371,52 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
     assert 1.5 <= summary["wall_seconds"] <= took and summary["wall_seconds"] >= took - 1.0
     start = read_metrics(tmp_path / "run")[0]
     assert start["wall_seconds"] >= 1.5 and "set-up, data loading and evaluations included" in start["clock"]
+
+
+# -- selection and early stop by the reported metric --------------------------------------------------
+@EXAMPLES
+@given(scores=st.lists(st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(1, 4)), min_size=1, max_size=12),
+       patience=st.integers(0, 4), select_by=st.sampled_from(["exact_match", "loss", "auto"]))
+def test_the_best_checkpoint_and_the_early_stop_follow_select_by(tmp_path_factory, scores, patience, select_by):
+    """Evaluation i scores scores[i] (exact match, dev loss). best.safetensors holds the step of
+    the best score by train.select_by (auto: exact match, the metric a run on short strings
+    reports), ties to the lower dev loss; patience stops after that many evaluations without one."""
+    run = tmp_path_factory.mktemp("run")
+    loop = ScriptedLoop(run, "train.eval_every=1", f"train.max_steps={len(scores)}", f"train.patience={patience}",
+                        f"train.select_by={select_by}", scores=[(e, float(l)) for e, l in scores])
+    loop.fit()
+    metric = {"auto": "exact_match"}.get(select_by, select_by)
+    assert loop.select_by == metric and read_metrics(run)[0]["select_by"] == metric
+    key = (lambda s: (s[0], -s[1])) if metric == "exact_match" else (lambda s: (-s[1],))
+    best, since, evaluated = None, 0, 0
+    for step, score in enumerate(scores, start=1):  # the rule, evaluation by evaluation
+        evaluated = step
+        if best is None or key(score) > key(scores[best - 1]):
+            best, since = step, 0
+        else:
+            since += 1
+        if patience and since >= patience:
+            break
+    assert len(loop.progress.history) == evaluated
+    assert scripted_step(run / "best.safetensors") == best
+
+
+def test_auto_selects_by_bleu_for_text_and_exact_match_for_short_strings():
+    assert selection_metric("auto", ["1994-09-27", "2001-01-01"]) == "exact_match"
+    assert selection_metric("auto", ["the cat sat on the mat", "a dog ran off"]) == "bleu"
+    assert selection_metric("loss", ["the cat sat on the mat"]) == "loss"
+    with pytest.raises(ConfigError, match="^train.select_by: unknown value 'best'; choose one of .*, auto$"):
+        load_config(None, ["train.select_by=best"])
+
+
+def test_the_recommended_presets_select_by_what_they_report():
+    for preset in ("recommended-char", "recommended-subword"):
+        assert load_config(Path(PRESET).parent / f"{preset}.yaml").train.select_by == "auto"
+
+
+def test_resume_may_change_the_target_but_not_the_metric_that_selects():
+    saved = load_config(None, ["train.target_exact_match=0.9"])
+    check_resumable(saved, load_config(None, ["train.target_exact_match=1.0"]))
+    with pytest.raises(ConfigError) as raised:
+        check_resumable(saved, load_config(None, ["train.target_exact_match=0.9", "train.select_by=loss"]))
+    assert raised.value.key == "train.select_by"

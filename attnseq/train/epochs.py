@@ -71,7 +71,7 @@ class ProgressDisplay:
 
 
 __all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
-           "selection_score"]
+           "selection_metric", "selection_score"]
 
 
 @dataclass
@@ -81,7 +81,8 @@ class Progress:
     epoch: int = 0  # epochs finished
     batch_in_epoch: int = 0  # batches of the current epoch already trained
     step: int = 0  # optimizer updates so far
-    best: float | None = None  # the best evaluation's train.select_by score
+    select_by: str | None = None  # the dev metric that selects (train.select_by, auto resolved)
+    best: float | None = None  # the best evaluation's score by that metric
     best_loss: float | None = None  # and its dev loss, which breaks ties (all 0% exact match early on)
     since_best: int = 0  # evaluations since the best one (train.patience)
     train_seconds: float = 0.0
@@ -115,6 +116,15 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
     tie_won = score == progress.best and loss is not None and best_loss is not None and loss < best_loss
     record["best"] = score is not None and (progress.best is None or score > progress.best or tie_won)
     return record
+
+
+def selection_metric(select_by: str, dev_references: Sequence[str]) -> str:
+    """The dev metric ``train.select_by`` names; ``auto`` is the one a run reports for its task:
+    BLEU where it means something for the dev references (eval.metrics.bleu_applies: text),
+    else exact match (short strings: dates, codes, words)."""
+    if select_by != "auto":
+        return select_by
+    return "bleu" if bleu_applies(dev_references) else "exact_match"
 
 
 def selection_score(record: dict, select_by: str) -> float | None:
@@ -159,6 +169,7 @@ class EpochLoop:
     train_examples: list[Example]
     dev_pairs: Sequence[Pair]
     dev_examples: list[Example]
+    select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
     on_eval: Callable[[dict], None] | None = None
     is_main = True
     stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
@@ -174,14 +185,17 @@ class EpochLoop:
         it ready (runs.prepare_run_dir: a run there is refused unless resumed or overwritten);
         read the splits; fit the text pipeline (or, resuming, load the run's) and save it with the
         config; encode the training pairs (dropping those over the length limits) and dev. Sets
-        ``restore``: there is a checkpoint to continue from."""
+        ``select_by`` and ``restore``: there is a checkpoint to continue from."""
         config = self.config
         splits = load_splits(config.data)  # bad data or settings are refused before anything is written
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
         self.test_pairs = splits.get("test", [])
-        if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
+        references = [t for _, t in self.dev_pairs]
+        self.select_by = selection_metric(config.train.select_by, references)
+        if self.select_by == "bleu" and self.dev_pairs and not bleu_applies(references):
             raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
-                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss")
+                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
+                              key="train.select_by")
         if self.is_main:
             self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
         else:
@@ -289,18 +303,26 @@ class EpochLoop:
     def _train(self) -> None:
         """fit()'s loop, with stop requests received in ``self.requests``."""
         tc, p = self.config.train, self.progress
+        if p.select_by not in (None, self.select_by):
+            raise ConfigError(f"train.select_by: auto means {self.select_by} for this dev set, but the run "
+                              f"selected its best checkpoint by {p.select_by}; set train.select_by={p.select_by} "
+                              "to continue it", key="train.select_by")
+        p.select_by = self.select_by
         self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
         self.budget = Budget(tc.max_minutes, self.clock)
         self._saved_step = p.step if self.restore else None
         if self.is_main:
             log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
                      self.description, self.train_size, self.run_dir)
+            if self.dev_examples:
+                log.info("dev %s selects the best checkpoint%s (train.select_by %s)", self.select_by,
+                         " and stops early (train.patience)" if tc.patience else "", tc.select_by)
         if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
             with self._writing(self.run_dir / METRICS_FILE):
                 truncate_metrics(self.run_dir, p.step)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
-                   "resumed_at_step": p.step if self.restore else None,
+                   "resumed_at_step": p.step if self.restore else None, "select_by": self.select_by,
                    "wall_seconds": round(self._tick(), 3), "clock": WALL_CLOCK})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
@@ -341,7 +363,7 @@ class EpochLoop:
         if tc.max_steps and p.step >= tc.max_steps:
             return self._stopping(f"{tc.max_steps} updates (train.max_steps)")
         if tc.patience and p.since_best >= tc.patience:
-            return self._stopping(f"{p.since_best} evaluations without a better {tc.select_by} (train.patience)",
+            return self._stopping(f"{p.since_best} evaluations without a better {self.select_by} (train.patience)",
                                   logged=True)
         reached = p.history[-1].get("dev_exact_match") if p.history else None
         if tc.target_exact_match and reached is not None and reached >= tc.target_exact_match:
@@ -446,9 +468,9 @@ class EpochLoop:
             self._check_loss(record["dev_loss"], "the dev loss per token")
         improved = record["best"]
         if improved:
-            p.best = selection_score(record, self.config.train.select_by)
+            p.best = selection_score(record, self.select_by)
             p.best_loss = record.get("dev_loss")
-        if selection_score(record, self.config.train.select_by) is not None:
+        if selection_score(record, self.select_by) is not None:
             p.since_best = 0 if improved else p.since_best + 1
         p.history.append(record)
         if self.is_main:
@@ -465,7 +487,7 @@ class EpochLoop:
         tc, p = self.config.train, self.progress
         epoch = p.epoch + p.batch_in_epoch / max(1, self.batches_per_epoch)
         record = evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
-                                   tc.eval_max_sentences, tc.select_by)
+                                   tc.eval_max_sentences, self.select_by)
         record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
         return record
 

@@ -198,7 +198,7 @@ class Trainer(EpochLoop):
         return total / tokens if tokens else float("nan")
 
     def _after_evaluation(self, record: dict, improved: bool) -> None:
-        if selection_score(record, self.config.train.select_by) is not None:
+        if selection_score(record, self.select_by) is not None:
             self.schedule.after_evaluation(improved)
 
     @property
