@@ -177,7 +177,11 @@ class TrainConfig:
     # right, what attnseq demo asks); 0: no target
     target_exact_match: float = number(0.0, 0.0, 1.0)
     eval_max_sentences: int = number(2000, 1)  # dev sentences decoded for the accuracy during training
-    select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy"))
+    # the dev metric that selects best.safetensors, counts evaluations for train.patience and, with
+    # the plateau schedule, decays the rate (ties broken by the dev loss); auto: the metric the run
+    # reports for its task, bleu where the dev references are text (4 words or more on average),
+    # else exact_match
+    select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy", "auto"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))
     precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast where faster (GPU, AMX), else fp32
     threads: int = number(0, 0)  # torch intra-op threads; 0: torch's default

@@ -6,18 +6,24 @@ latest weights together with the whole training state: optimizer, schedule, rand
 progress), and ``metrics.jsonl`` (one JSON record per line: start, train, eval).
 
 Every file is written atomically (a temporary file renamed into place), and weights and state
-share one file, so a run killed at any moment keeps a consistent checkpoint to resume from.
+share one file, so a run killed at any moment keeps a consistent checkpoint to resume from. The
+process training a run holds the lock of ``.lock`` in its folder (RunLock), so a second training
+into the same folder is refused.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
+import socket
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from .config import Config, apply_overrides, from_dict, read_yaml
+from .data.pipeline import PIPELINE_FILE
 from .errors import ConfigError, UserError
 from .schema import plain
 from .utils import atomic_write
@@ -29,12 +35,14 @@ METRICS_FILE = "metrics.jsonl"
 BEST, LAST = "best.safetensors", "last.safetensors"
 CHECKPOINTS = {"best": BEST, "last": LAST}
 STATE = "state/"  # the prefix of training-state arrays in last.safetensors
+LOCK = ".lock"  # locked by the process training the run (RunLock); not a run file, kept by --overwrite
 # what a run writes (``--overwrite`` removes these and nothing else)
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, "vocab.source.json", "vocab.target.json",
-             "spm.joint.model", "spm.source.model", "spm.target.model")
+             "spm.joint.model", "spm.source.model", "spm.target.model", PIPELINE_FILE)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
-RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.log_every", "train.progress",
-             "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev", "data.test")
+RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
+             "train.progress", "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev",
+             "data.test")
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -103,23 +111,73 @@ def read_metrics(path: str | Path) -> list[dict]:
 
 
 # -- starting, resuming, replacing a run ----------------------------------------------------------
-def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False, overwrite: bool = False) -> bool:
-    """Make ``run_dir`` ready for training ``config``; True when there is a checkpoint to resume.
+class RunLock:
+    """``run_dir`` locked for this process: an exclusive ``fcntl.flock`` on its ``.lock`` file,
+    which holds ``pid host`` of the process. The system releases it when the process ends,
+    however it ends, so a killed run leaves no stale lock. A folder locked by another process is
+    a UserError naming the folder and that process."""
 
-    A folder that already holds a run is refused unless ``resume`` (continue it; only the keys
-    of RESUMABLE may differ from its config) or ``overwrite`` (its files are removed first).
-    Temporary files that an interrupted write left behind are removed.
+    def __init__(self, run_dir: str | Path):
+        run_dir = Path(run_dir)
+        self.path, self.fd = run_dir / LOCK, None
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as err:
+            raise UserError(f"{run_dir}: cannot lock it for training ({self.path}: {err.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 256, 0).decode(errors="replace").split()
+            os.close(fd)
+            who = f"process {holder[0]} on {holder[1]}" if len(holder) == 2 else "another process"
+            raise UserError(f"{run_dir} is being trained by {who} (it holds {self.path}); wait for it to end or "
+                            "stop it (Ctrl-C or kill: it saves first), or train into another --out") from None
+        # written in place, not atomically: a new file would be a lock nobody holds
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        self.fd = fd
+
+    def release(self) -> None:
+        """Unlock the folder (closing the file releases the lock); again does nothing."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    __del__ = release  # a trainer dropped without finishing (its set-up failed) unlocks too
+
+
+def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False,
+                    overwrite: bool = False) -> tuple[bool, RunLock]:
+    """Lock ``run_dir`` and make it ready for training ``config``: (True when there is a
+    checkpoint to resume, the folder's RunLock, to release when training ends).
+
+    A folder another process trains is refused first, naming it; a folder that already holds a
+    run is refused unless ``resume`` (continue it; only the keys of RESUMABLE may differ from its
+    config) or ``overwrite`` (its files are removed first). Nothing is created in a folder that
+    is refused. Temporary files that an interrupted write left behind are removed.
     """
     run_dir = Path(run_dir)
-    exists = (run_dir / CONFIG_FILE).exists()
     if resume and overwrite:
         raise UserError("--resume and --overwrite: choose one")
-    if resume and not exists:
-        raise UserError(f"nothing to resume in {run_dir} (no run there: no {CONFIG_FILE})")
-    if exists and not (resume or overwrite):
-        raise UserError(f"{run_dir} holds a run already: continue it with --resume, or replace it with "
-                        "--overwrite (or give another --out)")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    exists = (run_dir / CONFIG_FILE).exists()
+    lock = RunLock(run_dir) if exists or (run_dir / LOCK).exists() else None
+    try:
+        if resume and not exists:
+            raise UserError(f"nothing to resume in {run_dir} (no run there: no {CONFIG_FILE})")
+        if exists and not (resume or overwrite):
+            raise UserError(f"{run_dir} holds a run already: continue it with --resume, or replace it with "
+                            "--overwrite (or give another --out)")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = lock or RunLock(run_dir)  # a run started into the same new folder at the same time is refused
+        return _clear_run_dir(run_dir, config, resume, overwrite), lock
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
+def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool) -> bool:
+    """prepare_run_dir's work in a locked folder: True when there is a checkpoint to resume."""
     for tmp in run_dir.glob(".*.tmp"):  # left by a write that was interrupted
         tmp.unlink()
     if overwrite:
@@ -149,8 +207,8 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
-                "log_every, progress, threads, device, decode.* and where the data is); start a new run "
-                "(--out) to change it", key=key)
+                "target_exact_match, log_every, progress, threads, device, decode.* and where the data is); "
+                "start a new run (--out) to change it", key=key)
 
 
 # -- checkpoints -----------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ it needs when it runs, so building the parser stays light (no torch, no attnseq.
 User errors print one line and exit with status 2: a UserError, a wrong argument, and an
 operating-system error a user causes (a path that is wrong, a full or read-only disk:
 attnseq.files.USER_ERRNOS), ``attnseq: error: <path>: <what is wrong>; <what to do>``. Any other
-exception is a bug and shows its traceback."""
+exception is a bug and shows its traceback. An interrupt prints one line and exits with the
+status a shell gives a process that signal ends (130 for Ctrl-C, 143 for SIGTERM)."""
 from __future__ import annotations
 
 import argparse
@@ -89,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as err:
         print(f"attnseq: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("attnseq: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
+        print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
+        return getattr(err, "exit_status", 130)
     except BrokenPipeError:
         return 0
     except OSError as err:  # a wrong path, a full or read-only disk: one line; any other errno is a bug

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 from ..errors import UserError
-from .arguments import add_set
+from .arguments import add_set, given_options
 
 HELP = "train a model from a config"
 DESCRIPTION = ("Train a model: a config (see configs/) on --data, into --out. Without a config the recommended "
@@ -26,18 +27,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace the run in --out (its files are removed)")
     parser.add_argument("--max-minutes", type=float, metavar="N",
                         help="stop training after N minutes of wall-clock time (train.max_minutes)")
+    parser.set_defaults(parser=parser)  # an interrupted run() gives the options again in the command that resumes
 
 
 def run(args: argparse.Namespace) -> None:
     from ..engines import engine_for
+    from ..train.interrupts import Interrupted
 
+    given = args.config
     config = load_config(args)
     engine = engine_for(config)
     config = engine.check(config)
     run_dir = Path(args.out or Path("runs") / Path(args.config).stem)
-    summary = engine.train(config, run_dir, resume=args.resume, overwrite=args.overwrite)
+    try:
+        summary = engine.train(config, run_dir, resume=args.resume, overwrite=args.overwrite)
+    except Interrupted as err:
+        err.resume_with = resume_command(args, given, run_dir)
+        raise
     if summary is not None:  # None: a process of a distributed run that does not write the run
         print(json.dumps({k: v for k, v in summary.items() if k != "type"}))
+
+
+def resume_command(args: argparse.Namespace, config: str | None, run_dir: Path) -> str:
+    """The command that continues the run ``args`` trains in ``run_dir``: the same config and
+    options (--overwrite left out) with --resume."""
+    words = ["attnseq", "train", *([config] if config else []),
+             *given_options(args.parser, args, skip=("out", "resume", "overwrite")), "--out", str(run_dir), "--resume"]
+    return shlex.join(words)
 
 
 def load_config(args: argparse.Namespace):

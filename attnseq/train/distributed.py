@@ -23,6 +23,7 @@ class Distributed:
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
+    device: torch.device | None = None  # this process's, once set up (nccl exchanges tensors there)
 
     @classmethod
     def from_env(cls) -> "Distributed":
@@ -47,6 +48,7 @@ class Distributed:
             torch.cuda.set_device(device)
         if not dist.is_initialized():
             dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        self.device = device
         return device
 
     def wrap(self, module: nn.Module, device: torch.device) -> nn.Module:
@@ -77,13 +79,14 @@ class Distributed:
         one verdict for a choice that rests on a measurement, such as bf16 against fp32."""
         return self.share(decide() if self.is_main else None)
 
-    def any(self, flag: bool) -> bool:
-        """True on every process when ``flag`` is True on any."""
+    def maximum(self, values: Sequence[float]) -> list[float]:
+        """Each of ``values`` at its largest over the processes, on every process: one small
+        all-reduce (the training loop's stop requests and clock, agreed after every update)."""
         if not self.enabled:
-            return flag
-        tensor = torch.tensor([1.0 if flag else 0.0])
+            return list(values)
+        tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
-        return bool(tensor.item())
+        return tensor.tolist()
 
     def close(self) -> None:
         """Leave the process group after every process has arrived."""

@@ -1,14 +1,16 @@
 """The epoch loop both engines train with: the run's data and text pipeline, stop limits,
-progress bar, metrics log, evaluation, checkpoints and exact resume. The torch Trainer and the
-NumPy engine's trainer differ only in how an epoch's batches are drawn, how one update is made,
-and how a run is saved."""
+interrupts, progress bar, metrics log, evaluation, checkpoints and exact resume. The torch
+Trainer and the NumPy engine's trainer differ only in how an epoch's batches are drawn, how one
+update is made, and how weights and training state are written."""
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import sys
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -19,14 +21,24 @@ from ..data.pipeline import Example, TextPipeline
 from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
-from ..runs import CONFIG_FILE, LAST, log_metrics, prepare_run_dir, truncate_metrics
+from ..runs import BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, truncate_metrics
+from .budget import Budget, Clock
+from .interrupts import Interrupted, StopRequests, signal_name
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
+# what the metrics log's wall_seconds measure, said in its start record
+WALL_CLOCK = ("wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
+              "over resumed sessions (what train.max_minutes bounds)")
 
 
 class TrainingDiverged(UserError):
     """The loss became non-finite or exploded: training stopped, the last good checkpoint kept."""
+
+
+class SaveFailed(UserError):
+    """A checkpoint or the metrics log could not be written (a full disk, a read-only folder):
+    training stopped; the checkpoint written before is whole and ``--resume`` continues from it."""
 
 
 class ProgressDisplay:
@@ -58,8 +70,8 @@ class ProgressDisplay:
             self.bar.close()
 
 
-__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "TrainingDiverged", "evaluation_record",
-           "selection_score"]
+__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
+           "selection_metric", "selection_score"]
 
 
 @dataclass
@@ -69,12 +81,15 @@ class Progress:
     epoch: int = 0  # epochs finished
     batch_in_epoch: int = 0  # batches of the current epoch already trained
     step: int = 0  # optimizer updates so far
-    best: float | None = None  # the best evaluation's train.select_by score
+    select_by: str | None = None  # the dev metric that selects (train.select_by, auto resolved)
+    best: float | None = None  # the best evaluation's score by that metric
     best_loss: float | None = None  # and its dev loss, which breaks ties (all 0% exact match early on)
     since_best: int = 0  # evaluations since the best one (train.patience)
     train_seconds: float = 0.0
     target_tokens: int = 0  # target tokens trained on so far
-    wall_seconds: float = 0.0  # wall-clock time of training, evaluations included (train.max_minutes)
+    # wall-clock seconds since the run's training began: set-up, data loading and evaluations
+    # included, over resumed sessions (what train.max_minutes bounds)
+    wall_seconds: float = 0.0
     window_loss: float = 0.0  # summed loss, tokens and update seconds since the last train record
     window_tokens: int = 0
     window_seconds: float = 0.0
@@ -103,6 +118,15 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
     return record
 
 
+def selection_metric(select_by: str, dev_references: Sequence[str]) -> str:
+    """The dev metric ``train.select_by`` names; ``auto`` is the one a run reports for its task:
+    BLEU where it means something for the dev references (eval.metrics.bleu_applies: text),
+    else exact match (short strings: dates, codes, words)."""
+    if select_by != "auto":
+        return select_by
+    return "bleu" if bleu_applies(dev_references) else "exact_match"
+
+
 def selection_score(record: dict, select_by: str) -> float | None:
     """Higher is better: the dev metric ``select_by`` names (``loss`` counts negated)."""
     if select_by == "loss":
@@ -111,23 +135,29 @@ def selection_score(record: dict, select_by: str) -> float | None:
 
 
 class EpochLoop:
-    """Trains until ``train.epochs``, ``train.max_steps`` or ``train.max_minutes``.
+    """Trains until ``train.epochs``, ``train.max_steps`` or ``train.max_minutes``, an early stop
+    (``train.patience``, ``train.target_exact_match``) or an interrupt (SIGINT, SIGTERM).
 
     Evaluates (dev loss and metrics) and checkpoints at every epoch end, or every
     ``train.eval_every`` updates; ``progress`` (epoch, batch within it, step, time, history)
-    is saved with the checkpoint so a resumed run continues with the very next batch.
+    is saved with the checkpoint so a resumed run continues with the very next batch. An
+    interrupt lets the update in progress finish, saves ``last`` and raises Interrupted.
 
-    An engine sets ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and
-    ``on_eval``, calls ``prepare_data()`` (splits, pipeline, examples) and provides:
+    An engine calls ``EpochLoop.__init__()`` first (the run's clock starts there), sets
+    ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and ``on_eval``, calls
+    ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
     - ``_batches(todo)``: those batches ready for ``_update`` (default: as they are);
     - ``_update(group) -> (summed loss, target tokens)``: one optimizer update over the
       batches of ``group`` (``train.accumulate`` of them);
-    - ``dev_loss()``, ``_save(best)``, ``_learning_rate()``, ``parameters``, ``train_size``.
+    - ``_write_checkpoint(path, state)``: the weights, and the training ``state`` when one is
+      given, in one file written atomically; ``_training_state()``: what resuming needs besides
+      ``progress`` (optimizer, random generators, ...);
+    - ``dev_loss()``, ``_learning_rate()``, ``parameters``, ``train_size``.
 
-    Hooks with defaults for a single process: ``is_main``, ``_any``, ``_share``, ``_train_mode``,
+    Hooks with defaults for a single process: ``is_main``, ``_most``, ``_share``, ``_train_mode``,
     ``_after_evaluation``, ``_close``.
     """
 
@@ -139,25 +169,37 @@ class EpochLoop:
     train_examples: list[Example]
     dev_pairs: Sequence[Pair]
     dev_examples: list[Example]
+    select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
     on_eval: Callable[[dict], None] | None = None
     is_main = True
     stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
+    interrupted_by: int | None = None  # the signal that stopped fit(), the same in every process
+    lock: RunLock | None = None  # the run folder's, held by the main process from prepare_data() to fit()'s end
+    _saved_step: int | None = None  # the step last.safetensors holds (None: none written or restored)
+
+    def __init__(self) -> None:
+        self.clock = Clock()  # train.max_minutes and wall_seconds count from here: set-up and data included
 
     def prepare_data(self, overwrite: bool = False) -> None:
-        """Make the run folder ready (runs.prepare_run_dir: a run there is refused unless resumed
-        or overwritten); read the splits; fit the text pipeline (or, resuming, load the run's)
-        and save it with the config; encode the training pairs (dropping those over the length
-        limits) and dev. Sets ``restore``: there is a checkpoint to continue from."""
+        """Lock the run folder (runs.RunLock: a folder another process trains is refused) and make
+        it ready (runs.prepare_run_dir: a run there is refused unless resumed or overwritten);
+        read the splits; fit the text pipeline (or, resuming, load the run's) and save it with the
+        config; encode the training pairs (dropping those over the length limits) and dev. Sets
+        ``select_by`` and ``restore``: there is a checkpoint to continue from."""
         config = self.config
         splits = load_splits(config.data)  # bad data or settings are refused before anything is written
         self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
         self.test_pairs = splits.get("test", [])
-        if config.train.select_by == "bleu" and self.dev_pairs and not bleu_applies([t for _, t in self.dev_pairs]):
+        references = [t for _, t in self.dev_pairs]
+        self.select_by = selection_metric(config.train.select_by, references)
+        if self.select_by == "bleu" and self.dev_pairs and not bleu_applies(references):
             raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
                               f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
                               key="train.select_by")
-        self.restore = (prepare_run_dir(self.run_dir, config, self.resume, overwrite) if self.is_main
-                        else self.resume and (self.run_dir / LAST).exists())
+        if self.is_main:
+            self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
+        else:
+            self.restore = self.resume and (self.run_dir / LAST).exists()
         if self.resume:
             self.pipeline = TextPipeline.load(config.data, self.run_dir)
         else:
@@ -188,7 +230,10 @@ class EpochLoop:
     def dev_loss(self) -> float:
         raise NotImplementedError
 
-    def _save(self, best: bool) -> None:
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        raise NotImplementedError
+
+    def _training_state(self) -> dict:
         raise NotImplementedError
 
     def _learning_rate(self) -> float:
@@ -212,9 +257,9 @@ class EpochLoop:
         return self.config.engine
 
     # -- hooks ---------------------------------------------------------------------------------
-    def _any(self, flag: bool) -> bool:
-        """True when ``flag`` is True in any process."""
-        return flag
+    def _most(self, values: list[float]) -> list[float]:
+        """Each of ``values`` at its largest over the processes."""
+        return values
 
     def _share(self, record: dict | None) -> dict:
         """The main process's evaluation record, in every process."""
@@ -240,17 +285,45 @@ class EpochLoop:
 
         A loss that is not finite, or far worse than guessing uniformly, stops the run with a
         TrainingDiverged error before anything is saved: the run keeps its last good checkpoint.
+        SIGINT or SIGTERM stop it once the update in progress is done and last.safetensors holds
+        it (Interrupted); a checkpoint the system refuses to write stops it with SaveFailed, the
+        one before kept whole. The run folder is unlocked at the end, whatever happened.
         """
+        self.requests = StopRequests()
+        try:
+            with self.requests:
+                self._train()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+        p = self.progress
+        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
+                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
+
+    def _train(self) -> None:
+        """fit()'s loop, with stop requests received in ``self.requests``."""
         tc, p = self.config.train, self.progress
+        if p.select_by not in (None, self.select_by):
+            raise ConfigError(f"train.select_by: auto means {self.select_by} for this dev set, but the run "
+                              f"selected its best checkpoint by {p.select_by}; set train.select_by={p.select_by} "
+                              "to continue it", key="train.select_by")
+        p.select_by = self.select_by
+        self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
+        self.budget = Budget(tc.max_minutes, self.clock)
+        self._saved_step = p.step if self.restore else None
         if self.is_main:
             log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
                      self.description, self.train_size, self.run_dir)
-        self._clock = (p.wall_seconds, time.perf_counter())
+            if self.dev_examples:
+                log.info("dev %s selects the best checkpoint%s (train.select_by %s)", self.select_by,
+                         " and stops early (train.patience)" if tc.patience else "", tc.select_by)
         if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
-            truncate_metrics(self.run_dir, p.step)
+            with self._writing(self.run_dir / METRICS_FILE):
+                truncate_metrics(self.run_dir, p.step)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples),
-                   "resumed_at_step": p.step if self.restore else None})
+                   "resumed_at_step": p.step if self.restore else None, "select_by": self.select_by,
+                   "wall_seconds": round(self._tick(), 3), "clock": WALL_CLOCK})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
             batches = self._epoch_batches()
@@ -258,36 +331,44 @@ class EpochLoop:
                                       tc.progress and self.is_main)
             stop = self._train_epoch(batches[p.batch_in_epoch:], display)
             display.close()
+            if self.interrupted_by:
+                break  # not even the evaluation of an epoch's end: it is done when resumed
             if p.batch_in_epoch == len(batches):
                 p.epoch, p.batch_in_epoch = p.epoch + 1, 0
                 if not tc.eval_every:
                     self.evaluate_and_save()
             stop = stop or self._should_stop()
+        if self.interrupted_by:
+            self._stop_interrupted()
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
         self._close()
-        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
-                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
     def _tick(self) -> float:
-        """Wall-clock seconds of training so far (evaluation included, over resumed sessions)."""
-        base, started = self._clock
-        self.progress.wall_seconds = base + time.perf_counter() - started
+        """Wall-clock seconds since the run's training began (progress.wall_seconds)."""
+        self.progress.wall_seconds = self.clock.seconds()
         return self.progress.wall_seconds
 
     def _should_stop(self) -> bool:
-        """True when a limit is reached; ``stopped_by`` then says which (the early stops, by
-        patience or a target reached, are logged too)."""
+        """True when a stop is requested (SIGINT, SIGTERM: ``interrupted_by``) or a limit is
+        reached; ``stopped_by`` then says which (the early stops, by patience or a target reached,
+        are logged too). The processes agree on the requests and the clock in one exchange, so
+        they all stop after the same update."""
         tc, p = self.config.train, self.progress
+        self._tick()
+        signum, late = self._most([self.requests.signum or 0, 0 if self.budget.next_fits() else 1])
+        if signum:
+            self.interrupted_by = int(signum)
+            return self._stopping(f"interrupted ({signal_name(self.interrupted_by)})")
         if tc.max_steps and p.step >= tc.max_steps:
             return self._stopping(f"{tc.max_steps} updates (train.max_steps)")
         if tc.patience and p.since_best >= tc.patience:
-            return self._stopping(f"{p.since_best} evaluations without a better {tc.select_by} (train.patience)",
+            return self._stopping(f"{p.since_best} evaluations without a better {self.select_by} (train.patience)",
                                   logged=True)
         reached = p.history[-1].get("dev_exact_match") if p.history else None
         if tc.target_exact_match and reached is not None and reached >= tc.target_exact_match:
             return self._stopping(f"dev exact match reached {reached:.2%} (train.target_exact_match)", logged=True)
-        if tc.max_minutes and self._any(self._tick() >= 60 * tc.max_minutes):
+        if late:
             return self._stopping(f"{tc.max_minutes:g} minutes (train.max_minutes)")
         return False
 
@@ -298,22 +379,38 @@ class EpochLoop:
         self.stopped_by = why
         return True
 
+    def _stop_interrupted(self) -> None:
+        """Save last.safetensors (unless it holds this step already), leave the process group and
+        raise Interrupted, saying where the run was saved."""
+        p, name = self.progress, signal_name(self.interrupted_by)
+        if self.is_main and self._saved_step != p.step:
+            self._tick()
+            self._write(LAST, with_state=True)
+        self._close()
+        where = (f"saved at step {p.step} in {self.run_dir / LAST}" if self.is_main
+                 else f"process 0 saved the run at step {p.step}")
+        raise Interrupted(self.interrupted_by, f"interrupted ({name}); {where}")
+
     def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
-        """Train on the batches ``todo``; True when a step or time limit stopped the run."""
+        """Train on the batches ``todo``; True when training stops (a limit, an early stop, an
+        interrupt)."""
         tc, p = self.config.train, self.progress
         self._train_mode()
         group: list = []
+        started = self.clock.seconds()
         for number, batch in enumerate(self._batches(todo), start=1):
             group.append(batch)
             if len(group) < tc.accumulate and number < len(todo):
                 continue
             self._step(group, display)
+            self.budget.step = self.clock.seconds() - started  # its batches' preparation included
             group = []
             if tc.eval_every and p.step % tc.eval_every == 0:
                 self.evaluate_and_save()
                 self._train_mode()
             if self._should_stop():
                 return True
+            started = self.clock.seconds()
         return False
 
     def _step(self, group: list, display: "ProgressDisplay") -> None:
@@ -339,7 +436,7 @@ class EpochLoop:
                        **({"pad": f"{padding:.0%}"} if padding is not None else {}))
         if tc.log_every and p.step % tc.log_every == 0:
             record = {"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
-                      "tokens_per_second": tok_s, "lr": self._learning_rate()}
+                      "tokens_per_second": tok_s, "lr": self._learning_rate(), "wall_seconds": round(self._tick(), 3)}
             if padding is not None:
                 record["padding"] = round(padding, 4)  # fraction of batch positions that are padding
             self._log(record)
@@ -365,14 +462,15 @@ class EpochLoop:
         With several processes, the main one evaluates and saves; the others take its record.
         """
         p = self.progress
+        started = self.clock.seconds()
         record = self._share(self._evaluate() if self.is_main else None)
         if "dev_loss" in record:
             self._check_loss(record["dev_loss"], "the dev loss per token")
         improved = record["best"]
         if improved:
-            p.best = selection_score(record, self.config.train.select_by)
+            p.best = selection_score(record, self.select_by)
             p.best_loss = record.get("dev_loss")
-        if selection_score(record, self.config.train.select_by) is not None:
+        if selection_score(record, self.select_by) is not None:
             p.since_best = 0 if improved else p.since_best + 1
         p.history.append(record)
         if self.is_main:
@@ -381,6 +479,7 @@ class EpochLoop:
         self._after_evaluation(record, improved)
         if self.on_eval and self.is_main:
             self.on_eval(record)
+        self.budget.evaluation = self.clock.seconds() - started  # its checkpoints included
         return record
 
     def _evaluate(self) -> dict:
@@ -388,10 +487,42 @@ class EpochLoop:
         tc, p = self.config.train, self.progress
         epoch = p.epoch + p.batch_in_epoch / max(1, self.batches_per_epoch)
         record = evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
-                                   tc.eval_max_sentences, tc.select_by)
+                                   tc.eval_max_sentences, self.select_by)
         record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
         return record
 
+    def _save(self, best: bool) -> None:
+        """best.safetensors when the evaluation improved (or there is none yet), then
+        last.safetensors with the training state; each written whole or not at all."""
+        if best or not (self.run_dir / BEST).exists():
+            self._write(BEST)
+        self._write(LAST, with_state=True)
+
+    def _write(self, name: str, with_state: bool = False) -> None:
+        """Write the checkpoint ``name``: the weights and, ``with_state``, the training state."""
+        path = self.run_dir / name
+        state = {**self._training_state(), "progress": asdict(self.progress)} if with_state else None
+        with self._writing(path):
+            self._write_checkpoint(path, state)
+        if with_state:
+            self._saved_step = self.progress.step
+
+    @contextmanager
+    def _writing(self, path: Path):
+        """Turn an OSError while writing ``path`` (a full disk, a read-only folder) into SaveFailed,
+        naming the file, the system's error and the checkpoint the run keeps."""
+        try:
+            yield
+        except OSError as err:
+            reason = err.strerror or str(err)
+            if err.errno in errno.errorcode:
+                reason += f" ({errno.errorcode[err.errno]})"
+            kept = (f"{self.run_dir / LAST} holds step {self._saved_step}, whole, and --resume continues from it"
+                    if self._saved_step is not None else "no checkpoint was saved before: --resume starts again")
+            raise SaveFailed(f"cannot write {path}: {reason}; training stopped at step {self.progress.step}; "
+                             f"{kept}") from None
+
     def _log(self, record: dict) -> None:
         if self.is_main:
-            log_metrics(self.run_dir, record)
+            with self._writing(self.run_dir / METRICS_FILE):
+                log_metrics(self.run_dir, record)

@@ -22,7 +22,7 @@ from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
 from ..hardware import bf16_pays, cpu_model
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
-from ..runs import BEST, LAST, read_checkpoint, write_checkpoint
+from ..runs import LAST, read_checkpoint, write_checkpoint
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
@@ -71,6 +71,7 @@ class Trainer(EpochLoop):
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
                  on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+        super().__init__()
         config = check_config(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         tc = config.train
@@ -145,8 +146,8 @@ class Trainer(EpochLoop):
     def _batches(self, todo: list[list[int]]):
         return iterate_batches(self.train_examples, todo)
 
-    def _any(self, flag: bool) -> bool:
-        return self.dist.any(flag)
+    def _most(self, values: list[float]) -> list[float]:
+        return self.dist.maximum(values)
 
     def _share(self, record: dict | None) -> dict:
         return self.dist.share(record)
@@ -199,7 +200,7 @@ class Trainer(EpochLoop):
         return total / tokens if tokens else float("nan")
 
     def _after_evaluation(self, record: dict, improved: bool) -> None:
-        if selection_score(record, self.config.train.select_by) is not None:
+        if selection_score(record, self.select_by) is not None:
             self.schedule.after_evaluation(improved)
 
     @property
@@ -214,11 +215,8 @@ class Trainer(EpochLoop):
         real = sum(int(b.src_mask.sum()) + int(b.tgt_mask.sum()) for b in group)
         return real, sum(b.src_mask.numel() + b.tgt_mask.numel() for b in group)
 
-    def _save(self, best: bool) -> None:
-        """best.safetensors when the evaluation improved (or there is none yet), then
-        last.safetensors with the training state; each written whole or not at all."""
-        if best or not (self.run_dir / BEST).exists():
-            write_checkpoint(self.run_dir / BEST, model_weights(self.model))
-        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(),
-                 "progress": dataclasses.asdict(self.progress), "rng": rng_states()}
-        write_checkpoint(self.run_dir / LAST, model_weights(self.model), state)
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        write_checkpoint(path, model_weights(self.model), state)
+
+    def _training_state(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(), "rng": rng_states()}

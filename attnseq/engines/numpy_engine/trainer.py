@@ -8,14 +8,13 @@ vocabularies (the models take ``target_vocab_size``).
 """
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from ...config import Config
-from ...runs import BEST, LAST
+from ...runs import LAST
 from ...scratch.optim import SGD, Adam, clip_grads
 from ...train.epochs import EpochLoop, Progress
 from .blas import blas_threads
@@ -46,6 +45,7 @@ class NumpyTrainer(EpochLoop):
 
     def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
                  on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+        super().__init__()
         config = check_numpy(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
         self.design = numpy_design(config)
@@ -128,16 +128,14 @@ class NumpyTrainer(EpochLoop):
             tokens += n
         return total / tokens if tokens else float("nan")
 
-    def _save(self, best: bool) -> None:
-        """best.safetensors when the evaluation improved (or there is none yet), then
-        last.safetensors with the training state; each written whole or not at all."""
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        """The weights (and ``state``) with the design and the array widths as metadata."""
         metadata = {"engine": "numpy", "design": self.design,
                     "source_len": str(self.layout.source_len), "target_len": str(self.layout.target_len)}
-        if best or not (self.run_dir / BEST).exists():
-            save_numpy_weights(self.model, self.run_dir / BEST, metadata)
-        state = {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(),
-                 "progress": dataclasses.asdict(self.progress), "order": self.order}
-        save_numpy_weights(self.model, self.run_dir / LAST, metadata, state)
+        save_numpy_weights(self.model, path, metadata, state)
+
+    def _training_state(self) -> dict:
+        return {"optimizer": self._optimizer_state(), "rng": self.rng.get_state(), "order": self.order}
 
     def _optimizer_state(self) -> dict:
         """Adam's step count and moments by parameter name (SGD keeps nothing)."""

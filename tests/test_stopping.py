@@ -1,0 +1,422 @@
+"""How training stops, and that it loses no work: a checkpoint the system refuses to write stops
+the run with one line, the one before kept; a folder another process trains is refused, naming
+it; Ctrl-C and SIGTERM save the run and it resumes to the very weights of an uninterrupted one; a
+second signal stops at once, the checkpoint before kept; train.max_minutes counts from the start
+of training and stops before an update that would not fit; the best checkpoint and the early
+stop follow the metric the run reports (train.select_by).
+
+The loop's rules are tested on ScriptedLoop, an EpochLoop whose updates and evaluations take the
+time they are given on a fake clock (milliseconds a test); models train only in the slow tests."""
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import attnseq
+from attnseq.cli import main
+from attnseq.config import load_config
+from attnseq.errors import ConfigError, UserError
+from attnseq.runs import RunLock, check_resumable, read_checkpoint, read_metrics, write_checkpoint
+from attnseq.train.budget import Clock
+from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
+from attnseq.train.interrupts import Interrupted
+from attnseq.utils import atomic_write
+
+from conftest import ROOT
+from test_runs import PRESET, SMALL, last_step, same_records, sets, weights
+
+# Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
+EXAMPLES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+class ScriptedLoop(EpochLoop):
+    """An EpochLoop without a model. An update takes ``step_seconds`` and an evaluation
+    ``eval_seconds`` on a fake clock (``now``); the weights count the updates; evaluation ``i``
+    scores ``scores[i]`` (exact match, dev loss); ``on_update(loop)`` runs inside each update.
+    Checkpoints are real safetensors files."""
+
+    def __init__(self, run_dir: Path, *settings: str, steps_per_epoch: int = 7, step_seconds: float = 1.0,
+                 eval_seconds: float = 0.0, scores=None, on_update=None, set_up_seconds: float = 0.0):
+        self.now = 0.0
+        super().__init__()
+        self.clock = Clock(lambda: self.now)
+        self.config = load_config(None, ["train.progress=false", "train.log_every=1", "train.epochs=1000", *settings])
+        self.run_dir, self.resume, self.restore = run_dir, False, False
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.progress = Progress()
+        self.pipeline = SimpleNamespace(tgt_vocab=range(10))
+        self.dev_pairs = self.dev_examples = [("abc", "cba")]
+        self.train_examples = list(range(steps_per_epoch))
+        self.select_by = selection_metric(self.config.train.select_by, ["cba"])
+        self.translator = SimpleNamespace(evaluate=self._evaluate_dev)
+        self.steps_per_epoch, self.step_seconds, self.eval_seconds = steps_per_epoch, step_seconds, eval_seconds
+        self.scores, self.on_update, self.evaluations, self.writes = scores, on_update, 0, []
+        self.weights = np.zeros(3)
+        self.now = set_up_seconds  # reading the data, building the model: before fit(), on the clock
+
+    def _epoch_batches(self) -> list:
+        return list(range(self.steps_per_epoch))
+
+    def _update(self, group: list) -> tuple[float, int]:
+        self.now += self.step_seconds
+        self.weights = self.weights + 1
+        if self.on_update:
+            self.on_update(self)
+        return 10.0, 10
+
+    def _score(self) -> tuple[float, float]:
+        return self.scores[self.evaluations] if self.scores else (0.0, 1.0)
+
+    def dev_loss(self) -> float:
+        return self._score()[1]
+
+    def _evaluate_dev(self, pairs, bleu=True) -> dict:
+        self.now += self.eval_seconds
+        exact_match = self._score()[0]
+        self.evaluations += 1
+        return {"exact_match": exact_match, "token_accuracy": exact_match}
+
+    def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
+        self.writes.append(path.name)
+        write_checkpoint(path, {"w": self.weights}, state)
+
+    def _training_state(self) -> dict:
+        return {}
+
+    def _learning_rate(self) -> float:
+        return 0.1
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return self.steps_per_epoch
+
+    @property
+    def parameters(self) -> int:
+        return 3
+
+
+def saved_step(path: Path) -> int:
+    """The step of the training state in a checkpoint."""
+    return read_checkpoint(path, with_state=True)[2]["progress"]["step"]
+
+
+def scripted_step(path: Path) -> int:
+    """The step of a ScriptedLoop's checkpoint, whose weights count the updates."""
+    step = round(weights(path)["w"][0])
+    assert np.all(weights(path)["w"] == step) and (path.name == "best.safetensors" or saved_step(path) == step)
+    return step
+
+
+def no_temporary_files(run: Path) -> bool:
+    return not list(run.glob(".*.tmp"))
+
+
+# -- failed saves ------------------------------------------------------------------------------------
+@EXAMPLES
+@given(failing=st.integers(1, 12))
+def test_a_failed_save_stops_naming_the_file_and_keeps_the_checkpoint_before(tmp_path_factory, failing):
+    run = tmp_path_factory.mktemp("run")
+    loop = ScriptedLoop(run, "train.eval_every=2", scores=[(i / 20, 1.0) for i in range(20)])  # each a new best
+
+    def write(path, state=None):
+        if len(loop.writes) + 1 == failing:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path.parent / f".{path.name}.x.tmp"))
+        ScriptedLoop._write_checkpoint(loop, path, state)
+
+    loop._write_checkpoint = write
+    with pytest.raises(SaveFailed) as raised:
+        loop.fit()
+    # writes: best, last at step 2; best, last at 4; ... the one at `failing` refused
+    name, step = ("best.safetensors", "last.safetensors")[(failing - 1) % 2], 2 * ((failing + 1) // 2)
+    kept = step - 2
+    assert str(raised.value).startswith(f"cannot write {run / name}: No space left on device (ENOSPC); "
+                                        f"training stopped at step {step}; ")
+    if kept:
+        assert str(raised.value).endswith(f"{run / 'last.safetensors'} holds step {kept}, whole, and --resume "
+                                          "continues from it")
+        assert scripted_step(run / "last.safetensors") == kept
+    else:
+        assert str(raised.value).endswith("no checkpoint was saved before: --resume starts again")
+        assert not (run / "last.safetensors").exists()
+
+
+@pytest.mark.slow
+def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tmp_path, capsys, monkeypatch):
+    """The system refuses the checkpoints of the second evaluation (half a file written, then
+    ENOSPC): exit 2, one line naming the file and the error, the first evaluation's checkpoints
+    whole; --resume continues from them to the weights of a run never refused."""
+    import safetensors.numpy
+
+    common = ("train.eval_every=3", "train.max_steps=9", "model.dropout=0.2")
+    straight, refused = tmp_path / "straight", tmp_path / "refused"
+    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(straight), *sets(*SMALL, *common)]) == 0
+    write, calls = safetensors.numpy.save_file, []
+
+    def disk_full_after_two(arrays, filename, metadata=None):
+        calls.append(filename)
+        if len(calls) <= 2:
+            return write(arrays, filename, metadata=metadata)
+        Path(filename).write_bytes(b"half a checkpoint")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), filename)
+
+    monkeypatch.setattr(safetensors.numpy, "save_file", disk_full_after_two)
+    capsys.readouterr()
+    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), *sets(*SMALL, *common)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("attnseq: error: cannot write ") and "(ENOSPC)" in lines[0]
+    assert f"{refused / 'last.safetensors'} holds step 3, whole" in lines[0]
+    assert saved_step(refused / "last.safetensors") == 3 and no_temporary_files(refused)
+    attnseq.load(refused).translate(["abc"])  # best.safetensors is whole too
+    monkeypatch.setattr(safetensors.numpy, "save_file", write)
+    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), "--resume",
+                 *sets(*SMALL, *common)]) == 0
+    assert [r["resumed_at_step"] for r in read_metrics(refused) if r["type"] == "start"] == [None, 3]
+    a, b = weights(straight / "last.safetensors"), weights(refused / "last.safetensors")
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    same_records(straight, refused)
+
+
+# -- the run folder's lock ---------------------------------------------------------------------------
+def hold_lock(folder: Path) -> subprocess.Popen:
+    """Another process holding ``folder``'s lock until it is killed."""
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from attnseq.runs import RunLock; "
+                               "lock = RunLock(sys.argv[1]); print('locked', flush=True); time.sleep(120)", str(folder)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "locked\n"
+    return holder
+
+
+def test_a_folder_another_process_trains_is_refused_naming_it(reverse_data, tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    holder = hold_lock(run)
+    try:
+        for flags in ([], ["--resume"], ["--overwrite"]):
+            assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(run), *flags]) == 2
+            lines = capsys.readouterr().err.strip().splitlines()
+            assert lines == [f"attnseq: error: {run} is being trained by process {holder.pid} on "
+                             f"{socket.gethostname()} (it holds {run / '.lock'}); wait for it to end or stop it "
+                             "(Ctrl-C or kill: it saves first), or train into another --out"]
+    finally:
+        holder.kill()  # SIGKILL: no clean-up; the system releases its lock
+        holder.wait()
+    lock = RunLock(run)  # a killed holder leaves no stale lock
+    with pytest.raises(UserError, match=f"being trained by process {os.getpid()} "):
+        RunLock(run)  # one process, two trainings: refused too
+    lock.release()
+    RunLock(run).release()
+
+
+def test_a_refused_folder_gets_no_lock_file(reverse_data, tmp_path, capsys):
+    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(tmp_path / "none"), "--resume"]) == 2
+    assert not (tmp_path / "none").exists()
+
+
+# -- interrupts ------------------------------------------------------------------------------------
+@EXAMPLES
+@given(at=st.integers(1, 30), eval_every=st.integers(0, 6), sig=st.sampled_from([signal.SIGINT, signal.SIGTERM]))
+def test_a_signal_stops_after_the_update_in_progress_with_it_saved(tmp_path_factory, at, eval_every, sig):
+    run = tmp_path_factory.mktemp("run")
+
+    def signal_at(loop):
+        if round(loop.weights[0]) == at:
+            loop.requests.receive(sig)
+
+    loop = ScriptedLoop(run, f"train.eval_every={eval_every}", on_update=signal_at)
+    with pytest.raises(KeyboardInterrupt) as raised:  # what a caller of attnseq.fit sees
+        loop.fit()
+    assert isinstance(raised.value, Interrupted) and raised.value.exit_status == 128 + sig
+    assert str(raised.value) == (f"interrupted ({signal.Signals(sig).name}); saved at step {at} in "
+                                 f"{run / 'last.safetensors'}; resume=True continues")
+    assert loop.progress.step == at and scripted_step(run / "last.safetensors") == at
+    evaluated_at = [r["step"] for r in loop.progress.history]
+    assert loop.writes.count("last.safetensors") == len(evaluated_at) + (at not in evaluated_at)  # once a step
+    assert max(r.get("step", 0) for r in read_metrics(run)) == at and no_temporary_files(run)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers before are back
+
+
+def test_a_second_signal_while_saving_stops_at_once_keeping_the_checkpoint_before(tmp_path):
+    def signal_at_5(loop):
+        if loop.weights[0] == 5:
+            loop.requests.receive(signal.SIGTERM)
+
+    loop = ScriptedLoop(tmp_path, "train.eval_every=3", on_update=signal_at_5)
+
+    def write(path, state=None):
+        if not loop.stopped_by:
+            return ScriptedLoop._write_checkpoint(loop, path, state)
+        # the interrupt's save: half a file written, then Ctrl-C
+        atomic_write(path, lambda tmp: (Path(tmp).write_bytes(b"half a file"), loop.requests.receive(signal.SIGINT)))
+
+    loop._write_checkpoint = write
+    with pytest.raises(Interrupted) as raised:
+        loop.fit()
+    assert raised.value.exit_status == 130 and str(raised.value).startswith("interrupted again (SIGINT): stopped at once")
+    assert scripted_step(tmp_path / "last.safetensors") == 3 and no_temporary_files(tmp_path)  # step 3's, whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig, engine, at_fraction", [(signal.SIGINT, "torch", 0.1), (signal.SIGTERM, "torch", 0.7),
+                                                      (signal.SIGTERM, "numpy", 0.3)])
+def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_path, sig, engine, at_fraction):
+    """Ctrl-C or SIGTERM mid-run (at 0.1 of the run, before the first evaluation: epochs end at
+    0.5 and 1) to a process training: its exit status and its line; then --resume to the end: the
+    very weights and records of a run never interrupted."""
+    settings = [*SMALL, "train.batch_size=64", "train.epochs=2", "train.log_every=1", "train.threads=1"]
+    settings += (["model.dropout=0.2"] if engine == "torch" else
+                 ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy", "model.init=book",
+                  "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"])
+    straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
+    train = ["-q", "train", PRESET, "--data", str(reverse_data), *sets(*settings)]
+    assert main([*train, "--out", str(straight)]) == 0
+    at = max(1, round(at_fraction * last_step(straight)))
+
+    process = subprocess.Popen([sys.executable, "-m", "attnseq.cli", *train, "--out", str(interrupted)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while process.poll() is None and last_step(interrupted) < at and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert process.poll() is None, "the run ended before the signal"
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + sig, err
+    step = saved_step(interrupted / "last.safetensors")
+    assert step >= at and err.strip().splitlines()[-1] == (
+        f"attnseq: interrupted ({signal.Signals(sig).name}); saved at step {step} in {interrupted / 'last.safetensors'}; "
+        f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues")
+    assert bool([r for r in read_metrics(interrupted) if r["type"] == "eval"]) == (at_fraction > 0.5)
+
+    assert main([*train, "--out", str(interrupted), "--resume"]) == 0
+    a, b = weights(straight / "last.safetensors"), weights(interrupted / "last.safetensors")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    same_records(straight, interrupted)
+
+
+@pytest.mark.slow
+def test_under_torchrun_every_process_stops_after_the_same_update(reverse_data, tmp_path):
+    """SIGTERM to torchrun, which sends it on to both processes: they stop after the same update,
+    process 0 saves it, and torchrun --resume continues from it."""
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
+               "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data), "--out",
+               str(run), *sets(*SMALL, "data.strip=true", "train.log_every=1", "train.max_steps=40")]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    torchrun = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while torchrun.poll() is None and last_step(run) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert torchrun.poll() is None, "the run ended before the signal"
+    torchrun.send_signal(signal.SIGTERM)
+    _, err = torchrun.communicate(timeout=120)
+    step = saved_step(run / "last.safetensors")
+    assert 5 <= step < 40
+    assert f"attnseq: interrupted (SIGTERM); saved at step {step} in {run / 'last.safetensors'}; " in err
+    assert f"attnseq: interrupted (SIGTERM); process 0 saved the run at step {step}; " in err
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert [r["resumed_at_step"] for r in read_metrics(run) if r["type"] == "start"] == [None, step]
+    assert saved_step(run / "last.safetensors") == 40
+
+
+# -- the budget --------------------------------------------------------------------------------------
+@EXAMPLES
+@given(minutes=st.integers(1, 5), set_up=st.integers(0, 59), step=st.integers(5, 90), evaluation=st.integers(0, 90),
+       eval_every=st.integers(0, 5))
+def test_the_budget_counts_set_up_and_stops_before_what_would_not_fit(tmp_path_factory, minutes, set_up, step,
+                                                                      evaluation, eval_every):
+    """Updates of ``step`` s and evaluations of ``evaluation`` s after ``set_up`` s of set-up:
+    the run ends within the budget once an update and an evaluation have been timed, and at
+    worst by those first two over it; it stops no earlier than an update and an evaluation
+    before the end; wall_seconds is the clock from the start, set-up included."""
+    run = tmp_path_factory.mktemp("run")
+    loop = ScriptedLoop(run, f"train.max_minutes={minutes}", f"train.eval_every={eval_every}", step_seconds=step,
+                        eval_seconds=evaluation, set_up_seconds=set_up)
+    summary = loop.fit()
+    budget, ended = 60 * minutes, loop.now
+    assert loop.stopped_by == f"{minutes} minutes (train.max_minutes)"
+    assert ended <= budget + step + evaluation
+    if len(loop.progress.history) >= 2:  # an evaluation was timed before the last update
+        assert ended <= budget
+    assert ended > budget - step - evaluation
+    assert summary["wall_seconds"] == ended and read_metrics(run)[0]["wall_seconds"] == set_up
+
+
+@pytest.mark.slow
+def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(reverse_data, tmp_path, monkeypatch):
+    """3 seconds of budget, 1.5 of them reading the data: the run ends within a second of the
+    budget, and its wall_seconds is the time since training began, the data's reading included."""
+    import torch._dynamo  # noqa: F401  (torch's Adam imports it when first made: seconds this test does not measure)
+
+    import attnseq.train.epochs as epochs
+
+    read = epochs.load_splits
+    monkeypatch.setattr(epochs, "load_splits", lambda data: (time.sleep(1.5), read(data))[1])
+    started = time.perf_counter()
+    summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={reverse_data}", *SMALL, "train.epochs=100",
+                                                     "train.max_minutes=0.05", "train.eval_every=20"])
+    took = time.perf_counter() - started
+    assert took <= 3.0 + 1.0
+    assert 1.5 <= summary["wall_seconds"] <= took and summary["wall_seconds"] >= took - 1.0
+    start = read_metrics(tmp_path / "run")[0]
+    assert start["wall_seconds"] >= 1.5 and "set-up, data loading and evaluations included" in start["clock"]
+
+
+# -- selection and early stop by the reported metric --------------------------------------------------
+@EXAMPLES
+@given(scores=st.lists(st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(1, 4)), min_size=1, max_size=12),
+       patience=st.integers(0, 4), select_by=st.sampled_from(["exact_match", "loss", "auto"]))
+def test_the_best_checkpoint_and_the_early_stop_follow_select_by(tmp_path_factory, scores, patience, select_by):
+    """Evaluation i scores scores[i] (exact match, dev loss). best.safetensors holds the step of
+    the best score by train.select_by (auto: exact match, the metric a run on short strings
+    reports), ties to the lower dev loss; patience stops after that many evaluations without one."""
+    run = tmp_path_factory.mktemp("run")
+    loop = ScriptedLoop(run, "train.eval_every=1", f"train.max_steps={len(scores)}", f"train.patience={patience}",
+                        f"train.select_by={select_by}", scores=[(e, float(l)) for e, l in scores])
+    loop.fit()
+    metric = {"auto": "exact_match"}.get(select_by, select_by)
+    assert loop.select_by == metric and read_metrics(run)[0]["select_by"] == metric
+    key = (lambda s: (s[0], -s[1])) if metric == "exact_match" else (lambda s: (-s[1],))
+    best, since, evaluated = None, 0, 0
+    for step, score in enumerate(scores, start=1):  # the rule, evaluation by evaluation
+        evaluated = step
+        if best is None or key(score) > key(scores[best - 1]):
+            best, since = step, 0
+        else:
+            since += 1
+        if patience and since >= patience:
+            break
+    assert len(loop.progress.history) == evaluated
+    assert scripted_step(run / "best.safetensors") == best
+
+
+def test_auto_selects_by_bleu_for_text_and_exact_match_for_short_strings():
+    assert selection_metric("auto", ["1994-09-27", "2001-01-01"]) == "exact_match"
+    assert selection_metric("auto", ["the cat sat on the mat", "a dog ran off"]) == "bleu"
+    assert selection_metric("loss", ["the cat sat on the mat"]) == "loss"
+    with pytest.raises(ConfigError, match="^train.select_by: unknown value 'best'; choose one of .*, auto$"):
+        load_config(None, ["train.select_by=best"])
+
+
+def test_the_recommended_presets_select_by_what_they_report():
+    for preset in ("recommended-char", "recommended-subword"):
+        assert load_config(Path(PRESET).parent / f"{preset}.yaml").train.select_by == "auto"
+
+
+def test_resume_may_change_the_target_but_not_the_metric_that_selects():
+    saved = load_config(None, ["train.target_exact_match=0.9"])
+    check_resumable(saved, load_config(None, ["train.target_exact_match=1.0"]))
+    with pytest.raises(ConfigError) as raised:
+        check_resumable(saved, load_config(None, ["train.target_exact_match=0.9", "train.select_by=loss"]))
+    assert raised.value.key == "train.select_by"
