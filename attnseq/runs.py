@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .config import Config, apply_overrides, from_dict, read_yaml
+from .config import Config, apply_overrides, from_dict, parse_override, read_yaml
 from .data.pipeline import PIPELINE_FILE
 from .errors import ConfigError, UserError
 from .schema import plain
@@ -54,7 +54,7 @@ def read_run_config(run_dir: str | Path, overrides: Sequence[str] = ()) -> Confi
     if not (run_dir / CONFIG_FILE).exists():
         raise UserError(f"{run_dir}: not a run folder (no {CONFIG_FILE})")
     for text in overrides:
-        key = text.split("=", 1)[0].strip()
+        key = ".".join(parse_override(text)[0])  # a malformed --set is refused as such, naming it
         if key.split(".")[0] not in INFERENCE_SECTIONS:
             raise ConfigError(f"{key}: fixed when the model was trained; only decode.* settings can be "
                               "changed for a trained run", key=key)
@@ -71,6 +71,8 @@ def checkpoint_path(run_dir: str | Path, checkpoint: str = "best") -> Path:
     if checkpoint == "best" and not path.exists():
         path = run_dir / LAST
     if not path.exists():
+        if (run_dir / BEST).exists():  # only last was asked for, and the run has best alone
+            raise UserError(f"{run_dir}: no {LAST} (the run has {BEST}: --checkpoint best loads it)")
         raise UserError(f"{run_dir}: no checkpoint to load (no {BEST} or {LAST})")
     return path
 
@@ -99,6 +101,9 @@ def read_metrics(path: str | Path) -> list[dict]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as err:
         raise UserError(f"{path}: cannot read the metrics log ({err.strerror})") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: the metrics log is not UTF-8 text ({err.reason} at byte {err.start}); "
+                        "it was not written by attnseq, or was damaged") from None
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -187,7 +192,8 @@ def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool)
     if resume:
         check_resumable(read_run_config(run_dir), config)
         if not (run_dir / LAST).exists():
-            log.info("%s: no checkpoint yet; training starts from the beginning", run_dir)
+            log.info("%s: no %s to resume from yet (it holds the training state); training starts from "
+                 "the beginning", run_dir, LAST)
             return False
     return resume
 

@@ -6,8 +6,11 @@ import io
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+
+from attnseq.runs import read_checkpoint, read_metrics
 
 torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
 
@@ -241,3 +244,38 @@ class QuickRuns:
 def quick_runs(tmp_path_factory) -> QuickRuns:
     """Two-step runs of each kind the attention page shows, shared by the tests of a session."""
     return QuickRuns(tmp_path_factory.mktemp("quick-runs"))
+
+
+# -- runs trained through the CLI (test_runs, test_stopping) ---------------------------------------
+PRESET = str(ROOT / "configs" / "luong2015-general.yaml")  # the preset the run tests train, small
+SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
+TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
+
+
+def weights(path: Path) -> dict[str, np.ndarray]:
+    return read_checkpoint(path)[0]
+
+
+def same_records(a: Path, b: Path) -> None:
+    """The train and eval records of two runs agree in everything but timing."""
+    def clean(path):
+        return [{k: v for k, v in r.items() if k not in TIMING} for r in read_metrics(path) if r["type"] != "start"]
+    assert clean(a) == clean(b)
+
+
+def last_step(run: Path) -> int:
+    """The step of the last train record in ``run``'s metrics, a torn tail skipped (0 before any)."""
+    if not (run / "metrics.jsonl").exists():
+        return 0
+    return ([0] + [r["step"] for r in read_metrics(run) if r["type"] == "train"])[-1]
+
+
+def parsers(parser, path: str = "attnseq"):
+    """``(command path, parser)`` of ``parser`` and of every subparser under it, depth first."""
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, subparser in action.choices.items():
+                yield from parsers(subparser, f"{path} {name}")

@@ -12,7 +12,7 @@ import pytest
 
 from attnseq.cli import build_parser, main
 
-from conftest import LEARN, TINY, reverse_pairs, sets, write_tsv
+from conftest import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -114,15 +114,6 @@ def test_version(capsys):
     assert capsys.readouterr().out == f"attnseq {version('attnseq')}\n"
     result = run("--version")  # python -m attnseq.cli, as the tests and torchrun call it
     assert result.returncode == 0 and result.stdout == f"attnseq {version('attnseq')}\n"
-
-
-def parsers(parser: argparse.ArgumentParser, path: str = "attnseq"):
-    """``(command path, parser)`` of ``parser`` and of every subparser under it, depth first."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, subparser in action.choices.items():
-                yield from parsers(subparser, f"{path} {name}")
 
 
 def test_every_argument_has_help_that_states_its_default():

@@ -16,8 +16,7 @@ from attnseq.cli import COMMANDS, build_parser, main
 from attnseq.errors import UserError
 from attnseq.files import check_folder, os_error_message, write_files, write_output
 
-from conftest import ROOT, reverse_pairs, write_tsv
-from test_cli import parsers
+from conftest import ROOT, parsers, reverse_pairs, write_tsv
 
 PACKAGE = ROOT / "attnseq"
 

@@ -29,7 +29,7 @@ from attnseq.cli import build_parser, main
 from attnseq.config import DataConfig, DecodeConfig, RNNConfig, TrainConfig, TransformerConfig, load_config
 from attnseq.errors import ConfigError
 
-from test_cli import parsers
+from conftest import parsers
 
 # a few seconds each in the fast suite; ATTNSEQ_EXAMPLES=2000 searches longer
 FAST = settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 40)), deadline=None,

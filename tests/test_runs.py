@@ -19,14 +19,9 @@ import pytest
 
 import attnseq
 from attnseq.cli import main
-from attnseq.runs import read_checkpoint, read_metrics
+from attnseq.runs import read_metrics
 
-from conftest import ROOT, TINY, sets
-
-PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
-SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
-TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
-
+from conftest import PRESET, SMALL, last_step, same_records, sets, weights
 
 def train(data: Path, out: Path, *settings: str, flags: tuple = ()) -> int:
     return main(["-q", "train", PRESET, "--data", str(data), "--out", str(out), *flags, *sets(*SMALL, *settings)])
@@ -34,17 +29,6 @@ def train(data: Path, out: Path, *settings: str, flags: tuple = ()) -> int:
 
 def digest(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha1(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
-
-
-def weights(path: Path) -> dict[str, np.ndarray]:
-    return read_checkpoint(path)[0]
-
-
-def same_records(a: Path, b: Path) -> None:
-    """The train and eval records of two runs agree in everything but timing."""
-    def clean(path):
-        return [{k: v for k, v in r.items() if k not in TIMING} for r in read_metrics(path) if r["type"] != "start"]
-    assert clean(a) == clean(b)
 
 
 def one_line_error(capsys) -> str:
@@ -111,6 +95,27 @@ def test_damaged_checkpoints_are_said_plainly(reverse_data, tmp_path, capsys):
     assert "not weights of this model (other shapes" in one_line_error(capsys)
 
 
+def test_missing_pieces_of_a_run_are_named_as_they_are(reverse_data, tmp_path, capsys, caplog):
+    """A run with best alone: --checkpoint last names best and the flag that loads it, and a
+    resume says that it starts again for want of last (not that the run has no checkpoint); a
+    metrics log that is not text and a --set that is not key=value are named as such."""
+    run = tmp_path / "run"
+    assert train(reverse_data, run, "train.max_steps=2") == 0
+    (run / "last.safetensors").unlink()
+    capsys.readouterr()
+    assert main(["translate", str(run), "--checkpoint", "last"]) == 2
+    assert "no last.safetensors (the run has best.safetensors: --checkpoint best loads it)" in one_line_error(capsys)
+    for bad in ("=", "=3", "decode"):
+        assert main(["translate", str(run), "--set", bad]) == 2
+        assert f"--set {bad}:" in one_line_error(capsys)
+    with caplog.at_level("INFO", logger="attnseq"):
+        assert train(reverse_data, run, "train.max_steps=2", flags=("--resume",)) == 0
+    assert any("no last.safetensors to resume from yet" in m for m in caplog.messages)
+    (run / "metrics.jsonl").write_bytes(b"\xff\xfe not a log\n")
+    assert main(["plot", "curve", str(run), "--out", str(tmp_path / "curve.png")]) == 2
+    assert "metrics.jsonl: the metrics log is not UTF-8 text" in one_line_error(capsys)
+
+
 def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_path, capsys):
     straight, cut = tmp_path / "straight", tmp_path / "cut"
     common = ("train.epochs=2", "train.eval_every=10", "train.log_every=3")
@@ -150,13 +155,6 @@ def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, 
         for name in ("best.safetensors", "last.safetensors"):
             assert all(np.isfinite(v).all() for v in weights(run / name).values())
         attnseq.load(run).translate(["abc"])
-
-
-def last_step(run: Path) -> int:
-    """The step of the last train record in ``run``'s metrics, a torn tail skipped (0 before any)."""
-    if not (run / "metrics.jsonl").exists():
-        return 0
-    return ([0] + [r["step"] for r in read_metrics(run) if r["type"] == "train"])[-1]
 
 
 def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: int, seed: int = 0) -> int:

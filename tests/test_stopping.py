@@ -33,8 +33,7 @@ from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metr
 from attnseq.train.interrupts import Interrupted
 from attnseq.utils import atomic_write
 
-from conftest import ROOT
-from test_runs import PRESET, SMALL, last_step, same_records, sets, weights
+from conftest import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
 
 # Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
 EXAMPLES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
