@@ -21,7 +21,7 @@ import attnseq
 from attnseq.cli import main
 from attnseq.runs import read_metrics
 
-from conftest import PRESET, SMALL, last_step, same_records, sets, weights
+from conftest import PRESET, SMALL, last_step, reverse_pairs, same_records, sets, weights, write_tsv
 
 def train(data: Path, out: Path, *settings: str, flags: tuple = ()) -> int:
     return main(["-q", "train", PRESET, "--data", str(data), "--out", str(out), *flags, *sets(*SMALL, *settings)])
@@ -114,6 +114,22 @@ def test_missing_pieces_of_a_run_are_named_as_they_are(reverse_data, tmp_path, c
     (run / "metrics.jsonl").write_bytes(b"\xff\xfe not a log\n")
     assert main(["plot", "curve", str(run), "--out", str(tmp_path / "curve.png")]) == 2
     assert "metrics.jsonl: the metrics log is not UTF-8 text" in one_line_error(capsys)
+
+
+def test_resume_onto_data_the_vocabulary_covers_less_is_said(reverse_data, tmp_path, caplog):
+    """--resume with data changed under the run: a warning with the share of tokens now outside
+    its vocabulary against the share when it began; the same data resumes without one."""
+    run = tmp_path / "run"
+    assert train(reverse_data, run, "train.max_steps=2") == 0
+    with caplog.at_level("WARNING", logger="attnseq"):
+        assert train(reverse_data, run, "train.max_steps=3", flags=("--resume",)) == 0
+    assert not [m for m in caplog.messages if "outside the run's vocabulary" in m]
+    write_tsv(reverse_data / "train.tsv", reverse_pairs(2000, seed=1, symbols="abcxyz", lengths=(3, 6)))
+    with caplog.at_level("WARNING", logger="attnseq"):
+        assert train(reverse_data, run, "train.max_steps=4", flags=("--resume",)) == 0
+    [warning] = [m for m in caplog.messages if "outside the run's vocabulary" in m]
+    assert "(0.00% when the run began)" in warning and "the data has changed since" in warning
+    assert [r["unknown_share"] > 0.2 for r in read_metrics(run) if r["type"] == "start"] == [False, False, True]
 
 
 def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_path, capsys):

@@ -227,6 +227,13 @@ class TextPipeline:
         return examples
 
 
+def unknown_share(examples: Sequence[Example]) -> float:
+    """The fraction of the examples' source and target ids that are the unknown token's."""
+    total = sum(len(ex.src) + len(ex.tgt) for ex in examples)
+    unknown = sum(ex.src.count(Vocab.unk_id) + ex.tgt.count(Vocab.unk_id) for ex in examples)
+    return unknown / total if total else 0.0
+
+
 def normalise(config, unicode: str, text: str) -> str:
     """``text`` in the Unicode normal form ``unicode`` ("nfc", "nfkc" or "none"), stripped with
     ``config.strip`` and lowercased with ``config.lowercase`` (config: a DataConfig)."""

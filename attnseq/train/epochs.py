@@ -17,11 +17,12 @@ from typing import Callable, Sequence
 from tqdm import tqdm
 
 from ..config import Config, save_config
-from ..data.pipeline import Example, TextPipeline
+from ..data.pipeline import Example, TextPipeline, unknown_share
 from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
-from ..runs import BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, truncate_metrics
+from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, read_metrics,
+                   truncate_metrics)
 from .budget import Budget, Clock
 from .interrupts import Interrupted, StopRequests, signal_name
 
@@ -300,6 +301,15 @@ class EpochLoop:
         return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
                 "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
 
+    def _warn_if_the_vocabulary_covers_less(self, unknown: float) -> None:
+        """On --resume: a warning when more of the training data lies outside the run's vocabulary
+        than when the run began (the data was changed under it; the vocabulary stays the run's)."""
+        began = next((r.get("unknown_share") for r in read_metrics(self.run_dir) if r["type"] == "start"), None)
+        if began is not None and unknown > began + 0.001:
+            log.warning("training data: %.2f%% of its tokens are outside the run's vocabulary (%.2f%% when the run "
+                        "began): the data has changed since; the run keeps its vocabulary (start a new run, --out, "
+                        "to build one from this data)", 100 * unknown, 100 * began)
+
     def _train(self) -> None:
         """fit()'s loop, with stop requests received in ``self.requests``."""
         tc, p = self.config.train, self.progress
@@ -320,8 +330,11 @@ class EpochLoop:
         if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
             with self._writing(self.run_dir / METRICS_FILE):
                 truncate_metrics(self.run_dir, p.step)
+        unknown = round(unknown_share(self.train_examples), 6)  # of the training tokens, outside the vocabulary
+        if self.resume and self.is_main:
+            self._warn_if_the_vocabulary_covers_less(unknown)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
-                   "dev_pairs": len(self.dev_examples),
+                   "dev_pairs": len(self.dev_examples), "unknown_share": unknown,
                    "resumed_at_step": p.step if self.restore else None, "select_by": self.select_by,
                    "wall_seconds": round(self._tick(), 3), "clock": WALL_CLOCK})
         stop = self._should_stop()
