@@ -27,6 +27,7 @@ import attnseq
 from attnseq.cli import main
 from attnseq.config import load_config
 from attnseq.errors import ConfigError, UserError
+from attnseq.data.pipeline import Example
 from attnseq.runs import RunLock, check_resumable, read_checkpoint, read_metrics, write_checkpoint
 from attnseq.train.budget import Clock
 from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
@@ -56,7 +57,7 @@ class ScriptedLoop(EpochLoop):
         self.progress = Progress()
         self.pipeline = SimpleNamespace(tgt_vocab=range(10))
         self.dev_pairs = self.dev_examples = [("abc", "cba")]
-        self.train_examples = list(range(steps_per_epoch))
+        self.train_examples = [Example([4, 5], [5, 4])] * steps_per_epoch
         self.select_by = selection_metric(self.config.train.select_by, ["cba"])
         self.translator = SimpleNamespace(evaluate=self._evaluate_dev)
         self.steps_per_epoch, self.step_seconds, self.eval_seconds = steps_per_epoch, step_seconds, eval_seconds
