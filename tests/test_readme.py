@@ -1,0 +1,639 @@
+"""README.md's commands, run as a reader runs them. The test reads the README itself: every command
+of its fenced ``sh``/``bash``/``console`` blocks and every ``python`` block, so a command added to
+the README later runs here too. They run in order, in one folder laid out like a checkout
+(``configs/``, ``bench/``, ``examples/`` of this tree, ``../shared/data/book/`` beside it), with
+small settings (SMALL: two training steps, small models and data), and each must exit 0 without a
+traceback. What the README assumes the reader has (their own data, a demo run, a Transformer) is
+made by the test (OWN_FILES, OWN_RUNS, PLACEHOLDERS); what is not run says why (SKIPPED, a path
+that is not on this machine, slow_reason: those run in the slow test). The other slow tests train
+what the README's stated answers need to an accuracy and check them: the book example's
+``1994-09-27`` and the Python API's comments."""
+from __future__ import annotations
+
+import ast
+import contextlib
+import datetime
+import glob
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tokenize
+import traceback
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, LiveServer, book_file, sets
+
+README = ROOT / "README.md"
+SHELL = ("sh", "bash", "console", "shell")
+
+
+# -- the README's commands --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One command of a shell block (continued lines joined), or one whole python block."""
+
+    line: int  # where it starts in README.md, from 1
+    lang: str  # "sh" or "python"
+    text: str
+
+    def __str__(self) -> str:
+        return f"README.md:{self.line}: {self.text.splitlines()[0]}"
+
+
+def readme_snippets(text: str) -> list[Snippet]:
+    """The commands of ``text``'s fenced shell blocks and its python blocks, in order; a shell
+    line that is only a comment (or blank) is no command."""
+    snippets, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        fence = re.match(r"^```\s*(\w*)\s*$", lines[i])
+        i += 1
+        if not fence:
+            continue
+        lang, start, body = fence.group(1).lower(), i + 1, []
+        while i < len(lines) and not lines[i].startswith("```"):
+            body.append(lines[i])
+            i += 1
+        i += 1  # the closing fence
+        if lang == "python":
+            snippets.append(Snippet(start, "python", "\n".join(body)))
+        elif lang in SHELL:
+            command, first = "", None
+            for n, line in enumerate(body, start):
+                line = line.removeprefix("$ ") if lang == "console" else line
+                first = first or n
+                if line.rstrip().endswith("\\"):  # continued on the next line
+                    command += line.rstrip()[:-1] + " "
+                    continue
+                if shell_words(command + line):
+                    snippets.append(Snippet(first, "sh", (command + line).strip()))
+                command, first = "", None
+    return snippets
+
+
+def shell_words(command: str) -> list[str]:
+    """``command``'s words as a POSIX shell splits them, its comment dropped, ``|`` ``<`` ``>``
+    words of their own."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="|<>")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    return list(lexer)
+
+
+# -- what the reader has that the README does not make ----------------------------------------
+
+
+def date_pairs(n: int, start: datetime.date = datetime.date(1990, 1, 1)) -> list[tuple[str, str]]:
+    """``n`` (date in words, ISO date) pairs, a week apart."""
+    days = [start + datetime.timedelta(days=7 * i) for i in range(n)]
+    return [(f"{d:%B} {d.day}, {d.year}".lower(), d.isoformat()) for d in days]
+
+
+def untranslated_po() -> str:
+    """A gettext catalog of four English messages, none translated, one with a placeholder."""
+    messages = ["Open the file", "Save all", "Cannot read %s", "Close the window"]
+    head = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+    return head + "".join(f'msgid "{m}"\nmsgstr ""\n\n' for m in messages)
+
+
+# The README's "your own data": files it assumes the reader has, each made before the first
+# command that names it.
+OWN_FILES = {
+    "my-corpus.tsv": lambda: "".join(f"{s}\t{t}\n" for s, t in date_pairs(60)),
+    "my-pairs.tsv": lambda: "".join(f"{s}\t{t}\n" for s, t in date_pairs(60, datetime.date(2001, 5, 3))),
+    "corpus.en": lambda: "".join(f"{s}\n" for s, _ in date_pairs(60)),
+    "corpus.de": lambda: "".join(f"{t}\n" for _, t in date_pairs(60)),
+    "dates.txt": lambda: "september 27, 1994\n3/4/21\n",
+    "sentences.txt": lambda: "Open the file\nSave all\n",
+    "untranslated.po": untranslated_po,
+}
+# Runs the README uses that none of its commands trains: the demo's (`make demo` is not run
+# here), a Transformer, and a second translator of text to compare by BLEU; made by these commands
+# before the first command that names them, with the settings of the README's (small or trained).
+OWN_RUNS = {
+    "runs/demo/run": "attnseq train configs/recommended-char.yaml --data data/dates --out runs/demo/run",
+    "runs/transformer": "attnseq train configs/transformer-tiny.yaml --data data/dates --out runs/transformer",
+    "runs/de-transformer": ("attnseq train configs/transformer-gettext-de.yaml --data data/gettext-de "
+                            "--out runs/de-transformer"),
+}
+TRAINED_RUNS = {"runs/demo/run": "attnseq demo --out runs/demo"}  # what make demo runs: until every dev date is right
+# The README's placeholders and what stands for each: a Transformer has every view `plot
+# attention` names (layers, heads, the encoder's self-attention); runs compared by BLEU translate text.
+PLACEHOLDERS = {"RUN": "runs/transformer", "RUN1": "runs/de", "RUN2": "runs/de-transformer"}
+# The README's input arrays as its comment describes them: xs (N, S), ts (N, T + 1).
+OWN_NAMES = {"xs": lambda np: np.random.default_rng(0).integers(0, 59, (4, 29)),
+             "ts": lambda np: np.random.default_rng(1).integers(0, 59, (4, 11))}
+TYPED = "september 27, 1994"  # what the reader types where a command reads the terminal
+
+# -- the settings commands run with -------------------------------------------------------------
+
+# Small: every `attnseq train` (attnseq.fit, compare, torchrun) trains two steps without a
+# progress bar, on a small model (and subword vocabulary) where its preset's is larger (SMALL_SIZES);
+# data sources write small splits (--train/--dev/--test where the source takes them, and every
+# split a data command writes is cut to SPLIT_SIZES, 20 lines for its other files); the book's
+# files are their first BOOK_LINES lines, and a benchmark reads those (SMALL_SCRIPTS).
+SMALL = ["train.max_steps=2", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=20"]
+SMALL_SIZES = {"model.hidden_size": 16, "model.embed_size": 8, "model.ff_size": 32, "model.attention_size": 16,
+               "model.memory_locations": 16, "model.memory_width": 8, "data.tokenizer.vocab_size": 100,
+               "data.tokenizer.max_sentences": 1000}
+SPLIT_SIZES = {"train": 200, "dev": 20, "test": 20}
+BOOK_LINES = 1000
+SMALL_SCRIPTS = {"bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"]}
+# Trained (the slow tests of stated answers): the README's commands with its presets' own settings,
+# a train bounded by 3 minutes or stopped once 99% of dev is right.
+TRAINED = ["train.max_minutes=3", "train.progress=false", "train.target_exact_match=0.99"]
+
+# Commands not run, by their first word.
+SKIPPED = {"make": "make is the CI itself (it installs .venv and runs this suite)"}
+
+
+def slow_reason(words: list[str]) -> str | None:
+    """Why a command takes more than seconds even with small settings (the slow test runs it)."""
+    if words[0] == "torchrun":
+        return "slow: starts two processes of a distributed run"
+    if words[:2] == ["attnseq", "reproduce"] and "--list" not in words:
+        return "slow: a reproduction trains several models"
+    if words[0] == "python" and words[1].startswith("bench/"):
+        return "slow: a benchmark"
+    return None
+
+
+def missing_path(words: list[str]) -> str | None:
+    """A path outside the checkout that a command names and this machine lacks."""
+    for word in words:
+        if word.startswith("~") and not Path(word).expanduser().exists():
+            return f"{word} is not on this machine"
+    return None
+
+
+# -- a reader following the README --------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    snippet: Snippet
+    status: str  # ran, skipped, slow, failed
+    why: str = ""
+
+
+@dataclass
+class Reader:
+    """Someone following the README in ``home``, a checkout: with small settings, or (``small``
+    false) with the presets' own bounded by TRAINED; slow commands only with ``run_slow``."""
+
+    home: Path
+    small: bool = True
+    run_slow: bool = False
+    server: LiveServer | None = None
+    stdout: str = ""  # what the last command printed
+    checked: int = 0  # values stated in python comments that were checked
+
+    @classmethod
+    def checkout(cls, tmp_path: Path, monkeypatch, **kwargs) -> "Reader":
+        """A reader in ``tmp_path/attnseq`` (its working folder): this tree's configs, bench and
+        examples, and the book's data at ../shared/data/book/ as beside a real checkout."""
+        reader = cls(tmp_path / "attnseq", **kwargs)
+        reader.home.mkdir()
+        for name in ("configs", "bench", "examples"):
+            (reader.home / name).symlink_to(ROOT / name)
+        book = tmp_path / "shared" / "data" / "book"
+        book.parent.mkdir(parents=True)
+        if reader.small:
+            book.mkdir()
+            for name in ("date.txt", "addition.txt"):
+                with open(book_file(name), encoding="utf-8") as whole:
+                    (book / name).write_text("".join(next(whole) for _ in range(BOOK_LINES)), encoding="utf-8")
+        else:
+            book.symlink_to(book_file("date.txt").parent)
+        monkeypatch.chdir(reader.home)
+        monkeypatch.setattr("attnseq.serve.server.serve", reader.serve)  # serve returns, its server runs on
+        return reader
+
+    def follow(self, snippets: list[Snippet]) -> list[Outcome]:
+        """Each of ``snippets`` done in order; the server a serve command started is stopped."""
+        try:
+            return [self.do(snippet) for snippet in snippets]
+        finally:
+            self.stop_server()
+
+    def do(self, snippet: Snippet) -> Outcome:
+        if snippet.lang == "python":
+            return self.python_block(snippet)
+        words = [PLACEHOLDERS.get(w, w) for w in shell_words(snippet.text)]
+        if words[0] in SKIPPED:
+            return Outcome(snippet, "skipped", SKIPPED[words[0]])
+        if missing := missing_path(words):
+            return Outcome(snippet, "skipped", missing)
+        if (slow := slow_reason(words)) and not self.run_slow:
+            return Outcome(snippet, "slow", slow)
+        try:
+            self.make_own([w.rpartition("=")[2] for w in words])  # NAME=RUN_DIR names a run
+            failure = self.pipeline(words)
+        except Exception:
+            failure = traceback.format_exc()
+        return Outcome(snippet, "failed" if failure else "ran", failure or "")
+
+    def make_own(self, names: list) -> None:
+        """The reader's own files and runs among ``names`` that the folder lacks."""
+        runs = {**OWN_RUNS, **({} if self.small else TRAINED_RUNS)}
+        for name in names:
+            if not isinstance(name, str) or (self.home / name).exists():
+                continue
+            if name in OWN_FILES:
+                (self.home / name).write_text(OWN_FILES[name](), encoding="utf-8")
+            if name in runs:
+                failure = self.pipeline(shell_words(runs[name]))
+                assert failure is None, f"{runs[name]} (the README's {name}): {failure}"
+
+    # -- a shell command line -------------------------------------------------------------------
+    def pipeline(self, words: list[str]) -> str | None:
+        """``a | b < file``: the stages before the last through bash, the last as its own;
+        what went wrong, or None."""
+        stages: list[list[str]] = [[]]
+        for word in words:
+            if word == "|":
+                stages.append([])
+            else:
+                stages[-1].append(word)
+        stdin = None
+        for before in stages[:-1]:
+            done = subprocess.run(["bash", "-c", shlex.join(before)], cwd=self.home, capture_output=True, timeout=60)
+            if done.returncode:
+                return f"{shlex.join(before)}: exit status {done.returncode}\n{done.stderr.decode()}"
+            stdin = done.stdout
+        last = self.expand(stages[-1])
+        if "<" in last:
+            at = last.index("<")
+            stdin = (self.home / last[at + 1]).read_bytes()
+            last = last[:at] + last[at + 2:]
+        if last[0] == "attnseq":
+            return self.attnseq(last[1:], stdin)
+        if last[0] == "python":
+            return self.script(last[1:])
+        if last[0] == "torchrun":
+            command = last[last.index("train"):]
+            small = sets(*SMALL, *small_model(command[1:])) if self.small else []
+            return self.process([sys.executable, "-m", "torch.distributed.run", *last[1:], *small])
+        if last[0] == "curl":
+            return self.curl(last)
+        return self.process(last, stdin)
+
+    def expand(self, words: list[str]) -> list[str]:
+        """Words as the shell gives them: ``$(...)`` substituted, ``~`` and globs expanded."""
+        out = []
+        for word in words:
+            if "$(" in word:
+                word = subprocess.run(["bash", "-c", f'printf %s "{word}"'], cwd=self.home, capture_output=True,
+                                      text=True, check=True).stdout
+            word = os.path.expanduser(word)
+            matches = sorted(glob.glob(word, root_dir=self.home)) if any(c in word for c in "*?[") else []
+            out += matches or [word]
+        return out
+
+    def process(self, args: list[str], stdin: bytes | None = None) -> str | None:
+        """``args`` in a process of its own (with this tree's attnseq)."""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run(args, cwd=self.home, input=stdin or b"", capture_output=True, env=env, timeout=900)
+        self.stdout = done.stdout.decode(errors="replace")
+        return problem(done.returncode, self.stdout, done.stderr.decode(errors="replace"))
+
+    def in_process(self, run, stdin: io.TextIOBase | None = None) -> str | None:
+        """``run()`` (an exit status, or a SystemExit) with its output captured and ``stdin`` for
+        standard input; what went wrong, or None."""
+        out, err = io.StringIO(), io.StringIO()
+        saved = sys.stdin
+        sys.stdin = stdin or sys.stdin
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = run()
+                except SystemExit as exit:
+                    status = exit.code or 0
+        except Exception:
+            return f"{err.getvalue()}{traceback.format_exc()}"
+        finally:
+            sys.stdin = saved
+            self.stdout = out.getvalue()
+        return problem(status, out.getvalue(), err.getvalue())
+
+    # -- attnseq, in this process ---------------------------------------------------------------
+    def attnseq(self, args: list[str], stdin: bytes | None) -> str | None:
+        """``attnseq ARGS`` through attnseq.cli.main with its settings; standard input is ``stdin``,
+        or else a terminal on which the reader types TYPED."""
+        from attnseq.cli import main
+
+        args = args + (self.small_args(args) if self.small else self.trained_args(args))
+        terminal = io.TextIOWrapper(Terminal(f"{TYPED}\n".encode()) if stdin is None else io.BytesIO(stdin))
+        failure = self.in_process(lambda: main(args), terminal)
+        if failure is None and args[0] == "data" and self.small:
+            cut_splits(self.home / args[args.index("--out") + 1])
+        if failure is None and args[0] == "serve":
+            return self.check_server()
+        return failure
+
+    def small_args(self, args: list[str]) -> list[str]:
+        """The words that give ``attnseq ARGS`` the small settings its command takes."""
+        if args[0] == "data":
+            return small_splits(args[1])
+        if args[0] == "train":
+            return sets(*SMALL, *small_model(args[1:]))
+        if args[0] == "compare":
+            return sets(*SMALL, "model.hidden_size=16", "model.embed_size=8")
+        if args[0] == "reproduce" and "--list" not in args:
+            return small_reproduction(args[1], self.home.parent / "reproduce-data")
+        if args[0] == "serve":
+            return ["--port", "0"]
+        return []
+
+    def trained_args(self, args: list[str]) -> list[str]:
+        """The words that bound ``attnseq ARGS`` trained (TRAINED), or serve it on a free port."""
+        if args[0] == "train":
+            return sets(*TRAINED)
+        return ["--port", "0"] if args[0] == "serve" else []
+
+    # -- serve and curl ---------------------------------------------------------------------------
+    def serve(self, app, sock, *args, **kwargs) -> None:
+        """In place of ``attnseq serve``'s blocking server: the app served from a thread, one at a
+        time (the README's serve commands share a port)."""
+        sock.close()
+        self.stop_server()
+        self.server = LiveServer(app).__enter__()
+
+    def check_server(self) -> str | None:
+        """Whether the page is served (GET / answers 200)."""
+        with urllib.request.urlopen(self.server.url, timeout=30) as answer:
+            return None if answer.status == 200 else f"GET / answered {answer.status}"
+
+    def stop_server(self) -> None:
+        if self.server is not None:
+            self.server.__exit__(None, None, None)
+            self.server = None
+
+    def curl(self, words: list[str]) -> str | None:
+        """``curl`` to the running server (the README's localhost:8000 is where it listens here);
+        its answer must not be a refusal."""
+        if self.server is None:
+            return "curl: no server is running (no `attnseq serve` before it)"
+        failure = self.process([w.replace("localhost:8000", f"127.0.0.1:{self.server.port}") for w in words])
+        if failure is None and "error" in json.loads(self.stdout):
+            return f"the server refused the request: {self.stdout}"
+        return failure
+
+    # -- python -----------------------------------------------------------------------------------
+    def script(self, args: list[str]) -> str | None:
+        """``python SCRIPT ARGS``: a benchmark in a process of its own (it sets its BLAS threads
+        before NumPy loads), any other script in this one as python runs it (its argv, its folder
+        first on sys.path, as __main__)."""
+        if self.small:
+            args = args + SMALL_SCRIPTS.get(args[0], [])
+        if args[0].startswith("bench/"):
+            return self.process([sys.executable, *args])
+        import runpy
+
+        def run() -> int:
+            runpy.run_path(args[0], run_name="__main__")
+            return 0
+
+        saved = sys.argv, sys.path[:]
+        sys.argv, sys.path[0:0] = list(args), [str((self.home / args[0]).parent)]
+        try:
+            return self.in_process(run)
+        finally:
+            sys.argv, sys.path[:] = saved
+
+    def python_block(self, snippet: Snippet) -> Outcome:
+        """A python block run statement by statement in the folder (``attnseq.fit`` with the small
+        settings); trained, a statement whose comment is a Python literal must equal it."""
+        import numpy as np
+
+        import attnseq
+
+        names = {name: make(np) for name, make in OWN_NAMES.items()}
+        module = ast.parse(snippet.text)
+        self.make_own([node.value for node in ast.walk(module) if isinstance(node, ast.Constant)])
+        comments = stated_values(snippet.text)
+        fit = attnseq.fit
+        if self.small:
+            attnseq.fit = lambda config, out, overrides=(), **kw: fit(
+                config, out, [*overrides, *SMALL, *small_model([config], overrides)], **kw)
+        try:
+            for statement in module.body:
+                code = snippet.text.splitlines()[statement.lineno - 1].strip()
+                where = f"README.md:{snippet.line + statement.lineno - 1}"
+                if isinstance(statement, ast.Expr):
+                    value = eval(compile(ast.Expression(statement.value), where, "eval"), names)
+                    if not self.small and statement.end_lineno in comments:
+                        stated = comments[statement.end_lineno]
+                        if value != stated:
+                            return Outcome(snippet, "failed", f"{where}: {code} gave {value!r}, the README: {stated!r}")
+                        self.checked += 1
+                else:
+                    exec(compile(ast.Module([statement], []), where, "exec"), names)
+        except Exception:
+            return Outcome(snippet, "failed", traceback.format_exc())
+        finally:
+            attnseq.fit = fit
+        return Outcome(snippet, "ran")
+
+
+class Terminal(io.BytesIO):
+    """Standard input that is a terminal: what the reader types, then Ctrl-D."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def problem(status: int, out: str, err: str) -> str | None:
+    """What is wrong with a command that ended with ``status`` and printed ``out`` and ``err``."""
+    if status != 0:
+        return f"exit status {status}\n{err[-3000:]}"
+    if "Traceback (most recent call last)" in out + err:
+        return f"a traceback:\n{(out + err)[-3000:]}"
+    return None
+
+
+def stated_values(source: str) -> dict[int, object]:
+    """The comments of ``source`` that are Python literals (``# ['1994-09-27']``), by line."""
+    values = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            with contextlib.suppress(ValueError, SyntaxError):
+                values[token.start[0]] = ast.literal_eval(token.string[1:].strip())
+    return values
+
+
+def small_splits(source: str) -> list[str]:
+    """--train, --dev and --test of SPLIT_SIZES, those that ``attnseq data SOURCE`` takes."""
+    from attnseq.cli import build_parser
+
+    from test_cli import parsers
+
+    parser = dict(parsers(build_parser())).get(f"attnseq data {source}")
+    takes = parser._option_string_actions if parser else {}
+    return [w for name, n in SPLIT_SIZES.items() if f"--{name}" in takes for w in (f"--{name}", str(n))]
+
+
+def cut_splits(folder: Path) -> None:
+    """Each split that a data command wrote into ``folder`` cut to its size in SPLIT_SIZES (any
+    other file to 20 lines): what a source that takes no sizes (gettext, the book's file) writes."""
+    for path in folder.glob("*.tsv"):
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[: SPLIT_SIZES.get(path.stem, 20)]), encoding="utf-8")
+
+
+def small_model(train_args: list[str], overrides=()) -> list[str]:
+    """SMALL_SIZES's settings that the config of ``attnseq train ARGS`` (with ``overrides``) has
+    and sets larger, but for those the command sets itself."""
+    from attnseq.cli import build_parser
+    from attnseq.cli.train import load_config
+
+    args = build_parser().parse_args(["train", *train_args])
+    args.set = given = [*(args.set or []), *overrides]
+    config = load_config(args)
+    return [f"{key}={value}" for key, value in SMALL_SIZES.items()
+            if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)]
+
+
+def setting(config, key: str):
+    """The number at the dotted ``key`` of ``config`` (a variant's option too), or None."""
+    node = config
+    for part in key.split("."):
+        node = node.options.get(part) if hasattr(node, "options") else getattr(node, part, None)
+    return node if isinstance(node, (int, float)) and not isinstance(node, bool) else None
+
+
+def small_reproduction(name: str, folder: Path) -> list[str]:
+    """``attnseq reproduce NAME``'s small settings: test_reproduce's (a few updates on a few pairs),
+    on one thread."""
+    from attnseq.reproduce import REPRODUCTIONS
+
+    from test_reproduce import tiny_settings
+
+    minutes = REPRODUCTIONS.get(name).nominal_minutes * (0.003 if name == "transformer-vs-rnn" else 0.001)
+    folder.mkdir(exist_ok=True)
+    return ["--budget-minutes", f"{minutes:g}", "--threads", "1", *sets(*tiny_settings(name, folder))]
+
+
+# -- the tests ----------------------------------------------------------------------------------
+
+
+def readme() -> list[Snippet]:
+    return readme_snippets(README.read_text(encoding="utf-8"))
+
+
+def report(outcomes: list[Outcome], *statuses: str) -> str:
+    return "\n".join(f"{o.snippet}\n    {o.status}: {o.why.strip()}" for o in outcomes if o.status in statuses)
+
+
+def test_the_parser_finds_every_command_and_each_stand_in_stands_for_what_the_readme_names():
+    text = README.read_text(encoding="utf-8")
+    snippets = readme()
+    fenced = re.findall(r"^```(\w*)", text, flags=re.M)
+    assert sum(s.lang == "python" for s in snippets) == fenced.count("python") >= 3
+    commands = [shell_words(s.text) for s in snippets if s.lang == "sh"]
+    assert ["attnseq", "data", "dates", "--out", "data/dates"] in commands
+    assert any(c[:3] == ["curl", "-s", "localhost:8000/translate"] and "-d" in c for c in commands)  # joined
+    assert ["attnseq", "translate", "runs/book"] in commands  # its comment dropped
+    named = lambda name: re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w.-])", text)  # noqa: E731
+    for name in [*OWN_FILES, *PLACEHOLDERS, *TRAINED_RUNS]:
+        assert named(name), f"{name}: the README no longer names it; drop its stand-in"
+    for name in OWN_RUNS:
+        assert named(name) or name in PLACEHOLDERS.values(), name
+
+
+def test_readme_commands_run_with_small_settings(tmp_path, monkeypatch):
+    """Every command of the README that runs in seconds, in order, with small settings."""
+    outcomes = Reader.checkout(tmp_path, monkeypatch).follow(readme())
+    assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
+    assert sum(o.status == "ran" for o in outcomes) >= 40, report(outcomes, "skipped", "slow")
+
+
+@pytest.mark.slow
+def test_readme_slow_commands_run_with_small_settings(tmp_path, monkeypatch):
+    """The README again with the commands that take longer (reproduce, torchrun, benchmarks)."""
+    outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(readme())
+    assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
+    assert not any(o.status == "slow" for o in outcomes)
+
+
+def iso_date(text: str) -> str | None:
+    """The ISO form of a date written as the README's examples write them, or None."""
+    for form in ("%B %d, %Y", "%b %d %Y", "%m/%d/%y", "%A, %B %d, %Y"):
+        with contextlib.suppress(ValueError):
+            return datetime.datetime.strptime(text, form).date().isoformat()
+    return None
+
+
+def makers(snippets: list[Snippet], target: Snippet) -> list[Snippet]:
+    """The commands before ``target`` that make what it reads, and what they read, in order: the
+    first command to write a path (--out, --output) makes it."""
+    made: dict[str, Snippet] = {}
+    for snippet in snippets[: snippets.index(target)]:
+        words = shell_words(snippet.text) if snippet.lang == "sh" else []
+        for flag in ("--out", "--output"):
+            if flag in words:
+                made.setdefault(words[words.index(flag) + 1], snippet)
+    needed: list[Snippet] = []
+
+    def need(snippet: Snippet) -> None:
+        for word in shell_words(snippet.text):
+            for path, maker in made.items():
+                earlier = snippets.index(maker) < snippets.index(snippet)
+                if earlier and maker not in needed and (word == path or word.startswith(path + "/")):
+                    need(maker)
+                    needed.append(maker)
+
+    need(target)
+    return sorted(needed, key=snippets.index)
+
+
+@pytest.mark.slow
+def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
+    """``echo "september 27, 1994" | attnseq translate runs/book`` prints 1994-09-27 once the
+    README's commands before it trained runs/book (the book preset's own settings, <= 3 minutes)."""
+    snippets = readme()
+    echoed = {s: iso_date(w[1]) for s in snippets if s.lang == "sh" and (w := shell_words(s.text))[0] == "echo"
+              and w[2:5] == ["|", "attnseq", "translate"]}
+    answered = {s: iso for s, iso in echoed.items() if iso}
+    assert answered, "the README shows no date echoed into attnseq translate"
+    reader = Reader.checkout(tmp_path, monkeypatch, small=False)
+    for snippet, iso in answered.items():
+        outcomes = reader.follow([*makers(snippets, snippet), snippet])
+        assert all(o.status == "ran" for o in outcomes), report(outcomes, "failed", "skipped", "slow")
+        assert reader.stdout == f"{iso}\n", f"{snippet}: printed {reader.stdout!r}, not {iso}"
+
+
+@pytest.mark.slow
+def test_readme_python_api_gives_what_its_comments_state(tmp_path, monkeypatch):
+    """The python blocks whose comments state a value (``# ['1994-09-27', '2021-03-04']``), on
+    the runs they name trained (runs/demo/run: the demo, until every dev date is right)."""
+    stating = [s for s in readme() if s.lang == "python" and stated_values(s.text)]
+    assert stating, "the README states no value in a python comment"
+    reader = Reader.checkout(tmp_path, monkeypatch, small=False)
+    outcomes = reader.follow(stating)
+    assert all(o.status == "ran" for o in outcomes), report(outcomes, "failed")
+    assert reader.checked == sum(len(stated_values(s.text)) for s in stating)
+
+
+def test_readme_yaml_blocks_are_configs(tmp_path):
+    """Each yaml block of the README is a config (a fragment, the rest defaults) that attnseq reads
+    and its engine accepts."""
+    from attnseq.config import load_config
+    from attnseq.engines import engine_for
+
+    blocks = re.findall(r"^```yaml\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.M | re.S)
+    assert blocks
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"block{i}.yaml"
+        path.write_text(block, encoding="utf-8")
+        config = load_config(path, ["data.dir=data/dates"])  # as `attnseq train BLOCK.yaml --data data/dates`
+        engine_for(config).check(config)
