@@ -58,7 +58,13 @@ def read_run_config(run_dir: str | Path, overrides: Sequence[str] = ()) -> Confi
         if key.split(".")[0] not in INFERENCE_SECTIONS:
             raise ConfigError(f"{key}: fixed when the model was trained; only decode.* settings can be "
                               "changed for a trained run", key=key)
-    return from_dict(apply_overrides(read_yaml(run_dir / CONFIG_FILE), list(overrides)))
+    saved = read_yaml(run_dir / CONFIG_FILE)
+    try:
+        from_dict(saved)
+    except ConfigError as err:  # the run's own file (edited by hand, or of another version): say so
+        raise ConfigError(f"{run_dir / CONFIG_FILE}: {err} (the config the run was trained with)",
+                          key=err.key) from None
+    return from_dict(apply_overrides(saved, list(overrides)))
 
 
 def checkpoint_path(run_dir: str | Path, checkpoint: str = "best") -> Path:

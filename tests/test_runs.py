@@ -98,7 +98,8 @@ def test_damaged_checkpoints_are_said_plainly(reverse_data, tmp_path, capsys):
 def test_missing_pieces_of_a_run_are_named_as_they_are(reverse_data, tmp_path, capsys, caplog):
     """A run with best alone: --checkpoint last names best and the flag that loads it, and a
     resume says that it starts again for want of last (not that the run has no checkpoint); a
-    metrics log that is not text and a --set that is not key=value are named as such."""
+    metrics log that is not text, a --set that is not key=value and a run's config.yaml edited
+    into one the engine refuses are named as such."""
     run = tmp_path / "run"
     assert train(reverse_data, run, "train.max_steps=2") == 0
     (run / "last.safetensors").unlink()
@@ -111,6 +112,11 @@ def test_missing_pieces_of_a_run_are_named_as_they_are(reverse_data, tmp_path, c
     with caplog.at_level("INFO", logger="attnseq"):
         assert train(reverse_data, run, "train.max_steps=2", flags=("--resume",)) == 0
     assert any("no last.safetensors to resume from yet" in m for m in caplog.messages)
+    config = (run / "config.yaml").read_text()
+    (run / "config.yaml").write_text(config.replace("model:\n", "model:\n  what: 3\n", 1))  # edited by hand
+    for command in (["translate", str(run)], ["train", PRESET, "--data", str(reverse_data), "--out", str(run), "--resume"]):
+        assert main(command) == 2
+        assert one_line_error(capsys).startswith(f"attnseq: error: {run / 'config.yaml'}: model.what: unknown key")
     (run / "metrics.jsonl").write_bytes(b"\xff\xfe not a log\n")
     assert main(["plot", "curve", str(run), "--out", str(tmp_path / "curve.png")]) == 2
     assert "metrics.jsonl: the metrics log is not UTF-8 text" in one_line_error(capsys)
