@@ -188,6 +188,7 @@ def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog
     assert "stopping: dev exact match reached 100.00% (train.target_exact_match)" in caplog.messages
 
 
+@pytest.mark.slow  # trains in subprocesses; the in-process properties cover the class fast
 def test_an_os_error_a_user_causes_is_one_line_without_a_traceback(tmp_path):
     """Paths that are files where a folder is needed (or under one), read through the real file
     system by the installed entry point: status 2, one line naming the path and what to do."""

@@ -116,6 +116,7 @@ def test_files_are_written_with_the_users_umask(run, tmp_path):
     assert stat.S_IMODE((tmp_path / "o.txt").stat().st_mode) == 0o666 & ~old
 
 
+@pytest.mark.slow  # two trainings in subprocesses
 def test_logs_without_a_terminal_hold_no_progress_bar(tmp_path):
     data = write_reverse_dir(tmp_path / "data")
     command = [sys.executable, "-m", "attnseq.cli", "train", PRESET, "--data", str(data), "--out"]
