@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def start_server(*runs: str, log: bool = True) -> tuple[subprocess.Popen, int]:
+def start_server(*runs: str, log: bool = True, capture: bool = False) -> tuple[subprocess.Popen, int]:
     """``attnseq serve RUN... --port 0`` in a child process and the port it listens on; ``log``:
-    the server's log goes to this process' stderr (else nowhere)."""
+    the server's log goes to this process' stderr (else nowhere); ``capture``: to a pipe, read
+    with ``communicate()`` once the server ends."""
+    stderr = subprocess.PIPE if capture else None if log else subprocess.DEVNULL
     server = subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", "serve", *map(str, runs), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=None if log else subprocess.DEVNULL, text=True,
-                              cwd=ROOT)
+                              stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT)
     line = server.stdout.readline()  # "Serving NAME at http://127.0.0.1:PORT/ ..."
     if "http://" not in line:
         server.kill()
