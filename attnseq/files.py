@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -91,9 +92,18 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
     above = _file_above(path)
     if above is not None:
         raise UserError(f"{path}: {above} is a file, not a folder; give a path under a folder")
-    if (path.exists() or path.is_symlink()) and not overwrite:
+    if (path.exists() or path.is_symlink()) and not overwrite and not is_stream(path):
         raise UserError(f"{path}: exists; give --overwrite to replace it, or another path")
     return path
+
+
+def is_stream(path: Path) -> bool:
+    """True when ``path`` is a device, a pipe or a socket (``/dev/stdout``, ``/dev/null``, a FIFO):
+    written into as a stream, never replaced by a file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def check_folder(folder: PathLike, names: Iterable[str] = (), *, inputs: Iterable[PathLike | None] = (),
@@ -127,7 +137,11 @@ def write_output(path: PathLike, data: Data, *, inputs: Iterable[PathLike | None
     path = check_output(path, inputs=inputs, overwrite=overwrite)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        atomic_write_bytes(path, payload)
+        if is_stream(path):  # a device or a pipe takes the bytes; renaming a file over it would replace it
+            with open(path, "wb") as stream:
+                stream.write(payload)
+        else:
+            atomic_write_bytes(path, payload)
     except OSError as err:
         message = os_error_message(err, path)
         if message is None:

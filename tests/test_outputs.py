@@ -7,6 +7,7 @@ import ast
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -362,3 +363,16 @@ def test_every_flag_a_message_names_exists_on_its_command():
                     wrong.append(f"attnseq/{where}:{node.lineno}: {flag} is not a flag of "
                                  f"{'attnseq ' + command if command else 'any command'}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making device nodes (mknod) needs root")
+def test_a_device_is_written_into_never_replaced(tmp_path):
+    """An output that is a device (a copy of /dev/null, of /dev/full) or a pipe is a stream: written
+    into without --overwrite, never renamed over; a full device is one line naming it."""
+    null, full = tmp_path / "null", tmp_path / "full"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    assert write_output(null, "x\n") == null and stat.S_ISCHR(null.stat().st_mode)
+    with pytest.raises(UserError, match=f"^{full}: no space left on the device"):
+        write_output(full, "x\n", overwrite=True)
+    assert stat.S_ISCHR(full.stat().st_mode)
