@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from attnseq.hardware import bf16_pays
+from attnseq.runs import LOCK
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -104,7 +105,10 @@ def attnseq(*args, stdin: bytes | None = None, timeout: float = 600, env: dict |
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha1(p.read_bytes()).hexdigest() for p in sorted(Path(folder).iterdir()) if p.is_file()}
+    """sha1 of each file of ``folder``: a run's files (runs.RUN_FILES, and any other file but the
+    trainer's lock, which names whoever last took it and is no part of the run)."""
+    return {p.name: hashlib.sha1(p.read_bytes()).hexdigest() for p in sorted(Path(folder).iterdir())
+            if p.is_file() and p.name != LOCK}
 
 
 def weights_digest(path: Path) -> str:

@@ -228,3 +228,11 @@ def test_data_sort_with_its_defaults_draws_a_priority_for_every_item(tmp_path):
                  "--test", "2"]) == 0
     source, _ = read_tsv(tmp_path / "s" / "test-len40.tsv")[0]
     assert len(set(source.split()[1::2])) == 40  # 40 distinct priorities
+
+
+def test_evaluate_on_a_file_without_pairs_names_the_file(quick_runs, tmp_path, capsys):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    assert main(["evaluate", str(quick_runs["rnn"]), "--data", str(empty)]) == 2
+    assert capsys.readouterr().err.strip() == (f"attnseq: error: {empty}: no pairs to evaluate; give a file of "
+                                               "source<TAB>reference lines")

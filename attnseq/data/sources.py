@@ -119,12 +119,18 @@ def evaluation_pairs(path: str | Path, data) -> list[Pair]:
     path = Path(path)
     if path.is_dir():
         path = path / "test.tsv"
-    elif path.is_file():
+    pairs = None
+    if path.is_file():
         for name in SOURCES:
             source = SOURCES.get(name)
             if source.reads_file(path):
-                return source().test_pairs(path, data)
-    return TsvSource().test_pairs(path, data)
+                pairs = source().test_pairs(path, data)
+                break
+    if pairs is None:
+        pairs = TsvSource().test_pairs(path, data)
+    if not pairs:
+        raise DataError(f"{path}: no pairs to evaluate; give a file of source<TAB>reference lines")
+    return pairs
 
 
 def check_data(data) -> Any:
