@@ -198,7 +198,7 @@ def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool)
     if resume:
         check_resumable(read_run_config(run_dir), config)
         if not (run_dir / LAST).exists():
-            log.info("%s: no %s to resume from yet (it holds the training state); training starts from "
+            log.warning("%s: no %s to resume from yet (it holds the training state); training starts from "
                  "the beginning", run_dir, LAST)
             return False
     return resume
