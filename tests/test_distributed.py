@@ -62,6 +62,7 @@ def _decide_in_process(rank: int, port: int, answers) -> None:
     group.close()
 
 
+@pytest.mark.slow  # two spawned processes, each importing torch and joining a gloo group
 def test_a_choice_resting_on_a_measurement_is_process_0s_on_every_process():
     import socket
 
