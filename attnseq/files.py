@@ -101,9 +101,10 @@ def is_stream(path: Path) -> bool:
     """True when ``path`` is a device, a pipe or a socket (``/dev/stdout``, ``/dev/null``, a FIFO):
     written into as a stream, never replaced by a file."""
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError:
         return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def check_folder(folder: PathLike, names: Iterable[str] = (), *, inputs: Iterable[PathLike | None] = (),
