@@ -268,13 +268,16 @@ def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: di
     """Write ``weights`` (name -> array) and, for a checkpoint to resume from, the training
     ``state`` (nested dicts, lists, tuples, numbers, arrays and tensors) into one safetensors file,
     atomically."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     arrays = {name: np.ascontiguousarray(value) for name, value in weights.items()}
     metadata = dict(metadata or {})
     if state is not None:
         metadata["attnseq.state"] = json.dumps(_encode(state, arrays))
-    atomic_write(path, lambda tmp: save_file(arrays, tmp, metadata=metadata))
+    # serialised in memory, then written by Python: a failing disk raises an OSError with its
+    # errno (safetensors' own file writer wraps it in a SafetensorError with no errno)
+    data = save(arrays, metadata=metadata)
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 def read_checkpoint(path: str | Path, with_state: bool = False):

@@ -220,3 +220,22 @@ def test_killed_runs_resume_to_the_uninterrupted_run(reverse_data, tmp_path):
     a, b = weights(straight / "last.safetensors"), weights(killed / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     same_records(straight, killed)
+
+
+def test_a_checkpoint_the_system_refuses_is_an_os_error_with_its_errno(tmp_path):
+    """Over the file-size limit (EFBIG) the checkpoint writer raises the system's OSError, which
+    the CLI's boundary turns into one line (not the library's own error type), and leaves no file."""
+    import errno
+    import resource
+
+    from attnseq.runs import write_checkpoint
+
+    limits, handler = resource.getrlimit(resource.RLIMIT_FSIZE), signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1000, limits[1]))
+        with pytest.raises(OSError) as raised:
+            write_checkpoint(tmp_path / "last.safetensors", {"w": np.zeros(1000, np.float32)})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert raised.value.errno == errno.EFBIG and list(tmp_path.iterdir()) == []

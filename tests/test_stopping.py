@@ -156,21 +156,20 @@ def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tm
     """The system refuses the checkpoints of the second evaluation (half a file written, then
     ENOSPC): exit 2, one line naming the file and the error, the first evaluation's checkpoints
     whole; --resume continues from them to the weights of a run never refused."""
-    import safetensors.numpy
-
     common = ("train.eval_every=3", "train.max_steps=9", "model.dropout=0.2")
     straight, refused = tmp_path / "straight", tmp_path / "refused"
     assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(straight), *sets(*SMALL, *common)]) == 0
-    write, calls = safetensors.numpy.save_file, []
+    fsync, calls = os.fsync, []
 
-    def disk_full_after_two(arrays, filename, metadata=None):
-        calls.append(filename)
-        if len(calls) <= 2:
-            return write(arrays, filename, metadata=metadata)
-        Path(filename).write_bytes(b"half a checkpoint")
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), filename)
+    def disk_full_after_two(fd):  # the file is written; the system reports ENOSPC when it is synced
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if ".safetensors." in name:
+            calls.append(name)
+            if len(calls) > 2:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), name)
+        return fsync(fd)
 
-    monkeypatch.setattr(safetensors.numpy, "save_file", disk_full_after_two)
+    monkeypatch.setattr(os, "fsync", disk_full_after_two)
     capsys.readouterr()
     assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), *sets(*SMALL, *common)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -178,7 +177,7 @@ def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tm
     assert f"{refused / 'last.safetensors'} holds step 3, whole" in lines[0]
     assert saved_step(refused / "last.safetensors") == 3 and no_temporary_files(refused)
     attnseq.load(refused).translate(["abc"])  # best.safetensors is whole too
-    monkeypatch.setattr(safetensors.numpy, "save_file", write)
+    monkeypatch.setattr(os, "fsync", fsync)
     assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), "--resume",
                  *sets(*SMALL, *common)]) == 0
     assert [r["resumed_at_step"] for r in read_metrics(refused) if r["type"] == "start"] == [None, 3]
@@ -262,8 +261,24 @@ def test_a_second_signal_while_saving_stops_at_once_keeping_the_checkpoint_befor
     loop._write_checkpoint = write
     with pytest.raises(Interrupted) as raised:
         loop.fit()
-    assert raised.value.exit_status == 130 and str(raised.value).startswith("interrupted again (SIGINT): stopped at once")
+    assert raised.value.exit_status == 130 and str(raised.value) == (
+        f"interrupted again (SIGINT): stopped at once, without saving; {tmp_path / 'last.safetensors'} holds step 3; "
+        "resume=True continues")
     assert scripted_step(tmp_path / "last.safetensors") == 3 and no_temporary_files(tmp_path)  # step 3's, whole
+
+
+def test_a_second_signal_before_any_checkpoint_says_nothing_was_saved(tmp_path):
+    def twice_at_2(loop):
+        if loop.weights[0] == 2:
+            loop.requests.receive(signal.SIGTERM)
+            loop.requests.receive(signal.SIGTERM)
+
+    loop = ScriptedLoop(tmp_path, "train.eval_every=0", on_update=twice_at_2)
+    with pytest.raises(Interrupted) as raised:
+        loop.fit()
+    assert raised.value.exit_status == 143 and str(raised.value) == (
+        "interrupted again (SIGTERM): stopped at once, without saving; no checkpoint was saved before")
+    assert not (tmp_path / "last.safetensors").exists()
 
 
 @pytest.mark.slow
