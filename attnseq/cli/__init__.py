@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from ..errors import UserError
 from ..files import os_error_message
 from . import compare, data, demo, evaluate, plot, reproduce, serve, train, translate
-from .arguments import HelpFormatter
+from .arguments import HelpFormatter, command_line_message
 
 # the commands, in the order ``attnseq --help`` lists them
 COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "compare": compare,
@@ -81,16 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command ``argv`` (default: the process's arguments) gives; the exit status."""
+    """Run the command ``argv`` (default: the process's arguments) gives; the exit status.
+
+    A command stopped by Ctrl-C or SIGTERM returns 130 or 143; when it is the process's own
+    command (no ``argv``), later signals are ignored while the process ends, so a second Ctrl-C
+    after training saved cannot end it with a traceback."""
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                             format="%(message)s", stream=sys.stderr)
         args.func(args)
     except UserError as err:
-        print(f"attnseq: error: {err}", file=sys.stderr)
+        print(f"attnseq: error: {command_line_message(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
+        if argv is None:  # the process is the command and ends now: another signal changes nothing
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_IGN)
         print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
         return getattr(err, "exit_status", 130)
     except BrokenPipeError:

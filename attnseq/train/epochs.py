@@ -294,6 +294,13 @@ class EpochLoop:
         try:
             with self.requests:
                 self._train()
+        except Interrupted as err:
+            if err.again:  # say what the run keeps from before
+                if self._saved_step is None:
+                    err.what, err.resumable = f"{err.what}; no checkpoint was saved before", False
+                else:
+                    err.what = f"{err.what}; {self.run_dir / LAST} holds step {self._saved_step}"
+            raise
         finally:
             if self.lock is not None:
                 self.lock.release()

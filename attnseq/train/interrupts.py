@@ -16,17 +16,18 @@ class Interrupted(KeyboardInterrupt):
     the command line exits with ``exit_status``, what a shell reports for a process that signal
     ends (130 for SIGINT, 143 for SIGTERM)."""
 
-    def __init__(self, signum: int, what: str):
+    def __init__(self, signum: int, what: str, again: bool = False):
         super().__init__(what)
-        self.signum, self.what = signum, what
+        self.signum, self.what, self.again = signum, what, again  # again: a second signal, nothing saved
         self.resume_with = "resume=True"  # what continues the run; the command line gives its own command
+        self.resumable = True  # False when there is nothing to resume from
 
     @property
     def exit_status(self) -> int:
         return 128 + self.signum
 
     def __str__(self) -> str:
-        return f"{self.what}; {self.resume_with} continues"
+        return f"{self.what}; {self.resume_with} continues" if self.resumable else self.what
 
 
 def signal_name(signum: int) -> str:
@@ -60,5 +61,5 @@ class StopRequests:
         if self.signum is None:
             self.signum = signum
             return
-        raise Interrupted(signum, f"interrupted again ({signal_name(signum)}): stopped at once, without saving "
-                                  "(the run keeps its previous checkpoint)")
+        raise Interrupted(signum, f"interrupted again ({signal_name(signum)}): stopped at once, without saving",
+                          again=True)
