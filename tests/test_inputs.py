@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import attnseq
 from attnseq.cli import main
@@ -45,6 +48,20 @@ def test_invalid_utf8_names_the_line(tmp_path):
     result = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(tmp_path)], input=b"x\n",
                             capture_output=True)
     assert result.returncode == 2 and b"Traceback" not in result.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(char=st.sampled_from([chr(c) for c in [*range(0, 9), 11, 12, *range(14, 32), *range(127, 160)]]),
+       before=st.lists(st.sampled_from(["ab\tba", "x y\tz"]), max_size=3))
+def test_a_control_character_in_training_data_names_the_line(tmp_path_factory, char, before):
+    """A NUL (a binary file) or any other control character but tab and line ends: a DataError
+    naming the file, the line and the character, never a token learned."""
+    path = tmp_path_factory.mktemp("data") / "train.tsv"
+    path.write_text("\n".join([*before, f"a{char}b\tc", "d\te"]) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}:{len(before) + 1}: a control character, "
+                                        rf"U\+{ord(char):04X}"):
+        read_tsv(path)
+    assert decode_lines(f"a{char}b\n".encode(), "stdin", controls=True) == [f"a{char}b"]  # translate's inputs
 
 
 def test_invalid_utf8_on_translate_stdin(run):

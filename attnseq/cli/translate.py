@@ -55,13 +55,13 @@ def run(args: argparse.Namespace) -> None:
     if args.input:
         from ..data.corpus import read_lines
 
-        lines = read_lines(args.input)
+        lines = read_lines(args.input, controls=True)
     elif sys.stdin.isatty():
         return interactive(translator, request)
     else:
         from ..data.corpus import decode_lines
 
-        lines = decode_lines(sys.stdin.buffer.read(), "stdin")
+        lines = decode_lines(sys.stdin.buffer.read(), "stdin", controls=True)
     results = translator.search(lines, **request)
     for line in InputReport.of(results).warnings("line"):  # pieces read as unknown, blank lines
         log.warning("translate: %s", line)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from ..errors import DataError
@@ -11,23 +12,39 @@ log = logging.getLogger(__name__)
 Pair = tuple[str, str]
 
 
-def decode_lines(data: bytes, name: str | Path) -> list[str]:
+def decode_lines(data: bytes, name: str | Path, controls: bool = False) -> list[str]:
     """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
-    naming ``name`` and the line when the bytes are not UTF-8."""
+    naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
+    translate, whose odd characters are reported per input), hold a control character."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise DataError(f"{name}:{line}: not valid UTF-8") from None
     text = text.removeprefix("\ufeff")  # a byte-order mark is not text
+    control = None if controls else CONTROL.search(text)
+    if control:
+        char, line = control.group(), text.count("\n", 0, control.start()) + 1
+        raise DataError(f"{name}:{line}: a control character, {control_name(char)}, inside the text (a binary "
+                        "file?); text files hold none but tabs and line ends")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def read_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file, without line endings."""
+# the control characters (Unicode category Cc) no text holds: all but tab, line feed and carriage return
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def control_name(char: str) -> str:
+    """``U+0000 (NUL)``: a control character's code point and its name."""
+    names = {0: "NUL", 0x1b: "ESC", 0x7f: "DEL", 0x0c: "form feed", 0x0b: "vertical tab", 0x08: "backspace"}
+    return f"U+{ord(char):04X}" + (f" ({names[ord(char)]})" if ord(char) in names else "")
+
+
+def read_lines(path: str | Path, controls: bool = False) -> list[str]:
+    """The lines of a UTF-8 text file, without line endings (``controls``: as decode_lines)."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -36,7 +53,7 @@ def read_lines(path: str | Path) -> list[str]:
         raise DataError(f"{path}: a folder, not a file") from None
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
-    return decode_lines(data, path)
+    return decode_lines(data, path, controls)
 
 
 def where(numbers: list[int], most: int = 5) -> str:
