@@ -176,11 +176,15 @@ async def invalid_request(request: Request, exc: RequestValidationError) -> JSON
     return error(422, message, field)
 
 
+def too_large(limits: "Limits") -> JSONResponse:
+    """The 413 answer to a body over ``limits.body_bytes``."""
+    return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
+                      f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
+
+
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-    if exc.status_code == 413:  # FastAPI's max_body_size, before anything is parsed
-        limits = served(request).limits
-        return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
-                          f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
+    if exc.status_code == 413:  # FastAPI's max_body_size, a body without a Content-Length read too far
+        return too_large(served(request).limits)
     if exc.status_code == 400:  # FastAPI could not parse the body (not UTF-8, say)
         return error(400, 'body: not JSON text (UTF-8 JSON such as {"text": "a sentence"})', "body")
     return error(exc.status_code, str(exc.detail))
@@ -289,6 +293,31 @@ async def stop_workers(app: FastAPI):
         await asyncio.to_thread(worker.stop)
 
 
+def answer_declared_bodies_over_the_limit(app: FastAPI, limits: "Limits") -> None:
+    """Make ``app`` answer a request whose ``Content-Length`` is over ``limits.body_bytes`` with the
+    JSON every other refusal is, before anything is read.
+
+    Starlette's body limit (FastAPI's ``max_body_size``) answers such a request with its own plain
+    text "Content Too Large", over any response of the application's, so it is answered in front of
+    the whole middleware stack. A body that declares no length (sent in chunks) is cut by
+    Starlette's limit as it arrives, and answered through ``http_error``."""
+    build = app.build_middleware_stack
+
+    def build_middleware_stack():
+        inner = build()
+
+        async def declared_too_large(scope, receive, send) -> None:
+            if scope["type"] == "http":
+                length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+                if length.isdigit() and int(length) > limits.body_bytes:
+                    return await too_large(limits)(scope, receive, send)
+            await inner(scope, receive, send)
+
+        return declared_too_large
+
+    app.build_middleware_stack = build_middleware_stack
+
+
 def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: int = MAX_BEAM,
                max_waiting: int = 1024) -> FastAPI:
     """The application serving ``runs`` (the first is the default run of a request)."""
@@ -308,6 +337,7 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
         limits=limits,
         infos=[run_payload(r.name, r.path, r.translator, max_beam) for r in runs],
     )
+    answer_declared_bodies_over_the_limit(app, limits)
     app.include_router(routes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
