@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import logging
 import subprocess
@@ -236,3 +237,19 @@ def test_evaluate_on_a_file_without_pairs_names_the_file(quick_runs, tmp_path, c
     assert main(["evaluate", str(quick_runs["rnn"]), "--data", str(empty)]) == 2
     assert capsys.readouterr().err.strip() == (f"attnseq: error: {empty}: no pairs to evaluate; give a file of "
                                                "source<TAB>reference lines")
+
+
+@pytest.mark.parametrize("args, line", [
+    (["translate", "/nonexistent"], "/nonexistent: not a run folder (no config.yaml)"),
+    (["translate", "RUN", "--set", "decode.nope=3"], "--set decode.nope: unknown key; decode takes "),
+    (["evaluate", "RUN", "--data", "x.tsv", "--set", "decode.beam_size=0"],
+     "--set decode.beam_size: expected a value >= 1, got 0"),
+    (["translate", "RUN", "--set", "model.hidden_size=8"], "--set model.hidden_size: fixed when the model was trained"),
+])
+def test_errors_of_the_api_are_told_in_the_command_lines_words(quick_runs, args, line, capsys, monkeypatch):
+    """A command that calls the Python API names what was wrong by its flag (--set), not by the
+    API's argument (overrides, run_dir)."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("abc\n"))
+    assert main([str(quick_runs["rnn"]) if a == "RUN" else a for a in args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"attnseq: error: {line}") and "overrides" not in err and "run_dir" not in err, err

@@ -84,3 +84,22 @@ def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ski
         else:
             words += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
     return words
+
+
+# the Python API's arguments (attnseq.load, Translator.translate) as the command line gives them:
+# an argument that is a positional word names nothing ("" : its message names the path)
+API_WORDS = {"run_dir": "", "runs": "", "overrides": "--set", "checkpoint": "--checkpoint", "device": "--device",
+             "beam_size": "--beam", "n_best": "--n-best"}
+
+
+def command_line_message(err: Exception) -> str:
+    """The message of a user error, in the command line's words: the API's errors name their
+    argument (``overrides: decode.nope: unknown key``), which a command names by its flag
+    (``--set decode.nope: unknown key``) or, for a positional word, not at all."""
+    argument, detail = getattr(err, "argument", None), getattr(err, "detail", None)
+    if argument is None or detail is None:
+        return str(err)
+    word = API_WORDS.get(argument.split("[")[0].split(" ")[0])
+    if word is None:
+        return str(err)
+    return f"{word} {detail}" if word and not detail.startswith(word) else detail

@@ -25,7 +25,7 @@ class ArgumentTypeError(UserError, TypeError):
 
     def __init__(self, argument: str, message: str):
         super().__init__(f"{argument}: {message}")
-        self.argument = argument
+        self.argument, self.detail = argument, message
 
 
 class ArgumentValueError(UserError, ValueError):
@@ -34,7 +34,7 @@ class ArgumentValueError(UserError, ValueError):
 
     def __init__(self, argument: str, message: str, key: str | None = None):
         super().__init__(f"{argument} ({key}): {message}" if key else f"{argument}: {message}")
-        self.argument, self.key = argument, key
+        self.argument, self.key, self.detail = argument, key, message
 
 
 def type_name(value: Any) -> str:
