@@ -26,7 +26,7 @@ from .config import Config, apply_overrides, from_dict, parse_override, read_yam
 from .data.pipeline import PIPELINE_FILE
 from .errors import ConfigError, UserError
 from .schema import plain
-from .utils import atomic_write
+from .utils import atomic_write, atomic_write_bytes
 
 log = logging.getLogger("attnseq")
 
@@ -276,8 +276,7 @@ def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: di
         metadata["attnseq.state"] = json.dumps(_encode(state, arrays))
     # serialised in memory, then written by Python: a failing disk raises an OSError with its
     # errno (safetensors' own file writer wraps it in a SafetensorError with no errno)
-    data = save(arrays, metadata=metadata)
-    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
+    atomic_write_bytes(path, save(arrays, metadata=metadata))
 
 
 def read_checkpoint(path: str | Path, with_state: bool = False):

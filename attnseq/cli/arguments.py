@@ -88,8 +88,8 @@ def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ski
 
 # the Python API's arguments (attnseq.load, Translator.translate) as the command line gives them:
 # an argument that is a positional word names nothing ("" : its message names the path)
-API_WORDS = {"run_dir": "", "runs": "", "overrides": "--set", "checkpoint": "--checkpoint", "device": "--device",
-             "beam_size": "--beam", "n_best": "--n-best"}
+API_WORDS = {"run_dir": "", "runs": "", "overrides": "--set", "checkpoint": "--checkpoint", "beam_size": "--beam",
+             "n_best": "--n-best"}
 
 
 def command_line_message(err: Exception) -> str:
@@ -102,4 +102,6 @@ def command_line_message(err: Exception) -> str:
     word = API_WORDS.get(argument.split("[")[0].split(" ")[0])
     if word is None:
         return str(err)
+    if word and getattr(err, "key", None):
+        return f"{word} ({err.key}): {detail}"
     return f"{word} {detail}" if word and not detail.startswith(word) else detail
