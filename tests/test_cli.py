@@ -150,8 +150,8 @@ def test_reproduce_records_the_options_given_not_where_it_writes(monkeypatch):
 
 
 def test_a_run_is_used_without_the_training_modules(quick_runs, tmp_path):
-    """translate, evaluate and serve load a run without importing attnseq.train (nor does
-    building the parser import torch)."""
+    """translate, evaluate and serve, and attnseq.load from Python, use a run without importing
+    attnseq.train (nor does building the parser import torch): one fresh interpreter for all."""
     run_dir, data = quick_runs["rnn"], quick_runs.data
     script = f"""
 import sys
@@ -164,6 +164,10 @@ assert main(["-q", "translate", {str(run_dir)!r}, "--input", {str(data / "test.t
              "--output", {str(tmp_path / "out.txt")!r}]) == 0
 assert main(["-q", "evaluate", {str(run_dir)!r}, "--data", {str(data)!r}, "--json"]) == 0
 assert main(["-q", "serve", {str(run_dir)!r}, "--port", "0"]) == 0
+import attnseq
+model = attnseq.load({str(run_dir)!r})
+model.translate(["abc"], beam_size=2)
+model.evaluate([("abc", "cba")])
 print(sorted(m for m in sys.modules if m.startswith("attnseq.train")))
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

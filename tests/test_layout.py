@@ -138,17 +138,6 @@ def test_scratch_imports_with_torch_blocked():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_inference_does_not_load_the_training_package(quick_runs):
-    """A trained run is loaded and used from Python with attnseq.train never imported (the
-    commands that use a run: tests/test_cli.py)."""
-    run = quick_runs["rnn"]
-    code = (f"import sys, attnseq; m = attnseq.load({str(run)!r}); m.translate(['abc'], beam_size=2); "
-            "m.evaluate([('abc', 'cba')]); "
-            "assert not [n for n in sys.modules if n.startswith('attnseq.train')], "
-            "[n for n in sys.modules if n.startswith('attnseq.train')]")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-
-
 ABOVE_THE_MODELS = ("attnseq.runs", "attnseq.train", "attnseq.engines", "attnseq.api", "attnseq.cli", "attnseq.serve")
 
 
