@@ -881,13 +881,15 @@ class Drill:
         return "" if ours == theirs else f"lost: resumed weights {ours[:12]} differ from uninterrupted {theirs[:12]}"
 
     def twins(self, out: str, *flags: str, together: bool = False) -> tuple[int, str, str, float]:
-        """Two trainings of 12 s (--max-minutes 0.2) into ``out``: the second (with ``flags``) started
-        once the first trains, or both at once; what the one that did not finish (else the second) did."""
+        """Two trainings into ``out``, of 30 s (--max-minutes 0.5: still training when the second
+        comes, on a loaded machine too) and 12 s: the second (with ``flags``) started once the first
+        trains, or both at once; what the one that did not finish (else the second) did."""
         started, bound = time.perf_counter(), ("--max-minutes", "0.2")
-        first = self.start_training(out, TWINS, bound)
+        first = self.start_training(out, TWINS, ("--max-minutes", "0.5"))
         if together:
             second = self.start_training(out, TWINS, (*bound, *flags))
         elif not self.first_step(out, first):
+            self.twin_codes = {out: [first.wait()]}
             return ended(first, started, "the first training ended before the second began")
         else:
             second = self.start_training(out, TWINS, (*bound, *flags))
