@@ -10,16 +10,23 @@ import random
 import sys
 import tracemalloc
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 import pytest
+from babel.dates import parse_pattern
 
 import attnseq.data.corpus as corpus
+import attnseq.data.generated as generated
 import attnseq.data.splits as splits
 import attnseq.files as files
 from attnseq.cli import main
 from attnseq.data.corpus import CorpusChecks, decode_lines, iter_aligned, iter_tsv, read_tsv
-from attnseq.data.splits import SPLIT_NAMES, ShuffleBuffer, split_corpus, split_pairs
+from attnseq.data.dates import ALL_LOCALES, DateBlocks, _parse_locale, date_patterns, normalize_spaces
+from attnseq.data.generated import blocks, date_corpus
+from attnseq.data.passages import MAX_WORDS, PassageBlocks
+from attnseq.data.splits import (SPLIT_NAMES, ShuffleBuffer, make_date_splits, split_corpus, split_pairs,
+                                 write_split_dir)
 from attnseq.errors import DataError, UserError
 from attnseq.files import open_outputs
 from attnseq.progress import StepProgress
@@ -220,6 +227,93 @@ def test_a_full_disk_while_streaming_is_one_line_naming_the_folder(tmp_path):
         with open_outputs(tmp_path / "out", ["a.tsv"]):
             raise OSError(28, "No space left on device")  # as write() raises it: no file name
     assert not (tmp_path / "out").exists()
+
+
+# -- generating ----------------------------------------------------------------------------------------------
+def test_dates_are_written_as_babel_writes_them():
+    patterns = date_patterns(list(ALL_LOCALES) + ["en_GB"])
+    rng = random.Random(0)
+    days = [date.fromordinal(rng.randint(date(1950, 1, 1).toordinal(), date(2049, 12, 31).toordinal()))
+            for _ in range(12)] + [date(2000, 2, 29), date(1950, 1, 1), date(2049, 12, 31)]
+    for pattern in patterns:
+        for day in days:
+            babel = normalize_spaces(parse_pattern(pattern.pattern).apply(day, _parse_locale(pattern.locale)))
+            assert pattern.render(day) == babel, (pattern, day)
+
+
+def test_data_dates_writes_what_make_date_splits_gives_at_small_sizes(tmp_path, capsys):
+    assert main(["-q", "data", "dates", "--out", str(tmp_path / "cli"), "--train", "300", "--dev", "20",
+                 "--test", "20", "--seed", "4"]) == 0
+    write_split_dir(tmp_path / "list", *make_date_splits(300, 20, 20, seed=4))
+    for name in SPLIT_NAMES:
+        assert (tmp_path / "cli" / f"{name}.tsv").read_bytes() == (tmp_path / "list" / f"{name}.tsv").read_bytes()
+
+
+def test_date_blocks_depend_on_the_seed_and_index_alone():
+    a, b = DateBlocks(3), DateBlocks(3)
+    forward = [a(i, 50) for i in range(1, 4)]
+    backward = [b(i, 50) for i in (3, 2, 1)][::-1]
+    assert forward == backward  # whoever makes them, in any order
+    assert DateBlocks(4)(1, 50) != forward[0] and forward[0] != forward[1]
+
+
+def test_a_large_date_corpus_keeps_its_head_and_never_repeats_dev_or_test(monkeypatch, tmp_path):
+    monkeypatch.setattr(generated, "DISTINCT_DATES", 120)
+    monkeypatch.setattr(generated, "BLOCK_PAIRS", 100)
+    parts = {name: "".join(text for _, text in made) for name, made in date_corpus(450, 30, 30, seed=2).items()}
+    head, dev, test = make_date_splits(120, 30, 30, seed=2)
+    train = [tuple(line.split("\t")) for line in parts["train"].splitlines()]
+    assert len(train) == 450 and train[:120] == head
+    assert parts["dev"] == "".join(f"{s}\t{t}\n" for s, t in dev)
+    held = {s for s, _ in dev + test}
+    assert not held & {s for s, _ in train}
+    targets = {}
+    assert all(targets.setdefault(s, t) == t for s, t in train)  # a source means one date
+    again = {name: "".join(text for _, text in made) for name, made in date_corpus(450, 30, 30, seed=2).items()}
+    assert again == parts
+
+
+@pytest.mark.slow
+def test_the_corpus_is_the_same_whatever_number_of_processes_makes_it(monkeypatch):
+    """Blocks made by two spawned processes, in whatever order they finish, are written in order."""
+    monkeypatch.setattr(generated, "BLOCK_PAIRS", 500)
+    one = list(blocks(DateBlocks(5), 4000, workers=1))
+    two = list(blocks(DateBlocks(5), 4000, workers=2))
+    assert one == two and len(one) == 8 and sum(n for n, _ in one) == 4000
+
+
+def messages(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    return [(" ".join(f"w{rng.randrange(1000)}" for _ in range(rng.randint(1, 9))), f"m{i}") for i in range(n)]
+
+
+def test_passages_have_the_lengths_of_news_sentences_and_their_split_s_messages():
+    pool = messages(300)
+    made = PassageBlocks(pool, seed=1, split="train")(0, 2000)
+    words = [len(s.split()) for s, _ in made]
+    assert 22 <= sum(words) / len(words) <= 28 and max(words) <= MAX_WORDS + 9
+    assert {t for _, target in made for t in target.split()} <= {t for _, t in pool}
+    assert PassageBlocks(pool, seed=1, split="train")(0, 50) == made[:50]  # deterministic
+    assert PassageBlocks(pool, seed=1, split="dev")(0, 50) != made[:50]
+
+
+def test_data_passages_makes_dev_and_test_of_messages_no_training_passage_holds(tmp_path, capsys):
+    import polib
+
+    catalog = polib.POFile()
+    catalog.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
+    for source, target in messages(400, seed=3):
+        catalog.append(polib.POEntry(msgid=source + " " + target, msgstr=target.upper()))
+    catalog.save(str(tmp_path / "de.po"))
+    argv = ["-q", "data", "passages", "--lang", "de", "--from", str(tmp_path / "de.po"), "--train", "500",
+            "--dev", "20", "--test", "20", "--out"]
+    assert main(argv + [str(tmp_path / "p")]) == 0
+    parts = read_split(tmp_path / "p")
+    assert [len(parts[name]) for name in SPLIT_NAMES] == [500, 20, 20]
+    used = {name: {m for _, t in parts[name] for m in t.split()} for name in SPLIT_NAMES}
+    assert not used["train"] & used["dev"] and not used["train"] & used["test"]
+    assert main(argv + [str(tmp_path / "q")]) == 0
+    assert read_split(tmp_path / "q") == parts
 
 
 # -- progress ---------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """``attnseq data SOURCE --out DIR``: write DIR/train.tsv, dev.tsv and test.tsv from a data source
-(generated dates, the book's files, a corpus of your own, gettext catalogs, stories, the NTM's
-tasks, documents). A corpus of your own is split as it streams: millions of pairs in memory that
-does not grow with them."""
+(generated dates, the book's files, a corpus of your own, gettext catalogs and passages of their
+messages, stories, the NTM's tasks, documents). A corpus of your own is split, and dates and
+passages are generated, as they stream: millions of pairs in memory that does not grow with them."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr, or all "
                                                     "(en,de,fr,es,it,nl,pt,sv)")
+    _add_workers(p)
     p.set_defaults(write=data_dates)
 
     p = sources.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
@@ -56,6 +57,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
     p.set_defaults(write=data_gettext)
+
+    p = sources.add_parser("passages", help="passages of gettext messages, about 25 words a side (English->LANG)")
+    p.add_argument("--lang", required=True, help="target language, e.g. de")
+    p.add_argument("--from", dest="paths", nargs="+", metavar="PATH",
+                   help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)")
+    _add_out(p)
+    _add_sizes(p, 100000, 1000, 1000, "passages")
+    p.add_argument("--seed", type=int, default=0, help="seed of the passages and salt of the hash that assigns "
+                                                        "messages to splits")
+    _add_workers(p)
+    p.set_defaults(write=data_passages)
 
     p = sources.add_parser("stories", help="bAbI-style stories and questions for memory networks")
     _add_out(p)
@@ -96,6 +108,13 @@ def _add_out(p: argparse.ArgumentParser) -> None:
     add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
+def _add_workers(p: argparse.ArgumentParser) -> None:
+    """--workers: processes generating blocks of training pairs (the output is the same for any)."""
+    p.add_argument("--workers", type=positive, help="processes generating the training pairs beyond the first "
+                                                    "100,000 (the same output for any number; default: one "
+                                                    "per CPU)")
+
+
 def _add_sizes(p: argparse.ArgumentParser, train: int, dev: int, test: int, what: str = "pairs") -> None:
     """--train, --dev and --test: how many examples each split gets."""
     p.add_argument("--train", type=count, default=train, help=f"training {what}")
@@ -133,14 +152,45 @@ def say_written(args, counts: dict[str, int], what: str = "pairs", extra=None) -
 
 def data_dates(args) -> None:
     from ..data.dates import ALL_LOCALES
-    from ..data.splits import make_date_splits
+    from ..data.generated import date_corpus
 
     locales = list(ALL_LOCALES) if args.locales == "all" else [s for s in args.locales.split(",") if s]
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
     try:
-        train, dev, test = make_date_splits(args.train, args.dev, args.test, seed=args.seed, locales=locales)
+        splits = date_corpus(args.train, args.dev, args.test, seed=args.seed, locales=locales,
+                             workers=_workers(args))
     except ValueError as err:
-        raise UserError(f"data dates: {err}") from None
-    write_splits(args, train, dev, test)
+        hint = "; give larger --train/--dev/--test" if "would be empty" in str(err) else ""
+        raise UserError(f"data dates: {err}{hint}") from None
+    write_generated(args, splits, counts)
+
+
+def data_passages(args) -> None:
+    from ..data.gettext import build_gettext_corpus
+    from ..data.generated import passage_corpus
+
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
+    try:
+        splits = passage_corpus({"train": train, "dev": dev, "test": test}, counts, seed=args.seed,
+                                workers=_workers(args))
+    except ValueError as err:
+        raise UserError(f"data passages: {err}; give larger --train/--dev/--test") from None
+    write_generated(args, splits, counts, what="passages")
+
+
+def _workers(args) -> int:
+    from ..data.generated import default_workers
+
+    return args.workers or default_workers()
+
+
+def write_generated(args, splits, counts: dict[str, int], what: str = "pairs") -> None:
+    """Write the splits of a generated corpus into --out as they are made."""
+    from ..data.generated import write_generated as write
+
+    write(args.out, splits, counts, name=f"data {args.source}", overwrite=args.overwrite)
+    say_written(args, counts, what)
 
 
 def data_book(args) -> None:
