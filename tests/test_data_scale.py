@@ -27,6 +27,7 @@ from attnseq.data.generated import blocks, date_corpus
 from attnseq.data.passages import MAX_WORDS, PassageBlocks
 from attnseq.data.splits import (SPLIT_NAMES, ShuffleBuffer, make_date_splits, split_corpus, split_pairs,
                                  write_split_dir)
+from attnseq.data.subword import sample_sentences
 from attnseq.errors import DataError, UserError
 from attnseq.files import open_outputs
 from attnseq.progress import StepProgress
@@ -314,6 +315,19 @@ def test_data_passages_makes_dev_and_test_of_messages_no_training_passage_holds(
     assert not used["train"] & used["dev"] and not used["train"] & used["test"]
     assert main(argv + [str(tmp_path / "q")]) == 0
     assert read_split(tmp_path / "q") == parts
+
+
+# -- sentencepiece's sample ------------------------------------------------------------------------------------
+def test_the_reservoir_sample_is_uniform_deterministic_and_in_corpus_order():
+    texts = [f"text {i}" for i in range(200)]
+    chosen = Counter()
+    for seed in range(300):
+        sample = sample_sentences(iter(texts), 20, seed=seed)  # a stream, read once
+        assert len(sample) == 20 and sample == sorted(sample, key=texts.index)
+        chosen.update(sample)
+    assert all(10 <= chosen[t] <= 55 for t in texts), chosen.most_common(3)  # 30 each
+    assert sample_sentences(texts, 20, seed=1) == sample_sentences(texts, 20, seed=1)
+    assert sample_sentences(["a", " ", "b"], 5) == ["a", "b"]  # all of them when they fit, blanks left out
 
 
 # -- progress ---------------------------------------------------------------------------------------------------
