@@ -108,13 +108,13 @@ def corpus_table(pairs: int, workers: list[int], sources: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5_000_000, help="training pairs generated")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="numbers of processes to time")
     parser.add_argument("--sources", nargs="+", default=["dates", "passages"], choices=("dates", "passages"))
     parser.add_argument("--out", help="also write the table (Markdown) here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     table = corpus_table(args.pairs, args.workers, args.sources)
     print(table)
     if args.out:

@@ -90,13 +90,10 @@ def main() -> int:
                         help="only the corpora's table: generating and splitting 5,000,000 pairs (200,000 with --quick)")
     args = parser.parse_args()
     if args.corpus:
-        from corpus_speed import corpus_table
+        import corpus_speed
 
-        table = corpus_table(200_000 if args.quick else 5_000_000, [1, 2], ["dates", "passages"])
-        print(table)
-        if args.out:
-            Path(args.out).write_text(table, encoding="utf-8")
-        return 0
+        return corpus_speed.main(["--pairs", str(200_000 if args.quick else 5_000_000)]
+                                 + (["--out", args.out] if args.out else []))
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)
