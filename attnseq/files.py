@@ -8,7 +8,10 @@ The rule, the same for every command:
 - never over one of the command's inputs (the same file, however it is reached: a symlink, a
   hard link, another spelling of the path), whatever ``overwrite`` says;
 - an existing file, or a folder that holds anything, is replaced (written into) only with
-  ``overwrite=True`` (``--overwrite``); otherwise a UserError names the path and the flag.
+  ``overwrite=True`` (``--overwrite``); otherwise a UserError names the path and the flag;
+- output too large to hold (a generated corpus, the split of a big one) is written as it is
+  made, through streams (``open_outputs``), under the same rule: every file appears whole when
+  the command succeeds, and nothing appears when it fails.
 
 Every message reads ``<path>: <what is wrong>; <what to do>``.
 """
@@ -17,14 +20,16 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping, TextIO
 
 from .errors import UserError
-from .utils import atomic_write_bytes
+from .utils import atomic_write_bytes, replace_with, temporary_beside
 
 Data = str | bytes
 PathLike = str | Path
+STREAM_BUFFER = 1 << 20  # bytes an output stream gathers before it writes them
 
 # errno -> (what is wrong, what to do): the operating-system errors a user causes (a path that
 # is wrong, a disk that is full or read-only, permissions); any other errno is a bug to show
@@ -158,3 +163,53 @@ def write_files(folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable
     inputs = list(inputs)
     folder = check_folder(folder, files, inputs=inputs, overwrite=overwrite)
     return {name: write_output(folder / name, data, inputs=inputs, overwrite=True) for name, data in files.items()}
+
+
+@contextmanager
+def open_outputs(folder: PathLike, names: Iterable[str], *, inputs: Iterable[PathLike | None] = (),
+                 overwrite: bool = False) -> Iterator[dict[str, TextIO]]:
+    """{name: a text stream (UTF-8, lines as written)} writing each of ``names`` into ``folder``,
+    for output too large to hold in memory; checked first as write_files checks (check_folder).
+
+    Each stream writes a temporary file beside its path; when the block ends without an error,
+    all of them are synced and moved over their paths. An error in the block leaves nothing
+    behind: no temporary file, no folder the call made. An operating-system error of a write
+    (a full disk) becomes a UserError naming the folder."""
+    names, inputs = list(names), list(inputs)
+    folder = check_folder(folder, names, inputs=inputs, overwrite=overwrite)
+    made = [p for p in [folder, *folder.absolute().parents] if not p.exists()]  # deepest first
+    temporary: dict[str, str] = {}
+    streams: dict[str, TextIO] = {}
+    try:
+        try:
+            for name in names:
+                path = folder / name
+                if not is_stream(path):  # a device or a pipe is written into, never replaced
+                    temporary[name] = temporary_beside(path)
+                streams[name] = open(temporary.get(name, path), "w", encoding="utf-8", newline="",
+                                     buffering=STREAM_BUFFER)
+            yield streams
+            for stream in streams.values():
+                stream.close()
+            for name, tmp in temporary.items():
+                replace_with(tmp, folder / name)
+        except BaseException:
+            for stream in streams.values():
+                try:
+                    stream.close()
+                except OSError:  # what it held cannot be flushed: its file is removed below
+                    pass
+            for tmp in temporary.values():
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+            for path in made:
+                try:
+                    path.rmdir()
+                except OSError:
+                    break
+            raise
+    except OSError as err:
+        message = os_error_message(err, folder) if err.filename is None else None  # a write's, not a read's
+        if message is None:
+            raise
+        raise UserError(message) from None

@@ -1,6 +1,7 @@
 """Small shared helpers: atomic file writes, seeding, devices."""
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -16,19 +17,31 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: the user's umask applies
 
 
-def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step. The file
-    gets the permissions a newly created file gets (the user's umask), not mkstemp's 0600."""
+def temporary_beside(path: str | Path) -> str:
+    """The path of a new empty temporary file in ``path``'s folder (created if needed), named
+    after it (``.NAME.XXXX.tmp``): where a file is written before it replaces ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    return tmp
+
+
+def replace_with(tmp: str, path: str | Path) -> None:
+    """Move the written temporary file ``tmp`` over ``path`` in one step, synced first, with the
+    permissions a newly created file gets (the user's umask), not mkstemp's 0600."""
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.chmod(tmp, FILE_MODE)
+    os.replace(tmp, path)
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step."""
+    tmp = temporary_beside(path)
     try:
         write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
+        replace_with(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -43,3 +56,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8, newlines as written) to ``path`` atomically."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def stream_seed(*parts: object) -> int:
+    """A seed for a random stream named by ``parts`` (``stream_seed(seed, "train", 7)``): a hash
+    of them, so streams of different names are independent and the same name always gives the
+    same stream, in any process."""
+    name = "/".join(map(str, parts)).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big")

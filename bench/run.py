@@ -3,6 +3,7 @@
     python bench/run.py [--against REV] [--threads 1 2] [--quick] [--clock wall|cpu] [--out FILE]
     make bench                      # the same, against nothing
     make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
+    python bench/run.py --corpus    # only the table of generating and splitting corpora (bench/corpus_speed.py)
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
@@ -85,7 +86,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="measure each figure this many times (alternating trees) and keep the best")
     parser.add_argument("--out", help="also write the table (Markdown) here")
+    parser.add_argument("--corpus", action="store_true",
+                        help="only the corpora's table: generating and splitting 5,000,000 pairs (200,000 with --quick)")
     args = parser.parse_args()
+    if args.corpus:
+        import corpus_speed
+
+        return corpus_speed.main(["--pairs", str(200_000 if args.quick else 5_000_000)]
+                                 + (["--out", args.out] if args.out else []))
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)

@@ -78,13 +78,13 @@ def test_translate_answers_or_names_the_argument(models, engine, texts, return_a
 @FUZZ
 @given(engine=st.sampled_from(["torch", "numpy"]),
        texts=st.one_of(anything, st.lists(texts_of, max_size=4)),
-       keep_attention=st.one_of(st.booleans(), anything),
+       keep_attention=st.one_of(st.booleans(), anything), progress=st.one_of(st.booleans(), anything),
        request=st.dictionaries(st.sampled_from(["beam_size", "n_best", "length_penalty", "max_len", "bogus"]),
                                st.one_of(st.integers(-1, 4), st.floats(-1, 3), anything), max_size=3))
-def test_search_answers_or_names_the_argument(models, engine, texts, keep_attention, request):
+def test_search_answers_or_names_the_argument(models, engine, texts, keep_attention, progress, request):
     model = models[engine]
-    result = outcome(lambda: model.search(texts, keep_attention=keep_attention, **request),
-                     ("texts", "keep_attention", *request))
+    result = outcome(lambda: model.search(texts, keep_attention=keep_attention, progress=progress, **request),
+                     ("texts", "keep_attention", "progress", *request))
     if isinstance(result, Exception):
         return
     right_outputs([r.outputs[0] for r in result], list(texts))
@@ -98,10 +98,10 @@ def test_search_answers_or_names_the_argument(models, engine, texts, keep_attent
        pairs=st.one_of(anything, st.lists(st.tuples(texts_of, texts_of), max_size=4),
                        st.lists(st.one_of(st.tuples(texts_of, texts_of), anything), max_size=3)),
        beam_size=st.one_of(st.none(), st.integers(-1, 3), anything),
-       bleu=st.one_of(st.booleans(), anything))
-def test_evaluate_answers_or_names_the_argument(models, engine, pairs, beam_size, bleu):
-    metrics = outcome(lambda: models[engine].evaluate(pairs, beam_size=beam_size, bleu=bleu),
-                      ("pairs", "beam_size", "bleu"))
+       bleu=st.one_of(st.booleans(), anything), progress=st.one_of(st.booleans(), anything))
+def test_evaluate_answers_or_names_the_argument(models, engine, pairs, beam_size, bleu, progress):
+    metrics = outcome(lambda: models[engine].evaluate(pairs, beam_size=beam_size, bleu=bleu, progress=progress),
+                      ("pairs", "beam_size", "bleu", "progress"))
     if isinstance(metrics, Exception):
         return
     assert 0 <= metrics["exact_match"] <= 1 and 0 <= metrics["token_accuracy"] <= 1

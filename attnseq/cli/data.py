@@ -1,12 +1,15 @@
 """``attnseq data SOURCE --out DIR``: write DIR/train.tsv, dev.tsv and test.tsv from a data source
-(generated dates, the book's files, a corpus of your own, gettext catalogs, stories, the NTM's
-tasks, documents)."""
+(generated dates, the book's files, a corpus of your own, gettext catalogs and passages of their
+messages, stories, the NTM's tasks, documents). A corpus of your own is split, and dates and
+passages are generated, as they stream: millions of pairs in memory that does not grow with them."""
 from __future__ import annotations
 
 import argparse
 from ..errors import UserError
 from ..files import check_folder
 from .arguments import add_overwrite, count, positive
+
+SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
 
 HELP = "write DIR/train.tsv, dev.tsv, test.tsv from a data source"
 
@@ -26,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr, or all "
                                                     "(en,de,fr,es,it,nl,pt,sv)")
+    _add_workers(p)
     p.set_defaults(write=data_dates)
 
     p = sources.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
@@ -42,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     p.add_argument("--dev", type=float, default=0.05, help="fraction (or count if >= 1) for dev")
     p.add_argument("--test", type=float, default=0.05, help="fraction (or count if >= 1) for test")
-    p.add_argument("--seed", type=int, default=1, help="seed of the shuffle")
+    p.add_argument("--seed", type=int, default=1, help="seed of the hash that assigns sources to splits, and "
+                                                        "of the shuffle")
     p.set_defaults(write=data_split)
 
     p = sources.add_parser("gettext", help="English->LANG pairs from gettext catalogs (.mo/.po)")
@@ -52,6 +57,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
     p.set_defaults(write=data_gettext)
+
+    p = sources.add_parser("passages", help="passages of gettext messages, about 25 words a side (English->LANG)")
+    p.add_argument("--lang", required=True, help="target language, e.g. de")
+    p.add_argument("--from", dest="paths", nargs="+", metavar="PATH",
+                   help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)")
+    _add_out(p)
+    _add_sizes(p, 100000, 1000, 1000, "passages")
+    p.add_argument("--seed", type=int, default=0, help="seed of the passages and salt of the hash that assigns "
+                                                        "messages to splits")
+    _add_workers(p)
+    p.set_defaults(write=data_passages)
 
     p = sources.add_parser("stories", help="bAbI-style stories and questions for memory networks")
     _add_out(p)
@@ -92,6 +108,13 @@ def _add_out(p: argparse.ArgumentParser) -> None:
     add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
+def _add_workers(p: argparse.ArgumentParser) -> None:
+    """--workers: processes generating blocks of training pairs (the output is the same for any)."""
+    p.add_argument("--workers", type=positive, help="processes generating the training pairs beyond the first "
+                                                    "100,000 (the same output for any number; default: one "
+                                                    "per CPU)")
+
+
 def _add_sizes(p: argparse.ArgumentParser, train: int, dev: int, test: int, what: str = "pairs") -> None:
     """--train, --dev and --test: how many examples each split gets."""
     p.add_argument("--train", type=count, default=train, help=f"training {what}")
@@ -118,20 +141,56 @@ def write_splits(args, train, dev, test, extra=None, *, inputs=(), more: str = "
         hint = f"; give {more}" if "would be empty" in str(err) else ""
         read = ", ".join(str(path) for path in inputs if path)
         raise UserError(f"data {args.source}: {read + ': ' if read else ''}{err}{hint}") from None
+    say_written(args, {"train": len(train), "dev": len(dev), "test": len(test)}, what, extra)
+
+
+def say_written(args, counts: dict[str, int], what: str = "pairs", extra=None) -> None:
+    """``wrote 40000 train, 2000 dev, 2000 test pairs to DIR`` (and the names of ``extra`` files)."""
     also = "".join(f", {name}.tsv" for name in extra or {})
-    print(f"wrote {len(train)} train, {len(dev)} dev, {len(test)} test {what} to {args.out}{also}")
+    print(f"wrote {counts['train']} train, {counts['dev']} dev, {counts['test']} test {what} to {args.out}{also}")
 
 
 def data_dates(args) -> None:
     from ..data.dates import ALL_LOCALES
-    from ..data.splits import make_date_splits
+    from ..data.generated import date_corpus
 
     locales = list(ALL_LOCALES) if args.locales == "all" else [s for s in args.locales.split(",") if s]
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
     try:
-        train, dev, test = make_date_splits(args.train, args.dev, args.test, seed=args.seed, locales=locales)
+        splits = date_corpus(args.train, args.dev, args.test, seed=args.seed, locales=locales,
+                             workers=_workers(args))
     except ValueError as err:
-        raise UserError(f"data dates: {err}") from None
-    write_splits(args, train, dev, test)
+        hint = "; give larger --train/--dev/--test" if "would be empty" in str(err) else ""
+        raise UserError(f"data dates: {err}{hint}") from None
+    write_generated(args, splits, counts)
+
+
+def data_passages(args) -> None:
+    from ..data.gettext import build_gettext_corpus
+    from ..data.generated import passage_corpus
+
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
+    try:
+        splits = passage_corpus({"train": train, "dev": dev, "test": test}, counts, seed=args.seed,
+                                workers=_workers(args))
+    except ValueError as err:
+        raise UserError(f"data passages: {err}; give larger --train/--dev/--test") from None
+    write_generated(args, splits, counts, what="passages")
+
+
+def _workers(args) -> int:
+    from ..data.generated import default_workers
+
+    return args.workers or default_workers()
+
+
+def write_generated(args, splits, counts: dict[str, int], what: str = "pairs") -> None:
+    """Write the splits of a generated corpus into --out as they are made."""
+    from ..data.generated import write_generated as write
+
+    write(args.out, splits, counts, name=f"data {args.source}", overwrite=args.overwrite)
+    say_written(args, counts, what)
 
 
 def data_book(args) -> None:
@@ -145,28 +204,35 @@ def data_book(args) -> None:
 
 
 def data_split(args) -> None:
-    from ..data.corpus import read_aligned, read_tsv
-    from ..data.splits import split_pairs
+    from ..config import DataConfig
+    from ..data.corpus import CorpusChecks, iter_aligned, iter_tsv
+    from ..data.splits import split_corpus
 
     if args.input and (args.src or args.tgt):
         raise UserError(f"data split: --input and {'--src' if args.src else '--tgt'}: give one TSV file "
                         "(--input), or two aligned files (--src and --tgt)")
-    if args.input:
-        pairs = read_tsv(args.input)
-    elif args.src and args.tgt:
-        pairs = read_aligned(args.src, args.tgt)
-    else:
+    if not (args.input or args.src and args.tgt):
         raise UserError("data split: give --input FILE.tsv, or --src FILE and --tgt FILE")
-    if not pairs:
-        raise UserError(f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
-                        "give a file of source<TAB>target lines")
-    as_fraction = lambda x: x / len(pairs) if x >= 1 else x  # noqa: E731  (counts or fractions)
+    inputs = [args.input, args.src, args.tgt]
+    check_folder(args.out, SPLIT_FILES, inputs=inputs, overwrite=args.overwrite)  # before the corpus is read
+    defaults = DataConfig()
+    longest = min(defaults.max_source_len, defaults.max_target_len)  # what training takes by default
+    if args.input:
+        checks = CorpusChecks(args.input, long_words=longest)
+        read = lambda found: iter_tsv(args.input, checks=found)  # noqa: E731  (one pass over the file)
+    else:
+        checks = CorpusChecks(f"{args.src} / {args.tgt}", long_words=longest)
+        read = lambda found: iter_aligned(args.src, args.tgt, checks=found)  # noqa: E731
     try:
-        train, dev, test = split_pairs(pairs, as_fraction(args.dev), as_fraction(args.test), seed=args.seed)
+        counts = split_corpus(read, args.out, args.dev, args.test, args.seed, checks=checks, inputs=inputs,
+                              overwrite=args.overwrite)
     except ValueError as err:
-        raise UserError(f"data split: --dev/--test: {err}") from None
-    write_splits(args, train, dev, test, inputs=[args.input, args.src, args.tgt],
-                 more="more pairs, or larger --dev/--test")
+        if not checks.pairs:
+            raise UserError(f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
+                            "give a file of source<TAB>target lines") from None
+        hint = "; give more pairs, or larger --dev/--test" if "would be empty" in str(err) else ""
+        raise UserError(f"data split: {checks.name}: --dev/--test: {err}{hint}") from None
+    say_written(args, counts)
 
 
 def data_gettext(args) -> None:

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> None:
 
     translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
     pairs = evaluation_pairs(args.data, translator.config.data)
-    metrics = translator.evaluate(pairs, beam_size=args.beam)
+    metrics = translator.evaluate(pairs, beam_size=args.beam, progress=True)
     if "bleu" not in metrics:
         from ..eval.metrics import BLEU_MIN_WORDS
 

@@ -141,7 +141,8 @@ def plot_attention(args) -> Path:
         from ..serve.payload import run_payload, translation_payload
         from ..serve.report import report_html
 
-        lines = [args.text] if args.input is None else [line for line in read_lines(args.input, controls=True) if line.strip()]
+        lines = ([args.text] if args.input is None
+                 else [line for line in read_lines(args.input, controls=True) if line.strip()])
         beam = args.beam or translator.config.decode.beam_size
         results = translator.search(lines, keep_attention=True, beam_size=beam, n_best=beam)
         name = Path(args.run).resolve().name

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> None:
         from ..data.corpus import decode_lines
 
         lines = decode_lines(sys.stdin.buffer.read(), "stdin", controls=True)
-    results = translator.search(lines, **request)
+    results = translator.search(lines, progress=True, **request)
     for line in InputReport.of(results).warnings("line"):  # pieces read as unknown, blank lines
         log.warning("translate: %s", line)
     out_lines = []

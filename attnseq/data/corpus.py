@@ -1,36 +1,32 @@
-"""Reading parallel text: TSV files and pairs of aligned text files."""
+"""Reading parallel text: TSV files and pairs of aligned text files, streamed.
+
+The readers are generators: a file is read a line at a time and never held whole, so a corpus
+of any size can be checked, split or sampled in memory that does not grow with it
+(``read_tsv`` and ``read_aligned`` collect their pairs in a list for the callers that want one).
+A line that cannot be read (not UTF-8, a carriage return inside it, the wrong number of tabs)
+stops the reading with a DataError naming the file and the line. What can be read past (blank
+lines, pairs with an empty side, a header row, pairs too long to train on) is counted in a
+``CorpusChecks``, which keeps the counts and the first line numbers of each, and reported in
+one warning line each when the reading ends.
+"""
 from __future__ import annotations
 
+import io
 import logging
 import re
+from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 from ..errors import DataError
 
 log = logging.getLogger(__name__)
 
 Pair = tuple[str, str]
-
-
-def decode_lines(data: bytes, name: str | Path, controls: bool = False) -> list[str]:
-    """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
-    naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
-    translate, whose odd characters are reported per input), hold a control character."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise DataError(f"{name}:{line}: not valid UTF-8") from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark is not text
-    control = None if controls else CONTROL.search(text)
-    if control:
-        char, line = control.group(), text.count("\n", 0, control.start()) + 1
-        raise DataError(f"{name}:{line}: a control character, {control_name(char)}, inside the text (a binary "
-                        "file?); text files hold none but tabs and line ends")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+BOM = "\ufeff"
+CHUNK_BYTES = 1 << 20  # read and decoded at once
+FIRST_SHOWN = 5  # line numbers a report shows of each kind
 
 
 # the control characters (Unicode category Cc) no text holds: all but tab, line feed and carriage return
@@ -43,24 +39,137 @@ def control_name(char: str) -> str:
     return f"U+{ord(char):04X}" + (f" ({names[ord(char)]})" if ord(char) in names else "")
 
 
-def read_lines(path: str | Path, controls: bool = False) -> list[str]:
-    """The lines of a UTF-8 text file, without line endings (``controls``: as decode_lines)."""
+def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, controls: bool = False) -> Iterator[str]:
+    """The lines of the UTF-8 bytes ``stream`` gives, without their line endings (``\n``, or
+    ``\r\n``), a byte-order mark at the start dropped; read ``chunk`` bytes (CHUNK_BYTES) at a
+    time and decoded a chunk of whole lines at once. A DataError names ``name`` and the line at
+    the first bytes that are not UTF-8 or, unless ``controls``, the first control character (a
+    binary file, or text that is not what it seems: never a token to learn)."""
+    chunk = chunk or CHUNK_BYTES
+    lines_before, held, first = 0, b"", True
+    while True:
+        block = stream.read(chunk)
+        if block:  # the whole lines read so far; the last one's start is held for the next block
+            data = held + block
+            end = data.rfind(b"\n") + 1
+            if not end:
+                held = data
+                continue
+            data, held = data[:end], data[end:]
+        elif held:  # the end: a last line without a line break
+            data, held = held, b""
+        else:
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = lines_before + data[: err.start].count(b"\n") + 1
+            raise DataError(f"{name}:{line}: not valid UTF-8") from None
+        if first:
+            text, first = text.removeprefix(BOM), False
+        control = None if controls else CONTROL.search(text)
+        if control:
+            line = lines_before + text.count("\n", 0, control.start()) + 1
+            raise DataError(f"{name}:{line}: a control character, {control_name(control.group())}, inside the text "
+                            "(a binary file?); text files hold none but tabs and line ends")
+        lines = text.split("\n")
+        if lines[-1] == "":  # the data ended a line (or was a byte-order mark alone)
+            lines.pop()
+        if "\r" in text:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        lines_before += len(lines)
+        yield from lines
+
+
+def decode_lines(data: bytes, name: str | Path, controls: bool = False) -> list[str]:
+    """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
+    naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
+    translate, whose odd characters are reported per input), hold a control character."""
+    return list(_decoded(io.BytesIO(data), name, controls=controls))
+
+
+def iter_lines(path: str | Path, controls: bool = False) -> Iterator[str]:
+    """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
+    names the file (and the line) when it cannot be read (``controls``: as decode_lines)."""
     try:
-        data = Path(path).read_bytes()
+        stream = open(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: a folder, not a file") from None
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
-    return decode_lines(data, path, controls)
+    with stream:
+        yield from _decoded(stream, path, controls=controls)
 
 
-def where(numbers: list[int], most: int = 5) -> str:
-    """``lines 3, 9, 12`` (and how many more)."""
+def read_lines(path: str | Path, controls: bool = False) -> list[str]:
+    """The lines of a UTF-8 text file, without line endings (``controls``: as decode_lines)."""
+    return list(iter_lines(path, controls))
+
+
+def where(numbers: list[int], most: int = FIRST_SHOWN, count: int | None = None) -> str:
+    """``lines 3, 9, 12`` (and how many more): the first ``most`` of ``numbers``, of ``count``
+    in all (default: as many as ``numbers``)."""
+    count = len(numbers) if count is None else count
     shown = ", ".join(str(n) for n in numbers[:most])
-    more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
-    return f"line{'s' if len(numbers) > 1 else ''} {shown}{more}"
+    more = f" and {count - most} more" if count > most else ""
+    return f"line{'s' if count > 1 else ''} {shown}{more}"
+
+
+@dataclass
+class Tally:
+    """How many lines were of one kind, and the first of their numbers."""
+
+    count: int = 0
+    first: list[int] = field(default_factory=list)
+
+    def add(self, number: int) -> None:
+        self.count += 1
+        if len(self.first) < FIRST_SHOWN:
+            self.first.append(number)
+
+    def lines(self) -> str:
+        return where(self.first, count=self.count)
+
+
+@dataclass
+class CorpusChecks:
+    """What reading a corpus (``name``: a file, or two aligned ones) found besides its pairs:
+    how many lines it read and pairs it gave, the lines skipped (blank, or a side empty), a first
+    line that names columns (a header row, read as a pair), and, when ``long_words`` is set, the
+    pairs with a side of more words than that (read as pairs; training drops pairs longer than
+    its data.max_source_len / max_target_len tokens, and a word is at least one token)."""
+
+    name: str
+    long_words: int = 0
+    skipped_what: str = "empty lines or pairs with an empty side"  # what a skipped line is
+    lines: int = 0
+    pairs: int = 0
+    skipped: Tally = field(default_factory=Tally)
+    long: Tally = field(default_factory=Tally)
+    header: str | None = None
+
+    def pair(self, number: int, source: str, target: str) -> None:
+        """Count the pair of line ``number``."""
+        self.pairs += 1
+        n = self.long_words  # more than n words take more than 2n characters: count words only then
+        if n and (len(source) > 2 * n and len(source.split()) > n or len(target) > 2 * n and len(target.split()) > n):
+            self.long.add(number)
+
+    def warn(self) -> None:
+        """One warning line for each kind of line found."""
+        if self.header is not None:
+            log.warning("%s:1: %r looks like a header row naming the columns; it is read as a pair (delete "
+                        "the line if it is a header)", self.name, self.header)
+        if self.skipped.count:
+            log.warning("%s: skipped %d %s (%s)", self.name, self.skipped.count, self.skipped_what,
+                        self.skipped.lines())
+        if self.long.count:
+            log.warning("%s: %d pair(s) with a side of more than %d words (%s), kept; training drops pairs "
+                        "longer than data.max_source_len / data.max_target_len tokens (%d by default; a word "
+                        "is a token or more)", self.name, self.long.count, self.long_words, self.long.lines(),
+                        self.long_words)
 
 
 # column names a first line of a TSV file may hold instead of a pair: a header row
@@ -78,40 +187,44 @@ def looks_like_header(source: str, target: str) -> bool:
                                      or all(n in LANGUAGE_CODES for n in names))
 
 
-def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
-    """(source, target) pairs from ``source<TAB>target`` lines.
+def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None = None) -> Iterator[Pair]:
+    """(source, target) pairs from ``source<TAB>target`` lines, read one line at a time.
 
     A line without exactly one tab, or with a carriage return inside it, raises a DataError
-    naming the file and line. Pairs with an empty side are skipped and counted in the log.
-    ``strip`` removes surrounding whitespace (the book's data keeps its padding spaces with
-    ``strip=False``). A first line that names columns (``source<TAB>target``, ``en<TAB>de``) is
-    read as a pair, with a warning naming the file and line 1: delete it if it is a header.
-    """
-    pairs: list[Pair] = []
-    skipped: list[int] = []
-    for number, line in enumerate(read_lines(path), start=1):
-        if not line.strip():
-            skipped.append(number)
+    naming the file and line. Pairs with an empty side are skipped. ``strip`` removes surrounding
+    whitespace (the book's data keeps its padding spaces with ``strip=False``). A first line that
+    names columns is read as a pair. ``checks`` (when given) counts the lines read, the pairs, the
+    lines skipped and a header row; its ``warn()`` reports them."""
+    checks = checks if checks is not None else CorpusChecks(str(path))
+    number = 0
+    for number, line in enumerate(iter_lines(path), start=1):
+        if not line or line.isspace():
+            checks.skipped.add(number)
             continue
         if "\r" in line:
             raise DataError(f"{path}:{number}: a carriage return inside the line; end lines with a newline "
                             "(\\n or \\r\\n)")
         parts = line.split("\t")
         if len(parts) != 2:
-            raise DataError(
-                f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs"
-            )
+            raise DataError(f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs")
         if number == 1 and looks_like_header(*parts):
-            log.warning("%s:1: %r looks like a header row naming the columns; it is read as a pair (delete "
-                        "the line if it is a header)", path, line)
+            checks.header = line
         pair = _clean(*parts, strip=strip)
         if pair is None:
-            skipped.append(number)
+            checks.skipped.add(number)
         else:
-            pairs.append(pair)
-    if skipped:
-        log.warning("%s: skipped %d empty lines or pairs with an empty side (%s)", path, len(skipped),
-                    where(skipped))
+            checks.pair(number, *pair)
+            yield pair
+    checks.lines = number
+
+
+def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
+    """The pairs of :func:`iter_tsv` in a list; one warning line names the lines skipped (blank,
+    or a side empty), another a first line that looks like a header row (``FILE:1``: delete it
+    if it is one)."""
+    checks = CorpusChecks(str(path))
+    pairs = list(iter_tsv(path, strip, checks))
+    checks.warn()
     return pairs
 
 
@@ -119,32 +232,49 @@ def _clean(src: str, tgt: str, strip: bool) -> Pair | None:
     """The pair (stripped with ``strip``), or None when a side is empty or only whitespace."""
     if strip:
         src, tgt = src.strip(), tgt.strip()
-    return (src, tgt) if src.strip() and tgt.strip() else None
+        return (src, tgt) if src and tgt else None
+    return (src, tgt) if src and tgt and not src.isspace() and not tgt.isspace() else None
+
+
+def _sentences(path: str | Path) -> Iterator[str]:
+    """The lines of one side of an aligned corpus; a DataError names the file and line of a tab
+    or a carriage return inside one."""
+    for number, line in enumerate(iter_lines(path), start=1):
+        for char, name in (("\t", "a tab"), ("\r", "a carriage return")):
+            if char in line:
+                raise DataError(f"{path}:{number}: {name} inside the sentence; one sentence a line, without tabs")
+        yield line
+
+
+def iter_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True,
+                 checks: CorpusChecks | None = None) -> Iterator[Pair]:
+    """(source, target) pairs from two files aligned line by line, read one line at a time.
+
+    A tab or a carriage return in a line raises a DataError naming its file and line; files of
+    different line counts one naming both files and both counts (the longer file is read to its
+    end to count them). Pairs with an empty side are skipped, and counted in ``checks``."""
+    checks = checks if checks is not None else CorpusChecks(f"{src_path} / {tgt_path}")
+    checks.skipped_what = "pairs with an empty side"
+    counts = [0, 0]
+    for number, (src, tgt) in enumerate(zip_longest(_sentences(src_path), _sentences(tgt_path)), start=1):
+        counts = [counts[0] + (src is not None), counts[1] + (tgt is not None)]
+        if src is None or tgt is None:
+            continue  # one file is longer: counted to its end, then refused below
+        checks.lines = number  # the lines of the shorter file, when they differ
+        pair = _clean(src, tgt, strip)
+        if pair is None:
+            checks.skipped.add(number)
+        else:
+            checks.pair(number, *pair)
+            yield pair
+    if counts[0] != counts[1]:
+        raise DataError(f"{src_path} has {counts[0]} lines but {tgt_path} has {counts[1]}; "
+                        "aligned files must have the same number of lines")
 
 
 def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True) -> list[Pair]:
-    """(source, target) pairs from two files aligned line by line.
-
-    Differing line counts raise a DataError naming both files and both counts, a tab or a
-    carriage return in a line one naming its file and line; pairs with an empty side are
-    skipped and counted in the log.
-    """
-    src_lines, tgt_lines = read_lines(src_path), read_lines(tgt_path)
-    for path, lines in ((src_path, src_lines), (tgt_path, tgt_lines)):
-        for number, line in enumerate(lines, start=1):
-            for char, name in (("\t", "a tab"), ("\r", "a carriage return")):
-                if char in line:
-                    raise DataError(f"{path}:{number}: {name} inside the sentence; one sentence a line, "
-                                    "without tabs")
-    if len(src_lines) != len(tgt_lines):
-        raise DataError(
-            f"{src_path} has {len(src_lines)} lines but {tgt_path} has {len(tgt_lines)}; "
-            "aligned files must have the same number of lines"
-        )
-    cleaned = [_clean(src, tgt, strip) for src, tgt in zip(src_lines, tgt_lines)]
-    pairs = [pair for pair in cleaned if pair is not None]
-    skipped = [number for number, pair in enumerate(cleaned, start=1) if pair is None]
-    if skipped:
-        log.warning("%s / %s: skipped %d pairs with an empty side (%s)", src_path, tgt_path, len(skipped),
-                    where(skipped))
+    """The pairs of :func:`iter_aligned` in a list; one warning line names the pairs skipped."""
+    checks = CorpusChecks(f"{src_path} / {tgt_path}")
+    pairs = list(iter_aligned(src_path, tgt_path, strip, checks))
+    checks.warn()
     return pairs

@@ -25,19 +25,25 @@ The task is kept learnable: every source string maps to exactly one ISO date.
   with another date in the same set (by construction this does not happen for the supported
   locales; the tests check it pattern by pattern).
 
-All randomness comes from ``random.Random(seed)``; the global RNG is never used.
+All randomness comes from ``random.Random(seed)``; the global RNG is never used. A corpus of
+millions of pairs is drawn in blocks (:class:`DateBlocks`), each from its own seeded stream, so
+that several processes can draw it (attnseq/data/generated.py). Rendering looks each field up in
+tables that Babel filled once per pattern (:func:`_renderer`), the same strings as Babel's own
+formatting, several times faster.
 """
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import get_date_format, parse_pattern, tokenize_pattern
+from babel.dates import DateTimeFormat, get_date_format, tokenize_pattern
+
+from ..utils import stream_seed
 
 Pair = tuple[str, str]
 
@@ -95,7 +101,7 @@ class DatePattern:
 
     def render(self, day: date) -> str:
         """``day`` written with this pattern: one line, single spaces, no tab."""
-        return normalize_spaces(_compiled(self.pattern).apply(day, _parse_locale(self.locale)))
+        return normalize_spaces(_renderer(self.locale, self.pattern)(day))
 
 
 def normalize_spaces(text: str) -> str:
@@ -282,10 +288,19 @@ def _collect(n: int, seed: int, locales: Sequence[str], start: date, end: date,
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     stream = iter_dates(random.Random(seed), date_patterns(locales, start, end), start, end)
+    return _drawn(stream, n, distinct, start, end)
+
+
+def _drawn(stream: Iterator[Pair], n: int, distinct: bool, start: date, end: date,
+           excluded: frozenset[str] = frozenset()) -> list[Pair]:
+    """The first ``n`` pairs of ``stream`` whose source is consistent (never paired with another
+    date before), new if ``distinct``, and not one of ``excluded``."""
     target_of: dict[str, str] = {}
     pairs: list[Pair] = []
     max_draws = 20 * n + 1000
     for _, (source, target) in zip(range(max_draws if n else 0), stream):
+        if source in excluded:
+            continue
         known = target_of.get(source)
         if known is None:
             target_of[source] = target
@@ -300,6 +315,27 @@ def _collect(n: int, seed: int, locales: Sequence[str], start: date, end: date,
     return pairs
 
 
+@dataclass
+class DateBlocks:
+    """Blocks of training pairs beyond a corpus's first ones: ``self(index, size)`` is block
+    ``index``, ``size`` pairs drawn as :func:`generate_dates` draws them, from
+    ``random.Random(stream_seed(seed, index))``; a source may repeat across the corpus (blocks
+    are drawn apart), never one of ``excluded`` (the dev and test sources)."""
+
+    seed: int
+    locales: Sequence[str] = ("en",)
+    start: date = DEFAULT_START
+    end: date = DEFAULT_END
+    excluded: frozenset[str] = frozenset()
+    _patterns: list[DatePattern] = field(default_factory=list, repr=False)
+
+    def __call__(self, index: int, size: int) -> list[Pair]:
+        if not self._patterns:  # once per process
+            self._patterns = date_patterns(self.locales, self.start, self.end)
+        stream = iter_dates(random.Random(stream_seed(self.seed, index)), self._patterns, self.start, self.end)
+        return _drawn(stream, size, False, self.start, self.end, self.excluded)
+
+
 def _check_range(start: date, end: date) -> None:
     """Raise ValueError unless ``start <= end`` and both years lie in 1000–9999."""
     if start > end:
@@ -310,9 +346,49 @@ def _check_range(start: date, end: date) -> None:
 
 
 @lru_cache(maxsize=None)
-def _compiled(pattern: str):
-    """Babel's parsed DateTimePattern for a CLDR pattern string (cached)."""
-    return parse_pattern(pattern)
+def _renderer(locale: str, pattern: str) -> Callable[[date], str]:
+    """A function writing a date as Babel's ``parse_pattern(pattern).apply(day, locale)`` does,
+    from tables Babel filled once: each field of the pattern (day, month, year, weekday) reads
+    one part of the date, so its text is looked up by that part (a year's text is kept once
+    it is first written)."""
+    loc = _parse_locale(locale)
+    template = ""  # the pattern as a str.format template, one {} per field
+    fields: list[tuple[int, dict[int, str]]] = []  # (which part of the date, its texts)
+    for kind, value in tokenize_pattern(pattern):
+        if kind == "chars":
+            template += value.replace("{", "{{").replace("}", "}}")
+            continue
+        letter, count = value
+        name = letter * count
+        if letter == "d":
+            fields.append((2, {d: DateTimeFormat(date(2000, 1, d), loc)[name] for d in range(1, 32)}))
+        elif letter in "ML":
+            fields.append((1, {m: DateTimeFormat(date(2000, m, 1), loc)[name] for m in range(1, 13)}))
+        elif letter in "Eec":  # 2024-01-01 is a Monday, weekday() 0
+            fields.append((3, {w: DateTimeFormat(date(2024, 1, 1 + w), loc)[name] for w in range(7)}))
+        elif letter == "y":
+            fields.append((0, _YearTexts(loc, name)))
+        else:
+            raise UnsupportedPattern(f"{pattern!r}: field {name!r} is not used")
+        template += "{}"
+
+    def render(day: date) -> str:
+        parts = (day.year, day.month, day.day, day.weekday())
+        return template.format(*[texts[parts[which]] for which, texts in fields])
+
+    return render
+
+
+class _YearTexts(dict):
+    """{year: its text for one year field}, each written by Babel the first time it is asked for."""
+
+    def __init__(self, locale: Locale, name: str):
+        super().__init__()
+        self.locale, self.name = locale, name
+
+    def __missing__(self, year: int) -> str:
+        text = self[year] = DateTimeFormat(date(year, 1, 1), self.locale)[self.name]
+        return text
 
 
 @lru_cache(maxsize=None)

@@ -1,7 +1,12 @@
 """Subword tokenization with sentencepiece (Kudo & Richardson 2018), trained on the run's data.
 
-The model is trained from the training text held in memory and stored in the run folder as
-``spm.<side>.model`` (side: "joint", "source" or "target"). Text is not normalised
+The model is trained on a sample of the training text (``max_sentences`` of them, drawn by a
+seeded reservoir as the text streams past, so a corpus of any size is sampled in memory that
+holds the sample alone) and stored in the run folder as ``spm.<side>.model`` (side: "joint",
+"source" or "target"). sentencepiece can sample by itself (``input_sentence_size`` with
+``shuffle_input_sentence``), but from text files of one sentence a line (not a TSV's pairs) and
+with a seed of its own; sampling here keeps the sample, and so the model, the one a smaller
+corpus gave, and reads the pairs where they are. Text is not normalised
 (``identity`` rule), so outputs keep the training data's typography (… „ “ and non-breaking
 spaces); runs of spaces are collapsed. Pieces are mapped to ids by the run's Vocab, which
 holds the special tokens.
@@ -11,11 +16,13 @@ from __future__ import annotations
 import logging
 import random
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from ..errors import ConfigError, DataError
+from ..progress import StepProgress
 from ..schema import choice, number
 from ..utils import atomic_write_bytes
 from .tokenizers import TOKENIZERS, Tokenizer
@@ -28,13 +35,27 @@ def model_path(run_dir: str | Path, side: str) -> Path:
     return Path(run_dir) / f"spm.{side}.model"
 
 
-def sample_sentences(texts: Sequence[str], limit: int, seed: int = 0) -> list[str]:
-    """At most ``limit`` non-blank texts (0: all), a deterministic sample kept in corpus order."""
-    texts = [t for t in texts if t.strip()]
-    if limit and len(texts) > limit:
-        chosen = sorted(random.Random(seed).sample(range(len(texts)), limit))
-        texts = [texts[i] for i in chosen]
-    return texts
+def sample_sentences(texts: Iterable[str], limit: int, seed: int = 0) -> list[str]:
+    """At most ``limit`` non-blank texts (0: all), a deterministic uniform sample kept in corpus
+    order, drawn as ``texts`` stream past (reservoir sampling, Vitter's algorithm R, with
+    ``random.Random(seed)``): memory holds the sample, never the texts. All of them, in order,
+    when there are no more than ``limit``."""
+    rng = random.Random(seed)
+    kept: list[tuple[int, str]] = []  # (position among the non-blank texts, text)
+    seen = 0
+    with StepProgress("sentencepiece: sampling the training text", unit="sentence", scale=True) as progress:
+        for text in progress.over(texts):
+            if not text.strip():
+                continue
+            if not limit or seen < limit:
+                kept.append((seen, text))
+            else:
+                slot = rng.randrange(seen + 1)  # text number ``seen`` is kept with probability limit/(seen+1)
+                if slot < limit:
+                    kept[slot] = (seen, text)
+            seen += 1
+    kept.sort()
+    return [text for _, text in kept]
 
 
 def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigram",
@@ -102,14 +123,17 @@ class SentencePieceTokenizer(Tokenizer):
         self.processor = spm.SentencePieceProcessor(model_proto=model_proto)
         self.model_proto = model_proto
 
-    def fit(self, texts: Sequence[str], run_dir: Path, side: str) -> None:
-        """Train on (a deterministic sample of at most ``max_sentences`` of) ``texts`` and
-        write ``spm.<side>.model`` into ``run_dir``."""
+    def fit(self, texts: Iterable[str], run_dir: Path, side: str) -> None:
+        """Train on (a deterministic sample of at most ``max_sentences`` of) ``texts``, read as
+        they stream past (a list, or a generator over a corpus's files), and write
+        ``spm.<side>.model`` into ``run_dir``."""
         opts = self.options
         sample = sample_sentences(texts, opts.max_sentences)
         log.info("training a %s sentencepiece model (%d pieces) on %d sentences",
                  opts.model_type, opts.vocab_size, len(sample))
+        started = time.perf_counter()
         self.use(train_model(sample, opts.vocab_size, opts.model_type, opts.character_coverage))
+        log.info("trained the sentencepiece model in %.1f s", time.perf_counter() - started)
         self.save(run_dir, side)
 
     def save(self, run_dir: Path, side: str) -> None:

@@ -26,6 +26,7 @@ from ..decoding.common import AttentionViews, Hypothesis
 from ..decoding.options import decode_options
 from ..errors import ConfigError
 from ..eval.metrics import bleu_applies, exact_match, sacrebleu_score, token_accuracy
+from ..progress import StepProgress
 from .arguments import decode_request, decode_value_error, flag, pairs_argument, texts_argument
 
 log = logging.getLogger("attnseq")
@@ -118,10 +119,12 @@ class Translator(ABC):
                               key="decode.beam_size")
         return decode
 
-    def search(self, texts: Sequence[str], keep_attention: bool = False, **request) -> list[Translation]:
+    def search(self, texts: Sequence[str], keep_attention: bool = False, *, progress: bool = False,
+               **request) -> list[Translation]:
         """Full results for ``texts`` (a list of str; batched by length, order kept).
         ``request``: decode settings for this call (``beam_size``, ``n_best``,
-        ``length_penalty``, ...; None keeps the run's).
+        ``length_penalty``, ...; None keeps the run's). ``progress`` shows how many sentences
+        are decoded and how fast (a bar on a terminal; see attnseq.progress).
 
         Each result lists the source's pieces outside the model's vocabulary (``unknown``); a
         blank source gets a blank output, undecoded (``blank``). Sources cut at
@@ -129,6 +132,7 @@ class Translator(ABC):
         book's), are logged as warnings. Raises TypeError or ValueError naming the argument."""
         texts, _ = texts_argument(texts)
         keep_attention = flag(keep_attention, "keep_attention")
+        progress = flag(progress, "progress")
         try:
             decode = self.decode_settings(**decode_request(request))
         except ConfigError as err:
@@ -144,12 +148,14 @@ class Translator(ABC):
             else:
                 results[i] = self._blank(text, keep_attention)
         order = sorted(todo, key=lambda i: len(sources[i].ids))
-        for start in range(0, len(order), decode.batch_size):
-            rows = order[start : start + decode.batch_size]
-            hyps = self.decode_batch([sources[i].ids or [self.pipeline.src_vocab.unk_id] for i in rows], decode,
-                                     keep_attention)
-            for i, nbest in zip(rows, hyps):
-                results[i] = self._translation(texts[i], sources[i], nbest)
+        with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
+            for start in range(0, len(order), decode.batch_size):
+                rows = order[start : start + decode.batch_size]
+                hyps = self.decode_batch([sources[i].ids or [self.pipeline.src_vocab.unk_id] for i in rows],
+                                         decode, keep_attention)
+                for i, nbest in zip(rows, hyps):
+                    results[i] = self._translation(texts[i], sources[i], nbest)
+                shown.update(len(rows))
         return results  # type: ignore[return-value]
 
     def _warn_length(self, sources: list[EncodedSource], limit: int) -> None:
@@ -233,7 +239,7 @@ class Translator(ABC):
         return (outputs, attention) if return_attention else outputs
 
     def evaluate(self, pairs: Sequence[tuple[str, str]], beam_size: int | None = None,
-                 bleu: bool = True) -> dict[str, Any]:
+                 bleu: bool = True, *, progress: bool = False) -> dict[str, Any]:
         """Metrics of the outputs on (source, reference) pairs (a non-empty list), against the
         references as given (normalised only as the run's data settings say: data.unicode,
         data.strip, data.lowercase; never through the tokenizer or the vocabulary):
@@ -247,12 +253,13 @@ class Translator(ABC):
           model's vocabulary), ``unknown_pieces`` (those pieces: count, most frequent first),
           ``blank_sources`` (the pairs with a blank source, given a blank output).
 
-        Raises TypeError or ValueError naming the argument at fault (``pairs[3]: expected a
-        (source, reference) pair, got 3 items``)."""
+        ``progress`` shows the decoding's progress (see ``search``). Raises TypeError or
+        ValueError naming the argument at fault (``pairs[3]: expected a (source, reference)
+        pair, got 3 items``)."""
         pairs = pairs_argument(pairs)
         bleu = flag(bleu, "bleu")
         started = time.perf_counter()
-        results = self.search([s for s, _ in pairs], beam_size=beam_size)
+        results = self.search([s for s, _ in pairs], beam_size=beam_size, progress=flag(progress, "progress"))
         seconds = time.perf_counter() - started
         refs = [self.pipeline.normalise(t) for _, t in pairs]
         hyps = [r.outputs[0] for r in results]
