@@ -4,6 +4,7 @@
     attnseq.fit("configs/book-attention.yaml", "runs/book", ["data.dir=data/book-date"])
     model = attnseq.load("runs/book")
     model.translate(["september 27, 1994"])            # -> ["1994-09-27"]
+    ensemble = attnseq.load(["runs/a", "runs/b"])      # two runs decoded as one
     outputs, attention = model.translate([...], return_attention=True)
     model.search(["3/4/21"])[0].unknown                # pieces the model's vocabulary lacks
 
@@ -30,36 +31,80 @@ from .translator.arguments import (ArgumentTypeError, ArgumentValueError, choice
 __all__ = ["load", "fit", "Translator", "Translation"]
 
 
-def load(run_dir: str | os.PathLike, checkpoint: str = "best", device: str = "cpu",
+def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: str = "best", device: str = "cpu",
          overrides: Sequence[str] = ()) -> Translator:
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
     of "key=value" strings, change its decode settings (``decode.beam_size=5``).
 
+    ``run_dir`` a list of run folders: their ensemble (translator/ensemble.py), which decodes
+    with the mean of the models' log-probabilities at every step; the runs must be torch runs
+    that share their text pipeline (vocabularies, tokenizer models), and the decode settings are
+    the first run's (with ``overrides``).
+
     Raises TypeError or ValueError naming the argument at fault (``run_dir`` that is not a run
-    folder, an override of a setting the model was trained with, ...)."""
-    run_dir = path_argument(run_dir, "run_dir")
+    folder, an override of a setting the model was trained with, ``run_dir[1]`` that cannot
+    join the ensemble, ...)."""
+    several = isinstance(run_dir, (list, tuple))
+    runs = ([path_argument(run, f"run_dir[{i}]") for i, run in enumerate(run_dir)] if several
+            else [path_argument(run_dir, "run_dir")])
+    if not runs:
+        raise ArgumentValueError("run_dir", "empty; give a run folder, or a list of them for their ensemble")
     checkpoint = choice_argument(checkpoint, "checkpoint", CHECKPOINTS)
     device = device_argument(device)
     overrides = strings_argument(overrides, "overrides")
-    try:
-        is_run = (run_dir / CONFIG_FILE).is_file()
-    except OSError:
-        is_run = False
-    if not is_run:
-        raise ArgumentValueError("run_dir", f"{run_dir}: not a run folder (no {CONFIG_FILE})")
+    names = [f"run_dir[{i}]" for i in range(len(runs))] if several else ["run_dir"]
+    for run, name in zip(runs, names):
+        if not _is_run(run):
+            raise ArgumentValueError(name, f"{run}: not a run folder (no {CONFIG_FILE})")
     for i, text in enumerate(overrides):
         try:
             parse_override(text)
         except ConfigError as err:
             raise ArgumentValueError(f"overrides[{i}]", str(err)) from None
+    configs = [_run_config(run, overrides) for run in runs]
+    if several:
+        return _ensemble(runs, configs, checkpoint, device)
+    return engine_for(configs[0]).load(runs[0], configs[0], checkpoint, device)
+
+
+def _is_run(run_dir: Path) -> bool:
+    """True when ``run_dir`` holds a run (its config.yaml)."""
     try:
-        config = read_run_config(run_dir, overrides)
+        return (run_dir / CONFIG_FILE).is_file()
+    except OSError:
+        return False
+
+
+def _run_config(run_dir: Path, overrides: Sequence[str]) -> Config:
+    """The config of the run in ``run_dir`` with ``overrides`` of its decode settings."""
+    try:
+        return read_run_config(run_dir, overrides)
     except ConfigError as err:
         if err.key is None or not overrides:  # the run's own config.yaml
             raise
         raise ArgumentValueError("overrides", str(err)) from None
-    return engine_for(config).load(run_dir, config, checkpoint, device)
+
+
+def _ensemble(runs: list[Path], configs: list[Config], checkpoint: str, device: str) -> Translator:
+    """The ensemble of the torch runs ``runs`` (their ``configs``); an ArgumentValueError naming
+    ``run_dir[i]`` for a run that is not one, or reads or writes text otherwise than the first."""
+    from .translator.ensemble import EnsembleTranslator, pipeline_difference
+    from .translator.torch_model import TorchTranslator
+
+    for i, (run, config) in enumerate(zip(runs, configs)):
+        if config.engine != "torch":
+            raise ArgumentValueError(f"run_dir[{i}]", f"{run}: a {config.engine}-engine run; an ensemble decodes "
+                                     "torch-engine runs only (engine: torch), through the decoder step protocol")
+        why = pipeline_difference(run, config, runs[0], configs[0])
+        if why:
+            raise ArgumentValueError(f"run_dir[{i}]", why)
+    members = [engine_for(config).load(run, config, checkpoint, device) for run, config in zip(runs, configs)]
+    for i, (run, member) in enumerate(zip(runs, members)):
+        if not isinstance(member, TorchTranslator):
+            raise ArgumentValueError(f"run_dir[{i}]", f"{run}: its {type(member).__name__} cannot join an ensemble; "
+                                     "an ensemble decodes torch models")
+    return EnsembleTranslator(members, runs)
 
 
 def fit(config: Config | str | os.PathLike, run_dir: str | os.PathLike, overrides: Sequence[str] = (),

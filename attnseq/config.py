@@ -173,6 +173,9 @@ class TrainConfig:
     seed: int = 1
     eval_every: int = number(0, 0)  # evaluate on dev every N updates; 0: at the end of each epoch
     patience: int = number(0, 0)  # stop after this many evaluations without a new best; 0: never
+    # keep the weights of the last N evaluations in RUN/checkpoints/ (what attnseq average
+    # averages; older ones are removed); 0: keep none (best and last only)
+    keep_checkpoints: int = number(0, 0)
     # stop once an evaluation's dev exact match reaches this fraction (1.0: every dev sentence
     # right, what attnseq demo asks); 0: no target
     target_exact_match: float = number(0.0, 0.0, 1.0)

@@ -3,7 +3,9 @@
 A run folder holds ``config.yaml`` (the resolved config), the vocabularies (and sentencepiece
 models), ``best.safetensors`` (the weights of the best evaluation), ``last.safetensors`` (the
 latest weights together with the whole training state: optimizer, schedule, random generators,
-progress), and ``metrics.jsonl`` (one JSON record per line: start, train, eval).
+progress), and ``metrics.jsonl`` (one JSON record per line: start, train, eval). With
+``train.keep_checkpoints: N`` it also keeps the weights of its last N evaluations in
+``checkpoints/step-NNNNNNNN.safetensors`` (what ``attnseq average`` averages).
 
 Every file is written atomically (a temporary file renamed into place), and weights and state
 share one file, so a run killed at any moment keeps a consistent checkpoint to resume from. The
@@ -16,6 +18,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import socket
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,13 +39,18 @@ BEST, LAST = "best.safetensors", "last.safetensors"
 CHECKPOINTS = {"best": BEST, "last": LAST}
 STATE = "state/"  # the prefix of training-state arrays in last.safetensors
 LOCK = ".lock"  # locked by the process training the run (RunLock); not a run file, kept by --overwrite
-# what a run writes (``--overwrite`` removes these and nothing else)
-RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, "vocab.source.json", "vocab.target.json",
-             "spm.joint.model", "spm.source.model", "spm.target.model", PIPELINE_FILE)
+KEPT = "checkpoints"  # the folder of the weights of the last train.keep_checkpoints evaluations
+KEPT_NAME = re.compile(r"step-(\d+)\.safetensors")  # a kept checkpoint's name in KEPT (its step)
+TARGET_VOCAB = "vocab.target.json"
+# how the run reads and writes text: vocabularies, tokenizer models, the text layout (data/pipeline.py)
+PIPELINE_FILES = ("vocab.source.json", TARGET_VOCAB, "spm.joint.model", "spm.source.model", "spm.target.model",
+                  PIPELINE_FILE)
+# what a run writes (``--overwrite`` removes these, and the kept checkpoints, and nothing else)
+RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, *PIPELINE_FILES)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
 RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
-             "train.progress", "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev",
-             "data.test")
+             "train.progress", "train.threads", "train.device", "train.keep_checkpoints", "decode.", "data.dir",
+             "data.train", "data.dev", "data.test")
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -189,11 +197,10 @@ def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False,
 
 def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool) -> bool:
     """prepare_run_dir's work in a locked folder: True when there is a checkpoint to resume."""
-    for tmp in run_dir.glob(".*.tmp"):  # left by a write that was interrupted
+    for tmp in [*run_dir.glob(".*.tmp"), *(run_dir / KEPT).glob(".*.tmp")]:  # left by a write that was interrupted
         tmp.unlink()
     if overwrite:
-        for name in RUN_FILES:
-            (run_dir / name).unlink(missing_ok=True)
+        remove_run_files(run_dir)
         return False
     if resume:
         check_resumable(read_run_config(run_dir), config)
@@ -202,6 +209,19 @@ def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool)
                  "the beginning", run_dir, LAST)
             return False
     return resume
+
+
+def remove_run_files(run_dir: Path) -> None:
+    """Remove the files a run writes (RUN_FILES and the kept checkpoints) from ``run_dir``, and
+    nothing else."""
+    for name in RUN_FILES:
+        (run_dir / name).unlink(missing_ok=True)
+    for _, path in kept_checkpoints(run_dir):
+        path.unlink()
+    try:
+        (run_dir / KEPT).rmdir()
+    except OSError:  # absent, or holding files that are not the run's
+        pass
 
 
 def _flat(values: Any, prefix: str = "") -> dict[str, Any]:
@@ -219,7 +239,8 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
-                "target_exact_match, log_every, progress, threads, device, decode.* and where the data is); "
+                "target_exact_match, log_every, progress, threads, device, keep_checkpoints, decode.* and where "
+                "the data is); "
                 "start a new run (--out) to change it", key=key)
 
 
@@ -263,6 +284,17 @@ def _decode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     return {k: _decode(v, arrays) for k, v in value.items()}
 
 
+def _checkpoint_arrays(weights: dict[str, np.ndarray], state: dict | None,
+                       metadata: dict[str, str] | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """(the arrays, the metadata) of a checkpoint file: ``weights`` contiguous, the ``state``'s
+    arrays among them and the rest of it in the metadata."""
+    arrays = {name: np.ascontiguousarray(value) for name, value in weights.items()}
+    metadata = dict(metadata or {})
+    if state is not None:
+        metadata["attnseq.state"] = json.dumps(_encode(state, arrays))
+    return arrays, metadata
+
+
 def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: dict | None = None,
                      metadata: dict[str, str] | None = None) -> None:
     """Write ``weights`` (name -> array) and, for a checkpoint to resume from, the training
@@ -270,13 +302,18 @@ def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: di
     atomically."""
     from safetensors.numpy import save
 
-    arrays = {name: np.ascontiguousarray(value) for name, value in weights.items()}
-    metadata = dict(metadata or {})
-    if state is not None:
-        metadata["attnseq.state"] = json.dumps(_encode(state, arrays))
+    arrays, metadata = _checkpoint_arrays(weights, state, metadata)
     # serialised in memory, then written by Python: a failing disk raises an OSError with its
     # errno (safetensors' own file writer wraps it in a SafetensorError with no errno)
     atomic_write_bytes(path, save(arrays, metadata=metadata))
+
+
+def checkpoint_bytes(weights: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> bytes:
+    """The safetensors file write_checkpoint writes for ``weights`` (no training state), as bytes
+    (for a command that writes it through attnseq.files)."""
+    from safetensors.numpy import save
+
+    return save(*_checkpoint_arrays(weights, None, metadata))
 
 
 def read_checkpoint(path: str | Path, with_state: bool = False):
@@ -321,3 +358,30 @@ def truncate_metrics(run_dir: str | Path, step: int) -> None:
             break
         kept.append(line)
     atomic_write(path, lambda tmp: Path(tmp).write_text("".join(k + "\n" for k in kept), encoding="utf-8"))
+
+
+# -- the kept checkpoints (train.keep_checkpoints) -----------------------------------------------
+def kept_checkpoint_path(run_dir: str | Path, step: int) -> Path:
+    """Where the weights of the evaluation at ``step`` are kept: ``RUN/checkpoints/step-NNNNNNNN.safetensors``."""
+    return Path(run_dir) / KEPT / f"step-{step:08d}.safetensors"
+
+
+def kept_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """(step, path) of every kept checkpoint of the run, oldest first."""
+    folder = Path(run_dir) / KEPT
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), path) for path in folder.iterdir() if (m := KEPT_NAME.fullmatch(path.name))]
+    return sorted(found)
+
+
+def prune_kept_checkpoints(run_dir: str | Path, keep: int | None, after: int | None = None) -> None:
+    """Remove the run's kept checkpoints of steps after ``after`` (a resumed run's: saved after
+    the checkpoint it resumes from), then all but the newest ``keep`` (None: no limit)."""
+    kept = kept_checkpoints(run_dir)
+    if after is not None:
+        for _, path in (item for item in kept if item[0] > after):
+            path.unlink()
+        kept = [item for item in kept if item[0] <= after]
+    for _, path in kept[: max(0, len(kept) - keep) if keep is not None else 0]:
+        path.unlink()

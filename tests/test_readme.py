@@ -140,7 +140,8 @@ TYPED = "september 27, 1994"  # what the reader types where a command reads the 
 # progress bar, on a small model (and subword vocabulary) where its preset's is larger (SMALL_SIZES);
 # data sources write small splits (--train/--dev/--test where the source takes them, and every
 # split a data command writes is cut to SPLIT_SIZES, 20 lines for its other files); the book's
-# files are their first BOOK_LINES lines, and a benchmark reads those (SMALL_SCRIPTS).
+# files are their first BOOK_LINES lines, and a benchmark reads those (SMALL_SCRIPTS). A train that
+# keeps N checkpoints trains N steps, each evaluated (keeping).
 SMALL = ["train.max_steps=2", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=20"]
 SMALL_SIZES = {"model.hidden_size": 16, "model.embed_size": 8, "model.ff_size": 32, "model.attention_size": 16,
                "model.memory_locations": 16, "model.memory_width": 8, "data.tokenizer.vocab_size": 100,
@@ -345,7 +346,7 @@ class Reader:
         if args[0] == "data":
             return small_splits(args[1])
         if args[0] == "train":
-            return sets(*SMALL, *small_model(args[1:]))
+            return sets(*SMALL, *small_model(args[1:]), *keeping(args[1:]))
         if args[0] == "compare":
             return sets(*SMALL, "model.hidden_size=16", "model.embed_size=8")
         if args[0] == "reproduce" and "--list" not in args:
@@ -501,6 +502,13 @@ def small_model(train_args: list[str], overrides=()) -> list[str]:
     config = load_config(args)
     return [f"{key}={value}" for key, value in SMALL_SIZES.items()
             if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)]
+
+
+def keeping(train_args: list[str]) -> list[str]:
+    """For a train that keeps N checkpoints (``--set train.keep_checkpoints=N``): N updates, each
+    evaluated, so that the ``attnseq average --last N`` after it finds N of them."""
+    kept = [w.partition("=")[2] for w in train_args if w.startswith("train.keep_checkpoints=")]
+    return [f"train.max_steps={max(2, int(kept[-1]))}", "train.eval_every=1"] if kept else []
 
 
 def setting(config, key: str):

@@ -1,6 +1,6 @@
-"""What several commands share: the help formatter, the ``--set``, ``--checkpoint`` and
-``--overwrite`` arguments, the types of counts, and the command words that give the parsed
-options again."""
+"""What several commands share: the help formatter, the run folders, the ``--set``,
+``--checkpoint`` and ``--overwrite`` arguments, the types of counts, and the command words that
+give the parsed options again."""
 from __future__ import annotations
 
 import argparse
@@ -28,9 +28,20 @@ def add_set_decode(parser: argparse.ArgumentParser) -> None:
 
 
 def add_checkpoint(parser: argparse.ArgumentParser) -> None:
-    """``--checkpoint best|last``: which weights of a run to load."""
+    """``--checkpoint best|last``: which weights of a run (of every run of an ensemble) to load."""
     parser.add_argument("--checkpoint", choices=("best", "last"), default="best",
                         help="the weights of the best evaluation, or the last ones saved")
+
+
+def add_runs(parser: argparse.ArgumentParser) -> None:
+    """The run folder, or several: ``args.run`` is a list of them (one_or_ensemble gives what to load)."""
+    parser.add_argument("run", nargs="+", help="the run folder (attnseq train --out); several: their ensemble, "
+                                               "the mean of the models' log-probabilities at every step")
+
+
+def one_or_ensemble(runs: list[str]) -> str | list[str]:
+    """What ``attnseq.load`` loads for the runs given on the command line: the one run, or the list."""
+    return runs[0] if len(runs) == 1 else runs
 
 
 def add_overwrite(parser: argparse.ArgumentParser, help: str = "replace the output file if it exists") -> None:

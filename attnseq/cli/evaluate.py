@@ -1,21 +1,21 @@
 """``attnseq evaluate RUN --data FILE``: exact match, token accuracy, BLEU and chrF of a trained
 run on a test set against the references as given, with sacrebleu's signature of each score, as
 a table or one JSON object; a warning line names the sources holding pieces outside the model's
-vocabulary."""
+vocabulary. Several runs are evaluated as their ensemble."""
 from __future__ import annotations
 
 import argparse
 import json
 import logging
 
-from .arguments import add_checkpoint, add_set_decode
+from .arguments import add_checkpoint, add_runs, add_set_decode, one_or_ensemble
 
 HELP = "exact match, token accuracy, BLEU and chrF on a TSV file"
 log = logging.getLogger("attnseq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    add_runs(parser)
     parser.add_argument("--data", required=True, help="source<TAB>reference file, a data folder (its test.tsv), "
                                                       "or the book's file (its test set)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> None:
     from ..data.sources import evaluation_pairs
     from ..translator.base import InputReport
 
-    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [])
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam, progress=True)
     if "bleu" not in metrics:

@@ -1,5 +1,6 @@
 """``attnseq translate RUN``: translate lines of --input or stdin (an interactive prompt on a
-terminal), n-best lists, or the untranslated entries of a gettext catalog (--po).
+terminal), n-best lists, or the untranslated entries of a gettext catalog (--po); ``attnseq
+translate RUN1 RUN2 ...`` with the runs' ensemble.
 
 One warning line says which lines hold pieces outside the model's vocabulary (read as unknown),
 with the first of those pieces, and one which lines were blank (a blank line gets a blank
@@ -13,14 +14,14 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_overwrite, add_set_decode, run_files
+from .arguments import add_checkpoint, add_overwrite, add_runs, add_set_decode, one_or_ensemble, run_files
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    add_runs(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
     parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
@@ -40,10 +41,10 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("translate --po: give --output FILE.po")
     if args.po and args.n_best is not None:
         raise UserError("translate --po and --n-best: a catalog takes one translation per entry; drop --n-best")
-    inputs = [args.input, args.po, *run_files(args.run)]
+    inputs = [args.input, args.po, *(path for run in args.run for path in run_files(run))]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [])
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:

@@ -21,8 +21,8 @@ from ..data.pipeline import Example, TextPipeline, unknown_share
 from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
-from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, log_metrics, prepare_run_dir, read_metrics,
-                   truncate_metrics)
+from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, kept_checkpoint_path, log_metrics,
+                   prepare_run_dir, prune_kept_checkpoints, read_metrics, truncate_metrics)
 from .budget import Budget, Clock
 from .interrupts import Interrupted, StopRequests, signal_name
 
@@ -334,9 +334,11 @@ class EpochLoop:
             if self.dev_examples:
                 log.info("dev %s selects the best checkpoint%s (train.select_by %s)", self.select_by,
                          " and stops early (train.patience)" if tc.patience else "", tc.select_by)
-        if self.resume and self.is_main:  # records of steps after the checkpoint were never saved
+        if self.resume and self.is_main:  # records and kept weights of steps after the checkpoint were never saved
             with self._writing(self.run_dir / METRICS_FILE):
                 truncate_metrics(self.run_dir, p.step)
+            with self._writing(kept_checkpoint_path(self.run_dir, p.step).parent):
+                prune_kept_checkpoints(self.run_dir, tc.keep_checkpoints or None, after=p.step)
         unknown = round(unknown_share(self.train_examples), 6)  # of the training tokens, outside the vocabulary
         if self.resume and self.is_main:
             self._warn_if_the_vocabulary_covers_less(unknown)
@@ -513,10 +515,24 @@ class EpochLoop:
 
     def _save(self, best: bool) -> None:
         """best.safetensors when the evaluation improved (or there is none yet), then
-        last.safetensors with the training state; each written whole or not at all."""
+        last.safetensors with the training state; each written whole or not at all.
+
+        With ``train.keep_checkpoints: N`` the weights are also kept as
+        checkpoints/step-NNNNNNNN.safetensors, written before last (a run killed between the two
+        resumes from the checkpoint before, and drops the kept weights of later steps) and the
+        oldest beyond N removed after it."""
         if best or not (self.run_dir / BEST).exists():
             self._write(BEST)
+        keep = self.config.train.keep_checkpoints
+        kept = kept_checkpoint_path(self.run_dir, self.progress.step)
+        if keep:
+            with self._writing(kept):
+                kept.parent.mkdir(exist_ok=True)
+                self._write_checkpoint(kept)
         self._write(LAST, with_state=True)
+        if keep:
+            with self._writing(kept.parent):
+                prune_kept_checkpoints(self.run_dir, keep)
 
     def _write(self, name: str, with_state: bool = False) -> None:
         """Write the checkpoint ``name``: the weights and, ``with_state``, the training state."""
