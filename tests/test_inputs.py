@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import attnseq
@@ -48,18 +48,26 @@ def test_invalid_utf8_names_the_line():
         decode_lines(b"ok\n\xff\xfe\n", "stdin")
 
 
-@settings(max_examples=30, deadline=None)
-@given(char=st.sampled_from([chr(c) for c in [*range(0, 9), 11, 12, *range(14, 32), *range(127, 160)]]),
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(char=st.sampled_from([chr(c) for c in [*range(1, 9), 11, 12, *range(14, 32), *range(127, 160)]]),
        before=st.lists(st.sampled_from(["ab\tba", "x y\tz"]), max_size=3))
-def test_a_control_character_in_training_data_names_the_line(tmp_path_factory, char, before):
-    """A NUL (a binary file) or any other control character but tab and line ends: a DataError
-    naming the file, the line and the character, never a token learned."""
-    path = tmp_path_factory.mktemp("data") / "train.tsv"
-    path.write_text("\n".join([*before, f"a{char}b\tc", "d\te"]) + "\n", encoding="utf-8")
-    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}:{len(before) + 1}: a control character, "
-                                        rf"U\+{ord(char):04X}"):
-        read_tsv(path)
-    assert decode_lines(f"a{char}b\n".encode(), "stdin", controls=True) == [f"a{char}b"]  # translate's inputs
+def test_control_characters_in_training_data_are_refused_or_counted(tmp_path_factory, char, before, caplog):
+    """A NUL (a binary file) is a DataError naming the file and the line; any other control
+    character but tab and line ends is read as text, with one warning naming it and its lines;
+    translate's inputs keep them all, reported per input as unknown."""
+    folder = tmp_path_factory.mktemp("data")
+    path, nul = folder / "train.tsv", folder / "nul.tsv"
+    path.write_text("\n".join([*before, f"a{char}b\tc", "d\te", f"{char}\tf"]) + "\n", encoding="utf-8")
+    nul.write_text("\n".join([*before, f"a{char}\x00b\tc"]) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(nul))}:{len(before) + 1}: a NUL character"):
+        read_tsv(nul)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        assert read_tsv(path)[len(before)] == (f"a{char}b", "c")
+    n = len(before)
+    assert f"{path}: 2 lines hold control characters (U+{ord(char):04X}" in caplog.text
+    assert f"(lines {n + 1}, {n + 3})" in caplog.text
+    assert decode_lines(f"a{char}\x00b\n".encode(), "stdin", controls=True) == [f"a{char}\x00b"]  # translate's inputs
 
 
 def test_invalid_utf8_on_translate_stdin(run, capsys, monkeypatch):

@@ -43,10 +43,12 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
     """The lines of the UTF-8 bytes ``stream`` gives, without their line endings (``\n``, or
     ``\r\n``), a byte-order mark at the start dropped; read ``chunk`` bytes (CHUNK_BYTES) at a
     time and decoded a chunk of whole lines at once. A DataError names ``name`` and the line at
-    the first bytes that are not UTF-8 or, unless ``controls``, the first control character (a
-    binary file, or text that is not what it seems: never a token to learn)."""
+    the first bytes that are not UTF-8 or, unless ``controls``, the first NUL (a binary file);
+    other control characters (U+001F in a gettext catalogue's format strings, say) are read as
+    text, and one warning at the end counts the lines that hold them and names the first."""
     chunk = chunk or CHUNK_BYTES
     lines_before, held, first = 0, b"", True
+    odd, names = Tally(), set()  # the lines holding control characters, and which
     while True:
         block = stream.read(chunk)
         if block:  # the whole lines read so far; the last one's start is held for the next block
@@ -59,6 +61,10 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
         elif held:  # the end: a last line without a line break
             data, held = held, b""
         else:
+            if odd.count:
+                log.warning("%s: %d line%s hold%s control characters (%s), read as characters of the text (%s)",
+                            name, odd.count, "s" * (odd.count > 1), "" if odd.count > 1 else "s",
+                            ", ".join(sorted(names)), odd.lines())
             return
         try:
             text = data.decode("utf-8")
@@ -67,16 +73,20 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
             raise DataError(f"{name}:{line}: not valid UTF-8") from None
         if first:
             text, first = text.removeprefix(BOM), False
-        control = None if controls else CONTROL.search(text)
-        if control:
-            line = lines_before + text.count("\n", 0, control.start()) + 1
-            raise DataError(f"{name}:{line}: a control character, {control_name(control.group())}, inside the text "
-                            "(a binary file?); text files hold none but tabs and line ends")
+        if not controls and "\x00" in text:
+            line = lines_before + text.count("\n", 0, text.index("\x00")) + 1
+            raise DataError(f"{name}:{line}: a NUL character inside the text (a binary file?); text files hold none")
         lines = text.split("\n")
         if lines[-1] == "":  # the data ended a line (or was a byte-order mark alone)
             lines.pop()
         if "\r" in text:
             lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if not controls and CONTROL.search(text):
+            for number, line in enumerate(lines, lines_before + 1):
+                found = CONTROL.findall(line)
+                if found:
+                    odd.add(number)
+                    names.update(control_name(c) for c in found)
         lines_before += len(lines)
         yield from lines
 
