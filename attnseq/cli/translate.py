@@ -13,7 +13,7 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_overwrite, add_set_decode, run_files
+from .arguments import add_checkpoint, add_overwrite, add_precision, add_set_decode, run_files
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     add_checkpoint(parser)
     add_set_decode(parser)
+    add_precision(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> None:
     inputs = [args.input, args.po, *run_files(args.run)]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [], precision=args.precision)
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
