@@ -76,7 +76,8 @@ def pack(weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Script
 
 def linear(x: torch.Tensor, packed: torch.ScriptObject, out_features: int) -> torch.Tensor:
     """x W^T + b for ``x`` (..., K) with ``packed`` W (N, K), b: (..., N), float32. ``x`` is
-    quantised to 8 bits over its own range (full range: VNNI's int32 sums do not saturate)."""
+    quantised to 8 bits over its own range (full range: VNNI's int32 sums do not saturate), one
+    scale for all its rows: a row's result depends a little on the rows beside it."""
     rows = x.reshape(-1, x.shape[-1])
     if not rows.is_contiguous():
         rows = rows.contiguous()
