@@ -7,6 +7,7 @@
     ensemble = attnseq.load(["runs/a", "runs/b"])      # two runs decoded as one
     outputs, attention = model.translate([...], return_attention=True)
     model.search(["3/4/21"])[0].unknown                # pieces the model's vocabulary lacks
+    attnseq.load("runs/de", precision="int8")          # int8 weights, where the CPU has VNNI or AMX
 
 Every entry point checks its arguments first (translator/arguments.py): an argument of the wrong
 type raises TypeError, a wrong value ValueError, the message naming the argument (and the index
@@ -20,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .config import Config, load_config, parse_override
+from .config import DECODE_PRECISIONS, Config, load_config, parse_override
 from .engines import engine_for
 from .errors import ConfigError
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
@@ -32,10 +33,14 @@ __all__ = ["load", "fit", "Translator", "Translation"]
 
 
 def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: str = "best", device: str = "cpu",
-         overrides: Sequence[str] = ()) -> Translator:
+         overrides: Sequence[str] = (), precision: str | None = None) -> Translator:
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
-    of "key=value" strings, change its decode settings (``decode.beam_size=5``).
+    of "key=value" strings, change its decode settings (``decode.beam_size=5``). ``precision``
+    ("fp32" or "int8"; None: the run's decode.precision) is what its products run in: int8
+    quantises the torch model's weights once, here, where the CPU has int8 dot products (VNNI,
+    AMX; elsewhere one warning on the "attnseq" logger and fp32). The Translator's
+    ``precision`` says which it got.
 
     ``run_dir`` a list of run folders: their ensemble (translator/ensemble.py), which decodes
     with the mean of the models' log-probabilities at every step; the runs must be torch runs
@@ -44,7 +49,7 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
 
     Raises TypeError or ValueError naming the argument at fault (``run_dir`` that is not a run
     folder, an override of a setting the model was trained with, ``run_dir[1]`` that cannot
-    join the ensemble, ...)."""
+    join the ensemble, int8 for the numpy engine, ...)."""
     several = isinstance(run_dir, (list, tuple))
     runs = ([path_argument(run, f"run_dir[{i}]") for i, run in enumerate(run_dir)] if several
             else [path_argument(run_dir, "run_dir")])
@@ -53,6 +58,8 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
     checkpoint = choice_argument(checkpoint, "checkpoint", CHECKPOINTS)
     device = device_argument(device)
     overrides = strings_argument(overrides, "overrides")
+    if precision is not None:
+        precision = choice_argument(precision, "precision", DECODE_PRECISIONS)
     names = [f"run_dir[{i}]" for i in range(len(runs))] if several else ["run_dir"]
     for run, name in zip(runs, names):
         if not _is_run(run):
@@ -63,9 +70,16 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
         except ConfigError as err:
             raise ArgumentValueError(f"overrides[{i}]", str(err)) from None
     configs = [_run_config(run, overrides) for run in runs]
-    if several:
-        return _ensemble(runs, configs, checkpoint, device)
-    return engine_for(configs[0]).load(runs[0], configs[0], checkpoint, device)
+    for config in configs if precision is not None else ():
+        config.decode.precision = precision
+    try:
+        if several:
+            return _ensemble(runs, configs, checkpoint, device)
+        return engine_for(configs[0]).load(runs[0], configs[0], checkpoint, device)
+    except ConfigError as err:
+        if precision is None or err.key != "decode.precision":
+            raise
+        raise ArgumentValueError("precision", str(err).removeprefix(f"{err.key}: "), err.key) from None
 
 
 def _is_run(run_dir: Path) -> bool:

@@ -197,6 +197,9 @@ class TrainConfig:
     progress: bool = True  # show a progress bar
 
 
+DECODE_PRECISIONS = ("fp32", "int8")  # decode.precision
+
+
 @dataclass
 class DecodeConfig:
     """How outputs are searched for at evaluation and translation time."""
@@ -209,6 +212,11 @@ class DecodeConfig:
     max_len_offset: int = number(10, 0)  # cap = ratio * source length + offset
     batch_size: int = number(128, 1)
     max_source_len: int = number(1024, 1)  # longer inputs are cut to this many tokens, with a warning
+    # the arithmetic of a loaded model's products: fp32, or int8 (the torch engine on a CPU with
+    # int8 dot products, VNNI or AMX; elsewhere one warning and fp32): int8 weights for the linear
+    # layers, the output layer and the recurrent cells, activations scaled per call (nn/int8.py).
+    # The model is quantised once when it is loaded; training's dev evaluations decode in fp32
+    precision: str = choice("fp32", DECODE_PRECISIONS)
 
     def __post_init__(self):
         if self.n_best > self.beam_size:

@@ -1,7 +1,7 @@
 """What this machine's processor can do, read at run time (the CPU model changes from day to
 day here): its name, its instruction-set flags, whether bfloat16 runs in hardware and whether
-it is faster than float32 here; and how the C library's allocator should treat the large
-tensors a step frees and allocates again."""
+it is faster than float32 here, whether it has int8 dot-product instructions; and how the C
+library's allocator should treat the large tensors a step frees and allocates again."""
 from __future__ import annotations
 
 import ctypes
@@ -82,6 +82,21 @@ def bf16_pays(device_type: str = "cpu") -> tuple[bool, str]:
         return False, (f"runs bfloat16 matrix products at {bf16:.0f} GFLOP/s and float32 ones at {fp32:.0f} "
                        "(bfloat16 would not train faster)")
     return True, ""
+
+
+# int8 dot products in one instruction: AVX-512 VNNI, AVX-VNNI (its 256-bit form) and AMX's tiles
+INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def int8_in_hardware() -> tuple[bool, str]:
+    """(whether this CPU multiplies int8 by int8 into int32 sums in one instruction, and why not
+    when it does not). int8 decoding (decode.precision int8) needs it: without VNNI or AMX the
+    kernels multiply in pairs through 16-bit sums, which saturate unless activations lose a bit,
+    and gain little over float32."""
+    found = [flag for flag in INT8_FLAGS if flag in cpu_flags()]
+    if found:
+        return True, ""
+    return False, f"({cpu_model()}) has no int8 dot-product instructions ({', '.join(INT8_FLAGS)})"
 
 
 # glibc's mallopt parameters (malloc.h)

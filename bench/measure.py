@@ -4,6 +4,7 @@
     python bench/measure.py train PRESET --data DIR [--steps 30] [--threads 1] [--set KEY=VALUE]
     python bench/measure.py train reference [--threads 1]
     python bench/measure.py decode PRESET [--beam 5] [--sentences 300] [--threads 1]
+    python bench/measure.py decode-int8 PRESET|RUN [--data TSV] [--beam 5] [--sentences 300] [--repeat 3]
 
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
@@ -13,7 +14,11 @@ whole training steps (forward, backward, clipping, optimizer) on batches of the 
 ``reference`` is a fixed model (bidirectional LSTM 256, LSTM 256 decoder, general attention with
 input feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); ``decode``
 searches random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words),
-then counts the same searches' matmul FLOPs. Both measure the matmul ceiling again right after
+then counts the same searches' matmul FLOPs; ``decode-int8`` (this checkout only: it runs
+bench/decode_speed.py's comparison) decodes the same sources in fp32 and in int8 in this one
+process, in turn, ``--repeat`` times, and gives each one's best sentences/s, the share of int8
+outputs equal to fp32's and, for a trained run with references (``--data``, default its test
+set), each one's exact match and BLEU. Both measure the matmul ceiling again right after
 timing (the machine is shared: its speed drifts), and the fraction of it is taken against that.
 Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when
 something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with
@@ -27,6 +32,7 @@ import hashlib
 import json
 import random
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -192,6 +198,40 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
             "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}
 
 
+def decode_int8(target: str, beam: int, sentences: int, data: str | None, repeat: int) -> dict:
+    """fp32 against int8 (``decode.precision``) in this process: sentences/s of each (the best of
+    ``repeat``, timed in turn), the share of sentences int8 decodes as fp32 does, and for a run
+    (a folder with config.yaml) the quality of each on ``data`` (default: its test set)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import decode_speed as speed  # this checkout's: int8 is not in the revisions before it
+
+    speed.CLOCK = CLOCK
+    precisions = ("fp32", "int8")
+    if (Path(target) / "config.yaml").is_file():
+        from attnseq.api import load
+
+        translators = {p: load(target, precision=p) for p in precisions}
+        pairs = speed.run_pairs(translators["fp32"], data, sentences, split="test")
+        sources, config = speed.source_ids(translators["fp32"], pairs), translators["fp32"].config
+        models = {p: t.model for p, t in translators.items()}
+        got = translators["int8"].precision  # fp32 where this CPU has no int8 dot products
+    else:
+        allocator_as_the_engine_sets_it()
+        models = {}
+        for p in precisions:
+            models[p], config = speed.untrained(8000, [], p, preset=target)
+        sources, translators, got = speed.random_sources(sentences, 8000), None, "int8"
+    settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)
+    for model in models.values():  # warm-up
+        speed.decode_all(model, sources[:64], settings)
+    speeds, outputs = speed.in_turn(models, sources, settings, repeat)
+    same = sum(a == b for a, b in zip(outputs["int8"], outputs["fp32"])) / len(sources)
+    result = {"fp32": speeds["fp32"], "int8": speeds["int8"], "same_outputs": same, "int8_ran_as": got}
+    if translators:
+        result["quality"] = {p: speed.quality(t, pairs, beam) for p, t in translators.items()}
+    return result
+
+
 class MatmulFlops:
     """Counts the matmul FLOPs run inside ``with``: torch's count of mm/bmm/attention, plus
     torch's fused recurrent kernels where it cannot see them (2 x positions x weights of every
@@ -295,7 +335,7 @@ def matmul_flops(model: torch.nn.Module, run) -> tuple[float, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("ceiling", "train", "decode"))
+    parser.add_argument("what", choices=("ceiling", "train", "decode", "decode-int8"))
     parser.add_argument("preset", nargs="?")
     parser.add_argument("--data")
     parser.add_argument("--steps", type=int, default=30)
@@ -304,6 +344,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--set", action="append", default=[])
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     global CLOCK
@@ -312,6 +353,8 @@ def main() -> None:
         result = ceiling(args.threads)
     elif args.what == "train":
         result = train(args.preset, args.data, args.steps, args.threads, args.set)
+    elif args.what == "decode-int8":
+        result = decode_int8(args.preset, args.beam, args.sentences, args.data, args.repeat)
     else:
         result = decode(args.preset, args.beam, args.sentences, args.threads)
     print(json.dumps(result))

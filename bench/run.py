@@ -1,6 +1,7 @@
 """The benchmark table: the matmul ceiling, training and decoding speed, peak memory, in one run.
 
     python bench/run.py [--against REV] [--threads 1 2] [--quick] [--clock wall|cpu] [--out FILE]
+    python bench/run.py --int8 [--int8-run RUN ...]   # the int8 table alone
     make bench                      # the same, against nothing
     make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
     python bench/run.py --corpus    # only the table of generating and splitting corpora (bench/corpus_speed.py)
@@ -22,6 +23,14 @@ With ``--against REV`` the commit is checked out in a git worktree and every fig
 for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
 other commit does not have is left out. Machines here change from day to day: the table says
 which CPU, which torch, and compare only figures of one run.
+
+A second table compares int8 decoding (``decode.precision: int8``) with fp32, this tree only:
+each row measures both in one process, in turn (bench/measure.py ``decode-int8``), greedy and
+beam 5, with the quality beside the speed: for the untrained RNN and Transformer gettext
+presets the share of outputs int8 keeps equal to fp32's, for recommended-char trained for 1,500
+updates on the dates (once, kept in the temporary folder) and for each ``--int8-run RUN`` (a
+trained run, on its test set) the exact match and BLEU of each and their difference. On a CPU
+without int8 dot products (VNNI, AMX) int8 decodes in fp32, and the table says so.
 """
 from __future__ import annotations
 
@@ -76,6 +85,47 @@ def dates(folder: Path) -> Path:
     return folder
 
 
+CHAR_STEPS = 1500  # recommended-char's dev exact match is over 99% after these updates on the dates
+
+
+def char_run(data: Path, folder: Path) -> Path:
+    """recommended-char trained for CHAR_STEPS updates on the bench's dates (the first time only;
+    a count of updates, so a busy machine takes longer instead of training less)."""
+    if not (folder / "best.safetensors").exists():
+        subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", str(ROOT / "configs" / "recommended-char.yaml"),
+                        "--data", str(data), "--out", str(folder), "--overwrite", "--set", f"train.max_steps={CHAR_STEPS}",
+                        "--set", "train.eval_every=500", "--set", "train.threads=1", "--set", "train.progress=false"],
+                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return folder
+
+
+def int8_table(targets: list[tuple[str, str]], threads: list[int], sentences: int, clock: str, repeat: int) -> str:
+    """The int8 table: a row per target (name, preset or run), thread count and search."""
+    lines = ["| int8 decoding | threads | fp32 sent/s | int8 sent/s | int8 / fp32 | fp32 score | int8 score | "
+             "int8 - fp32 | outputs as fp32 |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, target in targets:
+        for threads_ in threads:
+            for beam in (1, 5):
+                result, _ = run_measure(ROOT, ["decode-int8", target, f"--beam={beam}", f"--sentences={sentences}",
+                                               f"--repeat={repeat}"], threads_, clock)
+                if result is None:
+                    continue
+                search = "greedy" if beam == 1 else f"beam {beam}"
+                ratio = result["int8"] / result["fp32"]
+                as_fp32 = "" if result["int8_ran_as"] == "int8" else " (no int8 here: ran fp32)"
+                scores = ["", "", ""]
+                if "quality" in result:
+                    fp32, int8 = result["quality"]["fp32"], result["quality"]["int8"]
+                    metric = "bleu" if "bleu" in fp32 else "exact_match"
+                    label = "BLEU" if metric == "bleu" else "exact match %"
+                    scores = [f"{label} {fp32[metric]:.2f}", f"{int8[metric]:.2f}", f"{int8[metric] - fp32[metric]:+.2f}"]
+                lines.append(f"| {name}, {search}{as_fp32} | {threads_} | {result['fp32']:,.1f} | {result['int8']:,.1f} | "
+                             f"{ratio:.2f}x | {' | '.join(scores)} | {100 * result['same_outputs']:.1f}% |")
+                print(f"  int8 {name} {search}, {threads_} thread(s): x{ratio:.2f}"
+                      + (f", {scores[0]} -> {scores[1]}" if scores[0] else ""), file=sys.stderr, flush=True)
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", help="a commit to measure too (ratios: this tree / it)")
@@ -88,6 +138,9 @@ def main() -> int:
     parser.add_argument("--out", help="also write the table (Markdown) here")
     parser.add_argument("--corpus", action="store_true",
                         help="only the corpora's table: generating and splitting 5,000,000 pairs (200,000 with --quick)")
+    parser.add_argument("--int8", action="store_true", help="only the int8 table")
+    parser.add_argument("--int8-run", action="append", default=[], metavar="RUN",
+                        help="a trained run to compare int8 with fp32 on (its test set); repeatable")
     args = parser.parse_args()
     if args.corpus:
         import corpus_speed
@@ -99,12 +152,25 @@ def main() -> int:
         trees[args.against] = worktree(args.against)
     data = dates(Path(tempfile.gettempdir()) / "attnseq-bench-dates")
     steps, sentences = (6, 64) if args.quick else (30, 300)
-    from attnseq.hardware import cpu_flags, cpu_model
+    from attnseq.hardware import cpu_flags, cpu_model, int8_in_hardware
     import torch
 
     header = [f"Benchmark of {datetime.date.today()}: {cpu_model()} ({os.cpu_count()} CPUs, "
-              f"{'AVX-512' if 'avx512f' in cpu_flags() else 'AVX2' if 'avx2' in cpu_flags() else 'no AVX2'}), "
+              f"{'AVX-512' if 'avx512f' in cpu_flags() else 'AVX2' if 'avx2' in cpu_flags() else 'no AVX2'}, "
+              f"{'int8 dot products' if int8_in_hardware()[0] else 'no int8 dot products'}), "
               f"torch {torch.__version__}, {args.clock} clock" + (f", against {args.against}" if args.against else "")]
+    targets = [(f"{Path(run).name} (run)", str(Path(run).resolve())) for run in args.int8_run]
+    targets = [("luong2015-gettext-de, untrained", str(ROOT / "configs" / "luong2015-gettext-de.yaml")),
+               ("transformer-gettext-de, untrained", str(ROOT / "configs" / "transformer-gettext-de.yaml")),
+               (f"recommended-char, dates, {CHAR_STEPS:,} updates",
+                str(char_run(data, Path(tempfile.gettempdir()) / "attnseq-bench-char")))
+               ] + targets
+    if args.int8:
+        table = "\n".join(header) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
+        print(table)
+        if args.out:
+            Path(args.out).write_text(table, encoding="utf-8")
+        return 0
     rows = []
     seen: dict[int, list[float]] = {threads: [run_measure(ROOT, ["ceiling"], threads, "wall")[0]["gflops"]]
                                     for threads in args.threads}
@@ -169,7 +235,7 @@ def main() -> int:
         if args.against:
             cells.append("" if ratio is None else f"{ratio:.2f}x" + (f" ({same})" if same else ""))
         lines.append("| " + " | ".join(cells) + " |")
-    table = "\n".join(lines) + "\n"
+    table = "\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
     print(table)
     if args.out:
         Path(args.out).write_text(table, encoding="utf-8")

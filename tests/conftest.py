@@ -125,8 +125,19 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     """Exact match (0..1) of greedy search on 100 fresh sequences after training a model with
     ``overrides`` (embeddings hidden / 2) for ``steps`` Adam updates on copying (reversing)
     sequences over 6 symbols."""
-    from attnseq.config import load_config
     from attnseq.decoding.greedy import greedy_search
+
+    model = train_task(*overrides, steps=steps, reverse=reverse, lengths=lengths, batch=batch, hidden=hidden)
+    src, mask, *_, (targets, size) = copy_batch(100, torch.Generator().manual_seed(2), lengths, reverse)
+    hypotheses = greedy_search(model, src, mask, torch.full((100,), 2 * lengths[1]))
+    return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
+
+
+def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128,
+               hidden: int = 32) -> torch.nn.Module:
+    """A model with ``overrides`` (embeddings hidden / 2) after ``steps`` Adam updates on copying
+    (reversing) sequences over 6 symbols, in eval mode."""
+    from attnseq.config import load_config
     from attnseq.nn import build_model
 
     torch.manual_seed(0)
@@ -141,10 +152,7 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
         (loss / tokens).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         optimizer.step()
-    model.eval()
-    src, mask, *_, (targets, size) = copy_batch(100, torch.Generator().manual_seed(2), lengths, reverse)
-    hypotheses = greedy_search(model, src, mask, torch.full((100,), 2 * lengths[1]))
-    return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
+    return model.eval()
 
 
 # What every attention design needs to learn the reversal task perfectly.

@@ -44,6 +44,16 @@ def one_or_ensemble(runs: list[str]) -> str | list[str]:
     return runs[0] if len(runs) == 1 else runs
 
 
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    """``--precision fp32|int8``: what a loaded torch model's products run in (decode.precision)."""
+    from ..config import DECODE_PRECISIONS
+
+    parser.add_argument("--precision", choices=DECODE_PRECISIONS,
+                        help="int8: int8 weights for the linear layers and recurrent cells, on a CPU with VNNI or "
+                             "AMX (elsewhere one warning and fp32); the torch engine only (default: the run's "
+                             "decode.precision, fp32 unless set)")
+
+
 def add_overwrite(parser: argparse.ArgumentParser, help: str = "replace the output file if it exists") -> None:
     """``--overwrite``: the command may replace what its output path holds (attnseq.files)."""
     parser.add_argument("--overwrite", action="store_true", help=help)

@@ -8,7 +8,7 @@ import argparse
 import json
 import logging
 
-from .arguments import add_checkpoint, add_runs, add_set_decode, one_or_ensemble
+from .arguments import add_checkpoint, add_precision, add_runs, add_set_decode, one_or_ensemble
 
 HELP = "exact match, token accuracy, BLEU and chrF on a TSV file"
 log = logging.getLogger("attnseq")
@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     add_checkpoint(parser)
     add_set_decode(parser)
+    add_precision(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -29,7 +30,8 @@ def run(args: argparse.Namespace) -> None:
     from ..data.sources import evaluation_pairs
     from ..translator.base import InputReport
 
-    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
+                      precision=args.precision)
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam, progress=True)
     if "bleu" not in metrics:

@@ -14,7 +14,7 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_overwrite, add_runs, add_set_decode, one_or_ensemble, run_files
+from .arguments import add_checkpoint, add_overwrite, add_precision, add_runs, add_set_decode, one_or_ensemble, run_files
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     add_checkpoint(parser)
     add_set_decode(parser)
+    add_precision(parser)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> None:
     inputs = [args.input, args.po, *(path for run in args.run for path in run_files(run))]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
+                      precision=args.precision)
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:

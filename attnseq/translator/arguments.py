@@ -82,13 +82,17 @@ def pairs_argument(pairs: Any, name: str = "pairs") -> list[tuple[str, str]]:
     return checked
 
 
-DECODE_FIELDS = {f.name: f.type for f in dataclasses.fields(DecodeConfig)}
+LOAD_FIELDS = ("precision",)  # decode settings that shape the loaded model: attnseq.load's, not a call's
+DECODE_FIELDS = {f.name: f.type for f in dataclasses.fields(DecodeConfig) if f.name not in LOAD_FIELDS}
 
 
 def decode_request(request: dict[str, Any]) -> dict[str, Any]:
     """``request`` (decode settings of one call: ``beam_size``, ``n_best``, ...; None keeps the
     run's), each a number of its setting's type; their ranges are the decode settings' own."""
     for key, value in request.items():
+        if key in LOAD_FIELDS:
+            raise ArgumentTypeError(key, f"set when the model is loaded (attnseq.load(run, {key}=...)), "
+                                         "not per call")
         if key not in DECODE_FIELDS:
             raise ArgumentTypeError(key, f"not a decode setting; a request takes {', '.join(DECODE_FIELDS)}")
         if value is None:

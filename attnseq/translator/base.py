@@ -99,6 +99,7 @@ class Translator(ABC):
     """A model with its text pipeline; subclasses decode batches of source ids."""
 
     max_beam_size: int | None = None  # the widest beam the engine can search (None: no limit)
+    precision: str = "fp32"  # what the model's products run in (decode.precision, as the hardware allows)
 
     def __init__(self, pipeline: TextPipeline, config: Config):
         self.pipeline, self.config = pipeline, config

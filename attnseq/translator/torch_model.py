@@ -12,11 +12,13 @@ from .base import Translator
 
 
 class TorchTranslator(Translator):
-    """A torch model with its text pipeline, ready to translate."""
+    """A torch model with its text pipeline, ready to translate; ``precision`` says what its
+    products run in (int8 once the engine has quantised it: nn/int8.py)."""
 
-    def __init__(self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu"):
+    def __init__(self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu",
+                 precision: str = "fp32"):
         super().__init__(pipeline, config)
-        self.model, self.device = model, torch.device(device)
+        self.model, self.device, self.precision = model, torch.device(device), precision
         self.model.to(self.device).eval()
 
     def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False

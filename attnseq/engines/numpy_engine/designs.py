@@ -37,6 +37,7 @@ REQUIREMENTS = {
     "model.bridge": ("copy",), "model.dropout": (0.0,), "model.tie_embeddings": (False,),
     "train.accumulate": (1,), "train.label_smoothing": (0.0,), "train.weight_decay": (0.0,),
     "train.precision": ("fp32",), "train.device": ("cpu", "auto"), "decode.beam_size": (1,),
+    "decode.precision": ("fp32",),
 }
 
 

@@ -28,6 +28,8 @@ class MultiHeadScorer(Scorer):
     them first) to keep per-step work independent of the source length.
     """
 
+    float_linears = ("W_v",)  # its weight is read head by head (forward): it stays float in int8 (nn/int8.py)
+
     def __init__(self, query_size: int, key_size: int, options: MultiHeadOptions):
         super().__init__(query_size, key_size, options)
         if options.head.name == "multihead":

@@ -27,7 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .cells import CELLS, RecurrentLayer, length_mask, reverse_within
+from ..int8 import Int8Recurrence
+from .cells import CELLS, RecurrentLayer
 
 
 class LoopLayer(RecurrentLayer):
@@ -54,10 +55,6 @@ class LoopLayer(RecurrentLayer):
                 self.add_extra(suffix)
         self.reset_parameters()
 
-    def suffixes(self, layer: int) -> list[str]:
-        """Parameter-name suffixes of ``layer``'s directions: ``_l0`` and ``_l0_reverse``."""
-        return [f"_l{layer}", f"_l{layer}_reverse"][: self.directions]
-
     def add_extra(self, suffix: str) -> None:
         """Register cell-specific parameters of one layer and direction."""
 
@@ -73,40 +70,36 @@ class LoopLayer(RecurrentLayer):
         -> (outputs (T, B, H), final state tuple)."""
         raise NotImplementedError
 
-    # -- the stack ------------------------------------------------------------------------------
-    def initial_state(self, state, batch: int, like: torch.Tensor) -> list[torch.Tensor]:
-        """The state as a list of (L * directions, B, H) tensors (one, or h and c)."""
-        parts = 2 if self.has_cell_state else 1
-        if state is None:
-            zeros = like.new_zeros(self.num_layers * self.directions, batch, self.hidden_size)
-            return [zeros] * parts
-        return list(state) if isinstance(state, tuple) else [state]
+    # -- the products, in float32 or int8 -------------------------------------------------------
+    def to_int8(self) -> None:
+        self.int8 = {suffix: Int8Recurrence.of(getattr(self, f"weight_ih{suffix}"), getattr(self, f"weight_hh{suffix}"),
+                                               getattr(self, f"bias{suffix}"), None)
+                     for layer in range(self.num_layers) for suffix in self.suffixes(layer)}
 
+    def project(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
+        """The input projections x W_ih^T + b of one layer and direction: (T, B, I) -> (T, B, G*H)."""
+        if self.int8 is not None:
+            return self.int8[suffix].input_products(x)
+        return F.linear(x, getattr(self, f"weight_ih{suffix}"), getattr(self, f"bias{suffix}"))
+
+    def recurrent(self, suffix: str):
+        """The function (a (B, G*H), h (B, H)) -> a + h W_hh^T of one layer and direction."""
+        if self.int8 is not None:
+            products = self.int8[suffix].hidden_products
+            return lambda a, h: products(h).add_(a)
+        w_hh = getattr(self, f"weight_hh{suffix}").t()  # (H, G*H)
+        return lambda a, h: torch.addmm(a, h, w_hh)
+
+    # -- the stack ------------------------------------------------------------------------------
     def forward(self, inputs, state=None, lengths=None):
         """(outputs (B, T, H * directions), state (L * directions, B, H) or (h, c))."""
-        batch, steps, _ = inputs.shape
-        mask = length_mask(lengths, steps)  # (B, T)
-        mask_tm = None if mask is None else mask.t().unsqueeze(-1)  # (T, B, 1)
-        initial = self.initial_state(state, batch, inputs)
-        finals: list[list[torch.Tensor]] = [[] for _ in initial]
-        x = inputs
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction, suffix in enumerate(self.suffixes(layer)):
-                k = layer * self.directions + direction
-                source = x if direction == 0 else reverse_within(x, lengths)
-                projected = F.linear(source.transpose(0, 1), getattr(self, f"weight_ih{suffix}"),
-                                     getattr(self, f"bias{suffix}"))  # (T, B, G*H), all steps at once
-                out, final = self.recur(projected, tuple(s[k] for s in initial), suffix, mask_tm)
-                out = out.transpose(0, 1)  # (B, T, H)
-                outputs.append(out if direction == 0 else reverse_within(out, lengths))
-                for store, value in zip(finals, final):
-                    store.append(value)
-            x = torch.cat(outputs, -1) if self.directions > 1 else outputs[0]  # (B, T, H * dirs)
-            if layer < self.num_layers - 1 and self.dropout > 0:
-                x = F.dropout(x, self.dropout, self.training)
-        stacked = [torch.stack(store) for store in finals]  # each (L * dirs, B, H)
-        return x, (tuple(stacked) if self.has_cell_state else stacked[0])
+
+        def direction(suffix, source, initial, mask):  # all steps' input projections at once, then the loop
+            projected = self.project(source.transpose(0, 1), suffix)  # (T, B, G*H)
+            out, final = self.recur(projected, initial, suffix, None if mask is None else mask.t().unsqueeze(-1))
+            return out.transpose(0, 1), final  # (B, T, H)
+
+        return self.run_stack(inputs, state, lengths, direction, self.dropout)
 
 
 def _hold(mask: torch.Tensor | None, t: int, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
@@ -133,10 +126,10 @@ class MinimalGRULayer(LoopLayer):
     def recur(self, projected, state, suffix, mask):
         (h,) = state
         hidden = self.hidden_size
-        w_hh = getattr(self, f"weight_hh{suffix}").t()  # (H, 2H)
+        recurrent = self.recurrent(suffix)
         outputs = []
         for t, step in enumerate(projected.unbind(0)):  # unbind: one backward for all steps
-            a = torch.addmm(step, h, w_hh)  # (B, 2H)
+            a = recurrent(step, h)  # (B, 2H)
             update = torch.sigmoid(a[:, :hidden])
             candidate = torch.tanh(a[:, hidden:])
             h = _hold(mask, t, torch.lerp(h, candidate, update), h)  # Γu·C~ + (1-Γu)·C
@@ -163,11 +156,11 @@ class PeepholeLSTMLayer(LoopLayer):
 
     def recur(self, projected, state, suffix, mask):
         h, c = state
-        w_hh = getattr(self, f"weight_hh{suffix}").t()  # (H, 4H)
+        recurrent = self.recurrent(suffix)
         p_i, p_f, p_o = getattr(self, f"peephole{suffix}").chunk(3)  # (H,) each
         outputs = []
         for t, step in enumerate(projected.unbind(0)):
-            a_i, a_f, a_g, a_o = torch.addmm(step, h, w_hh).chunk(4, 1)  # (B, H) each
+            a_i, a_f, a_g, a_o = recurrent(step, h).chunk(4, 1)  # (B, H) each
             i = torch.sigmoid(a_i + p_i * c)
             f = torch.sigmoid(a_f + p_f * c)
             c_new = f * c + i * torch.tanh(a_g)
