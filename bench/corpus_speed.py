@@ -115,10 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", nargs="+", default=["dates", "passages"], choices=("dates", "passages"))
     parser.add_argument("--out", help="also write the table (Markdown) here")
     args = parser.parse_args(argv)
-    table = corpus_table(args.pairs, args.workers, args.sources)
+    return show(corpus_table(args.pairs, args.workers, args.sources), args.out)
+
+
+def show(table: str, out: str | None) -> int:
+    """Print ``table`` and, with ``out``, write it there too; the exit status (0)."""
     print(table)
-    if args.out:
-        Path(args.out).write_text(table, encoding="utf-8")
+    if out:
+        Path(out).write_text(table, encoding="utf-8")
     return 0
 
 

@@ -235,11 +235,10 @@ def main() -> int:
         if args.against:
             cells.append("" if ratio is None else f"{ratio:.2f}x" + (f" ({same})" if same else ""))
         lines.append("| " + " | ".join(cells) + " |")
-    table = "\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
-    print(table)
-    if args.out:
-        Path(args.out).write_text(table, encoding="utf-8")
-    return 0
+    from corpus_speed import show
+
+    return show("\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat),
+                args.out)
 
 
 if __name__ == "__main__":
