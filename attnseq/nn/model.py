@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import UserError
+from ..errors import ConfigError, UserError
 from ..registry import Registry
 from .loss import linear_cross_entropy
 from .state import Memory
@@ -54,6 +54,24 @@ class Seq2Seq(nn.Module):
         loss = linear_cross_entropy(real, generator.weight, generator.bias, tgt_out[tgt_mask],
                                     label_smoothing)
         return loss, real.shape[0]
+
+
+def embedding_ties(cfg, shares_vocab: bool, true_ties_all: bool = False) -> str:
+    """Which embeddings ``model.tie_embeddings`` makes the output layer's matrix (Press & Wolf
+    2017): "none", "decoder" (the decoder's embedding) or "all" (the source embedding too).
+
+    ``false``/``true``, its spellings before it named them, mean none/decoder; with
+    ``true_ties_all`` (the Transformer's, which tied the source embedding too where the data has
+    one vocabulary) true means all where ``shares_vocab``. "all" without one vocabulary is a
+    ConfigError naming the key: the ids of the two sides would name other tokens."""
+    tie = cfg.tie_embeddings
+    if isinstance(tie, bool):
+        return ("all" if true_ties_all and shares_vocab else "decoder") if tie else "none"
+    if tie == "all" and not shares_vocab:
+        raise ConfigError("model.tie_embeddings: all makes the source embedding the output layer's matrix too, "
+                          "which needs one vocabulary for both sides: set data.shared_vocab: true (a joint "
+                          "tokenizer), or tie the decoder's alone (tie_embeddings: decoder)", key="model.tie_embeddings")
+    return tie
 
 
 def check_model(cfg):

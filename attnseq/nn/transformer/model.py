@@ -10,9 +10,9 @@ residual sum (LN(x + f(x)), the paper's); ``model.positional`` chooses the posit
 
 The embeddings are added to the residual stream, so they are d_model wide.
 
-Tied embeddings (``model.tie_embeddings``): the decoder's token embedding is the generator's
-weight; when the data has one vocabulary for both sides (``data.shared_vocab``), the encoder's
-token embedding is the same matrix too.
+Tied embeddings (``model.tie_embeddings``): with ``decoder`` the decoder's token embedding is the
+generator's weight; with ``all``, which needs one vocabulary for both sides (``data.shared_vocab``),
+the encoder's token embedding is the same matrix too.
 
 Target padding needs no mask of its own: it is at the end, so causal attention never reaches
 it from a real position.
@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError
-from ..model import ARCHS, Seq2Seq
+from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
 from ..state import Hypotheses, Memory, State
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
@@ -230,13 +230,14 @@ class TransformerArch:
     @staticmethod
     def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
         """The model, embeddings tied as ``model.tie_embeddings`` says: the decoder's with the
-        output layer, and the encoder's too when the data has one vocabulary (``shares_vocab``)."""
+        output layer, and with all (one vocabulary, ``shares_vocab``) the encoder's too."""
         encoder = TransformerEncoder(cfg, src_vocab_size)
         decoder = TransformerDecoder(cfg, tgt_vocab_size)
         model = Seq2Seq(encoder, decoder)
         initialize_transformer(model)
-        if cfg.tie_embeddings:
+        tie = embedding_ties(cfg, shares_vocab, true_ties_all=True)
+        if tie != "none":
             decoder.generator.weight = decoder.embed.tokens.weight
-            if shares_vocab:
-                encoder.embed.tokens.weight = decoder.embed.tokens.weight
+        if tie == "all":
+            encoder.embed.tokens.weight = decoder.embed.tokens.weight
         return model
