@@ -90,6 +90,10 @@ class RNNConfig:
     # before, mean none/decoder
     tie_embeddings: str | bool = choice("none", TIES, booleans=True)
     init: Variant = variant("default")  # default (torch's), {name: uniform, range: 0.1}, book
+    # copy attention (See et al. 2017's pointer-generator): an attending decoder mixes its
+    # vocabulary distribution with the attention over the source, p_gen learned per step, so it
+    # can write source tokens outside its vocabulary (nn/copy.py)
+    copy: bool = False
 
 
 @dataclass
@@ -109,6 +113,7 @@ class TransformerConfig:
     # embedding is the output layer); all (the encoder's embedding too: needs data.shared_vocab).
     # false/true, the spellings before, mean none and decoder, or all where the vocabulary is shared
     tie_embeddings: str | bool = choice("none", TIES, booleans=True)
+    copy: bool = False  # copy attention over the last layer's cross-attention (averaged over heads)
 
 
 @dataclass

@@ -202,10 +202,12 @@ class Memory:
 
     keys, values: (B, S, H) encoder outputs; mask: (B, S) True on real tokens;
     final: (L, B, H) each encoder layer's final hidden state (both directions concatenated),
-    or None for encoders without one (Transformer).
+    or None for encoders without one (Transformer); extended: (B, S) the source tokens as
+    extended target ids, what a copying decoder copies (nn/copy.py), or None.
     """
 
     keys: torch.Tensor
     values: torch.Tensor
     mask: torch.Tensor
     final: torch.Tensor | None = None
+    extended: torch.Tensor | None = None

@@ -75,11 +75,17 @@ class RNNArch:
             raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
                               "model.attention or choose an attending decoder (bahdanau, luong, book)",
                               key="model.attention")
+        for key, what in (("copy", "copies where it attends"),):
+            if getattr(cfg, key) and not attends:
+                raise ConfigError(f"model.{key}: {what}, and the {decoder.name} decoder does not attend; choose an "
+                                  f"attending decoder (bahdanau, luong, book) or set model.{key}: false",
+                                  key=f"model.{key}")
+        attention = SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None
         return dataclasses.replace(
             cfg, decoder=decoder,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
             encoder=ENCODERS.resolve(cfg.encoder, "model.encoder"),
-            attention=SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None,
+            attention=attention,
             init=INITS.resolve(cfg.init, "model.init"),
         )
 
