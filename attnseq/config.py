@@ -94,6 +94,10 @@ class RNNConfig:
     # vocabulary distribution with the attention over the source, p_gen learned per step, so it
     # can write source tokens outside its vocabulary (nn/copy.py)
     copy: bool = False
+    # coverage (See et al. 2017): the sum of the earlier attention enters the concat scorer, and
+    # the loss adds coverage_loss_weight x sum_t sum_i min(a_t,i, c_t,i)
+    coverage: bool = False
+    coverage_loss_weight: float = number(1.0, 0.0)
 
 
 @dataclass

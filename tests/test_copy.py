@@ -1,7 +1,8 @@
-"""Copy attention (model.copy: See et al. 2017's pointer-generator): the mixture over the extended
-vocabulary, its loss and gradients, every attending design and the Transformer stepped as
-trained, unseen source tokens copied by greedy and beam search, p_gen drawn and sent to the page,
-the extended ids of the text pipeline, and the settings refused by name."""
+"""Copy attention (model.copy: See et al. 2017's pointer-generator) and coverage (model.coverage):
+the mixture over the extended vocabulary, its loss and gradients, every attending design and the
+Transformer stepped as trained, unseen source tokens copied by greedy and beam search, coverage
+carried through the beam's reordering, the extended ids of the text pipeline, and the settings
+refused by name."""
 from __future__ import annotations
 
 import pytest
@@ -17,10 +18,10 @@ from attnseq.decoding.greedy import greedy_search
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
 from attnseq.nn.copy import PointerGenerator, extended_size
-from attnseq.nn.loss import linear_log_prob, pointer_generator_nll
+from attnseq.nn.loss import coverage_loss, linear_log_prob, pointer_generator_nll
 from attnseq.nn.rnn.decoders import DECODERS
 
-from conftest import padded_batch
+from conftest import assert_teacher_forcing_equals_stepping, padded_batch
 
 V_SRC, V = 10, 13  # source and target vocabularies; extended target ids from 13
 ATTENDING = [name for name in DECODERS.names() if DECODERS.get(name).uses_attention]
@@ -102,21 +103,25 @@ def copying_model(*overrides: str):
 
 @pytest.mark.parametrize("variant", [[f"model.decoder={d}"] for d in ATTENDING] + [
     ["model.decoder=luong", "model.decoder.input_feeding=false"],
+    ["model.decoder=bahdanau", "model.attention=concat", "model.coverage=true"],
     ["model.arch=transformer"]], ids=lambda v: ",".join(v))
 def test_stepping_gives_the_distribution_the_loss_is_trained_on(variant):
     """Each step's log-probabilities over the extended vocabulary sum to one, and at the targets
-    they add up to the teacher-forced loss."""
+    they add up to the teacher-forced loss (with coverage, plus the coverage loss)."""
     model = copying_model(*variant)
     src, mask, src_ext, tgt_in, tgt_out, tgt_mask = copy_batch()
     loss, tokens = model.loss(src, mask, tgt_in, tgt_out, tgt_mask, src_ext=src_ext)
     assert tokens == int(tgt_mask.sum())
     state = model.decoder.init_state(model.encode(src, mask, src_ext))
-    stepped = torch.zeros((), dtype=torch.float64)
+    stepped, alignments = torch.zeros((), dtype=torch.float64), []
     for t in range(tgt_in.shape[1]):
-        log_probs, state, _ = model.decoder.step(tgt_out[:, t - 1] if t else tgt_in[:, 0], state)
+        log_probs, state, alignment = model.decoder.step(tgt_out[:, t - 1] if t else tgt_in[:, 0], state)
         assert log_probs.shape == (3, V + 2)
         torch.testing.assert_close(log_probs.exp().sum(1), torch.ones(3, dtype=torch.float64))
         stepped = stepped - log_probs.gather(1, tgt_out[:, t:t + 1]).squeeze(1)[tgt_mask[:, t]].sum()
+        alignments.append(alignment)
+    if "model.coverage=true" in variant:
+        stepped = stepped + coverage_loss(torch.stack(alignments, 1), tgt_mask)
     torch.testing.assert_close(loss, stepped)
     loss.backward()
     missing = [n for n, p in model.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
@@ -213,11 +218,69 @@ def test_the_pipeline_numbers_the_tokens_outside_the_vocabulary_per_sentence():
                                         pipeline.tgt_vocab.stoi["tomorrow"]]  # read back as unk
 
 
+# -- coverage --------------------------------------------------------------------------------------
+def test_the_coverage_loss_sums_the_overlap_with_the_attention_before():
+    a = torch.tensor([[[0.5, 0.5, 0.0], [0.8, 0.2, 0.0], [0.0, 0.1, 0.9]]])  # (1, 3, 3)
+    # step 2: min(0.8, 0.5) + min(0.2, 0.5) = 0.7; step 3: min(0.1, 0.7) = 0.1, (the padding step not counted)
+    torch.testing.assert_close(coverage_loss(a, torch.tensor([[True, True, False]])), torch.tensor(0.7))
+    torch.testing.assert_close(coverage_loss(a, torch.tensor([[True, True, True]])), torch.tensor(0.8))
+
+
+@pytest.mark.parametrize("design", ATTENDING)
+def test_coverage_steps_as_it_trains_and_changes_the_attention(design):
+    overrides = ["model.embed_size=8", "model.hidden_size=12", f"model.decoder={design}", "model.attention=concat"]
+    torch.manual_seed(0)
+    covered = build_model(load_config(None, overrides + ["model.coverage=true"]).model, V_SRC, V).double().eval()
+    assert_teacher_forcing_equals_stepping(covered, *padded_batch(V_SRC, V))
+    with torch.no_grad():
+        covered.decoder.scorer.w_c.weight.mul_(50)
+    src, mask, tgt_in = padded_batch(V_SRC, V)
+    _, alignment = covered(src, mask, tgt_in)
+    with torch.no_grad():
+        covered.decoder.scorer.w_c.weight.zero_()  # no coverage term: another alignment after step 1
+    _, plain = covered(src, mask, tgt_in)
+    torch.testing.assert_close(alignment[:, 0], plain[:, 0])
+    assert not torch.allclose(alignment[:, 1:], plain[:, 1:])
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_coverage_is_carried_through_the_beams_reordering(copy):
+    """Each hypothesis beam search returns has the attention of its own history: teacher-forcing
+    its tokens gives the alignments the search kept, which depend on the coverage of that
+    history alone (a coverage row left behind when the beam reorders would change them)."""
+    torch.manual_seed(3)
+    model = build_model(load_config(None, ["model.embed_size=8", "model.hidden_size=12", "model.attention=concat",
+                                           "model.coverage=true", f"model.copy={str(copy).lower()}"]).model,
+                        V_SRC, V).double().eval()
+    with torch.no_grad():
+        model.decoder.scorer.w_c.weight.mul_(20)
+    src, mask, src_ext, *_ = copy_batch()
+    hypotheses = beam_search(model, src, mask, torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True,
+                             src_ext=src_ext if copy else None)
+    reordered = 0
+    for b, nbest in enumerate(hypotheses):
+        assert len(nbest) == 4
+        for h in nbest:
+            steps = h.alignment.shape[0]
+            tgt_in = torch.tensor([[Vocab.bos_id] + h.tokens][:steps])[:, :steps]
+            memory = model.encode(src[b:b + 1], mask[b:b + 1], src_ext[b:b + 1] if copy else None)
+            _, alignment = model.decoder(memory, tgt_in)
+            n = int(mask[b].sum())
+            torch.testing.assert_close(alignment[0, :, :n].float(), h.alignment, atol=1e-5, rtol=1e-4)
+        reordered += len({tuple(h.tokens[:1]) for h in nbest}) < len(nbest)  # hypotheses that share a prefix
+    assert reordered  # some beams held two continuations of one hypothesis
+
+
 # -- settings refused by name ----------------------------------------------------------------------
 @pytest.mark.parametrize("overrides, key", [
     (["model.decoder=cho2014", "model.copy=true"], "model.copy"),  # no attention to copy with
+    (["model.decoder=none", "model.coverage=true"], "model.coverage"),
+    (["model.coverage=true"], "model.coverage"),  # general attention has no coverage term
+    (["model.coverage=true", "model.attention={name: multihead, head: concat}"], "model.coverage"),
+    (["model.coverage_loss_weight=2"], "model.coverage_loss_weight"),  # without coverage
+    (["model.arch=transformer", "model.coverage=true"], "model.coverage"),  # not a Transformer key
 ])
-def test_copy_where_it_does_not_apply_is_refused_by_name(overrides, key):
+def test_copy_and_coverage_where_they_do_not_apply_are_refused_by_name(overrides, key):
     with pytest.raises(ConfigError) as err:
         build_model(load_config(None, overrides).model, V_SRC, V)
     assert err.value.key == key and str(err.value).startswith(key)
@@ -231,6 +294,7 @@ NUMPY_BOOK = ["engine=numpy", "model.decoder=book", "model.attention=dot", "mode
     (["model.copy=true", "train.label_smoothing=0.1"], "train.label_smoothing"),
     (["model.copy=true", "data.tokenizer={name: sentencepiece, joint: false}"], "data.tokenizer.joint"),
     (["model.copy=true", *NUMPY_BOOK], "model.copy"),
+    (["model.coverage=true", *NUMPY_BOOK], "model.coverage"),
 ])
 def test_a_copying_run_the_engine_cannot_train_is_refused_by_name(overrides, key):
     from attnseq.engines import engine_for

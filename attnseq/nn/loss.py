@@ -10,14 +10,15 @@ log-softmax forward and backward over them costs more than the output layer's ma
 
 A copying decoder (nn/copy.py) is trained on probabilities, not logits: ``linear_log_prob``
 gives log P_vocab(target) per row (chunked the same way) and ``pointer_generator_nll`` the
-negative log of the mixture with the copy distribution.
+negative log of the mixture with the copy distribution; ``coverage_loss`` is the coverage
+penalty of See et al. 2017.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-__all__ = ["linear_cross_entropy", "linear_log_prob", "pointer_generator_nll", "CHUNK_BYTES"]
+__all__ = ["linear_cross_entropy", "linear_log_prob", "pointer_generator_nll", "coverage_loss", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 4 << 20  # logits per chunk: about the size of a core's L2 cache or two
 
@@ -153,3 +154,10 @@ def pointer_generator_nll(log_vocab: torch.Tensor, gate: torch.Tensor, copied: t
     log_p = torch.logaddexp(F.logsigmoid(gate) + log_vocab, F.logsigmoid(-gate) + log_copied)  # (N,)
     return -log_p.sum(dtype=torch.float64).to(log_p.dtype)
 
+
+def coverage_loss(alignment: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """See et al. 2017's coverage loss, summed over the real target positions ``mask`` (B, T):
+    sum_t sum_i min(a_t,i, c_t,i), c_t = sum_{t' < t} a_t' the coverage before step t;
+    alignment (B, T, S). It penalises attending again to what was attended to."""
+    coverage = alignment.cumsum(1) - alignment  # (B, T, S) attention of the steps before
+    return (torch.minimum(alignment, coverage).sum(-1) * mask).sum()

@@ -18,7 +18,7 @@ from torch import nn
 from ..errors import ConfigError, UserError
 from ..registry import Registry
 from .copy import teacher_copy_loss
-from .loss import linear_cross_entropy
+from .loss import coverage_loss, linear_cross_entropy
 from .state import Memory
 
 ARCHS: Registry = Registry("architecture")
@@ -53,13 +53,13 @@ class Seq2Seq(nn.Module):
 
         The output layer runs only on real (unpadded) positions. A copying decoder's loss is
         -log of its mixture at the target (``tgt_out`` extended ids, ``src_ext`` the source's;
-        no label smoothing).
+        no label smoothing), and with coverage the weighted coverage loss is added.
         """
         decoder = self.decoder
-        pointer = getattr(decoder, "pointer", None)
+        pointer, weight = getattr(decoder, "pointer", None), getattr(decoder, "coverage_loss_weight", 0.0)
         memory = self.encode(src, src_mask, src_ext)
         if pointer is None:
-            features, _ = decoder(memory, tgt_in)  # (B, T, F)
+            features, alignment = decoder(memory, tgt_in)  # (B, T, F), (B, T, S) or None
             real = features[tgt_mask]  # (N, F)
             loss = linear_cross_entropy(real, decoder.generator.weight, decoder.generator.bias, tgt_out[tgt_mask],
                                         label_smoothing)
@@ -70,6 +70,8 @@ class Seq2Seq(nn.Module):
             features, alignment, inputs = decoder.teacher(memory, tgt_in)
             loss = teacher_copy_loss(pointer, decoder.generator, memory, features, alignment, inputs, tgt_out, tgt_mask)
             tokens = int(tgt_mask.sum())
+        if weight:
+            loss = loss + weight * coverage_loss(alignment, tgt_mask)
         return loss, tokens
 
 

@@ -75,12 +75,19 @@ class RNNArch:
             raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
                               "model.attention or choose an attending decoder (bahdanau, luong, book)",
                               key="model.attention")
-        for key, what in (("copy", "copies where it attends"),):
+        for key, what in (("copy", "copies where it attends"), ("coverage", "sums the attention of earlier steps")):
             if getattr(cfg, key) and not attends:
                 raise ConfigError(f"model.{key}: {what}, and the {decoder.name} decoder does not attend; choose an "
                                   f"attending decoder (bahdanau, luong, book) or set model.{key}: false",
                                   key=f"model.{key}")
         attention = SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None
+        if cfg.coverage and not SCORERS.get(attention.name).covers:
+            raise ConfigError(f"model.coverage: the coverage term w_c c_i is defined in the additive energy of the "
+                              f"concat scorer (See et al. 2017), not in {attention.name}'s; set model.attention: "
+                              "concat or model.coverage: false", key="model.coverage")
+        if not cfg.coverage and cfg.coverage_loss_weight != 1.0:
+            raise ConfigError("model.coverage_loss_weight: weighs the coverage loss, and model.coverage is false; "
+                              "set model.coverage: true or drop the weight", key="model.coverage_loss_weight")
         return dataclasses.replace(
             cfg, decoder=decoder,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
