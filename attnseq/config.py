@@ -29,6 +29,8 @@ from .data.tokenizers import TOKENIZERS
 from .errors import ConfigError
 from .schema import Variant, build, choice, number, plain, tagged, variant
 
+TIES = ("none", "decoder", "all")  # model.tie_embeddings: which embeddings are the output layer's matrix
+
 
 @dataclass
 class DataConfig:
@@ -53,7 +55,17 @@ class DataConfig:
     max_target_len: int = number(256, 0)
     min_freq: int = number(1, 1)
     max_vocab: int = number(0, 0)  # 0: no limit
-    shared_vocab: bool = False  # one vocabulary for source and target
+    # one vocabulary for source and target (built from both sides): a piece seen only in sources
+    # can be written, and model.tie_embeddings: all may make every embedding one matrix. With
+    # sentencepiece it needs the joint model (data.tokenizer.joint: true)
+    shared_vocab: bool = False
+
+    def __post_init__(self):
+        tokenizer = self.tokenizer
+        if self.shared_vocab and tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
+            raise ConfigError("data.shared_vocab: the two sides have their own sentencepiece models "
+                              "(data.tokenizer.joint: false), and the target's cannot write the source's pieces; "
+                              "set data.tokenizer.joint: true for one vocabulary", key="data.shared_vocab")
 
 
 @dataclass
@@ -72,8 +84,20 @@ class RNNConfig:
     attention: Variant | None = variant(None)  # the scorer of an attending decoder; unset: general
     bridge: str = choice("linear", ("linear", "copy", "zero"))  # encoder final state -> decoder h0
     dropout: float = number(0.0, 0.0, 1.0, high_open=True)
-    tie_embeddings: bool = False  # tie the decoder's embedding and output layer
+    # one matrix for embeddings and output layer (Press & Wolf 2017): none; decoder (its embedding
+    # is the output layer: needs embed_size = the output features, e.g. hidden_size for luong and
+    # bahdanau); all (the source embedding too: needs data.shared_vocab). false/true, the spellings
+    # before, mean none/decoder
+    tie_embeddings: str | bool = choice("none", TIES, booleans=True)
     init: Variant = variant("default")  # default (torch's), {name: uniform, range: 0.1}, book
+    # copy attention (See et al. 2017's pointer-generator): an attending decoder mixes its
+    # vocabulary distribution with the attention over the source, p_gen learned per step, so it
+    # can write source tokens outside its vocabulary (nn/copy.py)
+    copy: bool = False
+    # coverage (See et al. 2017): the sum of the earlier attention enters the concat scorer, and
+    # the loss adds coverage_loss_weight x sum_t sum_i min(a_t,i, c_t,i)
+    coverage: bool = False
+    coverage_loss_weight: float = number(1.0, 0.0)
 
 
 @dataclass
@@ -89,9 +113,11 @@ class TransformerConfig:
     dropout: float = number(0.0, 0.0, 1.0, high_open=True)
     positional: Variant = variant("sinusoidal")  # sinusoidal, {name: learned, max_positions: 1024}
     pre_norm: bool = True  # layer norm before each sublayer (x + f(LN(x))); false: the paper's
-    # the decoder's embedding is the output layer; with a shared vocabulary (data.shared_vocab)
-    # the encoder's embedding is that matrix too
-    tie_embeddings: bool = False
+    # one matrix for embeddings and output layer (Press & Wolf 2017): none; decoder (the decoder's
+    # embedding is the output layer); all (the encoder's embedding too: needs data.shared_vocab).
+    # false/true, the spellings before, mean none and decoder, or all where the vocabulary is shared
+    tie_embeddings: str | bool = choice("none", TIES, booleans=True)
+    copy: bool = False  # copy attention over the last layer's cross-attention (averaged over heads)
 
 
 @dataclass

@@ -36,9 +36,11 @@ class Variant:
         return {"name": self.name, **self.options} if self.options else self.name
 
 
-def choice(default: str, choices: Any, help: str = "") -> Any:
-    """A string field limited to ``choices``: a tuple of strings, or a registry's names."""
-    return field(default=default, metadata={"choices": choices, "help": help})
+def choice(default: str, choices: Any, help: str = "", booleans: bool = False) -> Any:
+    """A string field limited to ``choices``: a tuple of strings, or a registry's names.
+    ``booleans``: true and false are taken too, as they are (a setting that was a flag before
+    it named its choices: its reader says what each meant)."""
+    return field(default=default, metadata={"choices": choices, "help": help, "booleans": booleans})
 
 
 def number(default: float, low: float | None = None, high: float | None = None,
@@ -143,6 +145,8 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
         if math.isinf(value):
             raise ConfigError(f"{key}: expected a finite number, got {value}", key=key)
     elif hint is str:
+        if isinstance(value, bool) and meta.get("booleans"):
+            return value
         if value is None:
             value = ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):

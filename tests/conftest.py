@@ -184,6 +184,7 @@ QUICK_RUNS = {
                                        "data.reverse_source=false"]),
     "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
                                       "model.embed_size=8", "decode.max_len=10"]),
+    "copy": ("copy-names.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # p_gen beside the rows
 }
 
 

@@ -249,7 +249,8 @@ def invalid_values(hint: Any, meta: dict) -> st.SearchStrategy:
         if choices is None:
             return st.one_of(st.booleans(), containers)
         allowed = tuple(choices.names()) if hasattr(choices, "names") else choices
-        return st.one_of(st.text().filter(lambda s: s not in allowed), st.integers(), st.booleans(), containers)
+        flags = [] if meta.get("booleans") else [st.booleans()]  # a choice that was a flag takes true/false
+        return st.one_of(st.text().filter(lambda s: s not in allowed), st.integers(), *flags, containers)
     if hint is Variant:  # not a name or a mapping, no name, or a name nothing registers
         return st.one_of(st.integers(), st.booleans(), st.lists(st.text(), max_size=2), st.just(""),
                          st.text(min_size=1).map(lambda s: f"not registered: {s}"))

@@ -167,6 +167,21 @@ def test_a_person_reads_the_attention_of_each_model(server, page, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_copying_model_shows_p_gen_beside_its_rows(page, quick_runs):
+    with LiveServer(create_app(load_runs([quick_runs["copy"]]))) as live:
+        page.goto(live.url)
+        page.wait_for_selector("body[data-ready=true]")
+        page.fill("#text", "send the report to Zorblatt")
+        page.press("#text", "Enter")
+        page.wait_for_selector("svg.heatmap rect.p-gen-cell")
+        expected = api(live, text="send the report to Zorblatt")["hypotheses"][0]
+        cells = page.locator("svg.heatmap rect.p-gen-cell")
+        assert cells.count() == len(expected["attention"]) == len(expected["p_gen"])
+        assert [float(c.get_attribute("data-p-gen")) for c in cells.all()] == expected["p_gen"]
+    assert page.errors == []
+
+
+@pytest.mark.slow
 def test_the_api_docs_render_without_the_network(server, page):
     """/docs is FastAPI's Swagger UI with its scripts served by attnseq itself: every request
     the page makes goes to this server, and it lists the endpoints."""

@@ -500,8 +500,12 @@ def small_model(train_args: list[str], overrides=()) -> list[str]:
     args = build_parser().parse_args(["train", *train_args])
     args.set = given = [*(args.set or []), *overrides]
     config = load_config(args)
-    return [f"{key}={value}" for key, value in SMALL_SIZES.items()
-            if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)]
+    small = {key: value for key, value in SMALL_SIZES.items()
+             if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)}
+    if getattr(config.model, "tie_embeddings", "none") not in ("none", False) and "model.embed_size" in small:
+        # a tied embedding is the output layer's matrix: as wide as the features it reads (hidden_size)
+        small["model.embed_size"] = small.get("model.hidden_size", setting(config, "model.hidden_size"))
+    return [f"{key}={value}" for key, value in small.items()]
 
 
 def keeping(train_args: list[str]) -> list[str]:

@@ -276,7 +276,7 @@ def test_learns_to_reverse_sequences():
 def test_presets_load_and_build(preset):
     config = load_config(ROOT / "configs" / f"{preset}.yaml")
     assert config.model.arch == "transformer"
-    model = build_model(config.model, 40, 40)
+    model = build_model(config.model, 40, 40, config.data.shared_vocab)  # tying all needs the preset's one vocabulary
     assert model.decoder.feature_size == config.model.hidden_size
 
 

@@ -1,7 +1,8 @@
 """``attnseq data SOURCE --out DIR``: write DIR/train.tsv, dev.tsv and test.tsv from a data source
 (generated dates, the book's files, a corpus of your own, gettext catalogs and passages of their
-messages, stories, the NTM's tasks, documents). A corpus of your own is split, and dates and
-passages are generated, as they stream: millions of pairs in memory that does not grow with them."""
+messages, stories, the NTM's tasks, documents, requests naming people never seen in training). A
+corpus of your own is split, and dates and passages are generated, as they stream: millions of
+pairs in memory that does not grow with them."""
 from __future__ import annotations
 
 import argparse
@@ -94,6 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                              "as many as the longest sequence has items)")
         p.add_argument("--seed", type=int, default=1, help="seed of the generator")
         p.set_defaults(write=data_algorithmic)
+
+    p = sources.add_parser("names", help="generated requests -> commands, test names never in training "
+                                         "(for copy attention)")
+    _add_out(p)
+    _add_sizes(p, 20000, 500, 1000, "requests")
+    p.add_argument("--seed", type=int, default=1, help="seed of the generator")
+    p.set_defaults(write=data_names)
 
     p = sources.add_parser("documents", help="generated reviews labelled by one sentence (for han)")
     _add_out(p)
@@ -274,6 +282,12 @@ def data_algorithmic(args) -> None:
     # longer than trained on: how the program generalises
     write_splits(args, train, dev, test, {f"test-len{length}": pairs for length, pairs in extra.items()},
                  what=f"{args.source} pairs")
+
+
+def data_names(args) -> None:
+    from ..data.names import make_name_splits
+
+    write_splits(args, *make_name_splits(args.train, args.dev, args.test, seed=args.seed), what="requests")
 
 
 def data_documents(args) -> None:

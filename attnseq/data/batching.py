@@ -16,7 +16,10 @@ class Batch:
     """A padded batch. Masks are True on real tokens.
 
     src (B, S), src_mask (B, S); tgt_in = bos + target (B, T); tgt_out = target + eos (B, T);
-    tgt_mask (B, T); index: positions of the examples in their data set.
+    tgt_mask (B, T); index: positions of the examples in their data set. Of examples with
+    extended ids (a copying model's, data.pipeline.Example): ``src_ext`` (B, S) the sources as
+    extended ids, ``oov`` each sentence's tokens outside the target vocabulary, and ``tgt_out``
+    the extended target ids (``tgt_in`` has unk for them).
     """
 
     src: torch.Tensor
@@ -25,13 +28,15 @@ class Batch:
     tgt_out: torch.Tensor
     tgt_mask: torch.Tensor
     index: list[int]
+    src_ext: torch.Tensor | None = None
+    oov: list[tuple[str, ...]] | None = None
 
     def to(self, device: torch.device | str) -> "Batch":
         if str(device) == "cpu":
             return self
         move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
         return Batch(move(self.src), move(self.src_mask), move(self.tgt_in), move(self.tgt_out),
-                     move(self.tgt_mask), self.index)
+                     move(self.tgt_mask), self.index, None if self.src_ext is None else move(self.src_ext), self.oov)
 
     @property
     def target_tokens(self) -> int:
@@ -52,6 +57,10 @@ def collate(examples: Sequence[Example], index: Sequence[int]) -> Batch:
     """A Batch of ``examples`` (ids without bos/eos on the target side)."""
     src, src_mask = pad([e.src for e in examples])
     tgt_in, _ = pad([[Vocab.bos_id] + e.tgt for e in examples])
+    if examples and examples[0].src_ext is not None:  # a copying model's: extended ids
+        tgt_out, tgt_mask = pad([e.tgt_ext + [Vocab.eos_id] for e in examples])
+        return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index), pad([e.src_ext for e in examples])[0],
+                     [e.oov for e in examples])
     tgt_out, tgt_mask = pad([e.tgt + [Vocab.eos_id] for e in examples])
     return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index))
 

@@ -35,10 +35,27 @@ log = logging.getLogger("attnseq")
 
 @dataclass
 class Example:
-    """One sentence pair as ids: source as the encoder reads it; target without bos/eos."""
+    """One sentence pair as ids: source as the encoder reads it; target without bos/eos.
+
+    For a copying model (model.copy) also the extended ids (nn/copy.py): ``src_ext`` the source
+    tokens as target ids (in the encoder's order), those outside the target vocabulary numbered
+    from its size in the order of ``oov``; ``tgt_ext`` the target with the tokens it copies from
+    ``oov`` by those ids (``tgt`` has unk for them, what the decoder reads back)."""
 
     src: list[int]
     tgt: list[int]
+    src_ext: list[int] | None = None
+    tgt_ext: list[int] | None = None
+    oov: tuple[str, ...] = ()
+
+
+@dataclass
+class Extended:
+    """A source as a copying model reads it: its tokens as extended target ids (the encoder's
+    order) and the tokens outside the target vocabulary, id len(tgt_vocab) + j for ``oov[j]``."""
+
+    ids: list[int]
+    oov: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -201,21 +218,45 @@ class TextPipeline:
         """Target ids without bos/eos."""
         return self.tgt_vocab.encode(self.target_tokens(text))
 
-    def decode_target(self, ids: Sequence[int]) -> str:
-        """Text of target ids (stops at eos)."""
-        return self.tgt_tokenizer.detokenize(self.tgt_vocab.decode(ids))
+    def decode_target(self, ids: Sequence[int], oov: Sequence[str] = ()) -> str:
+        """Text of target ids (stops at eos); ids past the vocabulary are the copied ``oov``
+        tokens of the source (``extend_source``)."""
+        return self.tgt_tokenizer.detokenize(self.tgt_vocab.decode(ids, oov))
 
-    def target_pieces(self, ids: Sequence[int]) -> list[str]:
-        """Target tokens of ``ids`` (stops at eos), for plots."""
-        return self.tgt_vocab.decode(ids)
+    def target_pieces(self, ids: Sequence[int], oov: Sequence[str] = ()) -> list[str]:
+        """Target tokens of ``ids`` (stops at eos; ``oov`` as in decode_target), for plots."""
+        return self.tgt_vocab.decode(ids, oov)
+
+    def extend_source(self, tokens: Sequence[str]) -> Extended:
+        """The source ``tokens`` (reading order, as ``read_source`` gives them) as a copying model
+        reads them: target ids, the tokens outside the target vocabulary numbered after it in
+        order of first appearance; in the encoder's order (reversed with reverse_source)."""
+        known, size = self.tgt_vocab.stoi, len(self.tgt_vocab)
+        outside: dict[str, int] = {}
+        ids = [known[t] if t in known else outside.setdefault(t, size + len(outside)) for t in tokens]
+        return Extended(ids[::-1] if self.config.reverse_source else ids, tuple(outside))
+
+    def extend_target(self, tokens: Sequence[str], oov: Sequence[str]) -> list[int]:
+        """Target ``tokens`` as extended ids: a token outside the vocabulary that the source holds
+        (``oov``) by its extended id, else unk."""
+        known, size, unk = self.tgt_vocab.stoi, len(self.tgt_vocab), self.tgt_vocab.unk_id
+        copied = {t: size + j for j, t in enumerate(oov)}
+        return [known.get(t, copied.get(t, unk)) for t in tokens]
 
     def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0,
-                     name: str = "") -> list[Example]:
+                     name: str = "", extended: bool = False) -> list[Example]:
         """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) or with an
-        empty source are dropped, with a warning that says which (``name`` names the set)."""
+        empty source are dropped, with a warning that says which (``name`` names the set).
+        With ``extended`` the examples carry the extended ids a copying model trains on."""
         examples, too_long = [], []
         for number, (src, tgt) in enumerate(pairs, start=1):
-            ex = Example(self.encode_source(src), self.encode_target(tgt))
+            if extended:
+                source, target = self.read_source(src), self.target_tokens(tgt)
+                ext = self.extend_source(source.tokens)
+                ex = Example(source.ids, self.tgt_vocab.encode(target), ext.ids, self.extend_target(target, ext.oov),
+                             ext.oov)
+            else:
+                ex = Example(self.encode_source(src), self.encode_target(tgt))
             if (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
                 too_long.append(number)
             elif ex.src:

@@ -59,16 +59,18 @@ class Vocab:
         get, unk = self.stoi.get, self.unk_id
         return [get(t, unk) for t in tokens]
 
-    def decode(self, ids: Iterable[int]) -> list[str]:
-        """Tokens of ``ids``, stopping at eos and skipping pad and bos."""
+    def decode(self, ids: Iterable[int], extra: Sequence[str] = ()) -> list[str]:
+        """Tokens of ``ids``, stopping at eos and skipping pad and bos; an id past the vocabulary,
+        len(self) + j, is ``extra[j]`` (a token a copying model copied from its source)."""
         out = []
+        size = len(self.itos)
         for i in ids:
             i = int(i)
             if i == self.eos_id:
                 break
             if i in (self.pad_id, self.bos_id):
                 continue
-            out.append(self.itos[i])
+            out.append(self.itos[i] if i < size else extra[i - size])
         return out
 
     def save(self, path: str | Path) -> None:

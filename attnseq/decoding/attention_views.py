@@ -4,7 +4,8 @@ forcing equals stepping for every design):
 
 - the Transformer: every layer's and head's cross-attention, and the encoder's self-attention;
 - a recurrent decoder with a multi-head scorer: each head's alignment;
-- local attention (local_m, local_p): the window [p_t - D, p_t + D] of every output step.
+- local attention (local_m, local_p): the window [p_t - D, p_t + D] of every output step;
+- copy attention (model.copy): the generation probability p_gen of every output step.
 
 The decoder's scorer is watched with a forward hook during the pass, so the designs need no
 code of their own for this: whatever queries they score with are scored again here.
@@ -17,6 +18,7 @@ import torch
 from ..data.batching import pad
 from ..data.vocab import Vocab
 from ..nn.attention.local import window_centres
+from ..nn.copy import generation_probability
 from .common import AttentionViews
 
 
@@ -43,12 +45,19 @@ def attention_views(model, src_ids: list[int], outputs: list[list[int]], rows: l
     encoder_self = None
     if hasattr(encoder, "self_attention"):
         encoder_self = encoder.self_attention(src[:1], src_mask[:1])[0].float().cpu().numpy()  # (L, h, S, S)
+    views = [AttentionViews() for _ in range(n)]
+    if getattr(decoder, "pointer", None) is not None:  # copy attention: p_gen of every step
+        p_gen = generation_probability(decoder, memory, tgt_in).float().cpu().numpy()  # (n, T)
+        for i, v in enumerate(views):
+            v.p_gen = p_gen[i, : rows[i]]
     if hasattr(decoder, "cross_attention"):  # the Transformer: every layer's heads
         cross = decoder.cross_attention(memory, tgt_in).float().cpu().numpy()  # (n, L, h, T, S)
-        return [AttentionViews(cross=cross[i, :, :, : rows[i]]) for i in range(n)], encoder_self
+        for i, v in enumerate(views):
+            v.cross = cross[i, :, :, : rows[i]]
+        return views, encoder_self
     scorer = getattr(decoder, "scorer", None)
     if scorer is None:
-        return [AttentionViews() for _ in range(n)], encoder_self
+        return views, encoder_self
     calls = []  # (query (n, T', Hq), keys, mask (n, S), positions (n, T') or None) of each scoring
     hook = scorer.register_forward_hook(lambda module, args, output: calls.append(args))
     try:
@@ -58,7 +67,6 @@ def attention_views(model, src_ids: list[int], outputs: list[list[int]], rows: l
     query = torch.cat([c[0] for c in calls], 1)  # (n, T, Hq)
     keys, mask = calls[0][1], calls[0][3]
     positions = None if calls[0][4] is None else torch.cat([c[4] for c in calls], 1)  # (n, T)
-    views = [AttentionViews() for _ in range(n)]
     if hasattr(scorer, "head_alignments"):  # multi-head: (n, h, T, S) -> one layer
         heads = scorer.head_alignments(query, keys, mask, positions).float().cpu().numpy()
         for i, v in enumerate(views):

@@ -23,7 +23,7 @@ import torch
 
 from ..data.vocab import Vocab
 from ..errors import ConfigError
-from .common import Hypothesis
+from .common import Hypothesis, first_state
 from .scores import top_log_probs
 
 NEG_INF = float("-inf")
@@ -154,10 +154,11 @@ def sentences_done(scores: torch.Tensor, at_limit: torch.Tensor, threshold: torc
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.Tensor,
                 beam_size: int, n_best: int = 1, length_penalty: float = 0.0,
-                keep_attention: bool = False) -> list[list[Hypothesis]]:
+                keep_attention: bool = False, src_ext: torch.Tensor | None = None) -> list[list[Hypothesis]]:
     """The ``n_best`` best hypotheses of each sentence, best first, by beam search.
 
-    src, src_mask: (B, S); limits: (B,) maximum output tokens per sentence. Scores are sums of
+    src, src_mask: (B, S); limits: (B,) maximum output tokens per sentence; src_ext (B, S): the
+    sources as extended ids, for a copying model. Scores are sums of
     token log-probs (eos included when produced) divided by lp(|Y|) when ``length_penalty``
     (alpha) > 0. With ``keep_attention`` each hypothesis carries its attention (T_out, S_i),
     one row per decoding step (the eos step included), S_i the sentence's source length.
@@ -169,7 +170,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
         raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
     alpha, device = float(length_penalty), src.device
     batch = src.shape[0]
-    state = model.decoder.init_state(model.encode(src, src_mask))  # one row per sentence
+    state = first_state(model, src, src_mask, src_ext)  # one row per sentence
     source_lengths = src_mask.sum(1).tolist()
     limits = limits.to(device)
     finished = Finished(batch, n_best, device)

@@ -1,8 +1,15 @@
-"""What every search returns."""
+"""What every search returns, and the state it starts from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+
+def first_state(model, src, src_mask, src_ext=None):
+    """The decoder's State before the first target token of the sources ``src`` (B, S) with
+    ``src_mask`` (B, S); ``src_ext`` (B, S): the sources as extended ids, for a copying model."""
+    memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
+    return model.decoder.init_state(memory)
 
 
 @dataclass
@@ -28,12 +35,15 @@ class AttentionViews:
     the Transformer's cross-attention, a recurrent decoder's multi-head scorer (one layer).
     ``window``: local attention's window per output step (T_out, 2), its first and last source
     position; ``centres`` (T_out,) the aligned position p_t it is built around; ``width`` D.
+    ``p_gen``: a copying model's generation probability per output step (T_out,): 1 writes
+    from the vocabulary, 0 copies where the step attends.
     """
 
     cross: Any = None
     window: Any = None
     centres: Any = None
     width: int = 0
+    p_gen: Any = None
 
     def reversed_source(self, length: int) -> "AttentionViews":
         """The same views with source positions 0..length-1 counted from the other end (a
@@ -44,4 +54,5 @@ class AttentionViews:
             window=window,
             centres=None if self.centres is None else length - 1 - self.centres,
             width=self.width,
+            p_gen=self.p_gen,
         )

@@ -4,21 +4,22 @@ from __future__ import annotations
 import torch
 
 from ..data.vocab import Vocab
-from .common import Hypothesis
+from .common import Hypothesis, first_state
 from .scores import top_log_probs
 
 
 @torch.no_grad()
 def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.Tensor,
-                  keep_attention: bool = False) -> list[list[Hypothesis]]:
+                  keep_attention: bool = False, src_ext: torch.Tensor | None = None) -> list[list[Hypothesis]]:
     """The most probable next token at every step, for each sentence of the batch.
 
-    src, src_mask: (B, S); limits: (B,) maximum output tokens. Sentences leave the batch as
-    soon as they produce eos or reach their limit, so the rest decode faster. Returns one
-    single-element list of Hypothesis per sentence.
+    src, src_mask: (B, S); limits: (B,) maximum output tokens; src_ext (B, S): the sources as
+    extended ids, for a copying model. Sentences leave the batch as soon as they produce eos or
+    reach their limit, so the rest decode faster. Returns one single-element list of Hypothesis
+    per sentence.
     """
     batch = src.shape[0]
-    state = model.decoder.init_state(model.encode(src, src_mask))
+    state = first_state(model, src, src_mask, src_ext)
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
     active = torch.arange(batch, device=src.device)  # rows of the original batch still decoding
     outputs: list[list[int]] = [[] for _ in range(batch)]

@@ -7,13 +7,18 @@ logits, loss and gradient (softmax minus the smoothed one-hot) while it is in ca
 gradients for x, weight and bias are accumulated there.  With an 8,000-word vocabulary the full
 logits of a batch are ~40 MB; materialising them, zero-filling the gradient and running
 log-softmax forward and backward over them costs more than the output layer's matrix products.
+
+A copying decoder (nn/copy.py) is trained on probabilities, not logits: ``linear_log_prob``
+gives log P_vocab(target) per row (chunked the same way) and ``pointer_generator_nll`` the
+negative log of the mixture with the copy distribution; ``coverage_loss`` is the coverage
+penalty of See et al. 2017.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-__all__ = ["linear_cross_entropy", "CHUNK_BYTES"]
+__all__ = ["linear_cross_entropy", "linear_log_prob", "pointer_generator_nll", "coverage_loss", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 4 << 20  # logits per chunk: about the size of a core's L2 cache or two
 
@@ -86,3 +91,73 @@ def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tens
         return F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing)
     chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
     return _LinearCrossEntropy.apply(x, weight, bias, target, label_smoothing, chunk)
+
+
+# -- the pointer-generator's loss: log-probabilities, not logits (nn/copy.py) ------------------------
+class _LinearLogProb(torch.autograd.Function):
+    """log softmax(x W^T + b)[target] per row, in chunks; the backward recomputes each chunk's
+    softmax (the (N, V) probabilities never exist at once, and are not kept between the passes)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, target, chunk: int):
+        # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
+        out = x.new_empty(x.shape[0])
+        for lo in range(0, x.shape[0], chunk):
+            xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]
+            logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())  # (n, V)
+            out[lo:lo + chunk] = logits.gather(1, tc[:, None]).squeeze(1) - torch.logsumexp(logits, dim=1)
+        ctx.save_for_backward(x, weight, bias, target)
+        ctx.chunk = chunk
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_out):
+        x, weight, bias, target = ctx.saved_tensors
+        grad_x, grad_w = torch.empty_like(x), torch.zeros_like(weight)
+        grad_b = torch.zeros_like(bias) if bias is not None else None
+        for lo in range(0, x.shape[0], ctx.chunk):
+            xc, tc, gc = x[lo:lo + ctx.chunk], target[lo:lo + ctx.chunk], grad_out[lo:lo + ctx.chunk]
+            logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
+            grad = torch.softmax(logits, dim=1).mul_(-gc[:, None])  # d/d logits: g (onehot - softmax)
+            grad.scatter_add_(1, tc[:, None], gc[:, None])
+            torch.mm(grad, weight, out=grad_x[lo:lo + ctx.chunk])
+            grad_w.addmm_(grad.t(), xc)
+            if grad_b is not None:
+                grad_b += grad.sum(dim=0)
+        return grad_x, grad_w, grad_b, None, None
+
+
+def linear_log_prob(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+                    target: torch.Tensor) -> torch.Tensor:
+    """log P_vocab(target) per row (N,): log_softmax(x @ weight.T + bias)[target], x (N, F),
+    weight (V, F), bias (V,) or None, target (N,) ids. Chunked as ``linear_cross_entropy`` is."""
+    chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
+    if torch.is_autocast_enabled(x.device.type) or weight.dtype != x.dtype:
+        logits = F.linear(x, weight, bias).float()
+        return torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
+    return _LinearLogProb.apply(x, weight, bias, target, chunk)
+
+
+def pointer_generator_nll(log_vocab: torch.Tensor, gate: torch.Tensor, copied: torch.Tensor) -> torch.Tensor:
+    """Summed -log P(target) of the pointer-generator's mixture (See et al. 2017), per row
+
+        P = p_gen P_vocab(target) + (1 - p_gen) copied,  p_gen = sigmoid(gate),
+
+    from log P_vocab(target) (N,) (-inf for a target outside the vocabulary), the logits of p_gen
+    (N,) and the attention on the source positions holding the target (N,), in log space: a
+    target neither in the vocabulary nor in the source has P_vocab(unk) instead, and P is never
+    0 where p_gen is neither 0 nor 1. Label smoothing is not defined over the extended
+    vocabulary, so there is none."""
+    # log(copied) without log(0)'s infinite gradient: rows with nothing to copy take -inf
+    log_copied = torch.where(copied > 0, copied, torch.ones_like(copied)).log().masked_fill(copied <= 0, float("-inf"))
+    log_p = torch.logaddexp(F.logsigmoid(gate) + log_vocab, F.logsigmoid(-gate) + log_copied)  # (N,)
+    return -log_p.sum(dtype=torch.float64).to(log_p.dtype)
+
+
+def coverage_loss(alignment: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """See et al. 2017's coverage loss, summed over the real target positions ``mask`` (B, T):
+    sum_t sum_i min(a_t,i, c_t,i), c_t = sum_{t' < t} a_t' the coverage before step t;
+    alignment (B, T, S). It penalises attending again to what was attended to."""
+    coverage = alignment.cumsum(1) - alignment  # (B, T, S) attention of the steps before
+    return (torch.minimum(alignment, coverage).sum(-1) * mask).sum()

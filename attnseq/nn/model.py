@@ -15,9 +15,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import UserError
+from ..errors import ConfigError, UserError
 from ..registry import Registry
-from .loss import linear_cross_entropy
+from .copy import teacher_copy_loss
+from .loss import coverage_loss, linear_cross_entropy
 from .state import Memory
 
 ARCHS: Registry = Registry("architecture")
@@ -30,9 +31,13 @@ class Seq2Seq(nn.Module):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> Memory:
-        """Memory of the source ids (B, S) with mask (B, S)."""
-        return self.encoder(src, src_mask)
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, src_ext: torch.Tensor | None = None) -> Memory:
+        """Memory of the source ids (B, S) with mask (B, S); ``src_ext`` (B, S): the source as
+        extended target ids, which a copying decoder copies (nn/copy.py)."""
+        memory = self.encoder(src, src_mask)
+        if src_ext is not None:
+            memory.extended = src_ext
+        return memory
 
     def forward(self, src, src_mask, tgt_in):
         """Teacher forcing: (features (B, T, F), alignment (B, T, S) or None)."""
@@ -43,17 +48,50 @@ class Seq2Seq(nn.Module):
         features, _ = self(src, src_mask, tgt_in)
         return self.decoder.generator(features)
 
-    def loss(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0):
+    def loss(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0, src_ext=None):
         """(summed cross-entropy over real target tokens, number of those tokens).
 
-        The output layer runs only on real (unpadded) positions.
+        The output layer runs only on real (unpadded) positions. A copying decoder's loss is
+        -log of its mixture at the target (``tgt_out`` extended ids, ``src_ext`` the source's;
+        no label smoothing), and with coverage the weighted coverage loss is added.
         """
-        features, _ = self(src, src_mask, tgt_in)  # (B, T, F)
-        real = features[tgt_mask]  # (N, F)
-        generator = self.decoder.generator
-        loss = linear_cross_entropy(real, generator.weight, generator.bias, tgt_out[tgt_mask],
-                                    label_smoothing)
-        return loss, real.shape[0]
+        decoder = self.decoder
+        pointer, weight = getattr(decoder, "pointer", None), getattr(decoder, "coverage_loss_weight", 0.0)
+        memory = self.encode(src, src_mask, src_ext)
+        if pointer is None:
+            features, alignment = decoder(memory, tgt_in)  # (B, T, F), (B, T, S) or None
+            real = features[tgt_mask]  # (N, F)
+            loss = linear_cross_entropy(real, decoder.generator.weight, decoder.generator.bias, tgt_out[tgt_mask],
+                                        label_smoothing)
+            tokens = real.shape[0]
+        else:
+            if label_smoothing:
+                raise ValueError("label smoothing is not defined over a copying model's extended vocabulary")
+            features, alignment, inputs = decoder.teacher(memory, tgt_in)
+            loss = teacher_copy_loss(pointer, decoder.generator, memory, features, alignment, inputs, tgt_out, tgt_mask)
+            tokens = int(tgt_mask.sum())
+        if weight:
+            loss = loss + weight * coverage_loss(alignment, tgt_mask)
+        return loss, tokens
+
+
+def embedding_ties(cfg, shares_vocab: bool, true_ties_all: bool = False) -> str:
+    """Which embeddings ``model.tie_embeddings`` makes the output layer's matrix (Press & Wolf
+    2017): "none", "decoder" (the decoder's embedding) or "all" (the source embedding too).
+
+    ``false``/``true``, its spellings before it named them, mean none/decoder; with
+    ``true_ties_all`` (the Transformer's, which tied the source embedding too where the data has
+    one vocabulary) true means all where ``shares_vocab``. "all" without one vocabulary is a
+    ConfigError naming the key: the ids of the two sides would name other tokens."""
+    tie = cfg.tie_embeddings
+    if isinstance(tie, bool):
+        return ("all" if true_ties_all and shares_vocab else "decoder") if tie else "none"
+    if tie == "all" and not shares_vocab:
+        raise ConfigError("model.tie_embeddings: all makes the source embedding the output layer's matrix too, "
+                          "which needs one vocabulary for both sides: set data.shared_vocab: true (a joint "
+                          "tokenizer), or tie the decoder's alone (tie_embeddings: decoder)",
+                          key="model.tie_embeddings")
+    return tie
 
 
 def check_model(cfg):

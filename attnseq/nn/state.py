@@ -128,15 +128,18 @@ class State:
         """How the rows line up with the shared entries (for layers below the decoder)."""
         return self._hypotheses
 
-    def attend(self, attention, query: torch.Tensor, *memory, positions: torch.Tensor | None = None):
+    def attend(self, attention, query: torch.Tensor, *memory, positions: torch.Tensor | None = None,
+               coverage: torch.Tensor | None = None):
         """The tensors ``attention(query, *memory, positions)`` returns, each (B, T, ...), with the
         hypotheses of a sentence reading its shared ``memory`` entries together: ``query``
-        (B, T, Hq) and ``positions`` (B, T) or None go in ``by_sentence``, the layout of the
-        shared entries, and the results come back ``by_hypothesis``. The memory is never copied."""
+        (B, T, Hq), ``positions`` (B, T) or None and ``coverage`` (B, T, S) or None (passed as
+        ``coverage=`` when given) go in ``by_sentence``, the layout of the shared entries, and the
+        results come back ``by_hypothesis``. The memory is never copied."""
         hypotheses = self._hypotheses
         if positions is not None:
             positions = hypotheses.by_sentence(positions)
-        results = attention(hypotheses.by_sentence(query), *memory, positions)
+        extra = {} if coverage is None else {"coverage": hypotheses.by_sentence(coverage)}
+        results = attention(hypotheses.by_sentence(query), *memory, positions, **extra)
         return tuple(hypotheses.by_hypothesis(r) for r in results)
 
     def per_hypothesis(self, name: str) -> torch.Tensor:
@@ -202,10 +205,12 @@ class Memory:
 
     keys, values: (B, S, H) encoder outputs; mask: (B, S) True on real tokens;
     final: (L, B, H) each encoder layer's final hidden state (both directions concatenated),
-    or None for encoders without one (Transformer).
+    or None for encoders without one (Transformer); extended: (B, S) the source tokens as
+    extended target ids, what a copying decoder copies (nn/copy.py), or None.
     """
 
     keys: torch.Tensor
     values: torch.Tensor
     mask: torch.Tensor
     final: torch.Tensor | None = None
+    extended: torch.Tensor | None = None

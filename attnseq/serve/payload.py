@@ -55,8 +55,9 @@ def translation_payload(run: str, translator: Translator, translation: Translati
                         with_attention: bool) -> dict[str, Any]:
     """One source's n-best list and its pieces outside the run's vocabulary (``unknown``); with
     attention each hypothesis carries its alignment (T_out, S),
-    its cross-attention by layer and head (layers, heads, T_out, S) and its local window where
-    the model has them, and the source its encoder self-attention (layers, heads, S, S)."""
+    its cross-attention by layer and head (layers, heads, T_out, S), its local window and a
+    copying model's p_gen per output step (T_out,) where the model has them, and the source its
+    encoder self-attention (layers, heads, S, S)."""
     views, encoder = (translator.attention_views(translation) if with_attention
                       else ([None] * len(translation.outputs), None))
     hypotheses = []
@@ -70,6 +71,7 @@ def translation_payload(run: str, translator: Translator, translation: Translati
             hypothesis["cross_attention"] = matrix(v.cross)
             hypothesis["window"] = None if v.window is None else {
                 "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
+            hypothesis["p_gen"] = matrix(v.p_gen)
         hypotheses.append(hypothesis)
     payload: dict[str, Any] = {"run": run, "source": translation.source,
                                "source_tokens": translation.source_tokens, "unknown": translation.unknown,

@@ -37,6 +37,8 @@ class Hypothesis(BaseModel):
     cross_attention: Optional[list[list[list[list[float]]]]] = Field(
         None, description="(layers, heads, T_out, S): every layer's and head's attention over the source")
     window: Optional[Window] = Field(None, description="local attention's window per output step")
+    p_gen: Optional[list[float]] = Field(
+        None, description="(T_out,): a copying model's generation probability per output step (1 - p_gen copied)")
 
 
 class TranslateResponse(BaseModel):

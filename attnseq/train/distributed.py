@@ -102,5 +102,5 @@ class LossModule(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0):
-        return self.model.loss(src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing)
+    def forward(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0, src_ext=None):
+        return self.model.loss(src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing, src_ext)

@@ -209,12 +209,13 @@ class EpochLoop:
                 self.pipeline.save(self.run_dir)
         if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
             save_config(config, self.run_dir / CONFIG_FILE)
+        extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
         self.train_examples = self.pipeline.encode_pairs(self.train_pairs, config.data.max_source_len,
-                                                         config.data.max_target_len, "training data")
+                                                         config.data.max_target_len, "training data", extended)
         if not self.train_examples:
             raise DataError("no training pair is left after the length limits (data.max_source_len, "
                             "data.max_target_len)")
-        self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs)
+        self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
 

@@ -43,10 +43,28 @@ def check_config(config: Config) -> Config:
     every variant's options written out (ConfigError naming the key otherwise)."""
     config = dataclasses.replace(config, model=check_model(config.model), train=check_train(config.train))
     check_data(config.data)
+    check_copy(config)
     if config.train.compile and config.train.device != "cuda" and not shutil.which(os.environ.get("CXX", "g++")):
         raise ConfigError("train.compile: torch.compile needs a C++ compiler on the CPU and none was "
                           "found (install g++, or set CXX)", key="train.compile")
     return config
+
+
+def check_copy(config: Config) -> None:
+    """Raise a ConfigError naming the key where a copying model (model.copy) cannot train as
+    configured: its loss is the log of a mixture over the extended vocabulary, where label
+    smoothing is not defined; and it writes source tokens into its output, which two
+    sentencepiece models would spell differently."""
+    if not getattr(config.model, "copy", False):
+        return
+    if config.train.label_smoothing:
+        raise ConfigError("train.label_smoothing: a copying model (model.copy) is trained on the log of its mixture "
+                          "over the extended vocabulary, where label smoothing is not defined; set it to 0",
+                          key="train.label_smoothing")
+    tokenizer = config.data.tokenizer
+    if tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
+        raise ConfigError("data.tokenizer.joint: a copying model writes source pieces into its output, which the "
+                          "target's own sentencepiece model cannot spell; set it to true", key="data.tokenizer.joint")
 
 
 def rng_states() -> dict[str, Any]:
@@ -172,7 +190,7 @@ class Trainer(EpochLoop):
             batch = batch.to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 loss, tokens = self.loss_module(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
-                                                batch.tgt_mask, tc.label_smoothing)
+                                                batch.tgt_mask, tc.label_smoothing, batch.src_ext)
             (loss / total_tokens).backward()
             loss_sum += float(loss.detach())
         if tc.clip_norm:
@@ -194,7 +212,8 @@ class Trainer(EpochLoop):
         total = tokens = 0.0
         for batch in iterate_batches(self.dev_examples, sorted_batches(self.dev_examples, 256)):
             batch = batch.to(self.device)
-            loss, n = self.model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
+            loss, n = self.model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask,
+                                      src_ext=batch.src_ext)
             total += float(loss)
             tokens += n
         return total / tokens if tokens else float("nan")

@@ -100,6 +100,9 @@ class Translator(ABC):
 
     max_beam_size: int | None = None  # the widest beam the engine can search (None: no limit)
     precision: str = "fp32"  # what the model's products run in (decode.precision, as the hardware allows)
+    # the model copies source tokens (model.copy): decode_batch takes extended=, the sources as
+    # extended ids, and its hypotheses hold them (nn/copy.py)
+    copies: bool = False
 
     def __init__(self, pipeline: TextPipeline, config: Config):
         self.pipeline, self.config = pipeline, config
@@ -108,7 +111,8 @@ class Translator(ABC):
     def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
                      ) -> list[list[Hypothesis]]:
         """Hypotheses (n-best, best first) for each source (ids as the encoder reads them),
-        searched as ``decode`` says; alignments (T_out, S) over the real ids."""
+        searched as ``decode`` says; alignments (T_out, S) over the real ids. An engine whose
+        model ``copies`` also takes ``extended``: each source as extended ids (same order)."""
 
     def decode_settings(self, **request) -> DecodeConfig:
         """The run's decode settings with a request's (``beam_size``, ``n_best``, ...), checked
@@ -149,13 +153,16 @@ class Translator(ABC):
             else:
                 results[i] = self._blank(text, keep_attention)
         order = sorted(todo, key=lambda i: len(sources[i].ids))
+        unk = self.pipeline.src_vocab.unk_id
+        extended = [self.pipeline.extend_source(s.tokens) for s in sources] if self.copies else None
         with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
             for start in range(0, len(order), decode.batch_size):
                 rows = order[start : start + decode.batch_size]
-                hyps = self.decode_batch([sources[i].ids or [self.pipeline.src_vocab.unk_id] for i in rows],
-                                         decode, keep_attention)
+                more = {} if extended is None else {"extended": [extended[i].ids or [unk] for i in rows]}
+                hyps = self.decode_batch([sources[i].ids or [unk] for i in rows], decode, keep_attention, **more)
                 for i, nbest in zip(rows, hyps):
-                    results[i] = self._translation(texts[i], sources[i], nbest)
+                    results[i] = self._translation(texts[i], sources[i], nbest,
+                                                   () if extended is None else extended[i].oov)
                 shown.update(len(rows))
         return results  # type: ignore[return-value]
 
@@ -178,7 +185,9 @@ class Translator(ABC):
         return Translation(source=text, outputs=[""], scores=[0.0], attention=[attention], source_tokens=[],
                            output_tokens=[[]], output_ids=[[]], blank=True)
 
-    def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis]) -> Translation:
+    def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis], oov=()) -> Translation:
+        """The Translation of ``text`` from its hypotheses; ``oov``: the source's tokens outside the
+        target vocabulary, which a copying model's ids past the vocabulary name."""
         attention = []
         for h in nbest:
             a = None
@@ -189,11 +198,11 @@ class Translator(ABC):
             attention.append(a)
         return Translation(
             source=text,
-            outputs=[self.pipeline.decode_target(h.tokens) for h in nbest],
+            outputs=[self.pipeline.decode_target(h.tokens, oov) for h in nbest],
             scores=[h.score for h in nbest],
             attention=attention,
             source_tokens=source.tokens,
-            output_tokens=[self.pipeline.target_pieces(h.tokens) for h in nbest],
+            output_tokens=[self.pipeline.target_pieces(h.tokens, oov) for h in nbest],
             output_ids=[list(h.tokens) for h in nbest],
             unknown=source.unknown,
         )

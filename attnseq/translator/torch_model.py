@@ -20,15 +20,18 @@ class TorchTranslator(Translator):
         super().__init__(pipeline, config)
         self.model, self.device, self.precision = model, torch.device(device), precision
         self.model.to(self.device).eval()
+        self.copies = getattr(model.decoder, "pointer", None) is not None
 
-    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
-                     ) -> list[list[Hypothesis]]:
+    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False,
+                     extended: list[list[int]] | None = None) -> list[list[Hypothesis]]:
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.no_grad():
                 src, mask = pad(src_ids)
-                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention)
+                src_ext = None if extended is None else pad(extended)[0].to(self.device)
+                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention,
+                              src_ext)
         finally:
             self.model.train(was_training)
 

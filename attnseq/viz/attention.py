@@ -1,5 +1,6 @@
 """Attention heatmaps: input tokens across, output tokens down; a grid of them for every head
-of a layer (or every layer and head); local attention's window outlined on each row."""
+of a layer (or every layer and head); local attention's window outlined on each row; a copying
+model's p_gen beside its rows."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,22 +41,42 @@ def _draw(ax, alignment: np.ndarray, rows: Sequence[str], cols: Sequence[str], w
     return image
 
 
+def _draw_p_gen(ax, p_gen: np.ndarray, rows: int) -> None:
+    """A copying model's p_gen of each output row as a strip on ``ax``, each cell with its value
+    (1: written from the vocabulary, 0: copied from where the row attends)."""
+    values = np.asarray(p_gen, dtype=float)[:rows].reshape(-1, 1)
+    ax.imshow(values, cmap="cividis", aspect="auto", vmin=0.0, vmax=1.0)
+    for i, value in enumerate(values[:, 0]):
+        ax.text(0, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                color="black" if value > 0.5 else "white")
+    ax.set_xticks([0], ["p_gen"], fontsize=8)
+    ax.tick_params(left=False, labelleft=False)
+
+
 def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_tokens: Sequence[str],
-                   path: str | Path, title: str = "", window=None, axis_names=("input", "output")) -> Path:
+                   path: str | Path, title: str = "", window=None, axis_names=("input", "output"),
+                   p_gen=None) -> Path:
     """Write a heatmap of ``alignment`` (T_out, S) to ``path`` (PNG or SVG by its suffix);
     returns the path. Rows beyond ``output_tokens`` (the eos step) are labelled ``</s>``;
-    ``window`` (T_out, 2) outlines each row's local-attention window."""
+    ``window`` (T_out, 2) outlines each row's local-attention window; ``p_gen`` (T_out,), a
+    copying model's generation probability of each row, is drawn as a strip beside it."""
     plt = pyplot()
     alignment = np.asarray(alignment, dtype=float)
     rows, cols = _labels(alignment, source_tokens, output_tokens)
     height = max(3.0, 0.32 * len(rows) + 1.2)
     width = max(4.0, 0.32 * len(cols) + 1.8)
-    fig, ax = plt.subplots(figsize=(width, height), dpi=110)
+    if p_gen is None:
+        fig, ax = plt.subplots(figsize=(width, height), dpi=110)
+    else:
+        fig, (ax, strip) = plt.subplots(1, 2, figsize=(width + 0.7, height), dpi=110,
+                                        gridspec_kw={"width_ratios": [max(len(cols), 1), 1.4], "wspace": 0.05})
     image = _draw(ax, alignment, rows, cols, window, title)
     ax.set_xlabel(axis_names[0])
     ax.set_ylabel(axis_names[1])
-    fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    return save_figure(fig, path)
+    if p_gen is not None:
+        _draw_p_gen(strip, p_gen, len(rows))
+    fig.colorbar(image, ax=ax if p_gen is None else [ax, strip], fraction=0.04, pad=0.02)
+    return save_figure(fig, path, layout=p_gen is None, **({} if p_gen is None else {"bbox_inches": "tight"}))
 
 
 def plot_attention_grid(maps: Sequence[tuple[str, np.ndarray]], source_tokens: Sequence[str],

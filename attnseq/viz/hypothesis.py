@@ -1,6 +1,7 @@
 """The attention of one hypothesis as ``attnseq plot attention`` draws it: its alignment (with
-local attention's window), one layer and head of the Transformer's cross-attention or of its
-encoder's self-attention, or a grid of every head of a layer (or of every layer)."""
+local attention's window, and a copying model's p_gen of each output token), one layer and head
+of the Transformer's cross-attention or of its encoder's self-attention, or a grid of every head
+of a layer (or of every layer)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -58,7 +59,7 @@ def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, enc
             raise UserError("--layer/--head: this run's attention has no layers or heads to choose "
                             "(Transformer runs and multihead attention have)")
         return plot_attention(alignment, translation.source_tokens, translation.output_tokens[k], path,
-                              title=title, window=views.window)
+                              title=title, window=views.window, p_gen=views.p_gen)
     rows = translation.source_tokens if encoder_view else translation.output_tokens[k]
     axes = ("input", "input (query)") if encoder_view else ("input", "output")
     what = "encoder self-attention" if encoder_view else "cross-attention"
@@ -76,6 +77,7 @@ def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, enc
         caption = maps[0][0]
         window = views.window if not encoder_view and heads == [AVERAGE] else None
         return plot_attention(maps[0][1], translation.source_tokens, rows, path,
-                              title=f"{title}\n{what}, {caption}", window=window, axis_names=axes)
+                              title=f"{title}\n{what}, {caption}", window=window, axis_names=axes,
+                              p_gen=None if encoder_view else views.p_gen)
     return plot_attention_grid(maps, translation.source_tokens, rows, path, columns=len(heads),
                                title=f"{title}: {what}", axis_names=axes)

@@ -34,7 +34,8 @@ ATTENTION = {"book": "dot"}  # decoder -> its one scorer (the book's unscaled do
 # settings the numpy models have no knob for: key -> the values they implement
 REQUIREMENTS = {
     "model.arch": ("rnn",), "model.encoder_layers": (1,), "model.decoder_layers": (1,),
-    "model.bridge": ("copy",), "model.dropout": (0.0,), "model.tie_embeddings": (False,),
+    "model.bridge": ("copy",), "model.dropout": (0.0,), "model.tie_embeddings": ("none", False),
+    "model.copy": (False,), "model.coverage": (False,), "model.coverage_loss_weight": (1.0,),
     "train.accumulate": (1,), "train.label_smoothing": (0.0,), "train.weight_decay": (0.0,),
     "train.precision": ("fp32",), "train.device": ("cpu", "auto"), "decode.beam_size": (1,),
     "decode.precision": ("fp32",),

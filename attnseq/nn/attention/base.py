@@ -30,6 +30,7 @@ class Scorer(nn.Module):
     """
 
     same_size: bool = False  # queries and keys compared as they are: they must have one size
+    covers: bool = False  # its score takes a coverage vector (See et al. 2017): add_coverage, score_covered
 
     def __init__(self, query_size: int, key_size: int, options=None):
         super().__init__()
@@ -54,6 +55,16 @@ class Scorer(nn.Module):
         """Unnormalised scores (B, T, S) of ``query`` (B, T, Hq) against prepared ``keys``."""
         raise NotImplementedError
 
+    def add_coverage(self) -> None:
+        """Give the score a coverage term (a scorer that ``covers`` defines it; the model refuses
+        coverage with the others, naming model.coverage)."""
+        raise NotImplementedError
+
+    def score_covered(self, query: torch.Tensor, keys: torch.Tensor, coverage: torch.Tensor) -> torch.Tensor:
+        """Scores (B, T, S) like ``score``'s, with the coverage c (B, T, S) of each query (the sum
+        of its hypothesis' earlier alignments) in them."""
+        raise NotImplementedError
+
     def window(self, query: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor,
                positions: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Local attention hook: (mask restricted to the window (B, T, S), weights to multiply
@@ -62,10 +73,10 @@ class Scorer(nn.Module):
         return mask, None
 
     def align(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None,
-              positions: torch.Tensor | None = None) -> torch.Tensor:
+              positions: torch.Tensor | None = None, coverage: torch.Tensor | None = None) -> torch.Tensor:
         """Alignment (B, T, S) of ``query`` over prepared ``keys``: zero where masked (or outside
-        a local window), each row summing to one."""
-        scores = self.score(query, keys)  # (B, T, S)
+        a local window), each row summing to one; scored with ``coverage`` (B, T, S) when given."""
+        scores = self.score(query, keys) if coverage is None else self.score_covered(query, keys, coverage)  # (B, T, S)
         if mask is None:
             mask = torch.ones(scores.shape[0], scores.shape[2], dtype=torch.bool, device=scores.device)
         mask = mask.unsqueeze(1).expand_as(scores)  # (B, T, S)
@@ -83,13 +94,15 @@ class Scorer(nn.Module):
         values: torch.Tensor,
         mask: torch.Tensor | None = None,
         positions: torch.Tensor | None = None,
+        coverage: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(context (B, T, Hv), alignment (B, T, S)); ``keys`` already passed through ``prepare``.
 
         Masked positions (mask False) get exactly zero weight; each row of weights sums to one.
-        ``positions`` (B, T): target positions of the queries, used by local attention.
+        ``positions`` (B, T): target positions of the queries, used by local attention;
+        ``coverage`` (B, T, S): the coverage vector of each query, for a scorer that ``covers``.
         """
-        alignment = self.align(query, keys, mask, positions)  # (B, T, S)
+        alignment = self.align(query, keys, mask, positions, coverage)  # (B, T, S)
         context = torch.bmm(alignment, values)  # (B, T, Hv)
         return context, alignment
 

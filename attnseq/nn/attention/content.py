@@ -53,7 +53,12 @@ class ConcatOptions:
 
 @SCORERS.register("concat", options=ConcatOptions)
 class ConcatScorer(Scorer):
-    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat)."""
+    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat).
+
+    With coverage (See et al. 2017): score_i = v^T tanh(W_q h_t + W_k h_i + w_c c_i), c_i the
+    attention position i got at the earlier steps."""
+
+    covers = True
 
     def __init__(self, query_size: int, key_size: int, options: ConcatOptions):
         super().__init__(query_size, key_size, options)
@@ -61,6 +66,15 @@ class ConcatScorer(Scorer):
         self.W_k = nn.Linear(key_size, size, bias=False)
         self.W_q = nn.Linear(query_size, size, bias=True)
         self.v = nn.Linear(size, 1, bias=False)
+        self.w_c = None
+
+    def add_coverage(self):
+        self.w_c = nn.Linear(1, self.W_k.out_features, bias=False)  # w_c
+
+    def score_covered(self, query, keys, coverage):
+        covered = self.w_c(coverage.unsqueeze(-1))  # (B, T, S, A): c_i w_c
+        hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1) + covered).tanh_()  # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)  # (B, T, S)
 
     def prepare(self, keys):
         return self.W_k(keys)  # (B, S, A)

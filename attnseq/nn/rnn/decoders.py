@@ -16,6 +16,12 @@ optionally, a position-wise ``output_layer``. Designs whose step does not depend
 step's output (``parallel``) run the whole target in one call during training. The others are
 stepped one position at a time (``teacher_forced``), and their output layer then runs once over
 the whole target. A test checks that teacher forcing equals stepping for every design.
+
+The attending designs take two options of See et al. 2017 (``build_decoder``): copy attention
+(``model.copy``: a PointerGenerator of nn/copy.py mixes the output layer's distribution with the
+attention over the source; the step returns log-probabilities over the extended vocabulary) and
+coverage (``model.coverage``: the state's ``coverage``, the sum of the earlier alignments, enters
+the scorer, so the design steps one position at a time in training too).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant
 from ..attention import build_scorer
+from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
 from ..output import OutputLayer
 from ..state import Memory, State
 from .cells import RecurrentLayer, build_rnn
@@ -100,6 +107,22 @@ class RNNDecoder(nn.Module):
         self.scorer = None
         if self.uses_attention:
             self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.hidden_size, memory_size)
+        self.vocab_size = vocab_size
+        self.pointer: PointerGenerator | None = None  # copy attention (add_copy)
+        self.coverage_loss_weight = 0.0  # > 0 with coverage (add_coverage)
+        self.coverage = False
+
+    def add_copy(self) -> None:
+        """Copy attention (nn/copy.py): p_gen from the context, the features the output layer
+        reads and the input embedding; steps return log-probabilities over the extended vocabulary."""
+        self.pointer = PointerGenerator(self.memory_size, self.feature_size, self.cfg.embed_size, self.vocab_size)
+
+    def add_coverage(self, loss_weight: float) -> None:
+        """Coverage (See et al. 2017): the sum of the earlier alignments (the state's ``coverage``,
+        (B, S) per hypothesis) enters the scorer, so the design steps one position at a time
+        in training too; the loss adds ``loss_weight`` times the coverage loss."""
+        self.scorer.add_coverage()
+        self.coverage, self.coverage_loss_weight, self.parallel = True, loss_weight, False
 
     # -- what a design defines ------------------------------------------------------------
     def rnn_extra(self, state: State, steps: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -125,36 +148,62 @@ class RNNDecoder(nn.Module):
         if extra is not None:
             inputs = torch.cat([embedded, extra] if self.embedding_first else [extra, embedded], -1)
         outputs, hidden = self.rnn(inputs, state["hidden"])  # (B, T', H)
-        return self.after_rnn(outputs, embedded, extra, alignment, state.replace(hidden=hidden))
+        features, state, alignment = self.after_rnn(outputs, embedded, extra, alignment, state.replace(hidden=hidden))
+        if self.coverage:  # one position at a time: c_{t+1} = c_t + a_t
+            state = state.replace(coverage=state["coverage"] + alignment.squeeze(1))
+        return features, state, alignment
+
+    def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The embeddings of target ids (B, T) -> (B, T, E), dropout applied; a copying decoder
+        reads the extended ids of copied tokens as unk."""
+        if self.pointer is not None:
+            tokens = vocabulary_ids(tokens, self.vocab_size)
+        return self.dropout(self.embed(tokens))
 
     # -- the protocol ---------------------------------------------------------------------
     def init_state(self, memory: Memory) -> State:
         """The state before the first target token: the recurrent state, the target position
-        and, for an attending design, the memory (one row per sentence)."""
+        and, for an attending design, the memory (one row per sentence); with coverage the
+        coverage vector (B, S) (zeros), with copying the source's extended ids."""
         batch = memory.keys.shape[0]
         state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
                       step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device))  # (B,) target position
         if self.scorer is not None:
             state = state.share(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
+        if self.coverage:
+            state = state.replace(coverage=memory.values.new_zeros(memory.mask.shape))  # (B, S)
+        if self.pointer is not None:
+            state = share_source(state, memory, self.vocab_size)
         return state
 
     def step(self, prev_tokens: torch.Tensor, state: State):
-        """(logits (B, V), state, alignment (B, S) or None) after feeding ``prev_tokens`` (B,)."""
-        embedded = self.dropout(self.embed(prev_tokens.unsqueeze(1)))  # (B, 1, E)
+        """(logits (B, V), state, alignment (B, S) or None) after feeding ``prev_tokens`` (B,);
+        a copying decoder returns log-probabilities over the extended vocabulary (B, V_ext)."""
+        embedded = self.embed_tokens(prev_tokens.unsqueeze(1))  # (B, 1, E)
         features, state, alignment = self.step_features(embedded, state)
         state = advance(state)
-        logits = self.generator(self.output_layer(features).squeeze(1))  # (B, V)
+        features = self.output_layer(features).squeeze(1)  # (B, F)
+        logits = self.generator(features)  # (B, V)
+        if self.pointer is not None:
+            logits = copy_step(self.pointer, logits, features, embedded.squeeze(1), alignment.squeeze(1), "values",
+                               state)
         return logits, state, None if alignment is None else alignment.squeeze(1)
 
     def forward(self, memory: Memory, tgt_in: torch.Tensor):
         """Teacher forcing: (features (B, T, F), alignment (B, T, S) or None)."""
+        features, alignment, _ = self.teacher(memory, tgt_in)
+        return features, alignment
+
+    def teacher(self, memory: Memory, tgt_in: torch.Tensor):
+        """Teacher forcing: (features (B, T, F), alignment (B, T, S) or None, the input
+        embeddings x_t (B, T, E)), what the loss of a copying decoder reads."""
         state = self.init_state(memory)
-        embedded = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        embedded = self.embed_tokens(tgt_in)  # (B, T, E)
         if self.parallel:
             features, _, alignment = self.step_features(embedded, state)
         else:
             features, alignment = self.teacher_forced(embedded, state)
-        return self.output_layer(features), alignment
+        return self.output_layer(features), alignment, embedded
 
     def teacher_forced(self, embedded: torch.Tensor, state: State):
         """The sequential designs under teacher forcing, position by position: (features before
@@ -174,7 +223,9 @@ class RNNDecoder(nn.Module):
         the target positions (B, T') of the queries. The hypotheses of one sentence attend to its
         memory together (State.attend), so beam search never copies the memory."""
         positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
-        return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions)
+        coverage = state["coverage"].unsqueeze(1) if self.coverage else None  # (B, 1, S): one position a step
+        return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions,
+                            coverage=coverage)
 
 
 def advance(state: State) -> State:
@@ -364,5 +415,11 @@ class PeekyDecoder(SummaryDecoder):
 
 
 def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:
-    """The decoder design ``cfg.decoder`` names."""
-    return DECODERS.build(cfg.decoder, "model.decoder", cfg, vocab_size, memory_size, encoder_layers)
+    """The decoder design ``cfg.decoder`` names, with copy attention (``model.copy``) and
+    coverage (``model.coverage``) where the config asks for them."""
+    decoder = DECODERS.build(cfg.decoder, "model.decoder", cfg, vocab_size, memory_size, encoder_layers)
+    if cfg.coverage:
+        decoder.add_coverage(cfg.coverage_loss_weight)
+    if cfg.copy:
+        decoder.add_copy()
+    return decoder

@@ -12,7 +12,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import number
 from ..attention import SCORERS
-from ..model import ARCHS, Seq2Seq
+from ..model import ARCHS, Seq2Seq, embedding_ties
 from .cells import CELLS
 from .decoders import DECODERS, DEFAULT_ATTENTION, build_decoder
 from .encoders import ENCODERS, build_encoder
@@ -75,26 +75,45 @@ class RNNArch:
             raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
                               "model.attention or choose an attending decoder (bahdanau, luong, book)",
                               key="model.attention")
+        for key, what in (("copy", "copies where it attends"), ("coverage", "sums the attention of earlier steps")):
+            if getattr(cfg, key) and not attends:
+                raise ConfigError(f"model.{key}: {what}, and the {decoder.name} decoder does not attend; choose an "
+                                  f"attending decoder (bahdanau, luong, book) or set model.{key}: false",
+                                  key=f"model.{key}")
+        attention = SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None
+        if cfg.coverage and not SCORERS.get(attention.name).covers:
+            raise ConfigError(f"model.coverage: the coverage term w_c c_i is defined in the additive energy of the "
+                              f"concat scorer (See et al. 2017), not in {attention.name}'s; set model.attention: "
+                              "concat or model.coverage: false", key="model.coverage")
+        if not cfg.coverage and cfg.coverage_loss_weight != 1.0:
+            raise ConfigError("model.coverage_loss_weight: weighs the coverage loss, and model.coverage is false; "
+                              "set model.coverage: true or drop the weight", key="model.coverage_loss_weight")
         return dataclasses.replace(
             cfg, decoder=decoder,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
             encoder=ENCODERS.resolve(cfg.encoder, "model.encoder"),
-            attention=SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None,
+            attention=attention,
             init=INITS.resolve(cfg.init, "model.init"),
         )
 
     @staticmethod
     def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
-        """The model, initialised as ``model.init`` says."""
+        """The model, embeddings tied as ``model.tie_embeddings`` says (the decoder's embedding
+        with the output layer; with all, and one vocabulary, the encoder's too), initialised as
+        ``model.init`` says."""
         encoder = build_encoder(cfg, src_vocab_size)
         decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, cfg.encoder_layers)
-        if cfg.tie_embeddings:
+        tie = embedding_ties(cfg, shares_vocab)
+        if tie != "none":
             if decoder.feature_size != cfg.embed_size:
                 raise ConfigError(
-                    f"model.tie_embeddings: the output features ({decoder.feature_size}) must match "
-                    f"model.embed_size ({cfg.embed_size})", key="model.tie_embeddings"
-                )
+                    f"model.tie_embeddings: the output layer reads {decoder.feature_size} features (the "
+                    f"{cfg.decoder.name} decoder's) and its matrix cannot be the embedding of model.embed_size "
+                    f"{cfg.embed_size}; set model.embed_size to {decoder.feature_size}, or tie_embeddings: none",
+                    key="model.tie_embeddings")
             decoder.generator.weight = decoder.embed.weight
+        if tie == "all":
+            encoder.embed.weight = decoder.embed.weight
         model = Seq2Seq(encoder, decoder)
         INITS.get(cfg.init.name, "model.init")(model, INITS.options(cfg.init, "model.init"))
         return model

@@ -10,9 +10,9 @@ residual sum (LN(x + f(x)), the paper's); ``model.positional`` chooses the posit
 
 The embeddings are added to the residual stream, so they are d_model wide.
 
-Tied embeddings (``model.tie_embeddings``): the decoder's token embedding is the generator's
-weight; when the data has one vocabulary for both sides (``data.shared_vocab``), the encoder's
-token embedding is the same matrix too.
+Tied embeddings (``model.tie_embeddings``): with ``decoder`` the decoder's token embedding is the
+generator's weight; with ``all``, which needs one vocabulary for both sides (``data.shared_vocab``),
+the encoder's token embedding is the same matrix too.
 
 Target padding needs no mask of its own: it is at the end, so causal attention never reaches
 it from a real position.
@@ -30,7 +30,8 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError
-from ..model import ARCHS, Seq2Seq
+from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
+from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
 from ..state import Hypotheses, Memory, State
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
@@ -94,6 +95,10 @@ class TransformerDecoder(nn.Module):
         self.norm = nn.LayerNorm(cfg.hidden_size) if cfg.pre_norm else nn.Identity()
         self.feature_size = cfg.hidden_size
         self.generator = OutputLayer(cfg.hidden_size, vocab_size)
+        self.vocab_size = vocab_size
+        # copy attention (nn/copy.py) over the last layer's cross-attention averaged over heads
+        d = cfg.hidden_size
+        self.pointer = PointerGenerator(d, d, d, vocab_size) if cfg.copy else None
         self.use_cache = True
 
     # -- shared pieces ----------------------------------------------------------------------------
@@ -120,9 +125,18 @@ class TransformerDecoder(nn.Module):
             weights.append(w)
         return self.norm(x), caches, weights
 
-    def _teacher(self, memory: Memory, tgt_in: torch.Tensor, weights_from: int):
+    def embed_tokens(self, tokens: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Embeddings with positions from ``start`` of target ids (B, T) -> (B, T, D); a copying
+        decoder reads the extended ids of copied tokens as unk."""
+        if self.pointer is not None:
+            tokens = vocabulary_ids(tokens, self.vocab_size)
+        return self.embed(tokens, start=start)
+
+    def _teacher(self, memory: Memory, tgt_in: torch.Tensor, weights_from: int, x: torch.Tensor | None = None):
+        """(features (B, T, D), cross weights per layer) of the target ids ``tgt_in`` (B, T), or
+        of their inputs ``x`` (B, T, D) when given."""
         cross_keys, cross_values = self.project_memory(memory)
-        x = self.embed(tgt_in)  # (B, T, D)
+        x = self.embed_tokens(tgt_in) if x is None else x  # (B, T, D)
         features, _, weights = self.run(x, causal_mask(tgt_in.shape[1], tgt_in.device), None,
                                         cross_keys, cross_values, padding_mask(memory.mask), weights_from)
         return features, weights
@@ -137,6 +151,13 @@ class TransformerDecoder(nn.Module):
         last = len(self.layers) - 1
         features, weights = self._teacher(memory, tgt_in, last if need_weights else last + 1)
         return features, weights[-1].mean(1) if need_weights else None
+
+    def teacher(self, memory: Memory, tgt_in: torch.Tensor):
+        """Teacher forcing: (features (B, T, D), alignment (B, T, S), the inputs x_t (B, T, D):
+        embeddings with positions), what the loss of a copying decoder reads."""
+        x = self.embed_tokens(tgt_in)  # (B, T, D)
+        features, weights = self._teacher(memory, tgt_in, len(self.layers) - 1, x)
+        return features, weights[-1].mean(1), x
 
     def cross_attention(self, memory: Memory, tgt_in: torch.Tensor) -> torch.Tensor:
         """Every layer's and head's cross-attention under teacher forcing: (B, layers, heads, T, S)."""
@@ -158,12 +179,16 @@ class TransformerDecoder(nn.Module):
                            cache_rows=torch.arange(batch, device=memory.mask.device))  # (B,) row of the cache
         else:
             entries = dict(tokens=memory.mask.new_zeros(batch, 0, dtype=torch.long))
-        return State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0, **entries,
-                     shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
-                     deferred={"self_keys", "self_values"})  # rows taken when next extended
+        state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0, **entries,
+                      shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
+                      deferred={"self_keys", "self_values"})  # rows taken when next extended
+        if self.pointer is not None:  # what the context c_t is the attention over, and the ids it copies
+            state = share_source(state.share(copy_values=memory.values), memory, self.vocab_size)
+        return state
 
     def step(self, prev_tokens: torch.Tensor, state: State):
-        """(logits (B, V), state, alignment (B, S)) after feeding ``prev_tokens`` (B,)."""
+        """(logits (B, V), state, alignment (B, S)) after feeding ``prev_tokens`` (B,); a copying
+        decoder returns log-probabilities over the extended vocabulary (B, V_ext)."""
         last = len(self.layers) - 1
         logits, state, weights = self._step(prev_tokens, state, last)
         return logits, state, weights[last][:, :, 0].mean(1)
@@ -174,25 +199,33 @@ class TransformerDecoder(nn.Module):
         return logits, state, torch.stack([w[:, :, 0] for w in weights], 1)
 
     def _step(self, prev_tokens: torch.Tensor, state: State, weights_from: int):
-        """(logits (B, V), new state, cross weights per layer (B, h, 1, S) or None)."""
+        """(logits (B, V) or a copying decoder's log-probabilities (B, V_ext), new state, cross
+        weights per layer (B, h, 1, S) or None)."""
+        if self.pointer is not None:
+            weights_from = min(weights_from, len(self.layers) - 1)  # the copy distribution is the last layer's
         t = state["step"]
         memory = (state["cross_keys"], state["cross_values"], padding_mask(state["mask"]))
         if "tokens" in state:  # no cache: the whole prefix again, keep the last position
             tokens = torch.cat([state["tokens"], prev_tokens.unsqueeze(1)], 1)  # (B, t + 1)
-            features, _, weights = self.run(self.embed(tokens), causal_mask(t + 1, tokens.device), None,
+            x = self.embed_tokens(tokens)  # (B, t + 1, D)
+            features, _, weights = self.run(x, causal_mask(t + 1, tokens.device), None,
                                             *memory, weights_from, state.hypotheses)
-            features = features[:, -1:]
+            features, x = features[:, -1:], x[:, -1:]
             weights = [None if w is None else w[:, :, -1:] for w in weights]
             new = state.replace(step=t + 1, tokens=tokens)
         else:
-            x = self.embed(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
+            x = self.embed_tokens(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
             features, caches, weights = self.run(x, None, past, *memory, weights_from, state.hypotheses,
                                                  past_rows=state["cache_rows"])
             new = state.replace(step=t + 1, self_keys=tuple(k for k, _ in caches),
                                 self_values=tuple(v for _, v in caches),
                                 cache_rows=torch.arange(x.shape[0], device=x.device))
-        return self.generator(features[:, 0]), new, weights
+        logits = self.generator(features[:, 0])  # (B, V)
+        if self.pointer is not None:
+            logits = copy_step(self.pointer, logits, features[:, 0], x[:, 0], weights[-1][:, :, 0].mean(1),
+                               "copy_values", new)
+        return logits, new, weights
 
 
 # -- the builder -----------------------------------------------------------------------------------
@@ -230,13 +263,14 @@ class TransformerArch:
     @staticmethod
     def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
         """The model, embeddings tied as ``model.tie_embeddings`` says: the decoder's with the
-        output layer, and the encoder's too when the data has one vocabulary (``shares_vocab``)."""
+        output layer, and with all (one vocabulary, ``shares_vocab``) the encoder's too."""
         encoder = TransformerEncoder(cfg, src_vocab_size)
         decoder = TransformerDecoder(cfg, tgt_vocab_size)
         model = Seq2Seq(encoder, decoder)
         initialize_transformer(model)
-        if cfg.tie_embeddings:
+        tie = embedding_ties(cfg, shares_vocab, true_ties_all=True)
+        if tie != "none":
             decoder.generator.weight = decoder.embed.tokens.weight
-            if shares_vocab:
-                encoder.embed.tokens.weight = decoder.embed.tokens.weight
+        if tie == "all":
+            encoder.embed.tokens.weight = decoder.embed.tokens.weight
         return model

@@ -1,6 +1,7 @@
 "use strict";
 // Attention heatmaps drawn as SVG: one row per output token (or query), one column per source
-// token; hover tells the two tokens and the weight; a local window is outlined on each row.
+// token; hover tells the two tokens and the weight; a local window is outlined on each row; a
+// copying model's p_gen is a column beside the rows.
 // Downloads: the SVG itself, or a PNG drawn from it on a canvas. No library, no network.
 const Heatmap = (() => {
   const SVGNS = "http://www.w3.org/2000/svg";
@@ -31,10 +32,12 @@ const Heatmap = (() => {
   }
 
   // draw({matrix: rows x cols weights, rows, cols: token labels, window: {bounds, centres} or
-  // null, rowAxis, colAxis, onHover(cell or null)}) -> an <svg> element
+  // null, pGen: a copying model's p_gen per row or null, rowAxis, colAxis, onHover(cell or
+  // null)}) -> an <svg> element
   function draw(spec) {
     const {matrix, rows, cols} = spec;
     const nRows = matrix.length, nCols = nRows ? matrix[0].length : 0;
+    const pGen = spec.pGen || null;
     const cell = Math.max(12, Math.min(28, Math.floor(620 / Math.max(nCols, 1))));
     const fontSize = Math.min(13, Math.max(9, cell - 8));
     const charW = fontSize * 0.62;
@@ -43,7 +46,8 @@ const Heatmap = (() => {
     const longest = labels => Math.max(1, ...labels.map(t => t.length));
     const left = Math.ceil(longest(rowLabels) * charW) + 30;
     const top = (vertical ? Math.ceil(longest(colLabels) * charW) : fontSize) + 30;
-    const width = left + nCols * cell + 60, height = top + nRows * cell + 16;
+    const strip = pGen ? cell + 10 : 0;  // the p_gen column beside the rows
+    const width = left + nCols * cell + strip + 60, height = top + nRows * cell + 16;
     const svg = el("svg", {xmlns: SVGNS, width, height, viewBox: `0 0 ${width} ${height}`, class: "heatmap",
                            "data-rows": nRows, "data-cols": nCols, "font-family": FONT, "font-size": fontSize});
     el("rect", {x: 0, y: 0, width, height, fill: "#ffffff"}, svg);
@@ -76,11 +80,20 @@ const Heatmap = (() => {
                       fill: "#ff4d4d", class: "window-centre"}, g);
       });
     }
+    if (pGen) {  // 1: written from the vocabulary, 0: copied from where the row attends
+      const g = el("g", {class: "p-gen"}, svg), x = left + nCols * cell + 8;
+      el("text", {x: x + cell / 2, y: top - 6, "text-anchor": "middle", "font-size": 10, fill: "#555"}, g, "p_gen");
+      pGen.slice(0, nRows).forEach((p, i) => {
+        const r = el("rect", {x, y: top + i * cell, width: cell, height: cell, fill: color(p), class: "p-gen-cell",
+                              "data-row": i, "data-p-gen": p}, g);
+        el("title", {}, r, `${rowLabels[i]}: p_gen ${Number(p).toFixed(3)} (1 - p_gen copied)`);
+      });
+    }
     // the colour scale
     const defs = el("defs", {}, svg);
     const grad = el("linearGradient", {id: "scale", x1: 0, y1: 1, x2: 0, y2: 0}, defs);
     VIRIDIS.forEach((c, k) => el("stop", {offset: k / (VIRIDIS.length - 1), "stop-color": `rgb(${c})`}, grad));
-    const sx = left + nCols * cell + 14, sh = Math.max(40, nRows * cell);
+    const sx = left + nCols * cell + strip + 14, sh = Math.max(40, nRows * cell);
     el("rect", {x: sx, y: top, width: 10, height: sh, fill: "url(#scale)"}, svg);
     el("text", {x: sx + 14, y: top + 8, "font-size": 10, fill: "#555"}, svg, "1");
     el("text", {x: sx + 14, y: top + sh, "font-size": 10, fill: "#555"}, svg, "0");

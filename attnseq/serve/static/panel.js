@@ -47,12 +47,12 @@ const Panel = (() => {
       const last = p.layer === hyp.cross_attention.length - 1;
       const several = hyp.cross_attention.length > 1;
       return {matrix: last && p.head === "avg" ? hyp.attention : p.matrix, rows, cols: src,
-              window: p.head === "avg" ? hyp.window : null, rowAxis: "output", colAxis: "source",
+              window: p.head === "avg" ? hyp.window : null, pGen: hyp.p_gen || null, rowAxis: "output", colAxis: "source",
               title: `${several ? "cross-attention, layer " + (p.layer + 1) + ", " : ""}` +
                      `${p.head === "avg" ? "average over heads" : "head " + (p.head + 1)}`};
     }
-    return {matrix: hyp.attention, rows, cols: src, window: hyp.window, rowAxis: "output", colAxis: "source",
-            title: "attention"};
+    return {matrix: hyp.attention, rows, cols: src, window: hyp.window, pGen: hyp.p_gen || null, rowAxis: "output",
+            colAxis: "source", title: "attention"};
   }
 
   function select(label, cls, options, value, onchange) {
