@@ -239,3 +239,16 @@ def test_a_checkpoint_the_system_refuses_is_an_os_error_with_its_errno(tmp_path)
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)
         signal.signal(signal.SIGXFSZ, handler)
     assert raised.value.errno == errno.EFBIG and list(tmp_path.iterdir()) == []
+
+
+def test_a_run_from_before_tie_embeddings_named_its_choices_resumes():
+    """A run whose config.yaml says tie_embeddings: false (the default before it named none,
+    decoder and all) resumes with today's preset, which says none; true stays as written."""
+    from attnseq.config import load_config
+    from attnseq.errors import ConfigError
+    from attnseq.runs import check_resumable
+
+    today = load_config(PRESET, [])
+    check_resumable(load_config(PRESET, ["model.tie_embeddings=false"]), today)
+    with pytest.raises(ConfigError, match="model.tie_embeddings: the run was trained with true"):
+        check_resumable(load_config(PRESET, ["model.tie_embeddings=true"]), today)
