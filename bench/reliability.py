@@ -498,7 +498,7 @@ class Drill:
                  check=lambda *_: self.resumes_equal("term")),
             Case("a second SIGINT during the save", action=lambda: self.interrupted("int2", signal.SIGINT,
                  signal.SIGINT), expect="handled", codes=(130, -signal.SIGINT),
-                 check=lambda *_: self.resumes_equal("int2")),
+                 check=lambda code, out, err, seconds: self.resumes_equal("int2", said=err)),
             Case("a second training --resume into a folder being trained", action=lambda: self.twins("twin-resume",
                  "--resume"), words=("twin-resume",), check=lambda *_: self.twin_finished("twin-resume")),
             Case("a second training --overwrite into a folder being trained", action=lambda: self.twins(
@@ -867,10 +867,13 @@ class Drill:
             signals = ()
         return ended(process, started, "" if signals else "the training ended before the signal")
 
-    def resumes_equal(self, out: str) -> str:
+    def resumes_equal(self, out: str, said: str = "") -> str:
         """'' when ``out``, interrupted, loads and ``--resume`` finishes it to the very weights of the
-        uninterrupted run; else what is lost."""
+        uninterrupted run; else what is lost. A second signal that came before the save stops at
+        once: then no checkpoint is right when the training ``said`` so."""
         if not (self.path(out) / "last.safetensors").exists():
+            if "stopped at once, without saving; no checkpoint was saved before" in said:
+                return ""
             return f"silent: {out}/last.safetensors was not saved"
         if self.fails_to_load(out):
             return f"lost: the interrupted run does not load: {self.fails_to_load(out)}"
