@@ -88,7 +88,7 @@ class RNNConfig:
     # is the output layer: needs embed_size = the output features, e.g. hidden_size for luong and
     # bahdanau); all (the source embedding too: needs data.shared_vocab). false/true, the spellings
     # before, mean none/decoder
-    tie_embeddings: str | bool = choice("none", TIES, booleans=True)
+    tie_embeddings: str | bool = choice("none", TIES, booleans=True, false_means="none")
     init: Variant = variant("default")  # default (torch's), {name: uniform, range: 0.1}, book
     # copy attention (See et al. 2017's pointer-generator): an attending decoder mixes its
     # vocabulary distribution with the attention over the source, p_gen learned per step, so it
@@ -116,7 +116,7 @@ class TransformerConfig:
     # one matrix for embeddings and output layer (Press & Wolf 2017): none; decoder (the decoder's
     # embedding is the output layer); all (the encoder's embedding too: needs data.shared_vocab).
     # false/true, the spellings before, mean none and decoder, or all where the vocabulary is shared
-    tie_embeddings: str | bool = choice("none", TIES, booleans=True)
+    tie_embeddings: str | bool = choice("none", TIES, booleans=True, false_means="none")
     copy: bool = False  # copy attention over the last layer's cross-attention (averaged over heads)
 
 

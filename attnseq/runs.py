@@ -230,23 +230,12 @@ def _flat(values: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): values}
 
 
-# settings that were flags before they named their choices: the choice an old run's false means
-# (true may mean one choice or another by design, so it is compared as it is written)
-FLAGS_BEFORE = {"model.tie_embeddings": "none"}
-
-
-def _meaning(key: str, value: Any) -> Any:
-    """``value`` of ``key`` as a run written today would spell it: an old run's false for a setting
-    of FLAGS_BEFORE is that setting's choice."""
-    return FLAGS_BEFORE[key] if value is False and key in FLAGS_BEFORE else value
-
-
 def check_resumable(saved: Config, wanted: Config) -> None:
     """A ConfigError naming the first key that differs between the run's config and the one
     ``--resume`` was given, unless --resume may change it (RESUMABLE)."""
     before, after = (_flat(plain(c)) for c in (saved, wanted))
     for key in sorted(set(before) | set(after)):
-        if _meaning(key, before.get(key)) != _meaning(key, after.get(key)) and not key.startswith(RESUMABLE):
+        if before.get(key) != after.get(key) and not key.startswith(RESUMABLE):
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "

@@ -36,11 +36,13 @@ class Variant:
         return {"name": self.name, **self.options} if self.options else self.name
 
 
-def choice(default: str, choices: Any, help: str = "", booleans: bool = False) -> Any:
+def choice(default: str, choices: Any, help: str = "", booleans: bool = False, false_means: str | None = None) -> Any:
     """A string field limited to ``choices``: a tuple of strings, or a registry's names.
-    ``booleans``: true and false are taken too, as they are (a setting that was a flag before
-    it named its choices: its reader says what each meant)."""
-    return field(default=default, metadata={"choices": choices, "help": help, "booleans": booleans})
+    ``booleans``: true and false are taken too (a setting that was a flag before it named its
+    choices): false is read as the choice ``false_means`` when it names one, so a config written
+    before reads as one written today; true is kept as it is (its reader says what it meant)."""
+    return field(default=default, metadata={"choices": choices, "help": help, "booleans": booleans,
+                                            "false_means": false_means})
 
 
 def number(default: float, low: float | None = None, high: float | None = None,
@@ -146,7 +148,7 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
             raise ConfigError(f"{key}: expected a finite number, got {value}", key=key)
     elif hint is str:
         if isinstance(value, bool) and meta.get("booleans"):
-            return value
+            return meta["false_means"] if value is False and meta.get("false_means") else value
         if value is None:
             value = ""
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
