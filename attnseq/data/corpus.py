@@ -39,16 +39,19 @@ def control_name(char: str) -> str:
     return f"U+{ord(char):04X}" + (f" ({names[ord(char)]})" if ord(char) in names else "")
 
 
-def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, controls: bool = False) -> Iterator[str]:
+def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, controls: bool = False,
+             checks: "CorpusChecks | None" = None) -> Iterator[str]:
     """The lines of the UTF-8 bytes ``stream`` gives, without their line endings (``\n``, or
     ``\r\n``), a byte-order mark at the start dropped; read ``chunk`` bytes (CHUNK_BYTES) at a
     time and decoded a chunk of whole lines at once. A DataError names ``name`` and the line at
     the first bytes that are not UTF-8 or, unless ``controls``, the first NUL (a binary file);
     other control characters (U+001F in a gettext catalogue's format strings, say) are read as
-    text, and one warning at the end counts the lines that hold them and names the first."""
+    text and counted in ``checks``, whose caller warns; without ``checks``, one warning at the end
+    counts the lines that hold them and names the first."""
     chunk = chunk or CHUNK_BYTES
     lines_before, held, first = 0, b"", True
-    odd, names = Tally(), set()  # the lines holding control characters, and which
+    own = checks is None and not controls  # the checks this reading warns of itself
+    checks = CorpusChecks(str(name)) if own else checks
     while True:
         block = stream.read(chunk)
         if block:  # the whole lines read so far; the last one's start is held for the next block
@@ -61,10 +64,8 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
         elif held:  # the end: a last line without a line break
             data, held = held, b""
         else:
-            if odd.count:
-                log.warning("%s: %d line%s hold%s control characters (%s), read as characters of the text (%s)",
-                            name, odd.count, "s" * (odd.count > 1), "" if odd.count > 1 else "s",
-                            ", ".join(sorted(names)), odd.lines())
+            if own:
+                checks.warn()
             return
         try:
             text = data.decode("utf-8")
@@ -83,10 +84,7 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
             lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         if not controls and CONTROL.search(text):
             for number, line in enumerate(lines, lines_before + 1):
-                found = CONTROL.findall(line)
-                if found:
-                    odd.add(number)
-                    names.update(control_name(c) for c in found)
+                checks.control(number, CONTROL.findall(line))
         lines_before += len(lines)
         yield from lines
 
@@ -94,13 +92,14 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
 def decode_lines(data: bytes, name: str | Path, controls: bool = False) -> list[str]:
     """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
     naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
-    translate, whose odd characters are reported per input), hold a control character."""
+    translate, whose odd characters are reported per input), hold a NUL (other control characters:
+    one warning, as _decoded says)."""
     return list(_decoded(io.BytesIO(data), name, controls=controls))
 
 
-def iter_lines(path: str | Path, controls: bool = False) -> Iterator[str]:
+def iter_lines(path: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None) -> Iterator[str]:
     """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
-    names the file (and the line) when it cannot be read (``controls``: as decode_lines)."""
+    names the file (and the line) when it cannot be read (``controls``, ``checks``: as _decoded)."""
     try:
         stream = open(path, "rb")
     except FileNotFoundError:
@@ -110,7 +109,7 @@ def iter_lines(path: str | Path, controls: bool = False) -> Iterator[str]:
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
     with stream:
-        yield from _decoded(stream, path, controls=controls)
+        yield from _decoded(stream, path, controls=controls, checks=checks)
 
 
 def read_lines(path: str | Path, controls: bool = False) -> list[str]:
@@ -158,7 +157,15 @@ class CorpusChecks:
     pairs: int = 0
     skipped: Tally = field(default_factory=Tally)
     long: Tally = field(default_factory=Tally)
+    controls: Tally = field(default_factory=Tally)  # lines holding control characters (not NUL)
+    control_names: set[str] = field(default_factory=set)
     header: str | None = None
+
+    def control(self, number: int, found: list[str]) -> None:
+        """Count line ``number`` when it holds the control characters ``found``."""
+        if found:
+            self.controls.add(number)
+            self.control_names.update(control_name(c) for c in found)
 
     def pair(self, number: int, source: str, target: str) -> None:
         """Count the pair of line ``number``."""
@@ -175,6 +182,11 @@ class CorpusChecks:
         if self.skipped.count:
             log.warning("%s: skipped %d %s (%s)", self.name, self.skipped.count, self.skipped_what,
                         self.skipped.lines())
+        if self.controls.count:
+            n = self.controls.count
+            log.warning("%s: %d line%s hold%s control characters (%s), read as characters of the text (%s)",
+                        self.name, n, "s" * (n > 1), "" if n > 1 else "s", ", ".join(sorted(self.control_names)),
+                        self.controls.lines())
         if self.long.count:
             log.warning("%s: %d pair(s) with a side of more than %d words (%s), kept; training drops pairs "
                         "longer than data.max_source_len / data.max_target_len tokens (%d by default; a word "
@@ -207,7 +219,7 @@ def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None =
     lines skipped and a header row; its ``warn()`` reports them."""
     checks = checks if checks is not None else CorpusChecks(str(path))
     number = 0
-    for number, line in enumerate(iter_lines(path), start=1):
+    for number, line in enumerate(iter_lines(path, checks=checks), start=1):
         if not line or line.isspace():
             checks.skipped.add(number)
             continue
