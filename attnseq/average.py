@@ -97,7 +97,7 @@ def average_run(run_dir: str | Path, last: int, out: str | Path, overwrite: bool
         metadata = {k: v for k, v in metadata.items() if k != AVERAGED}  # the newest one's (the numpy engine's widths)
         metadata[AVERAGED] = json.dumps({"run": str(run_dir), "steps": steps})
         files = {name: (run_dir / name).read_bytes() for name in [CONFIG_FILE, *names]}
-        files[BEST] = checkpoint_bytes(average_weights(checkpoints), metadata)
+        files[BEST] = checkpoint_bytes(average_weights(checkpoints), metadata=metadata)
         if overwrite and out.is_dir():
             remove_run_files(out)
         write_files(out, files, inputs=inputs, overwrite=True)

@@ -299,21 +299,18 @@ def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: di
                      metadata: dict[str, str] | None = None) -> None:
     """Write ``weights`` (name -> array) and, for a checkpoint to resume from, the training
     ``state`` (nested dicts, lists, tuples, numbers, arrays and tensors) into one safetensors file,
-    atomically."""
+    atomically. Serialised in memory, then written by Python: a failing disk raises an OSError
+    with its errno (safetensors' own file writer wraps it in a SafetensorError with none)."""
+    atomic_write_bytes(path, checkpoint_bytes(weights, state, metadata))
+
+
+def checkpoint_bytes(weights: dict[str, np.ndarray], state: dict | None = None,
+                     metadata: dict[str, str] | None = None) -> bytes:
+    """The safetensors file write_checkpoint writes, as bytes (for a command that writes it
+    through attnseq.files)."""
     from safetensors.numpy import save
 
-    arrays, metadata = _checkpoint_arrays(weights, state, metadata)
-    # serialised in memory, then written by Python: a failing disk raises an OSError with its
-    # errno (safetensors' own file writer wraps it in a SafetensorError with no errno)
-    atomic_write_bytes(path, save(arrays, metadata=metadata))
-
-
-def checkpoint_bytes(weights: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> bytes:
-    """The safetensors file write_checkpoint writes for ``weights`` (no training state), as bytes
-    (for a command that writes it through attnseq.files)."""
-    from safetensors.numpy import save
-
-    return save(*_checkpoint_arrays(weights, None, metadata))
+    return save(*_checkpoint_arrays(weights, state, metadata))
 
 
 def read_checkpoint(path: str | Path, with_state: bool = False):
