@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnseq.cli import build_parser, main
 
@@ -257,3 +259,24 @@ def test_errors_of_the_api_are_told_in_the_command_lines_words(quick_runs, args,
     assert main([str(quick_runs["rnn"]) if a == "RUN" else a for a in args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"attnseq: error: {line}") and "overrides" not in err and "run_dir" not in err, err
+
+
+@settings(max_examples=40, deadline=None)
+@given(argument=st.sampled_from(["run_dir", "run_dir[2]", "overrides", "overrides[0]", "precision", "beam_size",
+                                 "n_best", "checkpoint", "config", "on_eval"]),
+       detail=st.text(min_size=1, max_size=30), key=st.one_of(st.none(), st.just("decode.beam_size")))
+def test_an_api_error_is_told_by_the_flag_the_command_has(argument, detail, key):
+    """Whatever API argument an error names, the command line's line names a flag some command
+    has, or the argument as the API does (a Python-only argument), never both."""
+    from attnseq.cli.arguments import API_WORDS, command_line_message
+    from attnseq.translator.arguments import ArgumentValueError
+
+    line = command_line_message(ArgumentValueError(argument, detail, key))
+    word = API_WORDS.get(argument.split("[")[0])
+    assert detail in line
+    if word is None:
+        assert line.startswith(argument)
+    else:
+        assert not line.startswith(argument) and (line.startswith(word) if word else line == detail)
+        flags = {o for _, p in parsers(build_parser()) for a in p._actions for o in a.option_strings}
+        assert not word or word in flags

@@ -109,8 +109,8 @@ def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ski
 
 # the Python API's arguments (attnseq.load, Translator.translate) as the command line gives them:
 # an argument that is a positional word names nothing ("" : its message names the path)
-API_WORDS = {"run_dir": "", "runs": "", "overrides": "--set", "checkpoint": "--checkpoint", "beam_size": "--beam",
-             "n_best": "--n-best"}
+API_WORDS = {"run_dir": "", "overrides": "--set", "checkpoint": "--checkpoint", "precision": "--precision",
+             "beam_size": "--beam", "n_best": "--n-best"}
 
 
 def command_line_message(err: Exception) -> str:
@@ -120,7 +120,7 @@ def command_line_message(err: Exception) -> str:
     argument, detail = getattr(err, "argument", None), getattr(err, "detail", None)
     if argument is None or detail is None:
         return str(err)
-    word = API_WORDS.get(argument.split("[")[0].split(" ")[0])
+    word = API_WORDS.get(argument.split("[")[0])  # run_dir[1]: an ensemble's second run
     if word is None:
         return str(err)
     if word and getattr(err, "key", None):
