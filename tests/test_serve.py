@@ -265,3 +265,37 @@ def test_a_fault_in_decoding_is_a_json_500_its_traceback_only_in_the_log_and_the
         assert "RuntimeError" not in r.text and "secret" not in r.text and "Traceback" not in r.text
         assert "secret detail /srv/private/path" in caplog.text and "RuntimeError" in caplog.text  # the log has it
         assert c.post("/translate", json={"text": "abc"}).status_code == 200
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(length=st.one_of(st.integers(0, 10**30).map(lambda n: str(n).encode()),
+                        st.binary(max_size=30), st.text("0123456789", max_size=40).map(str.encode),
+                        st.tuples(st.integers(0, 5000), st.integers(4000, 6000)).map(  # past int()'s 4,300 digits
+                            lambda z: b"0" * z[0] + b"7" * z[1]), st.integers(4000, 6000).map(lambda n: b"0" * n + b"5")))
+def test_any_declared_length_gets_an_answer_never_a_5xx(client, length):
+    """Whatever a request's Content-Length says (a number, digits past what int() reads, bytes
+    that are no number), the application answers: a 413 in JSON naming the field when it is over
+    the limit, else what the body itself gets; never a 5xx. Sent to the application itself, in
+    front of the HTTP parser that refuses the worst of them on the wire."""
+    import asyncio
+
+    app, limit = client.app, client.app.state.served.limits.body_bytes
+    body, answer = b'{"text": "abc"}', []
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message):
+        answer.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/translate", "raw_path": b"/translate", "query_string": b"",
+             "headers": [(b"content-type", b"application/json"), (b"content-length", length)],
+             "http_version": "1.1", "scheme": "http", "server": ("test", 80), "client": ("test", 1), "root_path": "",
+             "app": app}
+    asyncio.run(app(scope, receive, send))
+    status = answer[0]["status"]
+    assert status < 500, (length[:40], answer)
+    digits = length.lstrip(b"0")
+    if length.isdigit() and (len(digits) > 18 or int(digits or b"0") > limit):
+        reply = json.loads(b"".join(m.get("body", b"") for m in answer[1:]))
+        assert status == 413 and reply["field"] == "text", reply
