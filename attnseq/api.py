@@ -70,8 +70,9 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
         except ConfigError as err:
             raise ArgumentValueError(f"overrides[{i}]", str(err)) from None
     configs = [_run_config(run, overrides) for run in runs]
-    for config in configs if precision is not None else ():
-        config.decode.precision = precision
+    if precision is not None:
+        for config in configs:
+            config.decode.precision = precision
     try:
         if several:
             return _ensemble(runs, configs, checkpoint, device)
