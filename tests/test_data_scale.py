@@ -347,3 +347,20 @@ def test_progress_is_a_bar_on_a_terminal_log_lines_elsewhere_nothing_when_quiet(
             shown.update(4)
             assert shown.bar is None
     assert not caplog.text
+
+
+def test_the_epoch_display_is_a_step_progress_counting_batches(monkeypatch, caplog):
+    """Training's display follows the same rule, its log line the batch of the epoch and the
+    figures; resumed mid-epoch, its bar and count start from the batches already trained."""
+    from attnseq.train.epochs import ProgressDisplay
+
+    with caplog.at_level(logging.INFO, logger="attnseq"):
+        display = ProgressDisplay(7, 3, "epoch 1/2", interval=0)
+        display.update(2, loss="2.31")
+        display.close()
+    assert "epoch 1/2: batch 5/7  loss 2.31" in caplog.text
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with caplog.at_level(logging.INFO, logger="attnseq"):
+        display = ProgressDisplay(7, 3, "epoch 1/2")
+        assert display.bar.n == 3 and display.bar.total == 7
+        display.close()

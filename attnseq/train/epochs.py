@@ -7,20 +7,19 @@ from __future__ import annotations
 import errno
 import logging
 import math
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from tqdm import tqdm
 
 from ..config import Config, save_config
 from ..data.pipeline import Example, TextPipeline, unknown_share
 from ..data.sources import load_splits
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
+from ..progress import StepProgress
 from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, kept_checkpoint_path, log_metrics,
                    prepare_run_dir, prune_kept_checkpoints, read_metrics, truncate_metrics)
 from .budget import Budget, Clock
@@ -42,33 +41,15 @@ class SaveFailed(UserError):
     training stopped; the checkpoint written before is whole and ``--resume`` continues from it."""
 
 
-class ProgressDisplay:
-    """Where an epoch stands: a tqdm bar on a terminal; elsewhere (a log file, a pipe) a plain log
-    line every ``interval`` seconds, and nothing with ``-q``."""
+class ProgressDisplay(StepProgress):
+    """Where an epoch stands (the rule of attnseq.progress): a tqdm bar on a terminal; elsewhere
+    (a log file, a pipe) a plain log line every ``interval`` seconds, and nothing with ``-q``."""
 
     def __init__(self, total: int, done: int, description: str, enabled: bool = True, interval: float = 30.0):
-        self.total, self.done, self.description, self.interval = total, done, description, interval
-        enabled = enabled and log.isEnabledFor(logging.INFO)
-        self.bar = None
-        if enabled and sys.stderr.isatty():
-            self.bar = tqdm(total=total, initial=done, desc=description, leave=False, dynamic_ncols=True,
-                            unit="batch")
-        self.lines = enabled and self.bar is None
-        self.last = time.perf_counter()
+        super().__init__(description, total, unit="batch", enabled=enabled, interval=interval, done=done)
 
-    def update(self, batches: int, **figures: str) -> None:
-        self.done += batches
-        if self.bar is not None:
-            self.bar.set_postfix(figures, refresh=False)
-            self.bar.update(batches)
-        elif self.lines and time.perf_counter() - self.last >= self.interval:
-            self.last = time.perf_counter()
-            log.info("%s: batch %d/%d  %s", self.description, self.done, self.total,
-                     "  ".join(f"{k} {v}" for k, v in figures.items()))
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+    def line(self, figures: dict[str, str]) -> str:
+        return "  ".join([f"batch {self.done}/{self.total}", *(f"{k} {v}" for k, v in figures.items())])
 
 
 __all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
