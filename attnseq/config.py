@@ -54,6 +54,10 @@ class DataConfig:
     min_freq: int = number(1, 1)
     max_vocab: int = number(0, 0)  # 0: no limit
     shared_vocab: bool = False  # one vocabulary for source and target
+    # the training pairs are tokenised once into a store kept here (data.prepare), keyed by the
+    # data's content and these settings; "": $ATTNSEQ_CACHE, else $XDG_CACHE_HOME/attnseq, else ~/.cache/attnseq
+    cache: str = ""
+    processes: int = number(0, 0)  # processes that tokenise the training data; 0: one per CPU
 
 
 @dataclass

@@ -64,7 +64,7 @@ def test_gradient_accumulation_counts_updates(reverse_data, tmp_path):
     """accumulate=2 makes one update per two batches."""
     trainer = Trainer(config(reverse_data, "train.epochs=1", "train.accumulate=2"), tmp_path / "run")
     trainer.fit()
-    batches = -(-len(trainer.train_examples) // trainer.config.train.batch_size)
+    batches = -(-len(trainer.train_store) // trainer.config.train.batch_size)
     assert trainer.progress.step == -(-batches // 2)
 
 

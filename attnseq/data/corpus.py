@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from ..errors import DataError
 
@@ -11,15 +13,17 @@ log = logging.getLogger(__name__)
 Pair = tuple[str, str]
 
 
-def decode_lines(data: bytes, name: str | Path) -> list[str]:
-    """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
-    naming ``name`` and the line when the bytes are not UTF-8."""
+def decode_lines(data: bytes, name: str | Path, first: int = 1) -> list[str]:
+    """The lines of UTF-8 ``data`` without line endings (a byte-order mark at the start of the
+    file dropped); a DataError naming ``name`` and the line when the bytes are not UTF-8. ``data``
+    may be a part of a file cut at a line end: ``first`` is the number of its first line."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
+        line = data[: err.start].count(b"\n") + first
         raise DataError(f"{name}:{line}: not valid UTF-8") from None
-    text = text.removeprefix("\ufeff")  # a byte-order mark is not text
+    if first == 1:
+        text = text.removeprefix("\ufeff")  # a byte-order mark is not text
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -28,22 +32,30 @@ def decode_lines(data: bytes, name: str | Path) -> list[str]:
 
 def read_lines(path: str | Path) -> list[str]:
     """The lines of a UTF-8 text file, without line endings."""
-    try:
+    with reading(path):
         data = Path(path).read_bytes()
+    return decode_lines(data, path)
+
+
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Turn the OSError of reading the data file ``path`` into a DataError naming it."""
+    try:
+        yield
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: a folder, not a file") from None
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
-    return decode_lines(data, path)
 
 
-def where(numbers: list[int], most: int = 5) -> str:
-    """``lines 3, 9, 12`` (and how many more)."""
+def where(numbers: list[int], most: int = 5, total: int | None = None) -> str:
+    """``lines 3, 9, 12`` (and how many more, of ``total`` when only the first are given)."""
+    total = len(numbers) if total is None else total
     shown = ", ".join(str(n) for n in numbers[:most])
-    more = f" and {len(numbers) - most} more" if len(numbers) > most else ""
-    return f"line{'s' if len(numbers) > 1 else ''} {shown}{more}"
+    more = f" and {total - min(most, len(numbers))} more" if total > most else ""
+    return f"line{'s' if total > 1 else ''} {shown}{more}"
 
 
 # column names a first line of a TSV file may hold instead of a pair: a header row
@@ -70,11 +82,21 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
     ``strip=False``). A first line that names columns (``source<TAB>target``, ``en<TAB>de``) is
     read as a pair, with a warning naming the file and line 1: delete it if it is a header.
     """
-    pairs: list[Pair] = []
     skipped: list[int] = []
-    for number, line in enumerate(read_lines(path), start=1):
+    pairs = [pair for _, pair in tsv_pairs(read_lines(path), path, strip, skipped=skipped)]
+    warn_skipped(path, skipped)
+    return pairs
+
+
+def tsv_pairs(lines: Iterable[str], path: str | Path, strip: bool = True, first: int = 1,
+              skipped: list[int] | None = None) -> Iterator[tuple[int, Pair]]:
+    """(line number, pair) of each ``source<TAB>target`` line of ``lines`` (read_tsv's rules),
+    numbered from ``first`` (a part of a file); the numbers of the lines skipped (blank, or a side
+    empty) are added to ``skipped``."""
+    for number, line in enumerate(lines, start=first):
         if not line.strip():
-            skipped.append(number)
+            if skipped is not None:
+                skipped.append(number)
             continue
         if "\r" in line:
             raise DataError(f"{path}:{number}: a carriage return inside the line; end lines with a newline "
@@ -89,13 +111,19 @@ def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
                         "the line if it is a header)", path, line)
         pair = _clean(*parts, strip=strip)
         if pair is None:
-            skipped.append(number)
+            if skipped is not None:
+                skipped.append(number)
         else:
-            pairs.append(pair)
-    if skipped:
-        log.warning("%s: skipped %d empty lines or pairs with an empty side (%s)", path, len(skipped),
-                    where(skipped))
-    return pairs
+            yield number, pair
+
+
+def warn_skipped(path: str | Path, skipped: list[int], count: int | None = None) -> None:
+    """The log's warning that ``path`` had blank lines or pairs with an empty side: ``skipped``
+    (their numbers, the first ones at least) of ``count`` (all of them; default len(skipped))."""
+    count = len(skipped) if count is None else count
+    if count:
+        log.warning("%s: skipped %d empty lines or pairs with an empty side (%s)", path, count,
+                    where(skipped, total=count))
 
 
 def _clean(src: str, tgt: str, strip: bool) -> Pair | None:

@@ -87,6 +87,7 @@ class Trainer(EpochLoop):
                 log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
+        self.train_examples = self.train_store.examples()
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
                                  self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab)
         self.model.to(self.device)
