@@ -273,12 +273,16 @@ def test_a_second_signal_while_saving_stops_at_once_keeping_the_checkpoint_befor
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, engine, at_fraction", [(signal.SIGINT, "torch", 0.1), (signal.SIGTERM, "torch", 0.7),
-                                                      (signal.SIGTERM, "numpy", 0.3)])
+                                                      (signal.SIGTERM, "numpy", 0.3), (signal.SIGINT, "tokens", 0.3)])
 def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_path, sig, engine, at_fraction):
     """Ctrl-C or SIGTERM mid-run (at 0.1 of the run, before the first evaluation: epochs end at
     0.5 and 1) to a process training: its exit status and its line; then --resume to the end: the
-    very weights and records of a run never interrupted."""
+    very weights and records of a run never interrupted. The torch runs' checkpoint holds the
+    sampler's position (epoch, batch), and the resumed run maps the training data's store
+    instead of tokenising it again ("tokens": batches of train.batch_tokens)."""
     settings = [*SMALL, "train.batch_size=64", "train.epochs=2", "train.log_every=1", "train.threads=1"]
+    if engine == "tokens":
+        engine, settings = "torch", [*settings, "train.batch_tokens=300"]
     settings += (["model.dropout=0.2"] if engine == "torch" else
                  ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy", "model.init=book",
                   "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"])
@@ -301,8 +305,14 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_p
         f"attnseq: interrupted ({signal.Signals(sig).name}); saved at step {step} in {interrupted / 'last.safetensors'}; "
         f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues")
     assert bool([r for r in read_metrics(interrupted) if r["type"] == "eval"]) == (at_fraction > 0.5)
+    state = read_checkpoint(interrupted / "last.safetensors", with_state=True)[2]
+    if engine == "torch":
+        assert {k: state["sampler"][k] for k in ("epoch", "batch")} == \
+            {"epoch": state["progress"]["epoch"], "batch": state["progress"]["batch_in_epoch"]}
+    stores = {path: path.stat().st_mtime_ns for path in Path(os.environ["ATTNSEQ_CACHE"]).rglob("store.json")}
 
     assert main([*train, "--out", str(interrupted), "--resume"]) == 0
+    assert {path: path.stat().st_mtime_ns for path in Path(os.environ["ATTNSEQ_CACHE"]).rglob("store.json")} == stores
     a, b = weights(straight / "last.safetensors"), weights(interrupted / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     same_records(straight, interrupted)
