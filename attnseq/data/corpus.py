@@ -50,12 +50,13 @@ def reading(path: str | Path) -> Iterator[None]:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
 
 
-def where(numbers: list[int], most: int = 5, total: int | None = None) -> str:
-    """``lines 3, 9, 12`` (and how many more, of ``total`` when only the first are given)."""
-    total = len(numbers) if total is None else total
+def where(numbers: list[int], most: int = 5, count: int | None = None) -> str:
+    """``lines 3, 9, 12`` (and how many more): the first ``most`` of ``numbers``, of ``count``
+    in all (default: as many as ``numbers``)."""
+    count = len(numbers) if count is None else count
     shown = ", ".join(str(n) for n in numbers[:most])
-    more = f" and {total - min(most, len(numbers))} more" if total > most else ""
-    return f"line{'s' if total > 1 else ''} {shown}{more}"
+    more = f" and {count - most} more" if count > most else ""
+    return f"line{'s' if count > 1 else ''} {shown}{more}"
 
 
 # column names a first line of a TSV file may hold instead of a pair: a header row
@@ -123,7 +124,7 @@ def warn_skipped(path: str | Path, skipped: list[int], count: int | None = None)
     count = len(skipped) if count is None else count
     if count:
         log.warning("%s: skipped %d empty lines or pairs with an empty side (%s)", path, count,
-                    where(skipped, total=count))
+                    where(skipped, count=count))
 
 
 def _clean(src: str, tgt: str, strip: bool) -> Pair | None:

@@ -167,6 +167,7 @@ class Job:
     tgt_tok: Tokenizer
     fixed_width: FixedWidth | None  # the given pipeline's (lays sources out); None while fitting
     folder: Path  # where the parts' files go
+    part_bytes: int = 0  # the size of the text's parts (0: texts.PART_BYTES)
 
     def files(self, index: int, side: str) -> tuple[Path, Path]:
         return self.folder / f"{index}.{side}.ids", self.folder / f"{index}.{side}.lengths"
@@ -235,6 +236,12 @@ def _encode_part(task: tuple[int, Part]) -> PartResult:
     return _JOB.encode(*task)
 
 
+def part_bytes(size: int, processes: int) -> int:
+    """The size of the parts of a text of ``size`` bytes that ``processes`` processes share: at
+    most texts.PART_BYTES, and small enough to give each process several (so they end together)."""
+    return min(texts.PART_BYTES, max(1 << 16, -(-size // (8 * processes))))
+
+
 def process_count(data, size: int) -> int:
     """The processes that tokenise ``size`` bytes: data.processes (0: one for each CPU this
     process may use), no more than there are parts; one where processes cannot be forked."""
@@ -247,7 +254,7 @@ def process_count(data, size: int) -> int:
 def run_parts(job: Job, processes: int) -> Iterator[PartResult]:
     """Every part of the job's text encoded, in order, by ``processes`` processes (this one
     alone when 1), each result as soon as it and those before it are done."""
-    tasks = enumerate(job.text.parts())
+    tasks = enumerate(job.text.parts(job.part_bytes))
     if processes == 1:
         yield from (job.encode(*task) for task in tasks)
         return
@@ -306,7 +313,7 @@ class Tally:
         with captured_warnings(self.said):
             warn_skipped(name, self.skipped.first, self.skipped.count)
             if self.too_long.count:
-                warn_too_long(name, self.too_long.count, where(self.too_long.first, total=self.too_long.count),
+                warn_too_long(name, self.too_long.count, where(self.too_long.first, count=self.too_long.count),
                               data.max_source_len, data.max_target_len)
 
 
@@ -365,7 +372,8 @@ def tokenise_into(tmp: Path, data, text: TrainingText, pipeline: TextPipeline | 
     processes = process_count(data, text.size())
     log.info("preparing the training data %s in %d process%s (once: kept in %s)", text.name, processes,
              "es" if processes > 1 else "", folder)
-    job = Job(text, data, src_tok, tgt_tok, None if fitting else pipeline.fixed_width, tmp / "parts")
+    job = Job(text, data, src_tok, tgt_tok, None if fitting else pipeline.fixed_width, tmp / "parts",
+              part_bytes(text.size(), processes))
     tally = Tally()
     for result in run_parts(job, processes):
         tally.add(result)
