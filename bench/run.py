@@ -3,6 +3,8 @@
     python bench/run.py [--against REV] [--threads 1 2] [--quick] [--clock wall|cpu] [--out FILE]
     make bench                      # the same, against nothing
     make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
+    python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 500000]
+                                    # only the scale table (bench/scale.py); --quick: 20,000 and 100,000 pairs
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
@@ -21,6 +23,9 @@ With ``--against REV`` the commit is checked out in a git worktree and every fig
 for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
 other commit does not have is left out. Machines here change from day to day: the table says
 which CPU, which torch, and compare only figures of one run.
+The scale table follows (bench/scale.py): corpora of 50,000 to 5,000,000 pairs prepared into the
+token store by 1 and 2 processes, and trained from it: prep rate, peak RSS and RssAnon, the time
+to the first update cold and warm, torchrun's processes.
 """
 from __future__ import annotations
 
@@ -33,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import scale  # bench/scale.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURE = ROOT / "bench" / "measure.py"
@@ -85,7 +92,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="measure each figure this many times (alternating trees) and keep the best")
     parser.add_argument("--out", help="also write the table (Markdown) here")
+    parser.add_argument("--scale", action="store_true", help="only the scale table (bench/scale.py)")
+    scale.add_arguments(parser.add_argument_group("the scale table"))
     args = parser.parse_args()
+    if args.quick and "--sizes" not in sys.argv:
+        args.sizes, args.torchrun = [20_000, 100_000], [100_000]
+    if args.scale:
+        return write(scale.run(args), args.out)
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)
@@ -162,9 +175,14 @@ def main() -> int:
             cells.append("" if ratio is None else f"{ratio:.2f}x" + (f" ({same})" if same else ""))
         lines.append("| " + " | ".join(cells) + " |")
     table = "\n".join(lines) + "\n"
+    return write(table + "\n" + scale.run(args), args.out)
+
+
+def write(table: str, out: str | None) -> int:
+    """Print ``table`` (and write it to ``out``); the exit status."""
     print(table)
-    if args.out:
-        Path(args.out).write_text(table, encoding="utf-8")
+    if out:
+        Path(out).write_text(table, encoding="utf-8")
     return 0
 
 
