@@ -53,12 +53,14 @@ def counting(monkeypatch) -> list[int]:
 
 @pytest.mark.parametrize("processes, extra", [
     (1, ()), (2, ("data.tokenizer=word", "data.shared_vocab=true")),
+    (2, ("data.tokenizer=sentencepiece", "data.tokenizer.vocab_size=30", "data.tokenizer.max_sentences=300")),
     (2, ("data.reverse_source=true", "data.max_source_len=8", "data.max_target_len=10", "data.min_freq=3",
-         "data.lowercase=true"))], ids=["char", "word-shared", "reversed-limits-min-freq"])
+         "data.lowercase=true"))], ids=["char", "word-shared", "sentencepiece", "reversed-limits-min-freq"])
 def test_the_store_holds_the_pipelines_ids_of_every_pair_kept(tmp_path, monkeypatch, counting, extra, processes):
     """Made in parts of 500 bytes by one or two processes: the vocabularies TextPipeline.fit
     builds from the pairs in memory, and each pair's ids its encode_pairs gives, in order."""
     monkeypatch.setattr(texts, "PART_BYTES", 500)
+    monkeypatch.setattr(prepare, "PROCESS_BYTES", 1000)
     path = corpus(tmp_path / "train.tsv")
     data = settings(path, tmp_path / "cache", f"data.processes={processes}", *extra)
     pipeline, store = prepare_training(data, TsvText(path))
@@ -136,10 +138,18 @@ def test_what_the_text_says_is_said_again_at_every_start(tmp_path, caplog, count
     assert said[0][0] == caplog.records[0].getMessage() and "(lines 11, 12, " in said[0][0]
     long = [number for number, (source, _) in enumerate(pairs, start=1) if len(source) > 10]
     assert said[0][1].startswith(f"{path}: dropped {len(long)} pair(s) longer than data.max_source_len=10 / ")
+    elsewhere = tmp_path / "copy.tsv"  # the same bytes: the same store, the file named as given
+    elsewhere.write_bytes(path.read_bytes())
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        prepare_training(data, TsvText(elsewhere))
+    assert [r.getMessage() for r in caplog.records] == [m.replace(str(path), str(elsewhere)) for m in said[0]]
+    assert counting == [1]
 
 
 def test_a_bad_line_in_any_part_is_named_by_its_line_in_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(texts, "PART_BYTES", 300)
+    monkeypatch.setattr(prepare, "PROCESS_BYTES", 1000)
     path = corpus(tmp_path / "train.tsv")
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[400] = "no tab here"

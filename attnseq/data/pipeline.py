@@ -14,13 +14,14 @@ A run written before these were recorded has no ``pipeline.json`` and reads text
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import DataError
 from ..utils import atomic_write_text
@@ -118,17 +119,17 @@ class TextPipeline:
         return cls.from_counts(config, src_tok, tgt_tok, src_counts, tgt_counts, FixedWidth.of(sources))
 
     @classmethod
-    def fit_tokenizers(cls, config, texts: Callable[[], tuple[Sequence[str], Sequence[str]]],
+    def fit_tokenizers(cls, config, texts: Callable[[], tuple[Iterable[str], Iterable[str]]],
                        run_dir: Path) -> tuple[Tokenizer, Tokenizer]:
         """The tokenizers of the source and target sides (one object when one serves both); a
         tokenizer that learns is trained on ``texts()``, the normalised training sources and
-        targets (called only then), and writes its model into ``run_dir``."""
+        targets (called only then; they may stream), and writes its model into ``run_dir``."""
         src_tok = cls._tokenizer(config)
         if not src_tok.trainable:
             return src_tok, src_tok
         sources, targets = texts()
         if src_tok.joint:
-            src_tok.fit([*sources, *targets], run_dir, JOINT)
+            src_tok.fit(itertools.chain(sources, targets), run_dir, JOINT)
             return src_tok, src_tok
         tgt_tok = cls._tokenizer(config)
         src_tok.fit(sources, run_dir, SOURCE)

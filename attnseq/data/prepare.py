@@ -58,6 +58,8 @@ log = logging.getLogger("attnseq")
 VERSION = 1  # of the tokenising below: a change that gives other ids makes every store again
 NOT_SETTINGS = ("dir", "train", "dev", "test", "cache", "processes")  # data.* that shape no id
 SHOWN = 5  # line numbers kept of what a warning counts
+PROCESS_BYTES = 1 << 18  # a text of fewer bytes is tokenised by this process alone (a pool costs more)
+TEXT = "{training text}"  # where a kept warning names the file (the same bytes may be read from another)
 
 
 def cache_root(data) -> Path:
@@ -244,11 +246,11 @@ def part_bytes(size: int, processes: int) -> int:
 
 def process_count(data, size: int) -> int:
     """The processes that tokenise ``size`` bytes: data.processes (0: one for each CPU this
-    process may use), no more than there are parts; one where processes cannot be forked."""
+    process may use), one for every PROCESS_BYTES at most; one where processes cannot be forked."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     wanted = data.processes or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
-    return max(1, min(wanted or 1, -(-size // texts.PART_BYTES)))
+    return max(1, min(wanted or 1, size // PROCESS_BYTES))
 
 
 def run_parts(job: Job, processes: int) -> Iterator[PartResult]:
@@ -339,8 +341,8 @@ def prepare_training(data, text: TrainingText, pipeline: TextPipeline | None = N
         raise UserError(f"{root}: cannot keep the prepared training data there ({err.strerror}: {err.filename}); "
                         "set data.cache to a folder you can write") from None
     store = TokenStore(store_dir)
-    for name, message in store.manifest["warnings"]:
-        logging.getLogger(name).warning("%s", message)
+    for name, message in store.manifest["warnings"]:  # naming the file as this start names it
+        logging.getLogger(name).warning("%s", message.replace(TEXT, text.name))
     if not store.manifest["read"]:
         raise DataError(f"{text.name}: no training pairs")
     if not len(store):
@@ -393,14 +395,16 @@ def tokenise_into(tmp: Path, data, text: TrainingText, pipeline: TextPipeline | 
     return pipeline, store_dir
 
 
-def all_texts(data, text: TrainingText) -> tuple[list[str], list[str]]:
-    """The normalised sources and targets of ``text`` (for a tokenizer that learns)."""
-    sources, targets, skipped = [], [], []
-    for part in text.parts():
-        for _, (source, target) in text.pairs(part, skipped):
-            sources.append(normalise(data, data.unicode, source))
-            targets.append(normalise(data, data.unicode, target))
-    return sources, targets
+def all_texts(data, text: TrainingText) -> tuple[Iterator[str], Iterator[str]]:
+    """The normalised sources and targets of ``text`` (for a tokenizer that learns), each read
+    as it streams (a part at a time; what the lines say is said by the tokenising pass)."""
+    def side(index: int) -> Iterator[str]:
+        for part in text.parts():
+            with captured_warnings([]):
+                pairs = [pair for _, pair in text.pairs(part, [])]
+            yield from (normalise(data, data.unicode, pair[index]) for pair in pairs)
+
+    return side(0), side(1)
 
 
 def write_store(folder: Path, job: Job, tally: Tally, pipeline: TextPipeline, about: dict) -> dict:
@@ -421,9 +425,10 @@ def write_store(folder: Path, job: Job, tally: Tally, pipeline: TextPipeline, ab
             writer.add(side, ids, np.fromfile(length_file, dtype=np.int32))
             id_file.unlink()
             length_file.unlink()
+    said = [(name, message.replace(job.text.name, TEXT)) for name, message in tally.said]  # the same bytes elsewhere
     manifest = {"read": tally.read, "pairs": sum(tally.kept), "tokens": tally.tokens, "unknown": unknown,
                 "dtype": dtype.name, "skipped": tally.skipped.count, "too_long": tally.too_long.count,
-                "warnings": tally.said, **about}
+                "warnings": said, **about}
     manifest["seconds"] = round(time.perf_counter() - manifest.pop("started"), 3)
     writer.close(manifest)
     return manifest

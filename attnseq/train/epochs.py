@@ -148,7 +148,7 @@ class EpochLoop:
 
     An engine calls ``EpochLoop.__init__()`` first (the run's clock starts there), sets
     ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and ``on_eval``, calls
-    ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and provides:
+    ``prepare_data()`` (the run folder locked; dev and test, the pipeline, the training store) and provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
