@@ -4,6 +4,7 @@ or the settings change; what reading the text says (and refuses) said the same w
 from __future__ import annotations
 
 import logging
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -93,7 +94,7 @@ def test_a_second_start_maps_the_store_without_tokenising(tmp_path, counting):
     again, mapped = prepare_training(data, TsvText(path))  # a second start
     resumed, kept = prepare_training(data, TsvText(path), TextPipeline.load(data, store.folder.parent / "pipeline"))
     assert counting == [1]  # tokenised once
-    assert mapped.folder == kept.folder == store.folder and isinstance(mapped.src_lengths, np.memmap)
+    assert mapped.folder == kept.folder == store.folder and isinstance(mapped.src_lengths.base.obj, mmap.mmap)
     assert again.src_vocab == resumed.src_vocab == first.src_vocab
     elsewhere = tmp_path / "copy.tsv"  # the same bytes in another file: the same store
     elsewhere.write_bytes(path.read_bytes())

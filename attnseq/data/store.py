@@ -17,6 +17,7 @@ writes one from pieces in order.
 from __future__ import annotations
 
 import json
+import mmap
 from pathlib import Path
 from typing import Sequence
 
@@ -37,6 +38,25 @@ FORMAT = 1  # the layout of a store folder; a store of another format is made ag
 def ids_dtype(vocab_size: int) -> np.dtype:
     """The narrowest dtype that holds every id of a vocabulary of ``vocab_size``."""
     return np.dtype(np.uint16) if vocab_size <= np.iinfo(np.uint16).max + 1 else np.dtype(np.int32)
+
+
+def mapped(path: Path, scattered: bool = False) -> np.ndarray:
+    """The one-dimensional .npy file ``path`` mapped read-only; ``scattered``: read a few items at
+    a time at random places (a batch's pairs), so the system reads no pages ahead of them from the
+    disk (its readahead would read far more of a store larger than the page cache than is used)."""
+    with open(path, "rb") as file:
+        version = np.lib.format.read_magic(file)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read(file)
+        offset = file.tell()
+        if len(shape) != 1 or fortran:
+            raise ValueError(f"{path.name}: not a one-dimensional array")
+        if shape[0] == 0:
+            return np.zeros(0, dtype)
+        view = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    if scattered and hasattr(view, "madvise"):
+        view.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(view, dtype=dtype, count=shape[0], offset=offset)
 
 
 class ArrayFile:
@@ -98,7 +118,7 @@ class TokenStore:
             self.manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
             if self.manifest.get("format") != FORMAT:
                 raise ValueError(f"format {self.manifest.get('format')}, not {FORMAT}")
-            arrays = {(side, kind): np.load(self.folder / f"{side}.{kind}.npy", mmap_mode="r")
+            arrays = {(side, kind): mapped(self.folder / f"{side}.{kind}.npy", kind != "lengths")
                       for side in SIDES for kind in ("ids", "offsets", "lengths")}
         except (OSError, ValueError) as err:
             raise DataError(f"{self.folder}: not a token store ({err}); delete the folder to prepare it again") from None
