@@ -134,11 +134,11 @@ def test_what_the_text_says_is_said_again_at_every_start(tmp_path, caplog, count
         said.append([r.getMessage() for r in caplog.records if r.levelno == logging.WARNING])
     assert counting == [1] and said[0] == said[1] and len(said[0]) == 2
     caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        pairs = read_tsv(path)  # what reading the file in memory says
-    assert said[0][0] == caplog.records[0].getMessage() and "(lines 11, 12, " in said[0][0]
-    long = [number for number, (source, _) in enumerate(pairs, start=1) if len(source) > 10]
-    assert said[0][1].startswith(f"{path}: dropped {len(long)} pair(s) longer than data.max_source_len=10 / ")
+    with caplog.at_level(logging.WARNING):  # what the in-memory path says: reading, then encoding
+        pairs = read_tsv(path)
+        TextPipeline.fit(data, pairs, tmp_path).encode_pairs(pairs, 10, data.max_target_len, str(path))
+    assert said[0] == [r.getMessage() for r in caplog.records] and "(lines 11, 12, " in said[0][0]
+    assert said[0][1].startswith(f"{path}: dropped ") and " and " in said[0][1]
     elsewhere = tmp_path / "copy.tsv"  # the same bytes: the same store, the file named as given
     elsewhere.write_bytes(path.read_bytes())
     caplog.clear()

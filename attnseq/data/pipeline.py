@@ -249,16 +249,16 @@ class TextPipeline:
             elif ex.src:
                 examples.append(ex)
         if too_long:
-            shown = ", ".join(map(str, too_long[:5])) + (f" and {len(too_long) - 5} more" if len(too_long) > 5 else "")
-            warn_too_long(name or "data", len(too_long), f"pair {shown}", max_src, max_tgt)
+            warn_too_long(name or "data", too_long[:5], len(too_long), max_src, max_tgt)
         return examples
 
 
-def warn_too_long(name: str, count: int, shown: str, max_src: int, max_tgt: int) -> None:
-    """The log's warning that ``count`` pairs of ``name`` were dropped for their length
-    (``shown``: which, e.g. "pair 3, 9" or "lines 3, 9 and 2 more")."""
+def warn_too_long(name: str, first: Sequence[int], count: int, max_src: int, max_tgt: int) -> None:
+    """The log's warning that ``count`` pairs of ``name`` were dropped for their length, naming
+    the ``first`` of them (numbers from 1)."""
+    more = f" and {count - len(first)} more" if count > len(first) else ""
     log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
-                "tokens (%s)", name, count, max_src, max_tgt, shown)
+                "tokens (pair %s%s)", name, count, max_src, max_tgt, ", ".join(map(str, first)), more)
 
 
 def normalise(config, unicode: str, text: str) -> str:

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import DataError, UserError
 from ..schema import plain
-from .corpus import warn_skipped, where
+from .corpus import warn_skipped
 from .pipeline import FixedWidth, TextPipeline, normalise, warn_too_long
 from .store import MANIFEST, SIDES, StoreWriter, TokenStore, ids_dtype
 from . import texts
@@ -198,7 +198,7 @@ class Job:
                 too_long = (max_src and len(src) > max_src) or (max_tgt and len(tgt) > max_tgt)
                 if too_long or not src:  # a source of no tokens is dropped without a word, as encode_pairs does
                     if too_long:
-                        result.too_long.add(number)
+                        result.too_long.add(result.read)  # the pair's number in the part (Tally makes it the text's)
                     spare["src"] += src
                     spare["tgt"] += tgt
                     continue
@@ -292,9 +292,9 @@ class Tally:
             self.tokens[side] += result.tokens[side]
         self.maps.append(maps)
         self.kept.append(result.kept)
+        self.too_long.merge(Counted(result.too_long.count, [self.read + n for n in result.too_long.first]))
         self.read += result.read
         self.skipped.merge(result.skipped)
-        self.too_long.merge(result.too_long)
         if len(self.widths) < 2:
             self.widths |= result.widths
         self.padded = self.padded or result.padded
@@ -315,8 +315,7 @@ class Tally:
         with captured_warnings(self.said):
             warn_skipped(name, self.skipped.first, self.skipped.count)
             if self.too_long.count:
-                warn_too_long(name, self.too_long.count, where(self.too_long.first, count=self.too_long.count),
-                              data.max_source_len, data.max_target_len)
+                warn_too_long(name, self.too_long.first, self.too_long.count, data.max_source_len, data.max_target_len)
 
 
 def prepare_training(data, text: TrainingText, pipeline: TextPipeline | None = None) -> tuple[TextPipeline, TokenStore]:

@@ -19,16 +19,17 @@ from __future__ import annotations
 import json
 import mmap
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import torch
 
 from ..errors import DataError
 from ..utils import atomic_write_text
-from .batching import Batch
 from .pipeline import Example
 from .vocab import Vocab
+
+if TYPE_CHECKING:
+    from .batching import Batch
 
 SIDES = ("src", "tgt")
 MANIFEST = "store.json"
@@ -145,7 +146,7 @@ class TokenStore:
         return [Example(*(ids.tolist() for ids in self.pair(int(i)))) for i in index]
 
     def _rows(self, side: str, index: np.ndarray, before: int | None = None,
-              after: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+              after: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(ids (B, L), mask (B, L)) of the pairs ``index``'s ``side``, right-padded, with the id
         ``before`` in front of each and ``after`` behind it when given."""
         starts, ends = self.offsets[side][index], self.offsets[side][index + 1]
@@ -159,13 +160,17 @@ class TokenStore:
                 rows[row, lead + end - start] = after
         if before is not None:
             rows[:, 0] = before
-        mask = np.arange(rows.shape[1])[None, :] < lengths[:, None]
-        return torch.from_numpy(rows), torch.from_numpy(mask)
+        return rows, np.arange(rows.shape[1])[None, :] < lengths[:, None]
 
-    def batch(self, index: Sequence[int]) -> Batch:
+    def batch(self, index: Sequence[int]) -> "Batch":
         """The Batch of the pairs ``index`` (what batching.collate makes of their Examples)."""
+        import torch  # the store itself needs numpy alone (the numpy engine trains from it)
+
+        from .batching import Batch
+
         index = np.asarray(index, dtype=np.int64)
         src, src_mask = self._rows("src", index)
         tgt_in, _ = self._rows("tgt", index, before=Vocab.bos_id)
         tgt_out, tgt_mask = self._rows("tgt", index, after=Vocab.eos_id)
-        return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, index.tolist())
+        tensors = [torch.from_numpy(array) for array in (src, src_mask, tgt_in, tgt_out, tgt_mask)]
+        return Batch(*tensors, index.tolist())
