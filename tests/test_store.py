@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -99,6 +100,20 @@ def test_a_second_start_maps_the_store_without_tokenising(tmp_path, counting):
     elsewhere = tmp_path / "copy.tsv"  # the same bytes in another file: the same store
     elsewhere.write_bytes(path.read_bytes())
     assert prepare_training(data, TsvText(elsewhere))[1].folder == store.folder and counting == [1]
+
+
+def test_processes_preparing_the_same_data_wait_for_the_first_and_map_its_store(tmp_path, counting):
+    """As torchrun's processes do at once: one tokenises, the other waits on the lock, then maps."""
+    path = corpus(tmp_path / "train.tsv")
+    data = settings(path, tmp_path / "cache")
+    folders: list[Path] = []
+    starts = [threading.Thread(target=lambda: folders.append(prepare_training(data, TsvText(path))[1].folder))
+              for _ in range(2)]
+    for start in starts:
+        start.start()
+    for start in starts:
+        start.join()
+    assert counting == [1] and len(folders) == 2 and folders[0] == folders[1]
 
 
 @pytest.mark.parametrize("change", ["data", "tokenizer", "limit", "vocabulary"])
