@@ -189,6 +189,7 @@ def test_the_parts_of_a_file_end_at_line_ends_and_number_its_lines(tmp_path):
     read = [pair for part in parts for pair in text.pairs(part, [])]
     assert [number for number, _ in read] == list(range(1, 401))
     assert [pair for _, pair in read] == read_tsv(path)
+    assert text.head(7) == read_tsv(path)[:7] and text.head(10**6) == read_tsv(path)  # what a preset is chosen by
 
 
 def test_pairs_in_memory_are_prepared_alike(tmp_path):

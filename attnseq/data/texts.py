@@ -10,6 +10,7 @@ read on their own, and known by its content.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 from pathlib import Path
@@ -72,6 +73,11 @@ class TsvText:
             if pending:
                 yield start, start + len(pending), first
 
+    def head(self, n: int) -> list[Pair]:
+        """The first ``n`` pairs (all of them when there are fewer), read no further."""
+        pairs = (pair for part in self.parts() for _, pair in self.pairs(part, []))
+        return list(itertools.islice(pairs, n))
+
     def pairs(self, part: Part, skipped: list[int]) -> Iterator[tuple[int, Pair]]:
         """(line number, pair) of the part's lines; the numbers of blank lines and pairs with an
         empty side are added to ``skipped``."""
@@ -99,6 +105,9 @@ class PairsText:
 
     def parts(self, size: int | None = None) -> Iterator[Part]:
         yield 0, len(self.items), 1
+
+    def head(self, n: int) -> list[Pair]:
+        return list(self.items[:n])
 
     def pairs(self, part: Part, skipped: list[int]) -> Iterator[tuple[int, Pair]]:
         start, end, first = part
