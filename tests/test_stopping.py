@@ -376,8 +376,8 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
 
     import attnseq.train.epochs as epochs
 
-    read = epochs.load_splits
-    monkeypatch.setattr(epochs, "load_splits", lambda data: (time.sleep(1.5), read(data))[1])
+    read = epochs.prepare_training  # reading (and preparing) the training data
+    monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.5), read(*args))[1])
     started = time.perf_counter()
     summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={reverse_data}", *SMALL, "train.epochs=100",
                                                      "train.max_minutes=0.05", "train.eval_every=20"])
