@@ -59,6 +59,10 @@ class DataConfig:
     # can be written, and model.tie_embeddings: all may make every embedding one matrix. With
     # sentencepiece it needs the joint model (data.tokenizer.joint: true)
     shared_vocab: bool = False
+    # the training pairs are tokenised once into a store kept here (data.prepare), keyed by the
+    # data's content and these settings; "": $ATTNSEQ_CACHE, else $XDG_CACHE_HOME/attnseq, else ~/.cache/attnseq
+    cache: str = ""
+    processes: int = number(0, 0)  # processes that tokenise the training data; 0: one per CPU
 
     def __post_init__(self):
         tokenizer = self.tokenizer

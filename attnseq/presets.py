@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .data.sources import data_overrides, load_splits
+from .data.sources import SOURCES, data_overrides
 from .errors import UserError
 
 log = logging.getLogger("attnseq")
@@ -20,6 +20,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 RECOMMENDED = {"char": "recommended-char.yaml", "subword": "recommended-subword.yaml"}
 SUBWORD_WORDS = 4000  # distinct target words from which text is better read in subwords
 SUBWORD_WORDS_PER_LINE = 2.0  # ... when the targets are sentences, not single strings
+SAMPLE_PAIRS = 200_000  # the training pairs looked at (the first ones: a corpus of millions is not read whole)
 
 
 def kind_of_data(pairs: list[tuple[str, str]]) -> tuple[str, int, float]:
@@ -36,12 +37,12 @@ def recommended_config(data: str | Path) -> Path:
     from .config import load_config
 
     config = load_config(None, data_overrides(data))
-    pairs = load_splits(config.data)["train"]
+    pairs = SOURCES.get(config.data.format, "data.format")().training_text(config.data).head(SAMPLE_PAIRS)
     kind, words, per_line = kind_of_data(pairs)
     path = CONFIGS / RECOMMENDED[kind]
     if not path.exists():
         raise UserError(f"no config given and no recommended preset at {path}; give a config")
-    log.info("no config given: %s training pairs, targets of %.1f words on average, %s distinct -> %s (%s); "
-             "give a config to choose", f"{len(pairs):,}", per_line, f"{words:,}", path.name,
-             "characters" if kind == "char" else "subwords")
+    log.info("no config given: %s training pairs%s, targets of %.1f words on average, %s distinct -> %s (%s); "
+             "give a config to choose", f"{len(pairs):,}", " (the file's first)" if len(pairs) == SAMPLE_PAIRS else "",
+             per_line, f"{words:,}", path.name, "characters" if kind == "char" else "subwords")
     return path

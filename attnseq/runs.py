@@ -50,7 +50,7 @@ RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, *PIPELINE_FILES)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
 RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
              "train.progress", "train.threads", "train.device", "train.keep_checkpoints", "decode.", "data.dir",
-             "data.train", "data.dev", "data.test")
+             "data.train", "data.dev", "data.test", "data.cache", "data.processes")
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -239,8 +239,8 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
-                "target_exact_match, log_every, progress, threads, device, keep_checkpoints, decode.* and where "
-                "the data is); "
+                "target_exact_match, log_every, progress, threads, device, keep_checkpoints, decode.*, where the "
+                "data is and how it is prepared: data.cache, data.processes); "
                 "start a new run (--out) to change it", key=key)
 
 

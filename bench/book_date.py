@@ -56,7 +56,7 @@ def main() -> None:
               flush=True)
 
     trainer = Trainer(config, work / "run", on_eval=on_eval)
-    print(f"book-attention on {args.file}: {len(trainer.train_examples)} train / {len(test)} test, "
+    print(f"book-attention on {args.file}: {len(trainer.train_store)} train / {len(test)} test, "
           f"{trainer.parameters:,} parameters, threads={args.threads}")
     trainer.fit()
     print("book (NumPy): 0.000% / 51.760% / 99.900% after epochs 1-3 (its seconds: bench/scratch_speed.py --book-code)")

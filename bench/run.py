@@ -5,6 +5,8 @@
     make bench                      # the same, against nothing
     make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
     python bench/run.py --corpus    # only the table of generating and splitting corpora (bench/corpus_speed.py)
+    python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 500000]
+                                    # only the scale table (bench/scale.py); --quick: 20,000 and 100,000 pairs
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
@@ -31,6 +33,10 @@ presets the share of outputs int8 keeps equal to fp32's, for recommended-char tr
 updates on the dates (once, kept in the temporary folder) and for each ``--int8-run RUN`` (a
 trained run, on its test set) the exact match and BLEU of each and their difference. On a CPU
 without int8 dot products (VNNI, AMX) int8 decodes in fp32, and the table says so.
+
+The scale table follows (bench/scale.py): corpora of 50,000 to 5,000,000 pairs prepared into the
+token store by 1 and 2 processes, and trained from it: prep rate, peak RSS and RssAnon, the time
+to the first update cold and warm, torchrun's processes.
 """
 from __future__ import annotations
 
@@ -43,6 +49,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import scale  # bench/scale.py, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURE = ROOT / "bench" / "measure.py"
@@ -141,12 +149,20 @@ def main() -> int:
     parser.add_argument("--int8", action="store_true", help="only the int8 table")
     parser.add_argument("--int8-run", action="append", default=[], metavar="RUN",
                         help="a trained run to compare int8 with fp32 on (its test set); repeatable")
+    parser.add_argument("--scale", action="store_true", help="only the scale table (bench/scale.py)")
+    scale.add_arguments(parser.add_argument_group("the scale table"))
     args = parser.parse_args()
     if args.corpus:
         import corpus_speed
 
         return corpus_speed.main(["--pairs", str(200_000 if args.quick else 5_000_000)]
                                  + (["--out", args.out] if args.out else []))
+    if args.quick and "--sizes" not in sys.argv:
+        args.sizes, args.torchrun = [20_000, 100_000], [100_000]
+    if args.scale:
+        from corpus_speed import show
+
+        return show(scale.run(args), args.out)
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)
@@ -237,8 +253,8 @@ def main() -> int:
         lines.append("| " + " | ".join(cells) + " |")
     from corpus_speed import show
 
-    return show("\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat),
-                args.out)
+    tables = "\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
+    return show(tables + "\n\n" + scale.run(args), args.out)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import random
 from pathlib import Path
 
@@ -15,6 +16,15 @@ from attnseq.runs import read_checkpoint, read_metrics
 torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def token_store_cache(tmp_path_factory) -> Path:
+    """The stores training prepares (attnseq.data.prepare) go to a folder of the test session,
+    not the user's cache; the commands tests run in subprocesses take it too."""
+    folder = tmp_path_factory.mktemp("cache")
+    os.environ["ATTNSEQ_CACHE"] = str(folder)
+    return folder
 
 
 def sets(*settings: str) -> list[str]:

@@ -282,6 +282,11 @@ NOT_OUTPUTS = {
     ("runs.py", "atomic_write"): 1, ("runs.py", "atomic_write_bytes"): 1, ("runs.py", "write_text"): 1, ("runs.py", "open"): 2,  # the log; the lock
     ("config.py", "atomic_write_text"): 1, ("data/vocab.py", "atomic_write_text"): 1,
     ("data/subword.py", "atomic_write_bytes"): 1, ("data/pipeline.py", "atomic_write_text"): 1,
+    # the training data prepared once, in the cache (data.prepare), never where a user points: a
+    # store's arrays and manifest, written in a folder of its own and renamed into place whole
+    # (the pipeline's too); the parts the workers write; the lock; the data files' digests
+    ("data/store.py", "open"): 1, ("data/store.py", "atomic_write_text"): 1, ("data/prepare.py", "open"): 3,
+    ("data/prepare.py", "os.replace"): 2, ("data/texts.py", "atomic_write_text"): 1,
 }
 
 

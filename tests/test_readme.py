@@ -148,7 +148,8 @@ SMALL_SIZES = {"model.hidden_size": 16, "model.embed_size": 8, "model.ff_size": 
                "data.tokenizer.max_sentences": 1000}
 SPLIT_SIZES = {"train": 200, "dev": 20, "test": 20}
 BOOK_LINES = 1000
-SMALL_SCRIPTS = {"bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"]}
+SMALL_SCRIPTS = {"bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"],
+                 "bench/scale.py": ["--sizes", "2000", "4000", "--torchrun", "--steps", "2", "--unique", "2000"]}
 # Trained (the slow tests of stated answers): the README's commands with its presets' own settings,
 # a train bounded by 3 minutes or stopped once 99% of dev is right.
 TRAINED = ["train.max_minutes=3", "train.progress=false", "train.target_exact_match=0.99"]

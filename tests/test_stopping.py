@@ -27,7 +27,6 @@ import attnseq
 from attnseq.cli import main
 from attnseq.config import load_config
 from attnseq.errors import ConfigError, UserError
-from attnseq.data.pipeline import Example
 from attnseq.runs import RunLock, check_resumable, read_checkpoint, read_metrics, write_checkpoint
 from attnseq.train.budget import Clock
 from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
@@ -38,6 +37,12 @@ from conftest import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
 
 # Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
 EXAMPLES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+class StandInStore(list):
+    """The training pairs' store as the loop sees it: how many, and no unknown tokens among them."""
+
+    unknown_share = 0.0
 
 
 class ScriptedLoop(EpochLoop):
@@ -57,7 +62,7 @@ class ScriptedLoop(EpochLoop):
         self.progress = Progress()
         self.pipeline = SimpleNamespace(tgt_vocab=range(10))
         self.dev_pairs = self.dev_examples = [("abc", "cba")]
-        self.train_examples = [Example([4, 5], [5, 4])] * steps_per_epoch
+        self.train_store = StandInStore(range(steps_per_epoch))
         self.select_by = selection_metric(self.config.train.select_by, ["cba"])
         self.translator = SimpleNamespace(evaluate=self._evaluate_dev)
         self.steps_per_epoch, self.step_seconds, self.eval_seconds = steps_per_epoch, step_seconds, eval_seconds
@@ -283,12 +288,16 @@ def test_a_second_signal_before_any_checkpoint_says_nothing_was_saved(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig, engine, at_fraction", [(signal.SIGINT, "torch", 0.1), (signal.SIGTERM, "torch", 0.7),
-                                                      (signal.SIGTERM, "numpy", 0.3)])
+                                                      (signal.SIGTERM, "numpy", 0.3), (signal.SIGINT, "tokens", 0.3)])
 def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_path, sig, engine, at_fraction):
     """Ctrl-C or SIGTERM mid-run (at 0.1 of the run, before the first evaluation: epochs end at
     0.5 and 1) to a process training: its exit status and its line; then --resume to the end: the
-    very weights and records of a run never interrupted."""
+    very weights and records of a run never interrupted. The torch runs' checkpoint holds the
+    sampler's position (epoch, batch), and the resumed run maps the training data's store
+    instead of tokenising it again ("tokens": batches of train.batch_tokens)."""
     settings = [*SMALL, "train.batch_size=64", "train.epochs=2", "train.log_every=1", "train.threads=1"]
+    if engine == "tokens":
+        engine, settings = "torch", [*settings, "train.batch_tokens=300"]
     settings += (["model.dropout=0.2"] if engine == "torch" else
                  ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy", "model.init=book",
                   "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"])
@@ -311,8 +320,14 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_p
         f"attnseq: interrupted ({signal.Signals(sig).name}); saved at step {step} in {interrupted / 'last.safetensors'}; "
         f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues")
     assert bool([r for r in read_metrics(interrupted) if r["type"] == "eval"]) == (at_fraction > 0.5)
+    state = read_checkpoint(interrupted / "last.safetensors", with_state=True)[2]
+    if engine == "torch":
+        assert {k: state["sampler"][k] for k in ("epoch", "batch")} == \
+            {"epoch": state["progress"]["epoch"], "batch": state["progress"]["batch_in_epoch"]}
+    stores = {path: path.stat().st_mtime_ns for path in Path(os.environ["ATTNSEQ_CACHE"]).rglob("store.json")}
 
     assert main([*train, "--out", str(interrupted), "--resume"]) == 0
+    assert {path: path.stat().st_mtime_ns for path in Path(os.environ["ATTNSEQ_CACHE"]).rglob("store.json")} == stores
     a, b = weights(straight / "last.safetensors"), weights(interrupted / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     same_records(straight, interrupted)
@@ -376,8 +391,8 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
 
     import attnseq.train.epochs as epochs
 
-    read = epochs.load_splits
-    monkeypatch.setattr(epochs, "load_splits", lambda data: (time.sleep(1.5), read(data))[1])
+    read = epochs.prepare_training  # reading (and preparing) the training data
+    monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.5), read(*args))[1])
     started = time.perf_counter()
     summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={reverse_data}", *SMALL, "train.epochs=100",
                                                      "train.max_minutes=0.05", "train.eval_every=20"])

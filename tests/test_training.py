@@ -21,8 +21,10 @@ def config(data_dir, *extra):
                                      "train.eval_max_sentences=20", *extra])
 
 
-@pytest.mark.parametrize("common, stop", [((), "train.epochs=1"), (("train.eval_every=10",), "train.max_steps=40")],
-                         ids=["at-an-epoch-end", "mid-epoch"])
+@pytest.mark.parametrize("common, stop", [
+    ((), "train.epochs=1"), (("train.eval_every=10",), "train.max_steps=40"),
+    pytest.param(("train.eval_every=10", "train.batch_tokens=150", "train.batch_size=40"), "train.max_steps=45",
+                 marks=pytest.mark.slow)], ids=["at-an-epoch-end", "mid-epoch", "mid-epoch-token-batches"])
 def test_resume_continues_exactly(reverse_data, tmp_path, common, stop):
     """2 epochs straight == stopped (after epoch 1, or at step 40 inside it) and resumed: identical
     weights (dropout's random stream included)."""
@@ -64,7 +66,7 @@ def test_gradient_accumulation_counts_updates(reverse_data, tmp_path):
     """accumulate=2 makes one update per two batches."""
     trainer = Trainer(config(reverse_data, "train.epochs=1", "train.accumulate=2"), tmp_path / "run")
     trainer.fit()
-    batches = -(-len(trainer.train_examples) // trainer.config.train.batch_size)
+    batches = -(-len(trainer.train_store) // trainer.config.train.batch_size)
     assert trainer.progress.step == -(-batches // 2)
 
 

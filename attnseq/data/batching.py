@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from .pipeline import Example
+from .sampler import LengthSampler
 from .vocab import Vocab
 
 
@@ -75,54 +76,12 @@ def batch_indices(
     pool: int = 50,
     batch_tokens: int = 0,
 ) -> list[list[int]]:
-    """Index lists of the batches of one epoch, a function of (seed, epoch) alone.
-
-    With ``bucket``, examples are shuffled, cut into pools of ``pool`` batches, sorted by length
-    inside each pool (so batches hold similar lengths), and the batches shuffled again. With
-    ``batch_tokens`` a batch takes sentences while they hold at most that many tokens, padding
-    included (see ``token_batches``), and at most ``batch_size`` of them.
-    """
-    rng = np.random.default_rng([seed, epoch])
-    order = rng.permutation(len(examples)) if shuffle else np.arange(len(examples))
-    if bucket:
-        size = batch_size * pool
-        chunks = [order[i : i + size] for i in range(0, len(order), size)]
-        order = np.concatenate([
-            c[np.argsort([len(examples[i].src) + 1000 * len(examples[i].tgt) for i in c], kind="stable")]
-            for c in chunks
-        ]) if chunks else order
-    if batch_tokens:
-        batches = token_batches([int(i) for i in order], examples, batch_tokens, batch_size)
-    else:
-        batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
-    if bucket and shuffle:
-        batches = [batches[i] for i in rng.permutation(len(batches))]
-    return batches
-
-
-def padded_length(example: Example) -> int:
-    """The positions ``example`` takes in a batch: its longer side (the target with bos/eos)."""
-    return max(len(example.src), len(example.tgt) + 1)
-
-
-def token_batches(order: Sequence[int], examples: Sequence[Example], batch_tokens: int,
-                  max_sentences: int) -> list[list[int]]:
-    """``order`` cut into consecutive batches of at most ``batch_tokens`` padded tokens (sentences
-    times the longest in the batch) and ``max_sentences`` sentences; a sentence longer than
-    ``batch_tokens`` makes a batch of its own."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    longest = 0
-    for i in order:
-        length = padded_length(examples[i])
-        if current and (len(current) >= max_sentences or (len(current) + 1) * max(longest, length) > batch_tokens):
-            batches.append(current)
-            current, longest = [], 0
-        current.append(i)
-        longest = max(longest, length)
-    if current:
-        batches.append(current)
-    return batches
+    """Index lists of the batches of one epoch of ``examples``, a function of (seed, epoch)
+    alone: the batches sampler.LengthSampler draws from their lengths (bucketed by length in
+    pools of ``pool`` batches with ``bucket``; of at most ``batch_tokens`` padded tokens with it)."""
+    lengths = [np.array([len(getattr(e, side)) for e in examples], dtype=np.int64) for side in ("src", "tgt")]
+    sampler = LengthSampler(*lengths, batch_size, batch_tokens, bucket, shuffle, seed, pool)
+    return [batch.tolist() for batch in sampler.epoch(epoch)]
 
 
 def iterate_batches(examples: Sequence[Example], indices: Sequence[Sequence[int]]) -> Iterator[Batch]:

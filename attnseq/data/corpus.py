@@ -14,10 +14,11 @@ from __future__ import annotations
 import io
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from ..errors import DataError
 
@@ -40,16 +41,17 @@ def control_name(char: str) -> str:
 
 
 def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, controls: bool = False,
-             checks: "CorpusChecks | None" = None) -> Iterator[str]:
+             checks: "CorpusChecks | None" = None, first_line: int = 1) -> Iterator[str]:
     """The lines of the UTF-8 bytes ``stream`` gives, without their line endings (``\n``, or
     ``\r\n``), a byte-order mark at the start dropped; read ``chunk`` bytes (CHUNK_BYTES) at a
     time and decoded a chunk of whole lines at once. A DataError names ``name`` and the line at
     the first bytes that are not UTF-8 or, unless ``controls``, the first NUL (a binary file);
     other control characters (U+001F in a gettext catalogue's format strings, say) are read as
     text and counted in ``checks``, whose caller warns; without ``checks``, one warning at the end
-    counts the lines that hold them and names the first."""
+    counts the lines that hold them and names the first. ``first_line``: the number of the stream's first line (a part of a file cut at a line end;
+    a byte-order mark is dropped from line 1 only)."""
     chunk = chunk or CHUNK_BYTES
-    lines_before, held, first = 0, b"", True
+    lines_before, held, first = first_line - 1, b"", first_line == 1
     own = checks is None and not controls  # the checks this reading warns of itself
     checks = CorpusChecks(str(name)) if own else checks
     while True:
@@ -89,25 +91,34 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
         yield from lines
 
 
-def decode_lines(data: bytes, name: str | Path, controls: bool = False) -> list[str]:
+def decode_lines(data: bytes, name: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None,
+                 first_line: int = 1) -> list[str]:
     """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
     naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
     translate, whose odd characters are reported per input), hold a NUL (other control characters:
-    one warning, as _decoded says)."""
-    return list(_decoded(io.BytesIO(data), name, controls=controls))
+    counted in ``checks``, or one warning, as _decoded says). ``data`` may be a part of a file cut
+    at a line end: ``first_line`` is the number of its first line."""
+    return list(_decoded(io.BytesIO(data), name, controls=controls, checks=checks, first_line=first_line))
 
 
-def iter_lines(path: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None) -> Iterator[str]:
-    """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
-    names the file (and the line) when it cannot be read (``controls``, ``checks``: as _decoded)."""
+@contextmanager
+def reading(path: str | Path) -> Iterator[None]:
+    """Turn the OSError of reading the data file ``path`` into a DataError naming it."""
     try:
-        stream = open(path, "rb")
+        yield
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise DataError(f"{path}: a folder, not a file") from None
     except OSError as err:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
+
+
+def iter_lines(path: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None) -> Iterator[str]:
+    """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
+    names the file (and the line) when it cannot be read (``controls``, ``checks``: as _decoded)."""
+    with reading(path):
+        stream = open(path, "rb")
     with stream:
         yield from _decoded(stream, path, controls=controls, checks=checks)
 
@@ -141,6 +152,11 @@ class Tally:
     def lines(self) -> str:
         return where(self.first, count=self.count)
 
+    def merge(self, other: "Tally", offset: int = 0) -> None:
+        """Add the lines ``other`` counted (their numbers moved by ``offset``), which come after these."""
+        self.count += other.count
+        self.first = (self.first + [n + offset for n in other.first])[:FIRST_SHOWN]
+
 
 @dataclass
 class CorpusChecks:
@@ -173,6 +189,16 @@ class CorpusChecks:
         n = self.long_words  # more than n words take more than 2n characters: count words only then
         if n and (len(source) > 2 * n and len(source.split()) > n or len(target) > 2 * n and len(target.split()) > n):
             self.long.add(number)
+
+    def merge(self, other: "CorpusChecks") -> None:
+        """Add what ``other`` found in the lines that follow these (a later part of the same text,
+        its lines numbered as in the text)."""
+        self.lines += other.lines
+        self.pairs += other.pairs
+        for mine, theirs in ((self.skipped, other.skipped), (self.long, other.long), (self.controls, other.controls)):
+            mine.merge(theirs)
+        self.control_names |= other.control_names
+        self.header = self.header if self.header is not None else other.header
 
     def warn(self) -> None:
         """One warning line for each kind of line found."""
@@ -218,8 +244,17 @@ def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None =
     names columns is read as a pair. ``checks`` (when given) counts the lines read, the pairs, the
     lines skipped and a header row; its ``warn()`` reports them."""
     checks = checks if checks is not None else CorpusChecks(str(path))
-    number = 0
-    for number, line in enumerate(iter_lines(path, checks=checks), start=1):
+    for _, pair in tsv_pairs(iter_lines(path, checks=checks), path, strip, checks=checks):
+        yield pair
+
+
+def tsv_pairs(lines: Iterable[str], path: str | Path, strip: bool = True, first_line: int = 1,
+              checks: CorpusChecks | None = None) -> Iterator[tuple[int, Pair]]:
+    """(line number, pair) of each ``source<TAB>target`` line of ``lines`` (iter_tsv's rules),
+    numbered from ``first_line`` (a part of a file); ``checks`` counts what iter_tsv's does."""
+    checks = checks if checks is not None else CorpusChecks(str(path))
+    number = first_line - 1
+    for number, line in enumerate(lines, start=first_line):
         if not line or line.isspace():
             checks.skipped.add(number)
             continue
@@ -236,8 +271,8 @@ def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None =
             checks.skipped.add(number)
         else:
             checks.pair(number, *pair)
-            yield pair
-    checks.lines = number
+            yield number, pair
+    checks.lines += number - first_line + 1
 
 
 def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:

@@ -14,12 +14,14 @@ A run written before these were recorded has no ``pipeline.json`` and reads text
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import DataError
 from ..utils import atomic_write_text
@@ -69,10 +71,15 @@ class FixedWidth:
     def of(cls, sources: Sequence[str], pad: str = " ") -> "FixedWidth | None":
         """The layout of training ``sources`` when they have one: every source as wide as the
         others (at least two of them) and some ending in ``pad``; else None."""
-        widths = {len(s) for s in sources}
-        if len(sources) < 2 or len(widths) != 1 or not any(s.endswith(pad) for s in sources):
+        return cls.of_widths(len(sources), {len(s) for s in sources}, any(s.endswith(pad) for s in sources), pad)
+
+    @classmethod
+    def of_widths(cls, count: int, widths: set[int], padded: bool, pad: str = " ") -> "FixedWidth | None":
+        """``of`` told by what it looks at: the number of sources, their widths (two of them are
+        enough to say there are several) and whether some end in ``pad``."""
+        if count < 2 or len(widths) != 1 or not padded:
             return None
-        return cls(widths.pop(), pad)
+        return cls(next(iter(widths)), pad)
 
     def lay_out(self, text: str) -> str:
         """``text`` padded to the width (its own trailing padding first removed, so a padded
@@ -119,32 +126,53 @@ class TextPipeline:
     def fit(cls, config, pairs: Sequence[tuple[str, str]], run_dir: Path) -> "TextPipeline":
         """Tokenizers trained (if they learn) and vocabularies built from the training pairs,
         or the data source's own vocabulary (the book's); the training sources' fixed width
-        recorded when they have one (char tokens, padding kept: see FixedWidth.of)."""
-        src_tok = cls._tokenizer(config)
-        source = SOURCES.get(config.format, "data.format")()
+        recorded when they have one (char tokens, padding kept: see FixedWidth.of). (A corpus
+        on disk is fitted without holding it: data.prepare.)"""
         sources = [normalise(config, config.unicode, s) for s, _ in pairs]
-        layout = {"unicode": config.unicode,
-                  "fixed_width": FixedWidth.of(sources) if src_tok.char_level else None}
+        targets = [normalise(config, config.unicode, t) for _, t in pairs]
+        src_tok, tgt_tok = cls.fit_tokenizers(config, lambda: (sources, targets), run_dir)
+        src_counts = Counter(token for text in sources for token in src_tok.tokenize(text))
+        tgt_counts = Counter(token for text in targets for token in tgt_tok.tokenize(text))
+        return cls.from_counts(config, src_tok, tgt_tok, src_counts, tgt_counts, FixedWidth.of(sources))
+
+    @classmethod
+    def fit_tokenizers(cls, config, texts: Callable[[], tuple[Iterable[str], Iterable[str]]],
+                       run_dir: Path) -> tuple[Tokenizer, Tokenizer]:
+        """The tokenizers of the source and target sides (one object when one serves both); a
+        tokenizer that learns is trained on ``texts()``, the normalised training sources and
+        targets (called only then; they may stream), and writes its model into ``run_dir``."""
+        src_tok = cls._tokenizer(config)
+        if not src_tok.trainable:
+            return src_tok, src_tok
+        sources, targets = texts()
+        if src_tok.joint:
+            src_tok.fit(itertools.chain(sources, targets), run_dir, JOINT)
+            return src_tok, src_tok
+        tgt_tok = cls._tokenizer(config)
+        src_tok.fit(sources, run_dir, SOURCE)
+        tgt_tok.fit(targets, run_dir, TARGET)
+        return src_tok, tgt_tok
+
+    @classmethod
+    def from_counts(cls, config, src_tok: Tokenizer, tgt_tok: Tokenizer, src_counts: Mapping[str, int],
+                    tgt_counts: Mapping[str, int], fixed_width: FixedWidth | None) -> "TextPipeline":
+        """The pipeline of the tokenizers ``fit_tokenizers`` gave, with vocabularies built from the
+        token counts of the training sources and targets (each in order of first appearance), or
+        the data source's own vocabulary (the book's); ``fixed_width``: the training sources'
+        (FixedWidth.of), kept for char tokens."""
+        source = SOURCES.get(config.format, "data.format")()
+        layout = {"unicode": config.unicode, "fixed_width": fixed_width if src_tok.char_level else None}
         fixed = source.vocabulary(config)
         if fixed is not None:
             return cls(config, src_tok, src_tok, fixed, fixed, shares_vocab=True, **layout)
-        targets = [normalise(config, config.unicode, t) for _, t in pairs]
-        tgt_tok = src_tok
-        if src_tok.trainable:
-            if src_tok.joint:
-                src_tok.fit(sources + targets, run_dir, JOINT)
-            else:
-                tgt_tok = cls._tokenizer(config)
-                src_tok.fit(sources, run_dir, SOURCE)
-                tgt_tok.fit(targets, run_dir, TARGET)
         order = src_tok.vocab_order
-        src_seqs = [src_tok.tokenize(s) for s in sources]
-        tgt_seqs = [tgt_tok.tokenize(t) for t in targets]
         if config.shared_vocab:
-            src_vocab = tgt_vocab = Vocab.build(src_seqs + tgt_seqs, config.min_freq, config.max_vocab, order)
+            counts = Counter(src_counts)
+            counts.update(tgt_counts)  # the sources' tokens first, as in one pass over both
+            src_vocab = tgt_vocab = Vocab.from_counts(counts, config.min_freq, config.max_vocab, order)
         else:
-            src_vocab = Vocab.build(src_seqs, config.min_freq, config.max_vocab, order)
-            tgt_vocab = Vocab.build(tgt_seqs, config.min_freq, config.max_vocab, order)
+            src_vocab = Vocab.from_counts(src_counts, config.min_freq, config.max_vocab, order)
+            tgt_vocab = Vocab.from_counts(tgt_counts, config.min_freq, config.max_vocab, order)
         return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config),
                    **layout)
 
@@ -244,10 +272,11 @@ class TextPipeline:
         return [known.get(t, copied.get(t, unk)) for t in tokens]
 
     def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0,
-                     name: str = "", extended: bool = False) -> list[Example]:
+                     name: str = "", extended: bool = False, warn: bool = True) -> list[Example]:
         """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) or with an
-        empty source are dropped, with a warning that says which (``name`` names the set).
-        With ``extended`` the examples carry the extended ids a copying model trains on."""
+        empty source are dropped, with a warning that says which (``name`` names the set; none
+        without ``warn``). With ``extended`` the examples carry the extended ids a copying model
+        trains on."""
         examples, too_long = [], []
         for number, (src, tgt) in enumerate(pairs, start=1):
             if extended:
@@ -261,18 +290,17 @@ class TextPipeline:
                 too_long.append(number)
             elif ex.src:
                 examples.append(ex)
-        if too_long:
-            shown = ", ".join(map(str, too_long[:5])) + (f" and {len(too_long) - 5} more" if len(too_long) > 5 else "")
-            log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
-                        "tokens (pair %s)", name or "data", len(too_long), max_src, max_tgt, shown)
+        if too_long and warn:
+            warn_too_long(name or "data", too_long[:5], len(too_long), max_src, max_tgt)
         return examples
 
 
-def unknown_share(examples: Sequence[Example]) -> float:
-    """The fraction of the examples' source and target ids that are the unknown token's."""
-    total = sum(len(ex.src) + len(ex.tgt) for ex in examples)
-    unknown = sum(ex.src.count(Vocab.unk_id) + ex.tgt.count(Vocab.unk_id) for ex in examples)
-    return unknown / total if total else 0.0
+def warn_too_long(name: str, first: Sequence[int], count: int, max_src: int, max_tgt: int) -> None:
+    """The log's warning that ``count`` pairs of ``name`` were dropped for their length, naming
+    the ``first`` of them (numbers from 1)."""
+    more = f" and {count - len(first)} more" if count > len(first) else ""
+    log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
+                "tokens (pair %s%s)", name, count, max_src, max_tgt, ", ".join(map(str, first)), more)
 
 
 def normalise(config, unicode: str, text: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError, DataError
 from ..registry import Registry
 from .corpus import read_tsv
+from .texts import PairsText, TrainingText, TsvText
 
 Pair = tuple[str, str]
 SPLITS = ("train", "dev", "test")
@@ -32,6 +33,15 @@ class Source:
     def splits(self, data) -> dict[str, list[Pair]]:
         """{"train": pairs, "dev": pairs (may be empty), "test": pairs, when there are some}."""
         raise NotImplementedError
+
+    def held_out(self, data) -> dict[str, list[Pair]]:
+        """The splits besides train: {"dev": pairs (may be empty), "test": pairs, when there are some}."""
+        return {split: pairs for split, pairs in self.splits(data).items() if split != "train"}
+
+    def training_text(self, data) -> TrainingText:
+        """The training pairs as their preparation reads them (data.prepare); by default the
+        train split, in memory."""
+        return PairsText(self.splits(data)["train"], f"{data.format} data {data.train or data.dir}")
 
     def vocabulary(self, data):
         """A fixed Vocab for both sides (the book's), or None to build them from the training pairs."""
@@ -68,15 +78,20 @@ class TsvSource(Source):
                               key="data.train")
 
     def splits(self, data) -> dict[str, list[Pair]]:
+        train = read_tsv(self.training_text(data).path, strip=data.strip)
+        if not train:
+            raise DataError(f"{self.paths(data)['train']}: no training pairs")
+        return {"train": train, **self.held_out(data)}
+
+    def held_out(self, data) -> dict[str, list[Pair]]:
         self.check(data)
-        paths = self.paths(data)
-        found = {}
-        for split, path in paths.items():
-            if path and (split != "test" or Path(path).exists()):
-                found[split] = read_tsv(path, strip=data.strip)
-        if not found["train"]:
-            raise DataError(f"{paths['train']}: no training pairs")
-        return found
+        return {split: read_tsv(path, strip=data.strip) for split, path in self.paths(data).items()
+                if split != "train" and path and (split != "test" or Path(path).exists())}
+
+    def training_text(self, data) -> TsvText:
+        """The train file, read in parts."""
+        self.check(data)
+        return TsvText(self.paths(data)["train"], data.strip)
 
     def test_pairs(self, path: Path, data) -> list[Pair]:
         return read_tsv(path, strip=data.strip)

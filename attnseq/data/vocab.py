@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
 from ..utils import atomic_write_text
@@ -32,15 +32,21 @@ class Vocab:
         max_size: int = 0,
         order: str = "frequency",
     ) -> "Vocab":
-        """A vocabulary of the tokens in ``sequences``.
+        """A vocabulary of the tokens in ``sequences`` (see ``from_counts``)."""
+        counts: Counter[str] = Counter()
+        for seq in sequences:
+            counts.update(seq)
+        return cls.from_counts(counts, min_freq, max_size, order)
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, int], min_freq: int = 1, max_size: int = 0,
+                    order: str = "frequency") -> "Vocab":
+        """A vocabulary of the tokens ``counts`` counts, its keys in order of first appearance.
 
         ``order="frequency"``: most frequent first (ties by first appearance);
         ``order="appearance"``: in order of first appearance (the book's char vocabularies).
         ``max_size`` counts the tokens besides the four specials; 0 means no limit.
         """
-        counts: Counter[str] = Counter()
-        for seq in sequences:
-            counts.update(seq)
         tokens = [t for t, c in counts.items() if c >= min_freq]  # dict order = first appearance
         if order == "frequency":
             tokens.sort(key=lambda t: -counts[t])  # stable: ties keep first appearance

@@ -1,6 +1,7 @@
 """Data-parallel training through PyTorch DDP: ``torchrun --nproc_per_node N -m attnseq.cli train ...``.
 
-Each process trains on its own share of every epoch's batches; DDP averages the gradients.
+Each process trains on its own share of every epoch's batches (data.sampler.EpochBatches.shard:
+every pair in one share, every share as many batches); DDP averages the gradients.
 Process 0 evaluates, logs and writes checkpoints and shares its decisions with the others.
 """
 from __future__ import annotations
@@ -58,13 +59,6 @@ class Distributed:
         from torch.nn.parallel import DistributedDataParallel
 
         return DistributedDataParallel(module, device_ids=[device.index] if device.type == "cuda" else None)
-
-    def shard(self, batches: Sequence[T]) -> list[T]:
-        """This process's share of ``batches``: every world_size-th, all shares of equal length."""
-        if not self.enabled:
-            return list(batches)
-        per_process = len(batches) // self.world_size
-        return list(batches[self.rank :: self.world_size])[:per_process]
 
     def share(self, value: Any) -> Any:
         """Process 0's ``value``, on every process."""

@@ -15,9 +15,11 @@ from typing import Callable, Sequence
 
 
 from ..config import Config, save_config
-from ..data.pipeline import Example, TextPipeline, unknown_share
-from ..data.sources import load_splits
-from ..errors import ConfigError, DataError, UserError
+from ..data.pipeline import Example, TextPipeline
+from ..data.prepare import prepare_training
+from ..data.sources import SOURCES
+from ..data.store import TokenStore
+from ..errors import ConfigError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..progress import StepProgress
 from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, kept_checkpoint_path, log_metrics,
@@ -127,7 +129,7 @@ class EpochLoop:
 
     An engine calls ``EpochLoop.__init__()`` first (the run's clock starts there), sets
     ``config``, ``run_dir``, ``resume``, ``progress``, ``translator`` and ``on_eval``, calls
-    ``prepare_data()`` (the run folder locked; splits, pipeline, examples) and provides:
+    ``prepare_data()`` (the run folder locked; dev and test, the pipeline, the training store) and provides:
 
     - ``_epoch_batches()``: the whole current epoch's batches, in order (the loop skips the
       ``progress.batch_in_epoch`` already trained);
@@ -148,7 +150,7 @@ class EpochLoop:
     resume: bool
     progress: Progress
     pipeline: TextPipeline
-    train_examples: list[Example]
+    train_store: TokenStore  # the training pairs, prepared once (data.prepare)
     dev_pairs: Sequence[Pair]
     dev_examples: list[Example]
     select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
@@ -165,37 +167,43 @@ class EpochLoop:
     def prepare_data(self, overwrite: bool = False) -> None:
         """Lock the run folder (runs.RunLock: a folder another process trains is refused) and make
         it ready (runs.prepare_run_dir: a run there is refused unless resumed or overwritten);
-        read the splits; fit the text pipeline (or, resuming, load the run's) and save it with the
-        config; encode the training pairs (dropping those over the length limits) and dev. Sets
-        ``select_by`` and ``restore``: there is a checkpoint to continue from."""
+        read the dev and test splits; prepare the training pairs (data.prepare: tokenised once
+        into a store in the cache, or mapped from it), with the text pipeline fitted to them (or,
+        resuming, the run's), saved with the config; encode dev. Sets ``select_by`` and
+        ``restore``: there is a checkpoint to continue from."""
         config = self.config
-        splits = load_splits(config.data)  # bad data or settings are refused before anything is written
-        self.train_pairs, self.dev_pairs = splits["train"], splits.get("dev", [])
-        self.test_pairs = splits.get("test", [])
+        source = SOURCES.get(config.data.format, "data.format")()
+        held_out = source.held_out(config.data)  # bad data or settings are refused before anything is written
+        self.dev_pairs, self.test_pairs = held_out.get("dev", []), held_out.get("test", [])
         references = [t for _, t in self.dev_pairs]
         self.select_by = selection_metric(config.train.select_by, references)
         if self.select_by == "bleu" and self.dev_pairs and not bleu_applies(references):
             raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
                               f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
                               key="train.select_by")
+        text = source.training_text(config.data)
+        if not self.resume:  # the training text is read (and checked) before the run folder is touched
+            self.pipeline, self.train_store = prepare_training(config.data, text)
         if self.is_main:
             self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
         else:
             self.restore = self.resume and (self.run_dir / LAST).exists()
         if self.resume:
-            self.pipeline = TextPipeline.load(config.data, self.run_dir)
-        else:
-            self.pipeline = TextPipeline.fit(config.data, self.train_pairs, self.run_dir)
-            if self.is_main:
-                self.pipeline.save(self.run_dir)
+            self.pipeline, self.train_store = prepare_training(config.data, text,
+                                                               TextPipeline.load(config.data, self.run_dir))
+        elif self.is_main:
+            self.pipeline.save(self.run_dir)
         if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
             save_config(config, self.run_dir / CONFIG_FILE)
         extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
-        self.train_examples = self.pipeline.encode_pairs(self.train_pairs, config.data.max_source_len,
-                                                         config.data.max_target_len, "training data", extended)
-        if not self.train_examples:
-            raise DataError("no training pair is left after the length limits (data.max_source_len, "
-                            "data.max_target_len)")
+        # the store holds ids of the vocabularies only: a copying model's extended ids (source
+        # tokens outside them copied by their place) are made from the text, the pairs in memory
+        self.train_examples = None
+        if extended:
+            train = source.splits(config.data)["train"]
+            self.train_examples = self.pipeline.encode_pairs(train, config.data.max_source_len,
+                                                             config.data.max_target_len, extended=True, warn=False)
+            assert len(self.train_examples) == len(self.train_store), "the store keeps the pairs encode_pairs keeps"
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
@@ -232,7 +240,7 @@ class EpochLoop:
 
     @property
     def train_size(self) -> int:
-        return len(self.train_examples)
+        return len(self.train_store)
 
     @property
     def description(self) -> str:
@@ -321,7 +329,7 @@ class EpochLoop:
                 truncate_metrics(self.run_dir, p.step)
             with self._writing(kept_checkpoint_path(self.run_dir, p.step).parent):
                 prune_kept_checkpoints(self.run_dir, tc.keep_checkpoints or None, after=p.step)
-        unknown = round(unknown_share(self.train_examples), 6)  # of the training tokens, outside the vocabulary
+        unknown = round(self.train_store.unknown_share, 6)  # of the training tokens, outside the vocabulary
         if self.resume and self.is_main:
             self._warn_if_the_vocabulary_covers_less(unknown)
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from ..config import Config
-from ..data.batching import batch_indices, iterate_batches, sorted_batches
+from ..data.batching import collate, iterate_batches, sorted_batches
+from ..data.sampler import EpochBatches, LengthSampler
 from ..data.sources import check_data
 from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
@@ -105,6 +106,9 @@ class Trainer(EpochLoop):
                 log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
+        store = self.train_store
+        self.sampler = LengthSampler(store.src_lengths, store.tgt_lengths, tc.batch_size, tc.batch_tokens, tc.bucket,
+                                     seed=tc.seed)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
                                  self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab)
         self.model.to(self.device)
@@ -133,6 +137,10 @@ class Trainer(EpochLoop):
         self.schedule.load_state_dict(state["scheduler"])
         self.progress = Progress(**state["progress"])
         set_rng_states(state["rng"])
+        changes = self.sampler.changes(state["sampler"], self.dist.world_size) if "sampler" in state else []
+        if changes and self.progress.batch_in_epoch and self.is_main:
+            log.warning("--resume: the rest of epoch %d is dealt anew, as the batches are drawn otherwise than when "
+                        "it was saved (%s)", self.progress.epoch + 1, ", ".join(changes))
 
     @property
     def parameters(self) -> int:
@@ -147,22 +155,24 @@ class Trainer(EpochLoop):
         return f"torch {self.config.model.arch}"
 
     # -- what EpochLoop asks of an engine ------------------------------------------------------
-    def _epoch_batches(self) -> list[list[int]]:
-        """This process's share of the epoch's batches (example indices), bucketed by length."""
-        tc = self.config.train
-        every = batch_indices(self.train_examples, tc.batch_size, True, tc.seed, self.progress.epoch, tc.bucket,
-                              batch_tokens=tc.batch_tokens)
-        batches = self.dist.shard(every)
-        if every and not batches:  # each process would wait for a batch that never comes
-            raise ConfigError(f"train.batch_size: the {len(self.train_examples):,} training pairs make "
+    def _epoch_batches(self) -> EpochBatches:
+        """This process's share of the epoch's batches (index arrays of the store's pairs),
+        bucketed by length."""
+        every = self.sampler.epoch(self.progress.epoch)
+        batches = every.shard(self.dist.rank, self.dist.world_size)
+        if len(every) and not len(batches):  # each process would wait for a batch that never comes
+            raise ConfigError(f"train.batch_size: the {len(self.train_store):,} training pairs make "
                               f"{len(every)} batch(es), fewer than the {self.dist.world_size} processes; "
                               f"lower train.batch_size (or train.batch_tokens) or start fewer processes",
                               key="train.batch_size")
         self._epoch_length = len(batches)
         return batches
 
-    def _batches(self, todo: list[list[int]]):
-        return iterate_batches(self.train_examples, todo)
+    def _batches(self, todo: EpochBatches):
+        """The batches ``todo`` read from the store, each when its turn comes."""
+        if self.train_examples is not None:  # a copying model's, with their extended ids
+            return (collate([self.train_examples[int(i)] for i in index], [int(i) for i in index]) for index in todo)
+        return (self.train_store.batch(index) for index in todo)
 
     def _most(self, values: list[float]) -> list[float]:
         return self.dist.maximum(values)
@@ -226,7 +236,7 @@ class Trainer(EpochLoop):
     def batches_per_epoch(self) -> int:
         if getattr(self, "_epoch_length", None):  # token batches: as many as this epoch has
             return self._epoch_length
-        batches = math.ceil(len(self.train_examples) / self.config.train.batch_size)
+        batches = math.ceil(len(self.train_store) / self.config.train.batch_size)
         return batches // self.dist.world_size if self.dist.enabled else batches
 
     def _slots(self, group) -> tuple[int, int]:
@@ -238,4 +248,6 @@ class Trainer(EpochLoop):
         write_checkpoint(path, model_weights(self.model), state)
 
     def _training_state(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(), "rng": rng_states()}
+        p = self.progress
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(), "rng": rng_states(),
+                "sampler": self.sampler.state(p.epoch, p.batch_in_epoch, self.dist.world_size)}

@@ -51,7 +51,7 @@ class NumpyTrainer(EpochLoop):
         self.design = numpy_design(config)
         tc = config.train
         self.prepare_data(overwrite)
-        train = self.train_examples
+        self.train_examples = train = self.train_store.examples()  # the book's arrays hold them all
         self.reverse = config.data.reverse_source
         # S and L: every source is padded to the longest training source, (book) every target
         # to the longest training target
@@ -60,7 +60,7 @@ class NumpyTrainer(EpochLoop):
         self.xs = self.layout.sources([e.src for e in train], self.reverse)  # (N, S)
         self.ts = self.layout.targets([e.tgt for e in train])  # (N, T + 1)
         self.ts_lengths = (self.ts != self.layout.ignore_label).sum(axis=1)  # counted positions
-        self.rng = self.layout.rng(config, len(self.train_pairs) + len(self.test_pairs))
+        self.rng = self.layout.rng(config, self.train_store.manifest["read"] + len(self.test_pairs))
         self.model = build_numpy_model(self.design, config, self.pipeline, self.layout, self.rng)
         self.optimizer = BOOK_OPTIMIZERS[tc.optimizer.name](tc.lr, tc.optimizer.options)
         self.progress = Progress()
