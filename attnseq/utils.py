@@ -14,6 +14,7 @@ def _umask() -> int:
 
 
 FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: the user's umask applies
+DIR_MODE = 0o777 & ~_umask()  # what mkdir() would give a new folder
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
