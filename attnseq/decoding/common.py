@@ -1,8 +1,17 @@
-"""What every search returns."""
+"""What every search returns, and how beam search scores a finished hypothesis (the GNMT length
+penalty), for every engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+
+def gnmt_penalty(length, alpha: float):
+    """GNMT's lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016); 1 when alpha = 0.
+
+    ``length`` is a number or a tensor of lengths; |Y| counts the output tokens, eos included.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
 
 
 @dataclass
