@@ -4,11 +4,13 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 
-def load(run_dir, checkpoint: str = "best", device: str = "cpu"):
-    """The model trained in ``run_dir``, as a Translator: ``attnseq.load(d).translate([...])``."""
+def load(run_dir, checkpoint: str = "best", device: str = "cpu", overrides=(), engine: str | None = None):
+    """The model trained in ``run_dir`` (or exported from it, ``attnseq export``), as a
+    Translator: ``attnseq.load(d).translate([...])``; ``engine="ctranslate2"`` decodes a torch
+    Transformer run with CTranslate2 (see attnseq.api.load)."""
     from .api import load as _load
 
-    return _load(run_dir, checkpoint=checkpoint, device=device)
+    return _load(run_dir, checkpoint=checkpoint, device=device, overrides=overrides, engine=engine)
 
 
 def fit(config, run_dir, overrides=(), resume: bool = False, overwrite: bool = False):

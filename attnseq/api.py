@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .config import Config, load_config, parse_override
-from .engines import engine_for
+from .engines import ENGINES, engine_for
 from .errors import ConfigError
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
 from .translator import Translation, Translator
@@ -31,10 +31,13 @@ __all__ = ["load", "fit", "Translator", "Translation"]
 
 
 def load(run_dir: str | os.PathLike, checkpoint: str = "best", device: str = "cpu",
-         overrides: Sequence[str] = ()) -> Translator:
+         overrides: Sequence[str] = (), engine: str | None = None) -> Translator:
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
-    of "key=value" strings, change its decode settings (``decode.beam_size=5``).
+    of "key=value" strings, change its decode settings (``decode.beam_size=5``). ``run_dir`` may
+    be a model exported with ``attnseq export`` (its own engine decodes it); ``engine`` decodes
+    a run with another engine where that engine converts it (``"ctranslate2"``: a torch
+    Transformer exported on the fly; None: the run's own).
 
     Raises TypeError or ValueError naming the argument at fault (``run_dir`` that is not a run
     folder, an override of a setting the model was trained with, ...)."""
@@ -42,6 +45,8 @@ def load(run_dir: str | os.PathLike, checkpoint: str = "best", device: str = "cp
     checkpoint = choice_argument(checkpoint, "checkpoint", CHECKPOINTS)
     device = device_argument(device)
     overrides = strings_argument(overrides, "overrides")
+    if engine is not None:
+        engine = choice_argument(engine, "engine", ENGINES)
     try:
         is_run = (run_dir / CONFIG_FILE).is_file()
     except OSError:
@@ -59,7 +64,12 @@ def load(run_dir: str | os.PathLike, checkpoint: str = "best", device: str = "cp
         if err.key is None or not overrides:  # the run's own config.yaml
             raise
         raise ArgumentValueError("overrides", str(err)) from None
-    return engine_for(config).load(run_dir, config, checkpoint, device)
+    if engine is None or engine == config.engine:
+        return engine_for(config).load(run_dir, config, checkpoint, device)
+    try:
+        return ENGINES.get(engine, "engine")().load_from(run_dir, config, checkpoint, device)
+    except ConfigError as err:  # a run that engine cannot decode
+        raise ArgumentValueError("engine", str(err)) from None
 
 
 def fit(config: Config | str | os.PathLike, run_dir: str | os.PathLike, overrides: Sequence[str] = (),

@@ -39,6 +39,11 @@ LOCK = ".lock"  # locked by the process training the run (RunLock); not a run fi
 # what a run writes (``--overwrite`` removes these and nothing else)
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, "vocab.source.json", "vocab.target.json",
              "spm.joint.model", "spm.source.model", "spm.target.model", PIPELINE_FILE)
+# an exported model (attnseq export): its record (format, quantization, checkpoint, run, positions)
+# and the files an export to CTranslate2 writes beside the run's pipeline files
+EXPORT_FILE = "export.json"
+CTRANSLATE2_FILES = ("model.bin", "config.json", "shared_vocabulary.json", "source_vocabulary.json",
+                     "target_vocabulary.json", EXPORT_FILE)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
 RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
              "train.progress", "train.threads", "train.device", "decode.", "data.dir", "data.train", "data.dev",

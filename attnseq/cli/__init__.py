@@ -15,12 +15,12 @@ import sys
 
 from ..errors import UserError
 from ..files import os_error_message
-from . import compare, data, demo, evaluate, plot, reproduce, serve, train, translate
+from . import compare, data, demo, evaluate, export, plot, reproduce, serve, train, translate
 from .arguments import HelpFormatter
 
 # the commands, in the order ``attnseq --help`` lists them
-COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "compare": compare,
-            "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
+COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "export": export,
+            "compare": compare, "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
 
 
 class Parser(argparse.ArgumentParser):

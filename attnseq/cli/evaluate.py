@@ -8,19 +8,20 @@ import argparse
 import json
 import logging
 
-from .arguments import add_checkpoint, add_set_decode
+from .arguments import add_checkpoint, add_engine, add_set_decode
 
 HELP = "exact match, token accuracy, BLEU and chrF on a TSV file"
 log = logging.getLogger("attnseq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    parser.add_argument("run", help="the run folder (attnseq train --out), or a model exported from one (attnseq export)")
     parser.add_argument("--data", required=True, help="source<TAB>reference file, a data folder (its test.tsv), "
                                                       "or the book's file (its test set)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     add_checkpoint(parser)
+    add_engine(parser)
     add_set_decode(parser)
 
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> None:
     from ..data.sources import evaluation_pairs
     from ..translator.base import InputReport
 
-    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [], engine=args.engine)
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam)
     if "bleu" not in metrics:

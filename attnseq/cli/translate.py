@@ -13,14 +13,14 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_overwrite, add_set_decode, run_files
+from .arguments import add_checkpoint, add_engine, add_overwrite, add_set_decode, run_files
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="the run folder (attnseq train --out)")
+    parser.add_argument("run", help="the run folder (attnseq train --out), or a model exported from one (attnseq export)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
     parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input (not with --po)")
     source.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     add_checkpoint(parser)
+    add_engine(parser)
     add_set_decode(parser)
 
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> None:
     inputs = [args.input, args.po, *run_files(args.run)]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [])
+    translator = load(args.run, checkpoint=args.checkpoint, overrides=args.set or [], engine=args.engine)
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:

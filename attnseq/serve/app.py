@@ -63,9 +63,9 @@ def run_names(paths: Sequence[str]) -> list[str]:
     raise UserError("serve: the same run folder is given twice")
 
 
-def load_runs(paths: Sequence[str], checkpoint: str = "best") -> list[LoadedRun]:
-    """Each run folder of ``paths`` loaded (on the CPU), named ``NAME`` when given as
-    ``NAME=FOLDER``, otherwise by ``run_names``."""
+def load_runs(paths: Sequence[str], checkpoint: str = "best", engine: str | None = None) -> list[LoadedRun]:
+    """Each run folder of ``paths`` loaded (on the CPU; by ``engine`` where given, see
+    attnseq.load), named ``NAME`` when given as ``NAME=FOLDER``, otherwise by ``run_names``."""
     from ..api import load
 
     given = [str(p).split("=", 1) if re.match(r"^[\w.-]+=", str(p)) else [None, str(p)] for p in paths]
@@ -73,7 +73,8 @@ def load_runs(paths: Sequence[str], checkpoint: str = "best") -> list[LoadedRun]
     names = [name or default for (name, _), default in zip(given, run_names(folders))]
     if len(set(names)) < len(names):
         raise UserError(f"serve: two runs are named alike ({', '.join(names)}); name them NAME=FOLDER")
-    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint)) for name, folder in zip(names, folders)]
+    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint, engine=engine))
+            for name, folder in zip(names, folders)]
 
 
 # -- what the handlers share -------------------------------------------------------------------
