@@ -12,9 +12,10 @@ What a search asks of CTranslate2 (``Translator.translate_batch``) and what come
   (``return_end_token``), so each hypothesis' length counts eos as attnseq's |Y| does and its
   attention holds the eos step's row, as attnseq's does;
 - the output limit of each sentence (decode.max_len, max_len_ratio, max_len_offset) is its own,
-  as in attnseq's search: the sentences of a batch are searched in groups of one limit
-  (CTranslate2 takes one ``max_decoding_length`` a call), so a sentence's result never
-  depends on the others in its batch;
+  as in attnseq's search, so a sentence's result never depends on the others in its batch:
+  CTranslate2 takes one ``max_decoding_length`` a call, so beam search searches the batch in
+  groups of one limit, and greedy search all of it to the largest limit, then again those of
+  its sentences that had not ended within their own;
 - scores: without a length penalty the sum of the tokens' log-probabilities (eos included),
   CTranslate2's early stop; with decode.length_penalty = alpha > 0, attnseq's GNMT penalty
   ((5 + |Y|) / 6) ** alpha, which CTranslate2 does not have (it divides by |Y| ** penalty):
@@ -107,13 +108,25 @@ class CTranslate2Translator(Translator):
 
     def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
                      ) -> list[list[Hypothesis]]:
-        """Hypotheses of each source, searched in groups of sentences of one output limit."""
+        """Hypotheses of each source, searched in groups of sentences of one output limit.
+
+        Greedy search first searches them all to the largest limit: a sentence whose output
+        ended (eos) within its own limit has what a search to that limit finds (the same steps);
+        only the others are searched again, in groups."""
         self._check_positions(max(len(ids) for ids in src_ids), "source")
         limits = output_limits([len(ids) for ids in src_ids], decode.max_len_ratio, decode.max_len_offset,
                                decode.max_len)
         results: list[list[Hypothesis]] = [[] for _ in src_ids]
-        for limit in sorted(set(limits)):
-            rows = [i for i, own in enumerate(limits) if own == limit]
+        todo = range(len(src_ids))
+        if decode.beam_size == 1 and len(set(limits)) > 1 and max(limits) <= self.positions:
+            top = max(limits)
+            found = self._search(src_ids, top, decode, keep_attention)
+            for i, nbest in enumerate(found):
+                if len(nbest[0].tokens) < limits[i] or limits[i] == top:  # ended within its limit, or that's it
+                    results[i] = nbest
+            todo = [i for i, nbest in enumerate(results) if not nbest]
+        for limit in sorted({limits[i] for i in todo}):
+            rows = [i for i in todo if limits[i] == limit]
             cap = min(limit, self.positions)
             found = self._search([src_ids[i] for i in rows], cap, decode, keep_attention)
             if cap < limit and any(len(h.tokens) >= cap for nbest in found for h in nbest):
