@@ -14,8 +14,9 @@ What a search asks of CTranslate2 (``Translator.translate_batch``) and what come
 - the output limit of each sentence (decode.max_len, max_len_ratio, max_len_offset) is its own,
   as in attnseq's search, so a sentence's result never depends on the others in its batch:
   CTranslate2 takes one ``max_decoding_length`` a call, so beam search searches the batch in
-  groups of one limit, and greedy search all of it to the largest limit, then again those of
-  its sentences that had not ended within their own;
+  groups of one limit, and greedy search bands of limits (the largest at most 1.25 times the
+  smallest) each to its largest, cutting the sentences that had not ended within their own
+  where it is (the same steps), scored by ``score_batch``;
 - scores: without a length penalty the sum of the tokens' log-probabilities (eos included),
   CTranslate2's early stop; with decode.length_penalty = alpha > 0, attnseq's GNMT penalty
   ((5 + |Y|) / 6) ** alpha, which CTranslate2 does not have (it divides by |Y| ** penalty):
@@ -103,30 +104,25 @@ class CTranslate2Translator(Translator):
         if len(source) != len(pipeline.src_vocab) or len(target) != len(pipeline.tgt_vocab):
             raise UserError(f"{self.folder}: its CTranslate2 vocabularies ({len(source)}, {len(target)} tokens) are "
                             f"not the run's ({len(pipeline.src_vocab)}, {len(pipeline.tgt_vocab)})")
-        self.source_tokens = source
+        self.source_tokens, self.target_tokens = source, target
         self.target_ids = {token: i for i, token in enumerate(target)}
 
     def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
                      ) -> list[list[Hypothesis]]:
-        """Hypotheses of each source, searched in groups of sentences of one output limit.
-
-        Greedy search first searches them all to the largest limit: a sentence whose output
-        ended (eos) within its own limit has what a search to that limit finds (the same steps);
-        only the others are searched again, in groups."""
+        """Hypotheses of each source, each searched to its own output limit: greedy search in one
+        search of each band of limits (``_greedy``), beam search in groups of one limit."""
         self._check_positions(max(len(ids) for ids in src_ids), "source")
         limits = output_limits([len(ids) for ids in src_ids], decode.max_len_ratio, decode.max_len_offset,
                                decode.max_len)
         results: list[list[Hypothesis]] = [[] for _ in src_ids]
-        todo = range(len(src_ids))
-        if decode.beam_size == 1 and len(set(limits)) > 1 and max(limits) <= self.positions:
-            top = max(limits)
-            found = self._search(src_ids, top, decode, keep_attention)
-            for i, nbest in enumerate(found):
-                if len(nbest[0].tokens) < limits[i] or limits[i] == top:  # ended within its limit, or that's it
+        if decode.beam_size == 1 and max(limits) < self.positions:  # (score_batch feeds one position more)
+            for band in limit_bands(limits):
+                for i, nbest in zip(band, self._greedy([src_ids[i] for i in band], [limits[i] for i in band],
+                                                       decode, keep_attention)):
                     results[i] = nbest
-            todo = [i for i, nbest in enumerate(results) if not nbest]
-        for limit in sorted({limits[i] for i in todo}):
-            rows = [i for i in todo if limits[i] == limit]
+            return results
+        for limit in sorted(set(limits)):
+            rows = [i for i, own in enumerate(limits) if own == limit]
             cap = min(limit, self.positions)
             found = self._search([src_ids[i] for i in rows], cap, decode, keep_attention)
             if cap < limit and any(len(h.tokens) >= cap for nbest in found for h in nbest):
@@ -134,6 +130,25 @@ class CTranslate2Translator(Translator):
             for i, nbest in zip(rows, found):
                 results[i] = nbest
         return results
+
+    def _greedy(self, src_ids: list[list[int]], limits: list[int], decode: DecodeConfig, keep_attention: bool
+                ) -> list[list[Hypothesis]]:
+        """Greedy search of the batch to its largest limit: until its own limit a sentence takes the
+        steps a search to that limit takes, so one that had not ended by then is cut there (its
+        tokens and attention rows), its score the sum of the kept tokens' log-probabilities
+        (CTranslate2's score_batch of them, without the end's)."""
+        found = self._search(src_ids, max(limits), decode, keep_attention)
+        cut = [i for i, nbest in enumerate(found) if len(nbest[0].tokens) >= limits[i]]
+        if cut:
+            kept = [found[i][0].tokens[: limits[i]] for i in cut]
+            scored = self.model.score_batch([[self.source_tokens[t] for t in src_ids[i]] for i in cut],
+                                            [[self.target_tokens[t] for t in tokens] for tokens in kept],
+                                            max_input_length=0)
+            for i, tokens, result in zip(cut, kept, scored):
+                alignment = found[i][0].alignment
+                found[i] = [Hypothesis(tokens, float(sum(result.log_probs[:-1])),  # the end's is the last
+                                       None if alignment is None else alignment[: limits[i]])]
+        return found
 
     def _check_positions(self, length: int, side: str) -> None:
         """A ConfigError naming the key when a sequence of ``length`` positions needs more position
@@ -211,3 +226,16 @@ def length_exponent(alpha: float, length: float) -> float:
     GNMT's penalty from its sum after the search; the search's own ranking is by sums)."""
     length = max(length, 2.0)
     return alpha * math.log((5.0 + length) / 6.0) / math.log(length)
+
+
+def limit_bands(limits: list[int], spread: float = 1.25) -> list[list[int]]:
+    """The indices of ``limits`` in bands whose largest limit is at most ``spread`` times their
+    smallest: what one greedy search covers, so that a sentence that never ends runs at most
+    that much past its own limit before it is cut."""
+    bands: list[list[int]] = []
+    for i in sorted(range(len(limits)), key=lambda i: limits[i]):
+        if bands and limits[i] <= spread * limits[bands[-1][0]]:
+            bands[-1].append(i)
+        else:
+            bands.append([i])
+    return bands
