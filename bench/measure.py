@@ -4,6 +4,7 @@
     python bench/measure.py train PRESET --data DIR [--steps 30] [--threads 1] [--set KEY=VALUE]
     python bench/measure.py train reference [--threads 1]
     python bench/measure.py decode PRESET [--beam 5] [--sentences 300] [--threads 1]
+    python bench/measure.py engines RUN --data TEST.tsv [--beam 5] [--repeat 3] [--threads 1]
 
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
@@ -15,6 +16,11 @@ input feeding, 8,000-word vocabularies, batches of 64 sentences of ~20 tokens); 
 searches random sources of 5 to 30 tokens with an untrained preset-sized model (8,000 words),
 then counts the same searches' matmul FLOPs. Both measure the matmul ceiling again right after
 timing (the machine is shared: its speed drifts), and the fraction of it is taken against that.
+``engines`` (this tree's own, not of older revisions) decodes a trained Transformer run's test
+set with the torch engine (fp32, eager) and with CTranslate2 (the run exported to float32 and to
+int8 in temporary folders), each on ``--threads`` threads (CTranslate2's intra_threads, one
+batch at a time), in turns, ``--repeat`` times, keeping each one's best time, with its BLEU and
+how many outputs equal the torch engine's.
 Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when
 something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with
 torch's FlopCounterMode.
@@ -192,6 +198,47 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
             "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}
 
 
+def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
+    """Per engine (torch, ctranslate2 float32, ctranslate2 int8): sentences/s (best of ``repeat``
+    turns, the engines taking turns), BLEU (as evaluate scores it) and the outputs equal to the
+    torch engine's."""
+    import tempfile
+
+    import attnseq
+    from attnseq.data.sources import evaluation_pairs
+    from attnseq.export.ctranslate2_spec import export_ctranslate2
+    from attnseq.runs import read_run_config
+    from attnseq.translator.ctranslate2_model import CTranslate2Translator
+
+    translators = {"torch": attnseq.load(run)}
+    config = read_run_config(run)
+    pairs = evaluation_pairs(data, config.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        for quantization in ("float32", "int8"):
+            folder = export_ctranslate2(run, Path(tmp) / quantization, quantization)
+            translators[f"ctranslate2 {quantization}"] = CTranslate2Translator.load(
+                folder, read_run_config(folder), threads=threads)
+    from attnseq.eval.metrics import sacrebleu_score
+
+    sources = [s for s, _ in pairs]
+    results = {name: {"seconds": float("inf")} for name in translators}
+    for _ in range(repeat):  # the search (text in, text out), the engines taking turns; the best time of each
+        for name, translator in translators.items():
+            started = CLOCK()
+            found = translator.search(sources, beam_size=beam)
+            results[name]["seconds"] = min(results[name]["seconds"], CLOCK() - started)
+            results[name]["outputs"] = [r.outputs[0] for r in found]
+    references = [translators["torch"].pipeline.normalise(t) for _, t in pairs]  # as evaluate scores them
+    for found in results.values():
+        found.update(sentences=len(pairs), sentences_per_second=len(pairs) / found.pop("seconds"),
+                     bleu=sacrebleu_score("bleu", found["outputs"], references)[0],
+                     same_outputs=sum(a == b for a, b in zip(found["outputs"], results["torch"]["outputs"])))
+    for found in results.values():
+        del found["outputs"]
+    compute = {name: t.model.compute_type for name, t in translators.items() if name != "torch"}
+    return {"engines": results, "compute_types": compute, "peak_rss_mb": peak_rss_mb()}
+
+
 class MatmulFlops:
     """Counts the matmul FLOPs run inside ``with``: torch's count of mm/bmm/attention, plus
     torch's fused recurrent kernels where it cannot see them (2 x positions x weights of every
@@ -295,7 +342,7 @@ def matmul_flops(model: torch.nn.Module, run) -> tuple[float, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("ceiling", "train", "decode"))
+    parser.add_argument("what", choices=("ceiling", "train", "decode", "engines"))
     parser.add_argument("preset", nargs="?")
     parser.add_argument("--data")
     parser.add_argument("--steps", type=int, default=30)
@@ -304,6 +351,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--set", action="append", default=[])
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     global CLOCK
@@ -312,6 +360,8 @@ def main() -> None:
         result = ceiling(args.threads)
     elif args.what == "train":
         result = train(args.preset, args.data, args.steps, args.threads, args.set)
+    elif args.what == "engines":
+        result = engines(args.preset, args.data, args.beam, args.threads, args.repeat)
     else:
         result = decode(args.preset, args.beam, args.sentences, args.threads)
     print(json.dumps(result))
