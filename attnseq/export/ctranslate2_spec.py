@@ -24,7 +24,8 @@ option or a positional encoding this module does not know is refused by name, ne
 The alignment CTranslate2 returns (``return_attention``) is set to attnseq's: the last layer's
 cross-attention averaged over its heads (alignment_layer -1, alignment_heads 0: all of them).
 The vocabularies keep attnseq's ids, its special tokens named as CTranslate2 and OpenNMT name
-them: pad ``<blank>``, bos ``<s>`` (the decoder's start token), eos ``</s>``, unk ``<unk>``.
+them: pad ``<blank>``, bos ``<s>`` (the decoder's start token), eos ``</s>``, unk ``<unk>``
+(``<s#1>``, ... where the data has a token spelt as one of them; config.json names them).
 """
 from __future__ import annotations
 
@@ -37,9 +38,9 @@ import yaml
 
 from ..errors import ConfigError, UserError
 from ..files import write_folder
-from . import QUANTIZATIONS
 from ..runs import (CONFIG_FILE, EXPORT_FILE, PIPELINE_FILE, checkpoint_path, read_checkpoint,
                     read_run_config)
+from . import QUANTIZATIONS
 
 # what each option of TransformerConfig becomes in the specification (see the docstring)
 EXPRESSED = {
