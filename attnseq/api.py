@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .config import DECODE_PRECISIONS, Config, load_config, parse_override
-from .engines import engine_for
+from .engines import ENGINES, engine_for
 from .errors import ConfigError
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
 from .translator import Translation, Translator
@@ -33,7 +33,7 @@ __all__ = ["load", "fit", "Translator", "Translation"]
 
 
 def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: str = "best", device: str = "cpu",
-         overrides: Sequence[str] = (), precision: str | None = None) -> Translator:
+         overrides: Sequence[str] = (), precision: str | None = None, engine: str | None = None) -> Translator:
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
     of "key=value" strings, change its decode settings (``decode.beam_size=5``). ``precision``
@@ -41,6 +41,10 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
     quantises the torch model's weights once, here, where the CPU has int8 dot products (VNNI,
     AMX; elsewhere one warning on the "attnseq" logger and fp32). The Translator's
     ``precision`` says which it got.
+
+    ``run_dir`` may be a model exported with ``attnseq export`` (its own engine decodes it);
+    ``engine`` decodes a run with another engine where that engine converts it
+    (``"ctranslate2"``: a torch Transformer exported on the fly; None: the run's own).
 
     ``run_dir`` a list of run folders: their ensemble (translator/ensemble.py), which decodes
     with the mean of the models' log-probabilities at every step; the runs must be torch runs
@@ -64,6 +68,8 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
     for run, name in zip(runs, names):
         if not _is_run(run):
             raise ArgumentValueError(name, f"{run}: not a run folder (no {CONFIG_FILE})")
+    if engine is not None:
+        engine = choice_argument(engine, "engine", ENGINES)
     for i, text in enumerate(overrides):
         try:
             parse_override(text)
@@ -75,8 +81,19 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
             config.decode.precision = precision
     try:
         if several:
+            if engine not in (None, "torch"):
+                raise ArgumentValueError("engine", f"{engine}: an ensemble decodes torch models, through the "
+                                         "decoder step protocol")
             return _ensemble(runs, configs, checkpoint, device)
-        return engine_for(configs[0]).load(runs[0], configs[0], checkpoint, device)
+        config = configs[0]
+        if engine is None or engine == config.engine:
+            return engine_for(config).load(runs[0], config, checkpoint, device)
+        try:
+            return ENGINES.get(engine, "engine")().load_from(runs[0], config, checkpoint, device)
+        except ConfigError as err:  # a run that engine cannot decode
+            if err.key == "decode.precision":
+                raise
+            raise ArgumentValueError("engine", str(err)) from None
     except ConfigError as err:
         if precision is None or err.key != "decode.precision":
             raise

@@ -12,6 +12,9 @@ The rule, the same for every command:
 - output too large to hold (a generated corpus, the split of a big one) is written as it is
   made, through streams (``open_outputs``), under the same rule: every file appears whole when
   the command succeeds, and nothing appears when it fails.
+- a folder that is one output (an exported model, write_folder) is built whole in a temporary
+  folder beside it and renamed into place; ``--overwrite`` replaces an earlier one of its kind,
+  never a folder of other files.
 
 Every message reads ``<path>: <what is wrong>; <what to do>``.
 """
@@ -19,13 +22,15 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, TextIO
+from typing import Callable, Iterable, Iterator, Mapping, TextIO
 
 from .errors import UserError
-from .utils import atomic_write_bytes, replace_with, temporary_beside
+from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
 
 Data = str | bytes
 PathLike = str | Path
@@ -213,3 +218,86 @@ def open_outputs(folder: PathLike, names: Iterable[str], *, inputs: Iterable[Pat
         if message is None:
             raise
         raise UserError(message) from None
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """True when ``path`` is ``folder`` or lies under it (through symlinks)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def check_new_folder(folder: PathLike, *, marker: str, inputs: Iterable[PathLike | None] = (),
+                     overwrite: bool = False) -> Path:
+    """``folder`` when write_folder may make it (see there); otherwise a UserError that names it:
+    it holds one of ``inputs`` or is one, it is a file or under one, it holds files and
+    ``overwrite`` is False, or they are not an earlier output of the kind (no ``marker``)."""
+    folder = Path(folder)
+    for source in inputs:
+        if source is not None and _inside(Path(source), folder):
+            raise UserError(f"{folder}: holds the input {source}; write the output to another folder")
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{folder}: a file, not a folder; give a folder to write into")
+    above = _file_above(folder)
+    if above is not None:
+        raise UserError(f"{folder}: {above} is a file, not a folder; give a path under a folder")
+    held = sorted(entry.name for entry in folder.iterdir()) if folder.is_dir() else []
+    if held:
+        shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+        if not overwrite:
+            raise UserError(f"{folder}: holds files already ({shown}); give --overwrite to replace it, "
+                            "or another folder")
+        if marker not in held:
+            raise UserError(f"{folder}: holds files that are not an earlier output of this command ({shown}; "
+                            f"no {marker}); --overwrite replaces only such a folder: give a new or empty one")
+    return folder
+
+
+def write_folder(folder: PathLike, files: Mapping[str, Data], build: Callable[[Path], None] | None = None, *,
+                 marker: str, inputs: Iterable[PathLike | None] = (), overwrite: bool = False) -> Path:
+    """Make ``folder`` whole or not at all: ``files`` ({name: data}) are written into a new
+    temporary folder beside it and ``build(tmp)`` adds what a library writes itself (a model
+    saved by its engine), then the temporary folder is renamed to ``folder``; returns the folder.
+
+    ``marker`` names the file of ``files`` that every such output holds. A folder that
+    exists and holds anything is refused without ``overwrite``; with it, it is replaced (the
+    earlier one removed once the new one is in place) only when it holds ``marker``, an earlier
+    output of the same kind: never a folder of other files. Never one of ``inputs`` or a folder
+    holding one, whatever ``overwrite`` says. An operating-system error (a full or read-only
+    disk) becomes a UserError naming ``folder``; nothing is left of the temporary folder."""
+    folder = check_new_folder(folder, marker=marker, inputs=inputs, overwrite=overwrite)
+    held = folder.is_dir() and any(folder.iterdir())
+    tmp = old = None
+    try:
+        folder.absolute().parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.absolute().parent))
+        os.chmod(tmp, DIR_MODE)
+        for name, data in files.items():
+            (tmp / name).write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        if build is not None:
+            build(tmp)
+        for path in tmp.rglob("*"):  # on disk before the folder appears
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    os.fsync(fh.fileno())
+        if held:  # the earlier folder aside, the new one in (the earlier one back if that fails)
+            old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.absolute().parent))
+            os.rename(folder, old / folder.name)
+            try:
+                os.rename(tmp, folder)
+            except OSError:
+                os.rename(old / folder.name, folder)
+                raise
+        else:
+            os.rename(tmp, folder)  # over an empty folder too
+        tmp = None
+    except OSError as err:
+        message = os_error_message(err, folder)
+        if message is None:
+            raise
+        raise UserError(message) from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    return folder

@@ -47,6 +47,11 @@ PIPELINE_FILES = ("vocab.source.json", TARGET_VOCAB, "spm.joint.model", "spm.sou
                   PIPELINE_FILE)
 # what a run writes (``--overwrite`` removes these, and the kept checkpoints, and nothing else)
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, *PIPELINE_FILES)
+# an exported model (attnseq export): its record (format, quantization, checkpoint, run, positions)
+# and the files an export to CTranslate2 writes beside the run's pipeline files
+EXPORT_FILE = "export.json"
+CTRANSLATE2_FILES = ("model.bin", "config.json", "shared_vocabulary.json", "source_vocabulary.json",
+                     "target_vocabulary.json", EXPORT_FILE)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
 RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
              "train.progress", "train.threads", "train.device", "train.keep_checkpoints", "decode.", "data.dir",

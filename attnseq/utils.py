@@ -15,6 +15,7 @@ def _umask() -> int:
 
 
 FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: the user's umask applies
+DIR_MODE = 0o777 & ~_umask()  # what mkdir() would give a new folder
 
 
 def temporary_beside(path: str | Path) -> str:

@@ -5,6 +5,7 @@
     python bench/measure.py train reference [--threads 1]
     python bench/measure.py decode PRESET [--beam 5] [--sentences 300] [--threads 1]
     python bench/measure.py decode-int8 PRESET|RUN [--data TSV] [--beam 5] [--sentences 300] [--repeat 3]
+    python bench/measure.py engines RUN --data TEST.tsv [--beam 5] [--repeat 3] [--threads 1]
 
 It imports whichever attnseq comes first on the path (PYTHONPATH), and uses only what every
 version since 0.1.0 has (load_config of the tree's own preset, build_model, model.loss,
@@ -20,6 +21,11 @@ process, in turn, ``--repeat`` times, and gives each one's best sentences/s, the
 outputs equal to fp32's and, for a trained run with references (``--data``, default its test
 set), each one's exact match and BLEU. Both measure the matmul ceiling again right after
 timing (the machine is shared: its speed drifts), and the fraction of it is taken against that.
+``engines`` (this tree's own, not of older revisions) decodes a trained Transformer run's test
+set with the torch engine (fp32, eager) and with CTranslate2 (the run exported to float32 and to
+int8 in temporary folders), each on ``--threads`` threads (CTranslate2's intra_threads, one
+batch at a time), in turns, ``--repeat`` times, keeping each one's best time, with its BLEU and
+how many outputs equal the torch engine's.
 Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when
 something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with
 torch's FlopCounterMode.
@@ -232,6 +238,47 @@ def decode_int8(target: str, beam: int, sentences: int, data: str | None, repeat
     return result
 
 
+def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
+    """Per engine (torch, ctranslate2 float32, ctranslate2 int8): sentences/s (best of ``repeat``
+    turns, the engines taking turns), BLEU (as evaluate scores it) and the outputs equal to the
+    torch engine's."""
+    import tempfile
+
+    import attnseq
+    from attnseq.data.sources import evaluation_pairs
+    from attnseq.export.ctranslate2_spec import export_ctranslate2
+    from attnseq.runs import read_run_config
+    from attnseq.translator.ctranslate2_model import CTranslate2Translator
+
+    translators = {"torch": attnseq.load(run)}
+    config = read_run_config(run)
+    pairs = evaluation_pairs(data, config.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        for quantization in ("float32", "int8"):
+            folder = export_ctranslate2(run, Path(tmp) / quantization, quantization)
+            translators[f"ctranslate2 {quantization}"] = CTranslate2Translator.load(
+                folder, read_run_config(folder), threads=threads)
+    from attnseq.eval.metrics import sacrebleu_score
+
+    sources = [s for s, _ in pairs]
+    results = {name: {"seconds": float("inf")} for name in translators}
+    for _ in range(repeat):  # the search (text in, text out), the engines taking turns; the best time of each
+        for name, translator in translators.items():
+            started = CLOCK()
+            found = translator.search(sources, beam_size=beam)
+            results[name]["seconds"] = min(results[name]["seconds"], CLOCK() - started)
+            results[name]["outputs"] = [r.outputs[0] for r in found]
+    references = [translators["torch"].pipeline.normalise(t) for _, t in pairs]  # as evaluate scores them
+    for found in results.values():
+        found.update(sentences=len(pairs), sentences_per_second=len(pairs) / found.pop("seconds"),
+                     bleu=sacrebleu_score("bleu", found["outputs"], references)[0],
+                     same_outputs=sum(a == b for a, b in zip(found["outputs"], results["torch"]["outputs"])))
+    for found in results.values():
+        del found["outputs"]
+    compute = {name: t.model.compute_type for name, t in translators.items() if name != "torch"}
+    return {"engines": results, "compute_types": compute, "peak_rss_mb": peak_rss_mb()}
+
+
 class MatmulFlops:
     """Counts the matmul FLOPs run inside ``with``: torch's count of mm/bmm/attention, plus
     torch's fused recurrent kernels where it cannot see them (2 x positions x weights of every
@@ -335,7 +382,7 @@ def matmul_flops(model: torch.nn.Module, run) -> tuple[float, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("ceiling", "train", "decode", "decode-int8"))
+    parser.add_argument("what", choices=("ceiling", "train", "decode", "decode-int8", "engines"))
     parser.add_argument("preset", nargs="?")
     parser.add_argument("--data")
     parser.add_argument("--steps", type=int, default=30)
@@ -355,6 +402,8 @@ def main() -> None:
         result = train(args.preset, args.data, args.steps, args.threads, args.set)
     elif args.what == "decode-int8":
         result = decode_int8(args.preset, args.beam, args.sentences, args.data, args.repeat)
+    elif args.what == "engines":
+        result = engines(args.preset, args.data, args.beam, args.threads, args.repeat)
     else:
         result = decode(args.preset, args.beam, args.sentences, args.threads)
     print(json.dumps(result))

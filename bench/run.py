@@ -7,6 +7,7 @@
     python bench/run.py --corpus    # only the table of generating and splitting corpora (bench/corpus_speed.py)
     python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 500000]
                                     # only the scale table (bench/scale.py); --quick: 20,000 and 100,000 pairs
+    python bench/run.py --engines [--engines-run RUN]   # only the CTranslate2 section
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
@@ -21,6 +22,14 @@ Every figure is measured in its own process (bench/measure.py), pinned to the st
 - decoding: greedy and beam-5 sentences/s of the RNN (luong2015-gettext-de) and Transformer
   (transformer-gettext-de) presets, untrained, on random sources, the fraction of the ceiling
   their matmul FLOPs reach, and whether the outputs equal the other commit's.
+The engines section decodes a trained Transformer (transformer-gettext-de) run's test set with
+the torch engine (fp32, eager) and with CTranslate2 (the run exported to float32 and int8),
+greedy and beam 5, on the same threads (CTranslate2's intra_threads, one batch at a time): the
+sentences/s of each, its ratio to the torch engine's, its BLEU and the difference, and how many
+outputs equal the torch engine's; each thread count and search is one process, in which the
+engines take turns ``--repeat`` times (the best time of each kept). Without ``--engines-run`` it
+trains the preset on ``attnseq data gettext --lang de`` for ``--engines-minutes`` first (kept in
+the temporary folder and reused).
 With ``--against REV`` the commit is checked out in a git worktree and every figure is measured
 for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
 other commit does not have is left out. Machines here change from day to day: the table says
@@ -134,6 +143,56 @@ def int8_table(targets: list[tuple[str, str]], threads: list[int], sentences: in
     return "\n".join(lines) + "\n"
 
 
+def trained_transformer(folder: Path, minutes: float) -> Path:
+    """A transformer-gettext-de run trained for ``minutes`` on generated English->German gettext
+    messages, made with this tree once and reused."""
+    data = folder.parent / "attnseq-bench-gettext-de"
+    if not (data / "test.tsv").exists():
+        subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "data", "gettext", "--lang", "de", "--out", str(data),
+                        "--overwrite"], check=True, cwd=ROOT)
+    if not (folder / "best.safetensors").exists():
+        print(f"  training transformer-gettext-de for {minutes:g} minutes into {folder} (once)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", "configs/transformer-gettext-de.yaml",
+                        "--data", str(data), "--out", str(folder), "--overwrite", "--set", f"train.max_minutes={minutes}",
+                        "--set", "train.progress=false"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return folder
+
+
+def engines_table(args) -> str:
+    """The engines section (see the module's docstring) as a Markdown table with its header."""
+    from attnseq.runs import read_run_config
+
+    run = Path(args.engines_run) if args.engines_run else trained_transformer(
+        Path(tempfile.gettempdir()) / "attnseq-bench-transformer-gettext-de", args.engines_minutes)
+    config = read_run_config(run)
+    data = args.engines_data or config.data.test or config.data.dir
+    rows, sentences, compute = [], 0, {}
+    for beam in (1, 5):
+        for threads in args.threads:
+            result, rss = run_measure(ROOT, ["engines", str(run), f"--data={data}", f"--beam={beam}",
+                                             f"--repeat={args.repeat}"], threads, args.clock)
+            if result is None:
+                continue
+            compute = result["compute_types"]
+            base = result["engines"]["torch"]
+            for name, found in result["engines"].items():
+                sentences = found["sentences"]
+                engine = "torch fp32 eager" if name == "torch" else name
+                ratio = found["sentences_per_second"] / base["sentences_per_second"]
+                delta = "" if name == "torch" or found["bleu"] is None else f"{found['bleu'] - base['bleu']:+.2f}"
+                rows.append(f"| {engine}, {'greedy' if beam == 1 else f'beam {beam}'} | {threads} | "
+                            f"{found['sentences_per_second']:,.1f} | {ratio:.2f}x | "
+                            f"{'' if found['bleu'] is None else format(found['bleu'], '.2f')} | {delta} | "
+                            f"{found['same_outputs']}/{sentences} | {rss:,.0f} |")
+                print(f"  engines: {rows[-1]}", file=sys.stderr, flush=True)
+    kinds = ", ".join(f"{name} computes in {kind}" for name, kind in compute.items())
+    return "\n".join([f"CTranslate2 against the torch engine on {run}'s test set ({data}, {sentences} sentences); "
+                      f"{kinds}; best of {args.repeat} turns, the engines alternating in one process; "
+                      f"{args.clock} clock", "",
+                      "| decode | threads | sent/s | x torch fp32 | test BLEU | BLEU delta | outputs equal to torch "
+                      "| peak RSS MB |", "|---|---|---|---|---|---|---|---|", *rows]) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", help="a commit to measure too (ratios: this tree / it)")
@@ -151,6 +210,12 @@ def main() -> int:
                         help="a trained run to compare int8 with fp32 on (its test set); repeatable")
     parser.add_argument("--scale", action="store_true", help="only the scale table (bench/scale.py)")
     scale.add_arguments(parser.add_argument_group("the scale table"))
+    parser.add_argument("--engines", action="store_true",
+                        help="only the engines section: CTranslate2 against torch on a trained run")
+    parser.add_argument("--engines-run", help="engines: a trained transformer-gettext-de run (default: one trained "
+                                              "here for --engines-minutes, then reused)")
+    parser.add_argument("--engines-data", help="engines: the test set (default: the run's data.test or data.dir)")
+    parser.add_argument("--engines-minutes", type=float, default=10, help="engines: training minutes of the default run")
     args = parser.parse_args()
     if args.corpus:
         import corpus_speed
@@ -163,6 +228,10 @@ def main() -> int:
         from corpus_speed import show
 
         return show(scale.run(args), args.out)
+    if args.engines:
+        from corpus_speed import show
+
+        return show(engines_table(args), args.out)
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)
@@ -254,7 +323,7 @@ def main() -> int:
     from corpus_speed import show
 
     tables = "\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
-    return show(tables + "\n\n" + scale.run(args), args.out)
+    return show(tables + "\n\n" + engines_table(args) + "\n\n" + scale.run(args), args.out)
 
 
 if __name__ == "__main__":

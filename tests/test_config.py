@@ -153,7 +153,10 @@ def test_every_preset_is_valid_for_its_engine(path):
 
 
 def test_engines_are_registered():
-    assert set(ENGINES.names()) == {"numpy", "torch"}
+    assert set(ENGINES.names()) == {"numpy", "torch", "ctranslate2"}
+    with pytest.raises(ConfigError, match=r"^engine: ctranslate2 decodes Transformer runs exported") as error:
+        engine_for(load_config(None, ["engine=ctranslate2", "data.dir=data"])).check(load_config(None))
+    assert error.value.key == "engine"  # it trains nothing
 
 
 # -- every key: an invalid value is refused naming that key ------------------------------------

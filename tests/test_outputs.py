@@ -15,7 +15,7 @@ import pytest
 import attnseq.files
 from attnseq.cli import COMMANDS, build_parser, main
 from attnseq.errors import UserError
-from attnseq.files import check_folder, os_error_message, write_files, write_output
+from attnseq.files import check_folder, os_error_message, write_files, write_folder, write_output
 
 from conftest import ROOT, parsers, reverse_pairs, write_tsv
 
@@ -88,6 +88,34 @@ def test_a_folder_holding_files_is_written_into_only_with_overwrite(tmp_path):
     with pytest.raises(UserError, match="this is the input"):
         write_files(tmp_path / "e", {"a.tsv": "1", "in.tsv": "2"}, inputs=[tmp_path / "e" / "in.tsv"])
     assert list((tmp_path / "e").iterdir()) == []
+
+
+def test_a_folder_output_appears_whole_and_replaces_only_an_earlier_one_of_its_kind(tmp_path):
+    out = tmp_path / "model"
+    write_folder(out, {"marker.json": "{}", "a.bin": b"1"}, lambda tmp: (tmp / "b.txt").write_text("2"),
+                 marker="marker.json")
+    assert sorted(p.name for p in out.iterdir()) == ["a.bin", "b.txt", "marker.json"]
+    with pytest.raises(UserError, match=r"model: holds files already \(a.bin, b.txt, marker.json\); give --overwrite"):
+        write_folder(out, {"marker.json": "{}"}, marker="marker.json")
+    write_folder(out, {"marker.json": "{}", "c.bin": b"3"}, marker="marker.json", overwrite=True)
+    assert sorted(p.name for p in out.iterdir()) == ["c.bin", "marker.json"]  # replaced, not written into
+
+    def fail(tmp):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with pytest.raises(UserError, match=f"^{re.escape(str(out))}: no space left on the device"):
+        write_folder(out, {"marker.json": "{}"}, fail, marker="marker.json", overwrite=True)
+    assert sorted(p.name for p in out.iterdir()) == ["c.bin", "marker.json"]  # the earlier one, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temporary folder left
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    with pytest.raises(UserError, match="not an earlier output of this command"):
+        write_folder(mine, {"marker.json": "{}"}, marker="marker.json", overwrite=True)
+    with pytest.raises(UserError, match="holds the input"):
+        write_folder(tmp_path, {"marker.json": "{}"}, marker="marker.json", inputs=[mine / "notes.txt"],
+                     overwrite=True)
+    assert (mine / "notes.txt").read_text() == "keep"
 
 
 @pytest.mark.parametrize("code, words", [(errno.ENOSPC, "no space left on the device; free some space"),

@@ -16,12 +16,12 @@ import sys
 
 from ..errors import UserError
 from ..files import os_error_message
-from . import average, compare, data, demo, evaluate, plot, reproduce, serve, train, translate
+from . import average, compare, data, demo, evaluate, export, plot, reproduce, serve, train, translate
 from .arguments import HelpFormatter, command_line_message
 
 # the commands, in the order ``attnseq --help`` lists them
 COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "average": average,
-            "compare": compare, "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
+            "export": export, "compare": compare, "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
 
 
 class Parser(argparse.ArgumentParser):

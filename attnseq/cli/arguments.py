@@ -1,6 +1,6 @@
 """What several commands share: the help formatter, the run folders, the ``--set``,
-``--checkpoint`` and ``--overwrite`` arguments, the types of counts, and the command words that
-give the parsed options again."""
+``--checkpoint``, ``--engine`` and ``--overwrite`` arguments, the types of counts, and the
+command words that give the parsed options again."""
 from __future__ import annotations
 
 import argparse
@@ -54,19 +54,27 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
                              "decode.precision, fp32 unless set)")
 
 
+def add_engine(parser: argparse.ArgumentParser) -> None:
+    """``--engine NAME``: decode a run with another engine than its own, converted on the fly."""
+    parser.add_argument("--engine", choices=("torch", "ctranslate2"),
+                        help="decode with this engine (default: the run's own; ctranslate2: a torch Transformer run "
+                             "exported to a temporary float32 folder first; an exported folder decodes as it is)")
+
+
 def add_overwrite(parser: argparse.ArgumentParser, help: str = "replace the output file if it exists") -> None:
     """``--overwrite``: the command may replace what its output path holds (attnseq.files)."""
     parser.add_argument("--overwrite", action="store_true", help=help)
 
 
 def run_files(run_dir: str | None) -> list[Path]:
-    """The files a trained run is made of (config, checkpoints, vocabularies, metrics): inputs of a
-    command that reads the run, which its outputs must never replace."""
+    """The files a trained run is made of (config, checkpoints, vocabularies, metrics), or an
+    exported model (its engine's files): inputs of a command that reads the run, which its
+    outputs must never replace."""
     if not run_dir:
         return []
-    from ..runs import RUN_FILES
+    from ..runs import CTRANSLATE2_FILES, RUN_FILES
 
-    return [Path(run_dir) / name for name in RUN_FILES]
+    return [Path(run_dir) / name for name in RUN_FILES + CTRANSLATE2_FILES]
 
 
 def count(text: str) -> int:

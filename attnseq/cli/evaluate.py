@@ -8,7 +8,7 @@ import argparse
 import json
 import logging
 
-from .arguments import add_checkpoint, add_precision, add_runs, add_set_decode, one_or_ensemble
+from .arguments import add_checkpoint, add_engine, add_precision, add_runs, add_set_decode, one_or_ensemble
 
 HELP = "exact match, token accuracy, BLEU and chrF on a TSV file"
 log = logging.getLogger("attnseq")
@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     add_checkpoint(parser)
+    add_engine(parser)
     add_set_decode(parser)
     add_precision(parser)
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> None:
     from ..translator.base import InputReport
 
     translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
-                      precision=args.precision)
+                      precision=args.precision, engine=args.engine)
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam, progress=True)
     if "bleu" not in metrics:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from .arguments import add_checkpoint, add_precision
+from .arguments import add_checkpoint, add_engine, add_precision
 
 HELP = "a web page: type a sentence, see each run's outputs and attention"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR",
-                        help="one or more run folders, shown side by side (NAME=RUN_DIR names one)")
+                        help="one or more run folders or exported models, shown side by side (NAME=RUN_DIR names one)")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="the port to listen on; 0: any free port")
     add_checkpoint(parser)
     add_precision(parser)
+    add_engine(parser)
     parser.add_argument("--max-chars", type=int, default=1000, help="longest source text a request may send")
     parser.add_argument("--max-beam", type=int, default=16, help="widest beam a request may ask for")
 
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace) -> None:
     from ..serve.app import create_app, load_runs
     from ..serve.server import listen, serve, url
 
-    runs = load_runs(args.runs, checkpoint=args.checkpoint, precision=args.precision)
+    runs = load_runs(args.runs, checkpoint=args.checkpoint, precision=args.precision, engine=args.engine)
     app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam)
     sock = listen(args.host, args.port)
     print(f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; "

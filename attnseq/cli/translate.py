@@ -14,7 +14,7 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_overwrite, add_precision, add_runs, add_set_decode, one_or_ensemble, run_files
+from .arguments import add_checkpoint, add_engine, add_overwrite, add_precision, add_runs, add_set_decode, one_or_ensemble, run_files
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-best", type=int, help="print N 'score<TAB>hypothesis' lines per input (not with --po)")
     source.add_argument("--po", help="fill the untranslated entries of this gettext catalog (with --output)")
     add_checkpoint(parser)
+    add_engine(parser)
     add_set_decode(parser)
     add_precision(parser)
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> None:
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
     translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
-                      precision=args.precision)
+                      precision=args.precision, engine=args.engine)
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:

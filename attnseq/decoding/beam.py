@@ -23,18 +23,10 @@ import torch
 
 from ..data.vocab import Vocab
 from ..errors import ConfigError
-from .common import Hypothesis, first_state
+from .common import Hypothesis, first_state, gnmt_penalty
 from .scores import top_log_probs
 
 NEG_INF = float("-inf")
-
-
-def gnmt_penalty(length, alpha: float):
-    """GNMT's lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016); 1 when alpha = 0.
-
-    ``length`` is a number or a tensor of lengths; |Y| counts the output tokens, eos included.
-    """
-    return ((5.0 + length) / 6.0) ** alpha
 
 
 def expand(logits: torch.Tensor, scores: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,4 +1,5 @@
-"""What every search returns, and the state it starts from."""
+"""What every search returns, the state it starts from, and how beam search scores a finished
+hypothesis (the GNMT length penalty), for every engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,6 +11,14 @@ def first_state(model, src, src_mask, src_ext=None):
     ``src_mask`` (B, S); ``src_ext`` (B, S): the sources as extended ids, for a copying model."""
     memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
     return model.decoder.init_state(memory)
+
+
+def gnmt_penalty(length, alpha: float):
+    """GNMT's lp(Y) = ((5 + |Y|) / 6) ** alpha (Wu et al. 2016); 1 when alpha = 0.
+
+    ``length`` is a number or a tensor of lengths; |Y| counts the output tokens, eos included.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
 
 
 @dataclass

@@ -6,13 +6,12 @@ import torch
 from .beam import beam_search
 from .common import Hypothesis
 from .greedy import greedy_search
+from .options import output_limits
 
 
 def max_lengths(src_mask: torch.Tensor, ratio: float, offset: int, cap: int) -> torch.Tensor:
     """Per-sentence output limits (B,): min(cap, ratio * source length + offset), at least 1."""
-    lengths = src_mask.sum(1).float()
-    limit = torch.floor(lengths * ratio).long() + offset
-    return limit.clamp(min=1, max=cap)
+    return torch.tensor(output_limits(src_mask.sum(1).tolist(), ratio, offset, cap), device=src_mask.device)
 
 
 def search(model, src: torch.Tensor, src_mask: torch.Tensor, decode, keep_attention: bool = False,

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import Config
+from ..errors import ConfigError
 from ..registry import Registry
 
 ENGINES: Registry[type["Engine"]] = Registry("engine")
@@ -19,7 +20,10 @@ class Engine:
       already there is continued with ``resume``, replaced with ``overwrite``, else refused); the
       summary (the last evaluation record with ``parameters``, ``target_tokens``,
       ``tokens_per_second``), or None in the processes of a distributed run that do not write;
-    - ``load(run_dir, config, checkpoint, device)``: a Translator of a trained run.
+    - ``load(run_dir, config, checkpoint, device)``: a Translator of a trained run;
+    - ``load_from(run_dir, config, checkpoint, device)``: a Translator of a run of another engine
+      (``config.engine``), converted for this one where it can be (``--engine``); a ConfigError
+      naming ``engine`` where it cannot.
 
     Engines import what they run on (torch, NumPy) only inside these methods, so choosing one
     never loads the other.
@@ -34,6 +38,11 @@ class Engine:
 
     def load(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):
         raise NotImplementedError
+
+    def load_from(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):
+        name = next(name for name in ENGINES if ENGINES.get(name) is type(self))
+        raise ConfigError(f"engine: {run_dir} is a run of the {config.engine} engine, which the {name} engine "
+                          "cannot decode; leave --engine out to decode it with its own", key="engine")
 
 
 def engine_for(config: Config) -> Engine:

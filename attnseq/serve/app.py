@@ -63,9 +63,11 @@ def run_names(paths: Sequence[str]) -> list[str]:
     raise UserError("serve: the same run folder is given twice")
 
 
-def load_runs(paths: Sequence[str], checkpoint: str = "best", precision: str | None = None) -> list[LoadedRun]:
+def load_runs(paths: Sequence[str], checkpoint: str = "best", precision: str | None = None,
+              engine: str | None = None) -> list[LoadedRun]:
     """Each run folder of ``paths`` loaded (on the CPU, at ``precision``: None, each run's
-    decode.precision), named ``NAME`` when given as ``NAME=FOLDER``, otherwise by ``run_names``."""
+    decode.precision; by ``engine`` where given, see attnseq.load), named ``NAME`` when given as
+    ``NAME=FOLDER``, otherwise by ``run_names``."""
     from ..api import load
 
     given = [str(p).split("=", 1) if re.match(r"^[\w.-]+=", str(p)) else [None, str(p)] for p in paths]
@@ -73,7 +75,7 @@ def load_runs(paths: Sequence[str], checkpoint: str = "best", precision: str | N
     names = [name or default for (name, _), default in zip(given, run_names(folders))]
     if len(set(names)) < len(names):
         raise UserError(f"serve: two runs are named alike ({', '.join(names)}); name them NAME=FOLDER")
-    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint, precision=precision))
+    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint, precision=precision, engine=engine))
             for name, folder in zip(names, folders)]
 
 

@@ -52,12 +52,14 @@ def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, enc
     alignment = translation.attention[k]
     title = f"{translation.source} → {translation.outputs[k]}"
     if encoder_view and encoder is None:
-        raise UserError("--encoder: this run's encoder has no self-attention to plot (a Transformer's has)")
+        raise UserError("--encoder: this run's encoder has no self-attention to plot (a Transformer's has, "
+                        "decoded by the torch engine; CTranslate2 returns the alignment alone)")
     stack = encoder if encoder_view else views.cross  # (layers, heads, rows, S)
     if stack is None:
         if layer is not None or head is not None:
             raise UserError("--layer/--head: this run's attention has no layers or heads to choose "
-                            "(Transformer runs and multihead attention have)")
+                            "(Transformer runs and multihead attention have, decoded by the torch engine; "
+                            "CTranslate2 returns the last layer's average over heads alone)")
         return plot_attention(alignment, translation.source_tokens, translation.output_tokens[k], path,
                               title=title, window=views.window, p_gen=views.p_gen)
     rows = translation.source_tokens if encoder_view else translation.output_tokens[k]
