@@ -348,3 +348,11 @@ def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
     runs = tmp_path / "runs"
     assert (runs / "data" / "train.tsv").exists() or name == "book-ch8"  # data made in the runs folder
     assert not list((tmp_path / "out").glob("*.tmp"))
+
+
+def test_reproduce_all_takes_no_name_or_options_of_one(tmp_path, capsys):
+    assert main(["reproduce", "--all", "placement", "--out", str(tmp_path / "out")]) == 2
+    assert main(["reproduce", "--all", "--set", "steps=1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("reproduce --all runs every reproduction at its default budget" in e for e in err)
+    assert not (tmp_path / "out").exists()  # nothing trained, nothing written
