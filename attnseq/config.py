@@ -203,6 +203,12 @@ class TrainConfig:
     seed: int = 1
     eval_every: int = number(0, 0)  # evaluate on dev every N updates; 0: at the end of each epoch
     patience: int = number(0, 0)  # stop after this many evaluations without a new best; 0: never
+    # with patience, the plateau rule: an evaluation renews the patience only when its select_by
+    # metric beats the one that last renewed it by more than min_delta (in the metric's units:
+    # exact match a fraction, BLEU points), or, the metric no lower, its dev loss is lower than
+    # that one's by more than the fraction min_loss_delta; both 0: any new best renews it
+    min_delta: float = number(0.0, 0.0)
+    min_loss_delta: float = number(0.0, 0.0, 1.0)
     # keep the weights of the last N evaluations in RUN/checkpoints/ (what attnseq average
     # averages; older ones are removed); 0: keep none (best and last only)
     keep_checkpoints: int = number(0, 0)

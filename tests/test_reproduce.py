@@ -14,10 +14,13 @@ import pytest
 from attnseq.cli import main
 from attnseq.errors import ConfigError, UserError
 from attnseq.reproduce import REPRODUCTIONS, listing, reproduce
-from attnseq.reproduce.base import VERDICTS, scale_budget
+from attnseq.reproduce.base import (NOT_REPRODUCED, PARTLY, REPRODUCED, UNDECIDED, VERDICTS, Finding, scale_budget,
+                                    verdict_of)
 from attnseq.reproduce.runner import options_of
-from attnseq.reproduce.scoring import length_buckets, paired_bleu
-from attnseq.reproduce.spread import Spread, alike, separated
+from attnseq.reproduce.scoring import bleu_statistics, length_buckets, paired_bleu, slope_gap
+from attnseq.reproduce.significance import alike, better, t_quantile, t_two_sided, welch
+from attnseq.reproduce.spread import Spread, separated
+from attnseq.reproduce.wording import Phrase
 
 from conftest import book_file
 
@@ -87,9 +90,11 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
     catalogs = write_catalog(tmp_path / "catalogs") if name in ("bahdanau-length", "transformer-vs-rnn") else None
     return {
         "book-ch8": [f"book_dir={book}", "max_steps=2", "eval_sentences=8"],
-        "bahdanau-length": [f"catalogs={catalogs}", "eval_every=2", "dev_sentences=8", "vocab_size=60",
-                            "min_bucket=5", "beam_size=2", "test_fraction=0.2"],
-        "luong-scorers": ["eval_every=1", "train_pairs=64", "test_sentences=12", "dev_sentences=6"],
+        "bahdanau-length": [f"catalogs={catalogs}", "eval_every=2", "dev_sentences=8", "vocab_size=80",
+                            "min_bucket=5", "beam_size=2", "train_pairs=80", "dev_pairs=8", "test_sentences=30",
+                            "max_words=30", "samples=20"],
+        "luong-scorers": ["eval_every=1", "train_pairs=64", "test_sentences=12", "dev_sentences=6", "min_length=12",
+                          "max_length=16"],
         "placement": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "nadaraya-watson": [],
@@ -116,7 +121,7 @@ def check_page(name: str, page: Path, seeds: int) -> None:
     cells = [c.strip() for c in header.strip("|").split("|")]
     for column in COLUMNS[name]:
         assert any(c == column or c.startswith(column) for c in cells), (name, column, cells)
-    for heading in ("**Claim.**", "**Source.**", "**Verdict:", "| command | `attnseq reproduce " + name,
+    for heading in ("**Claim.**", "> — ", "**Source.**", "**Verdict:", "| command | `attnseq reproduce " + name,
                     "| machine |", "torch ", "| budget |", "| took |", "## What matched and what did not", "## Setup"):
         assert heading in text, (name, heading)
     from attnseq.viz import pyplot
@@ -128,6 +133,14 @@ def check_page(name: str, page: Path, seeds: int) -> None:
         assert image.shape[0] >= 200 and image.shape[1] >= 300, (png, image.shape)
     record = json.loads((out / f"{name}.json").read_text(encoding="utf-8"))
     assert record["verdict"] in VERDICTS and record["seeds"] == seeds
+    # the findings are the data's, judged again from the JSON alone, and the verdict theirs
+    findings, observations = REPRODUCTIONS.get(name).judge(record["data"])
+    assert [str(f.text) for f in findings] == [f["text"] for f in record["findings"]]
+    assert [str(o) for o in observations] == record["observations"]
+    assert record["verdict"] == verdict_of(findings)
+    for run in record["runs"]:  # each run's end on the page, from its trained updates and cap
+        assert run["converged"] == (run["trained"] < run["cap"])
+        assert f"| {run['label']} | {run['seed']} | {run['trained']:,g} " in text
     assert record["tables"][0]["columns"][: len(COLUMNS[name])] == cells[: len(COLUMNS[name])]
     assert f"[{name}]({name}.md)" in (out / "README.md").read_text(encoding="utf-8")
 
@@ -140,7 +153,7 @@ def test_every_claim_of_the_issue_is_registered_and_listed(capsys):
     printed = capsys.readouterr().out
     for name in NAMES:
         assert name in printed
-    assert "epochs 4" in printed and "minutes 11" in printed  # each one's default budget
+    assert "epochs 10" in printed and "minutes 11" in printed  # each one's default budget
 
 
 def test_nadaraya_watson_page_figures_and_index(tmp_path):
@@ -175,8 +188,8 @@ def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):
     assert main(["reproduce", "placement", "--set", "nope=1", "--out", str(tmp_path / "out")]) == 2
     assert main(["reproduce"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["attnseq: error: placement.nope: unknown key; placement takes dev_sentences, train_pairs, "
-                   "test_sentences, book_dir, steps, eval_every, hidden_size",
+    assert err == ["attnseq: error: placement.nope: unknown key; placement takes patience, min_delta, min_loss_delta, "
+                   "dev_sentences, train_pairs, test_sentences, book_dir, steps, eval_every, hidden_size",
                    "attnseq: error: reproduce: give a NAME (attnseq reproduce --list shows them)"]
     assert not (tmp_path / "out" / "placement.md").exists()
 
@@ -205,13 +218,123 @@ def test_spread_and_separation():
     assert a.format(unit="%") == "2.0% ± 1.0 (1.0–3.0)" and Spread([0.5]).format(scale=100) == "50.0"
 
 
-def test_alike_needs_close_means_and_narrow_seeds():
-    assert alike(Spread([97.0, 98.0, 99.0]), Spread([96.0, 98.5, 99.5]), 5.0) is True
-    assert alike(Spread([97.0, 98.0, 99.0]), Spread([90.0, 91.0]), 5.0) is False  # every seed apart
-    # overlapping seeds mid-climb: the means agree but the seeds spread over 90 points
-    assert alike(Spread([1.0, 50.0, 97.0]), Spread([36.0, 60.0, 74.0]), 5.0) is None
-    assert alike(Spread([0.3, 50.0, 83.6]), Spread([72.6, 99.7, 99.5]), 5.0) is None  # means 40 points apart
-    assert alike(Spread([98.0]), Spread([98.0]), 5.0) is None  # one seed: no spread to judge by
+def test_verdict_is_reproduced_only_when_every_finding_is_decided_and_matched():
+    def v(*matched):
+        return verdict_of([Finding(m, Phrase("x")) for m in matched])
+
+    assert v(True, True) == REPRODUCED
+    assert v(True, None) == PARTLY and v(True, False) == PARTLY  # placement's case: one half undecided
+    assert v(False, None) == NOT_REPRODUCED and v(False) == NOT_REPRODUCED
+    assert v(None, None) == UNDECIDED and v() == UNDECIDED
+
+
+def test_welch_matches_student_t_and_decides_better_and_alike_by_intervals():
+    assert t_two_sided(2.0, 10) == pytest.approx(0.07339, abs=1e-5)  # Student's t tables
+    assert t_quantile(0.975, 10) == pytest.approx(2.2281, abs=1e-4)
+    assert t_quantile(0.975, 2) == pytest.approx(4.3027, abs=1e-4)
+    test = welch([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])  # equal variances: df 4, t = -3 / sqrt(2/3)
+    assert test.t == pytest.approx(-3.6742, abs=1e-4) and test.df == pytest.approx(4.0)
+    assert test.p == pytest.approx(0.02131, abs=1e-4) and better(test) == -1
+    assert test.low95 == pytest.approx(-3 - 2.7764 * (2 / 3) ** 0.5, abs=1e-3)
+    # close means, narrow seeds: alike within 5 by the two one-sided tests; not better
+    close = welch([97.0, 98.0, 99.0], [96.0, 98.5, 99.5])
+    assert alike(close, 5.0) is True and better(close) == 0
+    # placement's page: an sd of 4.96 and one seed at 91.4 does not make "alike within 5"
+    assert alike(welch([99.9, 91.4, 99.8], [99.9, 99.8, 99.9]), 5.0) is None
+    assert alike(welch([97.0, 98.0, 99.0], [80.0, 81.0, 82.0]), 5.0) is False  # apart by more than the margin
+    assert alike(welch([0.3, 50.0, 83.6], [72.6, 99.7, 99.5]), 5.0) is None  # mid-climb: cannot tell
+    assert welch([98.0], [98.0]) is None and alike(None, 5.0) is None and better(None) is None
+    same = welch([100.0, 100.0], [100.0, 100.0])  # no spread at all: alike, not better
+    assert alike(same, 1.0) is True and better(same) == 0
+
+
+def test_slope_gap_finds_the_model_that_loses_more_with_length():
+    rng = random.Random(0)
+    refs = [" ".join(rng.choice("abcdefghij") for _ in range(n)) for n in [5] * 40 + [15] * 40 + [30] * 40]
+    words = [r.split() for r in refs]
+    # the baseline drops half of each longer reference's words; the system keeps them all
+    baseline = [" ".join(w[: max(1, len(w) - len(w) // 2)]) if i >= 40 else " ".join(w) for i, w in enumerate(words)]
+    system = [" ".join(w) for w in words]
+    buckets, lengths = [list(range(0, 40)), list(range(40, 80)), list(range(80, 120))], [5.0, 15.0, 30.0]
+    gap = slope_gap([bleu_statistics(baseline, refs)], [bleu_statistics(system, refs)], buckets, lengths, 50)
+    assert gap["slope_baseline"] < 0 and gap["slope_system"] == pytest.approx(0.0, abs=1e-9)
+    assert gap["gap"] > 0 and gap["low"] > 0 and gap["p"] < 0.05
+
+
+def synthetic_data(name: str, rng: random.Random) -> dict:
+    """A result's ``data`` for reproduction ``name`` with random numbers (every branch of its judge in
+    some draws): what its run stores, shaped as the run stores it."""
+    def seeds(low=0.0, high=100.0, n=3):
+        centre = rng.uniform(low, high)
+        return [min(high, max(low, centre + rng.gauss(0, rng.choice([0.01, 1.0, 20.0])))) for _ in range(n)]
+
+    if name in ("placement", "reversal", "luong-scorers"):
+        labels = {"placement": ["book", "book-input", "bahdanau", "luong"],
+                  "reversal": ["plain", "plain-reversed", "attention", "attention-reversed"],
+                  "luong-scorers": ["dot", "general", "concat", "local-m", "local-p", "general-no-feed"]}[name]
+        data = {"test_exact_match": {k: seeds() for k in labels}, "dev_at_half": {k: seeds() for k in labels},
+                "half": rng.randint(1, 2000), "margin": 5.0}
+        if name == "reversal":
+            data["dev_perplexity"] = {k: seeds(1.0, 3.0) for k in labels}
+        return data
+    if name == "bahdanau-length":
+        n = rng.randint(1, 5)
+        low, high = sorted(rng.uniform(-1, 1) for _ in range(2))
+        return {"buckets": [f"{10 * i + 1}-{10 * i + 10}" for i in range(n)] + ["all"],
+                "mean_length": [10 * i + 5.5 for i in range(n)],
+                "bleu": {m: [seeds(0, 60, 1) for _ in range(n + 1)] for m in ("cho2014", "bahdanau2014")},
+                "p": [rng.choice([None, rng.random()]) for _ in range(n + 1)], "sentences": [100] * (n + 1),
+                "slope": {"slope_baseline": rng.uniform(-1, 0), "slope_system": rng.uniform(-1, 0), "gap": low + high,
+                          "low": low, "high": high, "p": rng.random(), "samples": 1000}}
+    if name == "transformer-vs-rnn":
+        models = ("recommended-subword", "transformer-gettext-de")
+        return {"test_bleu": {m: seeds(0, 40, 1) for m in models}, "p": rng.choice([None, rng.random() / 10, rng.random()]),
+                "updates": {m: [rng.randint(1, 9000)] for m in models},
+                "tokens_per_second": {m: [rng.randint(1, 9000)] for m in models}, "threads": 2,
+                "minutes": rng.uniform(0.1, 60)}
+    if name == "book-ch8":
+        epochs = rng.randint(1, 12)
+        return {"by_epoch": {f"{m}/{e}": [seeds(n=1 if e == "numpy" else 2) for _ in range(epochs)]
+                             for m in ("baseline", "peeky", "attention") for e in ("numpy", "torch")},
+                "book": {"attention": [0.0, 51.76, 99.9], "peeky": [0.02, 0.46], "baseline": [0.0, 0.02]},
+                "tolerance": 3.0, "solved": 99.0, "book_solved": 3, "near_zero": 10.0, "climbing": 1.0,
+                "final_epoch": 10}
+    assert name == "nadaraya-watson"
+    methods = ("average pooling", "fixed kernel", "learned kernel")
+    return {"mse": {m: seeds(0, 2) for m in methods}, "bandwidth": {m: seeds(0.1, 2) for m in methods[1:]},
+            "entropy": {m: seeds(0, 4) for m in methods[1:]}, "initial_bandwidth": 1.0}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_figure_of_a_finding_is_a_slot_filled_from_the_result(name):
+    """Each reproduction's findings and observations, judged from random data shaped as its run
+    stores it: no digit in their fixed words (every figure is a slot), and the same sentences
+    from the data after a JSON round trip (nothing but the page's numbers makes them)."""
+    rng = random.Random(name)
+    verdicts = set()
+    for _ in range(40):
+        data = synthetic_data(name, rng)
+        findings, observations = REPRODUCTIONS.get(name).judge(data)
+        assert findings
+        for phrase in [f.text for f in findings] + observations:
+            assert isinstance(phrase, Phrase)
+            assert not any(c.isdigit() for c in phrase.words()), (name, phrase.words())
+            for slot in phrase.slots():  # a name with figures in a slot is one of the data's (a bucket's)
+                assert not isinstance(slot.value, str) or not any(c.isdigit() for c in slot.value) or \
+                    slot.value in json.dumps(data), slot
+        again, also = REPRODUCTIONS.get(name).judge(json.loads(json.dumps(data)))
+        assert [str(f.text) for f in again] == [str(f.text) for f in findings] and also == observations
+        verdicts.add(verdict_of(findings))
+    assert len(verdicts) >= 2, (name, verdicts)  # the random numbers reach more than one verdict
+
+
+def test_phrase_keeps_fixed_words_and_slots_apart():
+    phrase = Phrase("{} scores {:.1f} against {:+.2f}", "dot", 97.25, -1.5) + "; p = " + Phrase("{:.3f}", 0.04)
+    assert str(phrase) == "dot scores 97.2 against -1.50; p = 0.040"
+    assert phrase.words() == " scores  against ; p = "
+    assert [s.value for s in phrase.slots()] == ["dot", 97.25, -1.5, 0.04]
+    with pytest.raises(ValueError):
+        Phrase("{} and {}", 1)
 
 
 # -- every reproduction on a tiny budget -----------------------------------------------------------
@@ -225,3 +348,11 @@ def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
     runs = tmp_path / "runs"
     assert (runs / "data" / "train.tsv").exists() or name == "book-ch8"  # data made in the runs folder
     assert not list((tmp_path / "out").glob("*.tmp"))
+
+
+def test_reproduce_all_takes_no_name_or_options_of_one(tmp_path, capsys):
+    assert main(["reproduce", "--all", "placement", "--out", str(tmp_path / "out")]) == 2
+    assert main(["reproduce", "--all", "--set", "steps=1", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all("reproduce --all runs every reproduction at its default budget" in e for e in err)
+    assert not (tmp_path / "out").exists()  # nothing trained, nothing written

@@ -431,6 +431,30 @@ def test_the_best_checkpoint_and_the_early_stop_follow_select_by(tmp_path_factor
     assert scripted_step(run / "best.safetensors") == best
 
 
+def test_the_plateau_rule_stops_when_the_curve_flattens_not_at_a_small_new_best(tmp_path):
+    """train.min_delta: a new best by less than the delta does not renew the patience, a rise by
+    more does; with train.min_loss_delta a falling dev loss at an unchanged score (the loss
+    plateau before exact match climbs) renews it too; the best checkpoint still follows any gain."""
+    scores = [(0.0, 4.0), (0.0, 3.0), (0.0, 2.0), (0.5, 1.9), (0.504, 1.8), (0.503, 1.7), (0.505, 1.6), (0.9, 1.0)]
+
+    def run(name, *settings):
+        loop = ScriptedLoop(tmp_path / name, "train.eval_every=1", f"train.max_steps={len(scores)}", *settings,
+                            scores=scores)
+        loop.fit()
+        return len(loop.progress.history), loop.stopped_by, scripted_step(tmp_path / name / "best.safetensors")
+
+    # the loss renews at 2, 3 (-25%, -33%) and 6 (0.503 >= 0.5, 1.7 < 0.9 x 1.9); the score at 4 and 8
+    assert run("a", "train.patience=3", "train.min_delta=0.005", "train.min_loss_delta=0.1")[:2] == (8, "8 updates "
+                                                                                                      "(train.max_steps)")
+    # without the loss, the loss plateau at 0% stops a patience of 2 at the third evaluation
+    evaluated, why, best = run("b", "train.patience=2", "train.min_delta=0.005")
+    assert (evaluated, best) == (3, 3) and "train.patience" in why
+    # 5, 6 and 7 are within 0.005 of 0.5 (7 a new best by 0.001, kept as best.safetensors)
+    evaluated, why, best = run("c", "train.patience=3", "train.min_delta=0.005")
+    assert (evaluated, best) == (7, 7) and "train.patience" in why
+    assert run("d", "train.patience=3")[0] == 8  # no deltas: every new best renews it, as before
+
+
 def test_auto_selects_by_bleu_for_text_and_exact_match_for_short_strings():
     assert selection_metric("auto", ["1994-09-27", "2001-01-01"]) == "exact_match"
     assert selection_metric("auto", ["the cat sat on the mat", "a dog ran off"]) == "bleu"

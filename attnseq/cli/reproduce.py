@@ -3,6 +3,7 @@ its page; ``--list`` lists the reproductions."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..errors import UserError
 from .arguments import add_overwrite, add_set, given_options
@@ -17,6 +18,8 @@ WHERE = ("out", "runs", "overwrite")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME", help="the reproduction (see --list)")
     parser.add_argument("--list", action="store_true", help="list the reproductions and their default budgets")
+    parser.add_argument("--all", action="store_true",
+                        help="run every reproduction, one after the other, at its default budget (default: off)")
     parser.add_argument("--budget-minutes", type=float, metavar="N",
                         help="scale the default budget (steps, epochs or minutes) to about N minutes here")
     parser.add_argument("--seeds", type=int, metavar="K",
@@ -37,6 +40,23 @@ def run(args: argparse.Namespace) -> None:
             raise UserError(f"reproduce --list and {args.name}: --list lists every reproduction; drop one of them")
         for name, title, budget in listing():
             print(f"{name:20s} {title}\n{'':20s} default: {budget}")
+        return
+    if args.all:
+        from ..reproduce import REPRODUCTIONS
+
+        if args.name or args.list or args.set or args.budget_minutes is not None:
+            raise UserError("reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
+                            "--set or --budget-minutes with it")
+        names = REPRODUCTIONS.names()
+        # every page is checked before the first one trains (page.check_page)
+        from ..reproduce.page import check_page
+
+        for name in names:
+            check_page(Path(args.out), name, args.overwrite)
+        for name in names:
+            command = " ".join(["attnseq reproduce", name, *given_options(args.parser, args, skip=(*WHERE, "all"))])
+            print(reproduce(name, args.out, Path(args.runs) / name if args.runs else None, seeds=args.seeds,
+                            threads=args.threads, command=command, overwrite=args.overwrite))
         return
     if not args.name:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")

@@ -10,61 +10,73 @@ import numpy as np
 
 from ..viz import pyplot, save_figure
 from ..viz.attention import plot_attention
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
-from .datasets import count, gettext, read_split
-from .scoring import bucket_label, length_buckets, paired_bleu, translate
+from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
+from .datasets import count, passages, read_split
+from .scoring import bleu_statistics, bucket_label, length_buckets, paired_bleu, slope_gap, translate
+from .significance import ALPHA
 from .spread import Spread
-from .training import fit_preset
+from .training import PlateauOptions, fit_preset
+from .wording import Phrase
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
 LABELS = {"cho2014": "cho2014 (no attention)", "bahdanau2014": "bahdanau2014 (attention)"}
-EDGES = (1, 6, 11, 16, 21, 26, 31, 41, 51)  # each starts a bucket of source subwords
+EDGES = (1, 16, 26, 36, 46, 56, 71, 91, 111)  # each starts a bucket of source subwords
 
 
 @dataclass
-class BahdanauLengthOptions:
-    steps: int = budget(2000)  # updates of each model (batches of 64 sentences)
-    batch_size: int = 64
+class BahdanauLengthOptions(PlateauOptions):
+    steps: int = budget(2000)  # the cap of updates of each model (batches of 32 passages)
+    batch_size: int = 32
     eval_every: int = 500  # updates between dev evaluations
-    dev_sentences: int = 500  # dev sentences decoded at each evaluation (greedy)
+    dev_sentences: int = 300  # dev passages decoded at each evaluation (greedy)
     vocab_size: int = 8000  # the joint sentencepiece vocabulary
-    test_fraction: float = 0.15  # of the corpus held out for test (attnseq data gettext: 0.0225)
-    min_bucket: int = 100  # test sentences a length bucket holds at least (buckets are merged until then)
+    min_bucket: int = 100  # test passages a length bucket holds at least (buckets are merged until then)
     beam_size: int = 5  # beam of the test translations (Bahdanau et al. used a beam search)
-    train_pairs: int = 0  # training pairs (0: all)
-    test_sentences: int = 0  # test sentences (0: all)
+    train_pairs: int = 20_000  # training passages
+    dev_pairs: int = 500  # dev passages
+    test_sentences: int = 1_000  # test passages
+    min_words: int = 10  # the passages' English words, inclusive
+    max_words: int = 80
+    samples: int = 1000  # bootstrap resamples of the slope test
     catalogs: str = ""  # a folder of .po/.mo files instead of this machine's German catalogs
+    min_delta: float = 0.5  # the rise of dev BLEU (points) that renews the patience
 
 
 @REPRODUCTIONS.register("bahdanau-length", options=BahdanauLengthOptions)
 class BahdanauLength(Reproduction):
     title = "Attention against a fixed-size summary, by sentence length"
-    claim = ("An encoder-decoder that compresses the whole source into one fixed-length vector (RNNencdec) "
-             "degrades quickly as sentences grow longer; one that attends over the source annotations (RNNsearch) "
-             "holds its BLEU as length grows, and is better overall (figure 2: BLEU against sentence length on "
-             "WMT'14 English-French; RNNsearch-50 shows no deterioration up to 50 words and beyond).")
-    source = ("Bahdanau, Cho & Bengio 2014, \"Neural Machine Translation by Jointly Learning to Align and "
-              "Translate\", §5.2.1 and figure 2 (the alignment figure 3 for the heatmap); seed documents 001, 002, "
-              "004; the presets `configs/bahdanau2014.yaml` and `configs/cho2014.yaml`.")
+    claim = ("Without attention (one fixed-length vector) translation quality falls with the source's length faster "
+             "than with attention.")
+    quotes = (Quote("不过对于比较长的句子, 那么这个架构的弱点就暴露无疑了.", "seed document 002, §1",
+                    "but for longer sentences, the weakness of this architecture is laid bare."),
+              Quote("seq2seq 中使用编码器对时序数据进行编码，输出是固定长度的向量，问题在于无论输入语句的长度如何，其信息都会被塞入"
+                    "一个固定长度的向量中。", "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §1",
+                    "seq2seq encodes the sequence into a fixed-length vector; the problem is that whatever the input "
+                    "sentence's length, its information is squeezed into one vector of fixed length."))
+    source = ("Bahdanau, Cho & Bengio 2014, §5.2.1 and figure 2 (BLEU against sentence length), figure 3 (the "
+              "alignment), as seed documents 000, 001 and 002 present the argument; the presets "
+              "`configs/bahdanau2014.yaml` and `configs/cho2014.yaml`.")
     default_seeds = 1
-    nominal_minutes = 25.0
+    nominal_minutes = 45.0
 
     def run(self) -> Result:
         from ..api import load
 
         o, ctx = self.options, self.context
-        data = gettext(ctx.run_dir("data"), "de", o.catalogs, o.test_fraction,
-                       limits=(o.train_pairs, 0, o.test_sentences))
+        data = passages(ctx.run_dir("data"), "de", o.catalogs, (o.train_pairs, o.dev_pairs, o.test_sentences),
+                        (o.min_words, o.max_words))
         test = read_split(data, "test")
         settings = [f"data.tokenizer={{name: sentencepiece, vocab_size: {o.vocab_size}, joint: true}}",
-                    "data.max_source_len=80", "data.max_target_len=80", f"train.batch_size={o.batch_size}",
+                    "data.max_source_len=400", "data.max_target_len=400", f"train.batch_size={o.batch_size}",
                     f"train.max_steps={o.steps}", "train.epochs=1000", f"train.eval_every={o.eval_every}",
-                    f"train.eval_max_sentences={o.dev_sentences}", "train.select_by=bleu"]
-        outputs, summaries, runs, refs = {}, {}, {}, None
+                    f"train.eval_max_sentences={o.dev_sentences}", "train.select_by=bleu", *o.plateau()]
+        outputs, summaries, runs, refs, records = {}, {}, {}, None, []
         for seed in ctx.seed_list:
             for model in MODELS:
                 run_dir = ctx.run_dir(f"{model}-seed{seed}")
-                summaries.setdefault(model, []).append(fit_preset(ctx, model, run_dir, data, settings, seed=seed))
+                summary = fit_preset(ctx, model, run_dir, data, settings, seed=seed)
+                summaries.setdefault(model, []).append(summary)
+                records.append(RunRecord(model, seed, summary["step"], o.steps, summary["step"] < o.steps))
                 translator = load(run_dir)
                 hyps, references = translate(translator, test, o.beam_size)
                 refs = refs or references  # the same text through each run's pipeline; the first run's
@@ -74,42 +86,45 @@ class BahdanauLength(Reproduction):
         lengths = [len(pieces.source_tokens(s)) for s, _ in test]
         buckets = length_buckets(lengths, EDGES, o.min_bucket)
         scores = self._scores(outputs, refs, lengths, buckets)
+        members = [[i for i, n in enumerate(lengths) if b[0] <= n <= b[1]] for b in buckets]
+        means = [float(np.mean([lengths[i] for i in m])) for m in members]
+        stats = {m: [bleu_statistics(h, refs) for h in outputs[m]] for m in MODELS}
+        gap = slope_gap(stats["cho2014"], stats["bahdanau2014"], members, means, o.samples)
         table = self._table(scores, buckets, lengths, summaries)
         figures = [self._figure(scores, buckets, lengths), self._alignment(runs["bahdanau2014"][0], test, lengths)]
-        findings = self._findings(scores, buckets)
         overall = scores[-1]
         summary = (f"test BLEU {overall['bahdanau2014'].mean:.1f} with attention against {overall['cho2014'].mean:.1f} "
-                   f"without; in the longest bucket ({bucket_label(buckets[-1])} subwords, "
-                   f"{scores[-2]['sentences']} sentences) {scores[-2]['bahdanau2014'].mean:.1f} against "
-                   f"{scores[-2]['cho2014'].mean:.1f}; {o.steps} updates each")
+                   f"without; BLEU per 10 source subwords {10 * gap['slope_system']:+.2f} with attention and "
+                   f"{10 * gap['slope_baseline']:+.2f} without ({len(test):,} test passages of {o.min_words}-"
+                   f"{o.max_words} words)")
         return Result(
-            verdict=verdict_of(findings, ctx.seeds), summary=summary, tables=[table], figures=figures,
-            findings=findings,
-            setup=["Data: English->German messages of this machine's gettext catalogs (`attnseq data gettext "
-                   f"--lang de`) with {o.test_fraction:.0%} of the sentences held out for test instead of 2.25%, so "
-                   f"that the long buckets hold enough sentences: {count(data, 'train'):,} training, "
-                   f"{count(data, 'dev'):,} dev and {len(test):,} test pairs. Gettext messages are short "
-                   "(median 3 words); WMT sentences run to 50 words and more.",
+            summary=summary, tables=[table], figures=figures, runs=records,
+            setup=["Data: English->German passages of this machine's gettext catalogs, made as `attnseq data passages "
+                   "--lang de` makes them (messages of one split's pool joined until a length drawn for each passage; "
+                   "dev and test passages hold no message a training passage holds), those of "
+                   f"{o.min_words}-{o.max_words} English words kept: {count(data, 'train'):,} training, "
+                   f"{count(data, 'dev'):,} dev and {len(test):,} test passages.",
                    "Models: `configs/bahdanau2014.yaml` (bidirectional GRU 2 x 128, GRU decoder 256 attending with "
                    "s_{t-1} through the concat score, readout tanh) and `configs/cho2014.yaml` (GRU 256, the source "
                    "summary c at every decoder step, no attention), with a joint sentencepiece vocabulary of "
-                   f"{o.vocab_size:,}, pairs up to 80 subwords, batches of {o.batch_size} for both, the best dev "
-                   f"BLEU checkpoint (greedy, {o.dev_sentences} dev sentences every {o.eval_every} updates).",
+                   f"{o.vocab_size:,}, batches of {o.batch_size}, the best dev BLEU checkpoint (greedy, "
+                   f"{o.dev_sentences} dev passages every {o.eval_every} updates), trained "
+                   f"{o.plateau_words('BLEU', 1.0)}, at most {o.steps} updates.",
                    f"Test translations: beam {o.beam_size}. Buckets by the number of source subwords of the "
-                   f"attention run's tokenizer (`attnseq.load(run).pipeline.source_tokens`), merged until each holds "
-                   f"at least {o.min_bucket} sentences. BLEU is sacrebleu's corpus BLEU of each bucket; ± is the "
-                   "half-width of its 95% paired-bootstrap interval over the bucket's sentences (1,000 resamples), "
-                   "p the bootstrap p-value of the difference.",
-                   "Scaled down from the paper: 1000-unit GRUs, 30k-word vocabularies, 348M words and about 5 days "
-                   "of training per model; here 256 units and minutes."],
-            budget=f"{o.steps} updates of {o.batch_size} sentences per model (about "
+                   f"attention run's tokenizer, merged until each holds at least {o.min_bucket} passages. BLEU is "
+                   "sacrebleu's corpus BLEU of each bucket (the mean over seeds); ± the half-width of its 95% "
+                   "paired-bootstrap interval (seed 1), p the bootstrap p-value of the difference.",
+                   "The slope test: the least-squares slope of bucket BLEU on the bucket's mean source length, for "
+                   f"each model; the gap (attention's slope minus the other's) over {o.samples:,} bootstrap "
+                   "resamples of the test passages within each bucket (the same passages for both models), its 95% "
+                   "interval and two-sided p. The claim holds when the interval lies above 0."],
+            budget=f"at most {o.steps} updates of {o.batch_size} passages per model (about "
                    f"{o.steps * o.batch_size / max(count(data, 'train'), 1):.1f} epochs), "
-                   f"{ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}",
-            longer=("The paper trained each model for about five days: `attnseq reproduce bahdanau-length "
-                    "--budget-minutes 60` trains 4,800 updates each."),
-            data={"buckets": [bucket_label(b) for b in buckets] + ["all"],
+                   f"{o.plateau_words('BLEU', 1.0)}; {ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}",
+            data={"buckets": [bucket_label(b) for b in buckets] + ["all"], "mean_length": means,
                   "bleu": {m: [s[m].values for s in scores] for m in MODELS},
-                  "sentences": [s["sentences"] for s in scores]})
+                  "p": [s["paired"].p_value for s in scores],
+                  "sentences": [s["sentences"] for s in scores], "slope": gap})
 
     @staticmethod
     def _scores(outputs, refs, lengths, buckets) -> list[dict]:
@@ -158,16 +173,16 @@ class BahdanauLength(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=9)
         seeds = self.context.seeds
-        ax.set_title(f"BLEU by source length, English->German gettext ({seeds} seed{'s' if seeds > 1 else ''}; "
+        ax.set_title(f"BLEU by source length, English->German passages ({seeds} seed{'s' if seeds > 1 else ''}; "
                      "bars: 95% bootstrap interval)", fontsize=10)
         return save_figure(fig, self.context.figure("bleu-by-length")), (
-            "Test BLEU of each length bucket, with and without attention (Bahdanau et al.'s figure 2 on gettext "
-            "messages).")
+            "Test BLEU of each length bucket, with and without attention (Bahdanau et al.'s figure 2 on passages of "
+            "gettext messages).")
 
     def _alignment(self, translator, test, lengths):
-        """The attention run's alignment of a long test sentence (the longest up to 40 subwords)."""
+        """The attention run's alignment of a long test passage (the longest up to 50 subwords)."""
         order = sorted(range(len(test)), key=lambda i: lengths[i])
-        fitting = [i for i in order if lengths[i] <= 40] or order
+        fitting = [i for i in order if lengths[i] <= 50] or order
         source = test[fitting[-1]][0]
         r = translator.search([source], keep_attention=True, beam_size=self.options.beam_size)[0]
         path = plot_attention(r.attention[0], r.source_tokens, r.output_tokens[0], self.context.figure("alignment"),
@@ -176,39 +191,26 @@ class BahdanauLength(Reproduction):
         return path, (f"The attention model's alignment of a long test sentence ({len(r.source_tokens)} subwords), as "
                       "Bahdanau et al.'s figure 3 draws it: source subwords across, output subwords down.")
 
-    def _findings(self, scores, buckets) -> list[Finding]:
-        overall = scores[-1]
-        p = overall["paired"]
-        better = overall["bahdanau2014"].mean - overall["cho2014"].mean
-        sure = p.p_value is not None and p.p_value < 0.05
-        if sure:
-            matched = better > 0
-        else:  # attention not ahead at all is a miss; ahead but within the resampling spread cannot tell
-            matched = False if better <= 0 else None
-        findings = [Finding(
-            matched,
-            f"over all test sentences attention scores {overall['bahdanau2014'].mean:.1f} BLEU against "
-            f"{overall['cho2014'].mean:.1f} ({better:+.1f}, bootstrap p = "
-            + ("–" if p.p_value is None else f"{p.p_value:.3f}") + ")"
-            + ("." if sure else ": within the spread of resampled test sets."))]
-        per = scores[:-1]
-        if len(per) < 2:
-            findings.append(Finding(None, "one length bucket only: too few test sentences to compare lengths."))
-            return findings
-        gaps = [s["bahdanau2014"].mean - s["cho2014"].mean for s in per]
-        drop = {m: per[0][m].mean - per[-1][m].mean for m in MODELS}
-        long_p = per[-1]["paired"].p_value
-        widening = gaps[-1] > gaps[0]
-        decided = long_p is not None and long_p < 0.05
-        held = widening and drop["cho2014"] > drop["bahdanau2014"]
-        findings.append(Finding(
-            held if decided else None,
-            f"from the shortest to the longest bucket ({bucket_label(buckets[0])} to {bucket_label(buckets[-1])} "
-            f"subwords) BLEU changes by {-drop['cho2014']:+.1f} without attention and "
-            f"{-drop['bahdanau2014']:+.1f} with it; the gap goes from {gaps[0]:+.1f} to {gaps[-1]:+.1f} (p = "
-            + ("–" if long_p is None else f"{long_p:.3f}") + " in the longest bucket)"
-            + (". The fixed-size summary loses more on long sentences, as in figure 2." if held else
-               ". The summary model does not lose more on long sentences here.")
-            + ("" if decided else " The longest bucket's difference is within the spread of resampled test sets.")
-            + " Gettext's long messages are few, and most are multi-sentence help and diagnostic texts."))
-        return findings
+    @staticmethod
+    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        bleu, gap, p_all = data["bleu"], data["slope"], data["p"][-1]
+        overall = {m: Spread(bleu[m][-1]).mean for m in MODELS}
+        observations = [Phrase("over all test passages attention scores {:.1f} BLEU against {:.1f} ({:+.1f}, paired "
+                               "bootstrap p = ", overall["bahdanau2014"], overall["cho2014"],
+                               overall["bahdanau2014"] - overall["cho2014"])
+                        + (Phrase("–") if p_all is None else Phrase("{:.3f}", p_all)) + ")."]
+        if len(data["buckets"]) < 3:  # one bucket and "all"
+            return [Finding(None, Phrase("one length bucket only: too few test passages to compare lengths."))], \
+                observations
+        low, high = gap["low"], gap["high"]
+        matched = True if low > 0 else False if high < 0 else None
+        first, last = data["buckets"][0], data["buckets"][-2]
+        finding = Finding(matched, Phrase(
+            "BLEU per ten source subwords: {:+.2f} without attention, {:+.2f} with it (least-squares slopes over the "
+            "buckets {} to {}); the gap {:+.2f}, {:.0f}% bootstrap interval [{:+.2f}, {:+.2f}], p = {:.3f}",
+            10 * gap["slope_baseline"], 10 * gap["slope_system"], first, last, 10 * gap["gap"], 100 * (1 - ALPHA),
+            10 * low, 10 * high, gap["p"])
+            + {True: Phrase(": the fixed-length summary loses more with length, as the documents say."),
+               False: Phrase(": attention loses more with length here."),
+               None: Phrase(": the interval holds zero: the test cannot tell.")}[matched])
+        return [finding], observations

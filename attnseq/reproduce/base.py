@@ -22,25 +22,28 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..registry import Registry
+from .wording import Phrase
 
 REPRODUCTIONS: Registry[type["Reproduction"]] = Registry("reproduction")
 
 # the verdicts a page can give, best first
 REPRODUCED = "reproduced"
 PARTLY = "partly reproduced"
-WITHIN_SPREAD = "not distinguishable (within the seed-to-seed spread)"
 NOT_REPRODUCED = "not reproduced"
-INCONCLUSIVE = "inconclusive (one seed: no spread to judge by)"
-VERDICTS = (REPRODUCED, PARTLY, WITHIN_SPREAD, NOT_REPRODUCED, INCONCLUSIVE)
+UNDECIDED = "undecided (no finding decided by its test)"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED)
 
 
-def verdict_of(findings: Sequence["Finding"], seeds: int = 1) -> str:
-    """REPRODUCED when every finding that can tell matched, NOT_REPRODUCED when none did,
-    PARTLY between; when none can tell, WITHIN_SPREAD with several seeds, else INCONCLUSIVE."""
-    matched = [f.matched for f in findings if f.matched is not None]
-    if not matched:
-        return WITHIN_SPREAD if seeds > 1 else INCONCLUSIVE
-    return REPRODUCED if all(matched) else PARTLY if any(matched) else NOT_REPRODUCED
+def verdict_of(findings: Sequence["Finding"]) -> str:
+    """REPRODUCED only when every finding is decided (True or False) and every one matched;
+    PARTLY when some matched and others did not or are undecided; NOT_REPRODUCED when none
+    matched and at least one did not; UNDECIDED when no finding is decided."""
+    decided = [f.matched for f in findings if f.matched is not None]
+    if not decided:
+        return UNDECIDED
+    if all(decided) and len(decided) == len(findings):
+        return REPRODUCED
+    return PARTLY if any(decided) else NOT_REPRODUCED
 
 
 def budget(default: float) -> Any:
@@ -105,44 +108,74 @@ class Table:
 @dataclass
 class Finding:
     """One point of the claim checked: ``matched`` True (it did), False (it did not), or None
-    (the runs cannot tell: within the seed spread); ``text`` says it with the numbers and why."""
+    (its test cannot tell); ``text`` says it, every figure a slot filled from the result's data
+    (wording.Phrase)."""
 
     matched: bool | None
-    text: str
+    text: Phrase
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The claim as a source states it: the words (in the source's language), an English
+    rendering when they are in another, and where they are (document and section)."""
+
+    words: str
+    where: str
+    english: str = ""
+
+
+@dataclass
+class RunRecord:
+    """How one training run of a reproduction ended: its label and seed, the updates (or epochs)
+    trained, the cap it had, and whether the plateau rule stopped it (``converged``) or the cap did."""
+
+    label: str
+    seed: int
+    trained: float
+    cap: float
+    converged: bool
+    unit: str = "updates"
 
 
 @dataclass
 class Result:
-    """What a reproduction found, for its page: a verdict (one of VERDICTS) and a one-line
-    summary with the numbers, tables, figures (path, caption), findings (the claim's points),
-    observations (what else the runs showed), the setup (what was trained on what, bullet
-    points), the budget in words, and raw numbers for the JSON file."""
+    """What a reproduction measured, for its page: a one-line summary with the numbers, tables,
+    figures (path, caption), the setup (what was trained on what, bullet points), the budget in
+    words, how each run ended (``runs``), and the measured numbers (``data``, the JSON file's)
+    from which ``Reproduction.judge`` makes the findings (the claim's points) and observations,
+    and verdict_of the verdict."""
 
-    verdict: str
     summary: str
     tables: list[Table]
     figures: list[tuple[Path, str]]
-    findings: list[Finding]
     setup: list[str]
     budget: str
-    longer: str = ""  # what a longer budget would show, and the flag
-    observations: list[str] = field(default_factory=list)
     data: dict = field(default_factory=dict)
+    runs: list[RunRecord] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    observations: list[Phrase] = field(default_factory=list)
 
-    def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.findings)
 
 
 class Reproduction:
     """One claim of the literature checked by training attnseq's presets.
 
-    Class attributes: ``title`` (the page's heading), ``claim`` (what the source says, with its
-    numbers), ``source`` (paper or chapter, figure or table), ``default_seeds``, and
-    ``nominal_minutes`` (what the default budget takes on the project's 2-core machine)."""
+    Class attributes: ``title`` (the page's heading), ``claim`` (the claim checked, in a line),
+    ``quotes`` (the claim as its sources state it), ``source`` (documents, papers, presets),
+    ``default_seeds``, and ``nominal_minutes`` (what the default budget takes on the project's
+    2-core machine, at most: runs stop earlier on a plateau).
+
+    ``run`` trains and measures (a Result with its ``data``); ``judge`` makes the findings and
+    observations from that data alone (what the page's JSON holds), so the page's sentences can
+    be regenerated, and checked, from its numbers."""
 
     title = ""
     claim = ""
+    quotes: tuple[Quote, ...] = ()
     source = ""
     default_seeds = 1
     nominal_minutes = 25.0
@@ -152,3 +185,14 @@ class Reproduction:
 
     def run(self) -> Result:
         raise NotImplementedError
+
+    @staticmethod
+    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """(findings, observations) of a result's ``data``."""
+        raise NotImplementedError
+
+    def result(self) -> Result:
+        """``run()``, judged: its findings and observations from its data."""
+        result = self.run()
+        result.findings, result.observations = self.judge(result.data)
+        return result

@@ -88,6 +88,16 @@ def dates(folder: Path, train: int = 40_000, dev: int = 2_000, test: int = 2_000
     return write_folder(folder, *make_date_splits(train, dev, test, seed=seed))
 
 
+def long_sequences(folder: Path, train: int, dev: int, test: int, lengths: tuple[int, int], bits: int = 4,
+                   seed: int = 1) -> Path:
+    """The NTM's copy task at lengths ``lengths`` (``attnseq data copy``): sequences of random
+    ``bits``-bit vectors, one token each, copied in order; sources long enough that a window of
+    a few positions sees a small part of them."""
+    from ..data.algorithmic import make_task_splits
+
+    return write_folder(folder, *make_task_splits("copy", train, dev, test, lengths, seed=seed, bits=bits)[:3])
+
+
 def gettext(folder: Path, lang: str = "de", catalogs: str = "", test_fraction: float | None = None,
             limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
     """English->``lang`` pairs from the gettext catalogs of this machine (or of the folder
@@ -98,6 +108,32 @@ def gettext(folder: Path, lang: str = "de", catalogs: str = "", test_fraction: f
     splits = build_gettext_corpus(lang, [catalogs] if catalogs else None,
                                   test_fraction=TEST_FRACTION if test_fraction is None else test_fraction)
     return write_folder(folder, *splits, limits=limits)
+
+
+def passages(folder: Path, lang: str = "de", catalogs: str = "", sizes: tuple[int, int, int] = (20_000, 500, 1_000),
+             words: tuple[int, int] = (10, 80), seed: int = 0) -> Path:
+    """English->``lang`` passages of the gettext catalogs (``attnseq data passages``: messages of
+    one split's pool joined until a length drawn for each), those of ``words`` English words
+    (inclusive) kept, ``sizes`` of them for train, dev and test; dev and test passages hold no
+    message a training passage holds."""
+    from ..data.gettext import build_gettext_corpus
+    from ..data.passages import PassageBlocks
+
+    low, high = words
+    splits = dict(zip(("train", "dev", "test"), build_gettext_corpus(lang, [catalogs] if catalogs else None,
+                                                                     seed=seed)))
+    made = []
+    for (split, messages), size in zip(splits.items(), sizes):
+        if not messages:
+            raise UserError(f"passages: the catalogs give no {split} messages")
+        blocks, kept, index = PassageBlocks(messages, seed, split), [], 0
+        while len(kept) < size:
+            kept += [p for p in blocks(index, 1000) if low <= len(p[0].split()) <= high]
+            index += 1
+            if index > 1000 + size:  # every passage is drawn at the lengths given: this never ends
+                raise UserError(f"passages: no {split} passages of {low}-{high} words from these catalogs")
+        made.append(kept[:size])
+    return write_folder(folder, *made)
 
 
 def read_split(folder: Path, split: str, strip: bool = True) -> list[Pair]:

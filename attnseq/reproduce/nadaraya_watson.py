@@ -7,8 +7,10 @@ import math
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
-from .spread import Spread, separated
+from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .significance import better
+from .spread import Spread, comparison
+from .wording import Phrase
 
 
 @dataclass
@@ -26,11 +28,13 @@ METHODS = ("average pooling", "fixed kernel", "learned kernel")
 @REPRODUCTIONS.register("nadaraya-watson", options=NadarayaWatsonOptions)
 class NadarayaWatsonReproduction(Reproduction):
     title = "Attention as kernel regression: average pooling, a fixed and a learned kernel"
-    claim = ("Predicting y at a query x by the plain average of the training targets (average pooling) "
-             "ignores x and fits badly; weighting each target y_i by a Gaussian kernel of x - x_i, normalised "
-             "by a softmax (Nadaraya-Watson kernel regression: attention with queries x, keys x_i, values "
-             "y_i), follows the function; learning the kernel's width makes the attention weights sharper "
-             "(the chapter's parametric attention pooling).")
+    claim = ("Predicting y at a query x by the mean of the training targets is the baseline; weighting each target "
+             "by a kernel of x and x_i, normalised (Nadaraya-Watson kernel regression: attention with queries x, keys "
+             "x_i, values y_i), does better.")
+    quotes = (Quote("Baseline 就是求均值, $$\\frac{1}{m} \\sum_{i=1}^{m} y_i$$ 当然更好的方案(Watson, Nadaraya, 1964)是根据不同的"
+                    "输入$x_i$给与$y_i$不同的权重, $$y = \\sum_{i=1}^{m} \\alpha(x, x_i) y_i $$", "seed document 002, §1",
+                    "the baseline is the mean of the y_i; a better scheme (Watson, Nadaraya, 1964) gives each y_i its "
+                    "own weight according to the input x_i, y = sum_i alpha(x, x_i) y_i."),)
     source = ("Nadaraya (1964), Watson (1964), as taught in the kernel-regression chapter of *Dive into Deep "
               "Learning* (attention pooling by similarity: y = 2 sin x + x^0.8 + noise, 50 training points, "
               "the fits and the query-by-key weight heatmaps) and in seed document 002 (attention as weighted "
@@ -78,14 +82,11 @@ class NadarayaWatsonReproduction(Reproduction):
                               f"(mean ± sd over {ctx.seeds} data draws, lowest–highest); the entropy of a "
                               "query's attention weights is lower when they are sharper.")
         figures = self._figures(*shown)
-        findings, observations = self._findings(spread, widths, entropy)
         summary = (f"held-out MSE: average pooling {spread['average pooling'].mean:.3f}, fixed kernel "
                    f"{spread['fixed kernel'].mean:.3f}, learned kernel {spread['learned kernel'].mean:.3f} "
                    f"(w = {Spread(widths['learned kernel']).mean:.2f}), {ctx.seeds} data draws")
         return Result(
-            verdict=verdict_of(findings, ctx.seeds), summary=summary, tables=[table], figures=figures,
-            findings=findings,
-            observations=observations,
+            summary=summary, tables=[table], figures=figures,
             setup=[f"{o.n_train} training points x ~ U[0, 5) sorted, y = 2 sin x + x^0.8 + N(0, {o.noise}^2); "
                    "test queries 0, 0.1, ..., 4.9 scored against the noiseless function "
                    "(`attnseq.nn.attention.kernel.chapter_data`, seeds 1, 2, ...).",
@@ -97,7 +98,7 @@ class NadarayaWatsonReproduction(Reproduction):
                    "The chapter learns its width by SGD on the same leave-one-out loss; its kernel is written "
                    "exp(-((x - x_i) w)^2 / 2), so its w is attnseq's 1/w."],
             budget=f"{o.steps} Adam steps for the learned width; seconds on any CPU",
-            data={"mse": errors, "bandwidth": widths, "entropy": entropy})
+            data={"mse": errors, "bandwidth": widths, "entropy": entropy, "initial_bandwidth": o.bandwidth})
 
     def _figures(self, x_train, y_train, x_test, y_test, predictions, weights, models):
         ctx = self.context
@@ -131,41 +132,25 @@ class NadarayaWatsonReproduction(Reproduction):
                 (heat, "Attention weights of data draw 1, fixed and learned width: each query attends to the "
                        "training inputs near it (the diagonal band); a narrower kernel gives a sharper band.")]
 
-    def _findings(self, spread, widths, entropy):
-        ctx = self.context
-        avg, fixed, learned = (spread[m] for m in METHODS)
+    @staticmethod
+    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        mse = {m: Spread(v) for m, v in data["mse"].items()}
         findings = []
-        worse = separated(avg, fixed)
-        beaten = all(a > f for a, f in zip(avg.values, fixed.values)) and all(
-            a > x for a, x in zip(avg.values, learned.values))
-        findings.append(Finding(beaten, f"average pooling fits worst in every data draw: MSE {avg.format(digits=3)} "
-                                        f"against {fixed.format(digits=3)} (fixed kernel) and "
-                                        f"{learned.format(digits=3)} (learned)"
-                                + ("; the ranges do not overlap" if worse == 1 else "")
-                                + ". It predicts the same mean for every query: the query is ignored."))
-        sharper = [x < f for x, f in zip(entropy["learned kernel"], entropy["fixed kernel"])]
-        w = Spread(widths["learned kernel"])
-        findings.append(Finding(
-            all(sharper),
-            f"learning the width gave w = {w.format(digits=3)} (from {self.options.bandwidth:g}), weights "
-            f"{'sharper' if all(sharper) else 'not sharper'} in {sum(sharper)} of {len(sharper)} draws (entropy "
-            f"{Spread(entropy['learned kernel']).format(digits=2)} nats against "
-            f"{Spread(entropy['fixed kernel']).format(digits=2)}), as the chapter's heatmaps show for its "
-            "learned kernel." if all(sharper) else
-            f"learning the width gave w = {w.format(digits=3)} (from {self.options.bandwidth:g}): the weights "
-            f"are sharper in only {sum(sharper)} of {len(sharper)} draws; the leave-one-out optimum is not "
-            "always narrower than the fixed kernel."))
-        order = separated(fixed, learned)
-        if order is None:
-            note = (f"learned against fixed kernel: MSE {learned.mean:.3f} against {fixed.mean:.3f} with one data "
-                    "draw: no spread to judge the difference by.")
-        elif order == 0:
-            note = (f"learned against fixed kernel: MSE {learned.format(digits=3)} against {fixed.format(digits=3)}: "
-                    f"the ranges over the {ctx.seeds} draws overlap, so neither fits better beyond the spread of "
-                    "the data draws.")
-        else:
-            better = "learned" if order == 1 else "fixed"  # order 1: every fixed-kernel MSE is higher
-            note = (f"the {better} kernel fits better in every draw: MSE {learned.format(digits=3)} (learned) "
-                    f"against {fixed.format(digits=3)} (fixed w = {self.options.bandwidth:g}), the ranges apart; "
-                    "the chapter claims sharper weights for its learned kernel, not a better fit.")
-        return findings, [note]
+        for kernel in ("fixed kernel", "learned kernel"):
+            t, words = comparison("average pooling", mse["average pooling"], kernel, mse[kernel], unit="", digits=3)
+            order = better(t)  # +1: average pooling's error is the higher
+            findings.append(Finding(None if not order else order > 0, Phrase("held-out MSE: ") + words
+                                    + {1: Phrase(": the kernel fits better than the mean."),
+                                       -1: Phrase(": the mean fits better."),
+                                       0: Phrase(": the test cannot tell them apart."), None: Phrase(".")}[order]))
+        entropy = {m: Spread(v) for m, v in data["entropy"].items()}
+        sharper = sum(x < f for x, f in zip(data["entropy"]["learned kernel"], data["entropy"]["fixed kernel"]))
+        width = Spread(data["bandwidth"]["learned kernel"])
+        observations = [Phrase("learning the width gave w = {:.3f} (from {:g}); the weights are sharper than the fixed "
+                               "kernel's in {} of {} draws (entropy {:.2f} nats against {:.2f}).", width.mean,
+                               data["initial_bandwidth"], sharper, len(width.values), entropy["learned kernel"].mean,
+                               entropy["fixed kernel"].mean)]
+        t, words = comparison("learned kernel", mse["learned kernel"], "fixed kernel", mse["fixed kernel"], unit="",
+                              digits=3)
+        observations.append(Phrase("held-out MSE, learned against fixed kernel: ") + words + ".")
+        return findings, observations

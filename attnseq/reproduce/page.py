@@ -8,6 +8,7 @@ it matched and why.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -18,7 +19,7 @@ from typing import Iterable
 
 from ..hardware import cpu_model
 from ..files import check_output, write_output
-from .base import Reproduction, Result
+from .base import Reproduction, Result, budget_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_TITLE = "# Reproductions of the literature"  # the first line of OUT/README.md, the index
@@ -56,12 +57,45 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
 
 
+def quoted(reproduction: Reproduction) -> list[str]:
+    """The claim's quotations as Markdown block quotes, each with where it is and its English."""
+    lines = []
+    for q in reproduction.quotes:
+        lines += [f"> {q.words}", ">", f"> — {q.where}" + (f"; in English: \"{q.english}\"" if q.english else ""), ""]
+    return lines
+
+
+def runs_table(result: Result) -> list[str]:
+    """How each run ended: converged (the plateau rule stopped it) or at its cap."""
+    if not result.runs:
+        return []
+    done = sum(r.converged for r in result.runs)
+    lines = [f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.", "",
+             "| run | seed | trained | cap | ended |", "|---|---|---|---|---|"]
+    lines += [f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
+              f"{'plateau (converged)' if r.converged else 'cap (still climbing or not yet flat)'} |"
+              for r in result.runs]
+    return lines + [""]
+
+
+def longer(reproduction: Reproduction, factor: float = 2.0) -> str:
+    """What ``--budget-minutes`` at ``factor`` times the nominal minutes would give each budget field."""
+    from .base import scale_budget
+
+    cls, ctx = type(reproduction), reproduction.context
+    bigger = scale_budget(reproduction.options, factor)
+    fields = ", ".join(f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
+                       for name in budget_fields(reproduction.options))
+    return (f"`attnseq reproduce {ctx.name} --budget-minutes {cls.nominal_minutes * factor:g}` scales the budget by "
+            f"{factor:g} ({fields}); runs that reached their plateau stop as early as before.")
+
+
 def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float,
                   host: dict) -> str:
     """The page of ``result`` as Markdown (figures linked by file name, beside the page)."""
     r, ctx = reproduction, reproduction.context
     lines = [f"# {ctx.name}: {r.title}", "",
-             f"**Claim.** {r.claim}", "",
+             f"**Claim.** {r.claim}", "", *quoted(r),
              f"**Source.** {r.source}", "",
              f"**Verdict: {result.verdict}.** {result.summary}", "",
              "| | |", "|---|---|",
@@ -78,15 +112,17 @@ def page_markdown(reproduction: Reproduction, result: Result, started: datetime,
         if table.caption:
             lines += [table.caption, ""]
         lines += [table.markdown()]
+    lines += runs_table(result)
     for path, caption in result.figures:
         lines += [f"![{caption}]({Path(path).name})", "", f"*{caption}*", ""]
     lines += ["## What matched and what did not", ""]
     lines += [f"- {MARKS[f.matched]}: {f.text}" for f in result.findings] + [""]
+    lines += ["The verdict is \"reproduced\" only when every finding is decided and matched; an undecided finding "
+              "makes it \"partly\" at best.", ""]
     if result.observations:
         lines += ["Also observed:", ""] + [f"- {item}" for item in result.observations] + [""]
     lines += ["## Setup", ""] + [f"- {item}" for item in result.setup] + [""]
-    if result.longer:
-        lines += ["## With more time", "", result.longer, ""]
+    lines += ["## With more time", "", longer(r), ""]
     return "\n".join(lines)
 
 
@@ -128,8 +164,9 @@ def write_page(reproduction: Reproduction, result: Result, started: datetime, se
                                                                                    for row in t.rows]}
                          for t in result.tables],
               "figures": [Path(p).name for p, _ in result.figures],
-              "findings": [{"matched": f.matched, "text": f.text} for f in result.findings],
-              "observations": result.observations,
+              "findings": [{"matched": f.matched, "text": str(f.text)} for f in result.findings],
+              "observations": [str(o) for o in result.observations],
+              "runs": [dataclasses.asdict(r) for r in result.runs],
               "data": result.data}
     write_output(ctx.out_dir / f"{ctx.name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n",
                  overwrite=True)
@@ -143,16 +180,19 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
     from .base import REPRODUCTIONS
 
     out_dir = Path(out_dir)
-    rows = []
+    rows, seconds = [], []
     for name in names or REPRODUCTIONS.names():
         cls = REPRODUCTIONS.get(name)
         path = out_dir / f"{name}.json"
         if path.exists():
             record = json.loads(path.read_text(encoding="utf-8"))
+            runs = record.get("runs", [])
+            seconds.append(record["seconds"])
+            ended = (f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else "")
             rows.append(f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
-                        f"{record['date'][:10]}, {minutes(record['seconds'])} |")
+                        f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |")
         else:
-            rows.append(f"| {name} | {cls.title} | not run yet: `attnseq reproduce {name}` | |")
+            rows.append(f"| {name} | {cls.title} | not run yet: `attnseq reproduce {name}` | | |")
     text = "\n".join([
         INDEX_TITLE,
         "",
@@ -161,9 +201,12 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
         "the command on it (`attnseq reproduce NAME`; `attnseq reproduce --list` lists them with the minutes "
         "each one's default budget takes).",
         "",
-        "| reproduction | claim | verdict and numbers | run |",
-        "|---|---|---|---|",
+        "| reproduction | claim | verdict and numbers | budget | run |",
+        "|---|---|---|---|---|",
         *rows,
+        "",
+        *([f"The {len(seconds)} pages run took {minutes(sum(seconds))} together here (`attnseq reproduce --all` runs "
+           "every one at its default budget)."] if seconds else []),
         "",
         *(["The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
            "[memory.md](memory.md).", ""] if (out_dir / "memory.md").exists() else []),

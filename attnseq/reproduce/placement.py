@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
+from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
-from .spread import Spread, alike, contrast, spreads
-from .training import compare_variants, curve, first_reaching, step_budget, steps_to, value_at
+from .significance import alike, better
+from .spread import Spread, comparison, equivalence_phrase, spreads
+from .training import (PlateauOptions, compare_variants, curve, first_reaching, run_records, step_budget, steps_to,
+                       value_at)
+from .wording import Phrase
 
 # label, decoder design, where the context goes, which state attends
 VARIANTS = (
@@ -26,8 +29,8 @@ COLORS = {"book": "tab:red", "book-input": "tab:orange", "bahdanau": "tab:green"
 
 
 @dataclass
-class PlacementOptions(BookTaskOptions):
-    steps: int = budget(1200)  # updates of every run (batch 128; an epoch of the book's data is 348)
+class PlacementOptions(BookTaskOptions, PlateauOptions):
+    steps: int = budget(2400)  # the cap of updates of every run (batch 128; an epoch of the book's data is 348)
     eval_every: int = 150  # updates between dev evaluations (the curves)
     hidden_size: int = 128  # LSTM units (the book: 256; halved so 4 designs x 3 seeds fit the budget)
 
@@ -35,21 +38,25 @@ class PlacementOptions(BookTaskOptions):
 @REPRODUCTIONS.register("placement", options=PlacementOptions)
 class Placement(Reproduction):
     title = "Where the context goes and which state attends"
-    claim = ("The book (§4.2) feeds the context only into the output layer; Bahdanau et al. and GNMT feed it into "
-             "the next step's recurrent input. Which is more accurate \"can only be known by trying it\", and since "
-             "both designs use the context well the book expects little difference in accuracy. Luong et al. attend "
-             "with the current state h_t where Bahdanau et al. use the previous state s_{t-1}: a simpler "
-             "computation path (h_t → a_t → c_t → h~_t), made as good with input feeding, which gives the next "
-             "step the previous attentional state.")
-    source = ("*Deep Learning from Scratch 2*, §8.4.2 (seed document 000); Luong, Pham & Manning 2015, §3.1 and "
-              "§3.3 (input feeding); Bahdanau, Cho & Bengio 2014, §3.1 (seed documents 001, 002).")
+    claim = ("Feeding the context into the next step's LSTM input as well, or into the output layer only (the "
+             "book's model), should make little difference to accuracy.")
+    quotes = (Quote("Attention 层的位置的不同对最终精度有何影响呢？答案要试一下才知道。实际上，这只能使用真实数据来验证。"
+                    "不过，在上面的两个模型中，上下文向量都得到了很好的应用。因此，在这两个模型之间，我们可能看不到太大的精度差异。",
+                    "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §4.2",
+                    "How does the position of the Attention layer affect the final accuracy? The answer is only known "
+                    "by trying it; in fact, only real data can verify it. But in both models the context vector is "
+                    "used well, so between the two we may not see a large difference in accuracy."),)
+    source = ("*Deep Learning from Scratch 2*, §8.4.2, as seed document 000 gives it; the designs of Bahdanau, Cho & "
+              "Bengio 2014 (previous state s_{t-1}) and Luong, Pham & Manning 2015 (current state h_t, input "
+              "feeding) as seed document 001 (§5.2) describes them, compared as an observation: no document "
+              "claims one is more accurate.")
     default_seeds = 3
-    nominal_minutes = 25.0
+    nominal_minutes = 40.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
         data = o.split(ctx.run_dir("data"))
-        common = [f"model.hidden_size={o.hidden_size}", *step_budget(o.steps, o.eval_every, o.dev_sentences)]
+        common = [f"model.hidden_size={o.hidden_size}", *step_budget(o.steps, o.eval_every, o.dev_sentences, o)]
         variants = [(label, "book-attention", [f"model.decoder={decoder}"]) for label, decoder, _, _ in VARIANTS]
         rows = compare_variants(ctx, variants, data, common)
         curves = {label: [curve(r["run_dir"], "dev_exact_match") for r in rs] for label, rs in rows.items()}
@@ -68,28 +75,28 @@ class Placement(Reproduction):
                      "checkpoint of each run on the book's test dates; 'steps to 90% dev': the first evaluation at "
                      "90% or more (mean over the seeds that got there)."))
         figure = self._figure(curves)
-        findings, observations = self._findings(test, at_half, half)
         summary = ("test exact match " + ", ".join(f"{label} {test[label].mean:.1f}%" for label, *_ in VARIANTS)
-                   + f" after {o.steps} updates ({ctx.seeds} seed{'s' if ctx.seeds > 1 else ''})")
+                   + f" ({ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}, each trained to its plateau or "
+                   f"{o.steps} updates)")
         return Result(
-            verdict=verdict_of(findings, ctx.seeds), summary=summary, tables=[table], figures=[figure],
-            findings=findings,
-            observations=observations,
+            summary=summary, tables=[table], figures=[figure],
             setup=["Data: the book's date.txt split as `attnseq data book` splits it (500 dev dates from its training "
                    f"part, its test dates): {counts(data)}; padding spaces kept, the question reversed.",
                    f"Every design is `configs/book-attention.yaml` (embeddings 16, one LSTM layer, dot attention, the "
                    f"book's initialisation, batch 128, Adam 1e-3, clip 5) with `model.decoder` set and "
-                   f"`model.hidden_size={o.hidden_size}` (the book has 256; halved so that 4 designs x 3 seeds fit the "
-                   "budget). Designs: `book`, `{name: book, context_into_input: true}`, `bahdanau` (its readout "
-                   "tanh(W [s_t; c_t; y_{t-1}])), `{name: luong, input_feeding: true}`.",
-                   f"Trained with `attnseq.compare` (its train-and-evaluate of one config): {o.steps} updates, dev "
-                   f"exact match on {o.dev_sentences} dates every {o.eval_every} updates, the best dev checkpoint "
-                   "scored on the test set; greedy decoding."],
-            budget=f"{o.steps} updates per run (about {o.steps / 348:.1f} epochs), 4 designs x {ctx.seeds} seeds",
-            longer=("The book's model has 256 units: `attnseq reproduce placement --set hidden_size=256 "
-                    "--budget-minutes 60` trains the four designs at that size for 2,880 updates a run."),
+                   f"`model.hidden_size={o.hidden_size}` (the book has 256). Designs: `book`, `{{name: book, "
+                   "context_into_input: true}`, `bahdanau` (its readout tanh(W [s_t; c_t; y_{t-1}])), `{name: luong, "
+                   "input_feeding: true}`.",
+                   f"Trained with `attnseq.compare` (its train-and-evaluate of one config): dev exact match on "
+                   f"{o.dev_sentences} dates every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} "
+                   "updates; the best dev checkpoint scored on the test set; greedy decoding.",
+                   f"Tests: Welch's t over the seeds; \"alike\" by the two one-sided tests with a margin of "
+                   f"{ALIKE:g} points (the 90% interval of the difference inside ±{ALIKE:g})."],
+            budget=f"at most {o.steps} updates per run (about {o.steps / 348:.1f} epochs), {o.plateau_words()}; "
+                   f"4 designs x {ctx.seeds} seeds",
+            runs=run_records(rows, o.steps, ctx.seed_list),
             data={"test_exact_match": {k: v.values for k, v in test.items()},
-                  "dev_at_half": {k: v.values for k, v in at_half.items()}})
+                  "dev_at_half": {k: v.values for k, v in at_half.items()}, "half": half, "margin": ALIKE})
 
     def _figure(self, curves):
         plt = pyplot()
@@ -106,33 +113,32 @@ class Placement(Reproduction):
             "Dev exact match during training of the four designs; the curves show how soon each leaves the loss "
             "plateau.")
 
-    def _findings(self, test, at_half, half):
-        findings = []
+    @staticmethod
+    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
+        at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
+        margin, half = data["margin"], data["half"]
 
-        def compare(a: str, b: str) -> tuple[int | None, str]:
-            order, text = contrast(a, test[a], b, test[b])
-            return order, f"{text}; at step {half}: {at_half[a].mean:.1f}% against {at_half[b].mean:.1f}%"
+        def compare(a: str, b: str):
+            t, words = comparison(a, test[a], b, test[b], unit="%")
+            return t, words + Phrase("; dev exact match at update {}: {:.1f}% against {:.1f}%", half,
+                                     at_half[a].mean, at_half[b].mean)
 
-        wide = (f" The seed ranges overlap, but the means or the seeds lie more than {ALIKE:g} points apart: they "
-                "spread too widely to call the two alike (the runs leave the loss plateau at different steps); a "
-                "longer budget tells.")
-        same = alike(test["book-input"], test["book"], ALIKE)
-        _, text = compare("book-input", "book")
-        findings.append(Finding(same, "context into the next step's input too, or into the output layer only: " + text
-                                + {True: f". Alike (means and seeds within {ALIKE:g} points), as the book expects.",
-                                   False: ". The book expected little difference; here one placement is ahead in "
-                                          "every seed.", None: "." + wide}[same]))
-        order, text = compare("luong", "bahdanau")
-        same = alike(test["luong"], test["bahdanau"], ALIKE)
-        matched = True if order == 1 else same
-        findings.append(Finding(
-            matched,
-            "attending with the current state (Luong, with input feeding) or the previous one (Bahdanau): " + text
-            + (". Luong's simpler path does better here." if order == 1 else
-               {True: f". Luong's simpler path does as well as Bahdanau's (means and seeds within {ALIKE:g} points).",
-                False: ". Bahdanau's previous-state attention does better here: Luong's simpler path is not as "
-                       "good on this task and budget.", None: "." + wide}[same])))
-        _, text = compare("luong", "book")
-        observations = ["the attentional state with input feeding (Luong) against the book's output-only context "
-                        "(both attend with h_t): " + text + "."]
-        return findings, observations
+        t, words = compare("book-input", "book")
+        same = alike(t, margin)
+        finding = Finding(same, Phrase("context into the next step's input too, or into the output layer only: ")
+                          + words + equivalence_phrase(t, margin)
+                          + {True: Phrase(": alike within the margin, as the book expects."),
+                             False: Phrase(": they differ by more than the margin."),
+                             None: Phrase(": the test cannot decide whether they are alike within the margin.")}[same])
+        observations = []
+        for a, b, what in (("luong", "bahdanau", "attending with the current state (Luong, input feeding) or the "
+                                                 "previous one (Bahdanau): "),
+                           ("luong", "book", "the attentional state with input feeding against the book's "
+                                             "output-only context: ")):
+            t, words = compare(a, b)
+            order = better(t)
+            observations.append(Phrase(what) + words + {1: Phrase(f": {a} is better."), -1: Phrase(f": {b} is better."),
+                                                        0: Phrase(": the test cannot tell them apart."),
+                                                        None: Phrase(".")}[order])
+        return [finding], observations

@@ -61,7 +61,7 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
              f"{context.seeds} seed(s), {threads} thread(s)")
     started, clock = datetime.now(), time.perf_counter()
     reproduction = cls(options, context)
-    result = reproduction.run()
+    result = reproduction.result()
     page = write_page(reproduction, result, started, time.perf_counter() - clock)
     log.info("reproduce %s: %s -> %s", name, result.verdict, page)
     return page

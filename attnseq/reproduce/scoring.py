@@ -75,3 +75,47 @@ def length_buckets(lengths: Sequence[int], edges: Sequence[int], minimum: int) -
 def bucket_label(bucket: tuple[int, int]) -> str:
     low, high = bucket
     return str(low) if low == high else f"{low}-{high}"
+
+
+def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str]):
+    """sacrebleu's BLEU statistics of each sentence (N, 10): hypothesis and reference lengths,
+    then the matching and the total n-grams for n = 1..4; a corpus BLEU is a sum of rows."""
+    import numpy as np
+    from sacrebleu.metrics import BLEU
+
+    return np.array(BLEU()._extract_corpus_statistics(list(hypotheses), [list(references)]), dtype=np.int64)
+
+
+def bleu_of(statistics) -> float:
+    """The corpus BLEU of summed sentence statistics (bleu_statistics rows), as sacrebleu scores it."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU()._compute_score_from_stats([int(x) for x in statistics]).score
+
+
+def slope_gap(baseline: Sequence, system: Sequence, buckets: Sequence[Sequence[int]], lengths: Sequence[float],
+              samples: int = 1000) -> dict:
+    """The length slopes of two systems' BLEU and the test of their difference: per system the
+    least-squares slope of bucket BLEU (the mean over its seeds' statistics, ``baseline`` and
+    ``system`` one bleu_statistics array per seed) on each bucket's mean length ``lengths``;
+    ``gap`` = system's slope - baseline's, with its 95% interval and two-sided p over ``samples``
+    bootstrap resamples of the items within each bucket (the same items for both systems)."""
+    import numpy as np
+
+    from .significance import bootstrap_interval, slope
+
+    def slopes(idx=None) -> tuple[float, float]:
+        out = []
+        for runs in (baseline, system):
+            ys = []
+            for members in buckets:
+                pick = np.asarray(members) if idx is None else idx[np.isin(idx, members)]
+                ys.append(float(np.mean([bleu_of(stats[pick].sum(0)) for stats in runs])))
+            out.append(slope(lengths, ys))
+        return out[0], out[1]
+
+    base, other = slopes()
+    low, high, p = bootstrap_interval(lambda idx: (lambda s: s[1] - s[0])(slopes(idx)), 0, samples,
+                                      strata=buckets)
+    return {"slope_baseline": base, "slope_system": other, "gap": other - base, "low": low, "high": high, "p": p,
+            "samples": samples}

@@ -1,15 +1,15 @@
-"""Seed-to-seed spread: a score over seeds, and whether two configurations differ by more than
-it.
-
-With a few seeds an effect counts only when the ranges do not overlap: every seed of one
-configuration scores above every seed of the other (``separated``). With one seed there is no
-spread to judge by, and the page says so.
+"""Seed-to-seed spread: a score over seeds, and two configurations compared over their seeds by
+Welch's t-test (significance.welch), in words with its numbers (``comparison``). With one seed
+there is no spread to test by, and the page says so.
 """
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
+
+from .significance import ALPHA, Welch, welch
+from .wording import Phrase
 
 
 @dataclass
@@ -55,30 +55,32 @@ def separated(a: Spread, b: Spread) -> int | None:
     return 0
 
 
-def alike(a: Spread, b: Spread, within: float) -> bool | None:
-    """Whether ``a`` and ``b`` score alike: True when their seed ranges overlap, their means are at
-    most ``within`` apart and neither's standard deviation is larger; False when the ranges are
-    apart; None when the ranges overlap only because the seeds spread too widely to tell, or
-    either has one seed."""
-    order = separated(a, b)
-    if order is None:
-        return None
-    if order:
-        return False
-    return True if abs(a.mean - b.mean) <= within and max(a.sd, b.sd) <= within else None
-
-
 def spreads(rows: Sequence[dict], key: str) -> Spread:
     """The values of ``key`` in ``rows`` (one row per seed) that are not None."""
     return Spread([r[key] for r in rows if r.get(key) is not None])
 
 
-def contrast(a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
-             ) -> tuple[int | None, str]:
-    """(``separated(a, b)``, the two scores and what their seed ranges say, in words)."""
-    order = separated(a, b)
-    words = {None: "one seed each: no spread to judge by", 0: "the seed ranges overlap",
-             1: f"every seed of {a_name} above every seed of {b_name}",
-             -1: f"every seed of {b_name} above every seed of {a_name}"}
-    return order, (f"{a_name} {a.format(digits=digits, unit=unit)} against {b_name} "
-                   f"{b.format(digits=digits, unit=unit)} ({words[order]})")
+def comparison(a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
+               ) -> tuple[Welch | None, Phrase]:
+    """(Welch's t-test of ``a`` against ``b`` over seeds, the two scores and the test's numbers as
+    a Phrase: means, sds, n, the difference with its 95% interval, t, df and p); with fewer than
+    two seeds on a side, the scores and that there is no test."""
+    test = welch(a.values, b.values)
+    f = f".{digits}f"
+    if test is None:
+        return None, Phrase(f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
+                            a_name, a.mean, unit, b_name, b.mean, unit, len(a.values), len(b.values))
+    return test, Phrase(f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
+                        f"difference {{:+{f}}}, {{:.0f}}% interval [{{:{f}}}, {{:{f}}}], Welch's t = {{:.2f}}, "
+                        "df = {:.1f}, p = {:.3f}",
+                        a_name, test.mean_a, unit, test.sd_a, test.n_a, b_name, test.mean_b, unit, test.sd_b,
+                        test.n_b, test.diff, 100 * (1 - ALPHA), test.low95, test.high95, test.t, test.df, test.p)
+
+
+def equivalence_phrase(test: Welch | None, margin: float, digits: int = 1) -> Phrase:
+    """The two one-sided tests' numbers: the 90% interval of the difference against the margin."""
+    if test is None:
+        return Phrase("")
+    f = f".{digits}f"
+    return Phrase(f"; {{:.0f}}% interval [{{:{f}}}, {{:{f}}}] against the margin ±{{:g}}",
+                  100 * (1 - 2 * ALPHA), test.low90, test.high90, margin)

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from ..presets import CONFIGS
 from ..runs import read_metrics
-from .base import Context
+from .base import Context, RunRecord
 
 log = logging.getLogger("attnseq")
 
@@ -52,11 +52,41 @@ def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, o
     return {**row, "run_dir": context.runs_dir / run_name}
 
 
-def step_budget(steps: int, eval_every: int, dev_sentences: int) -> list[str]:
-    """Overrides that train for ``steps`` updates (however many epochs that is), decoding
-    ``dev_sentences`` dev pairs every ``eval_every`` updates."""
+@dataclass
+class PlateauOptions:
+    """The plateau rule of a reproduction's runs (train.patience, train.min_delta,
+    train.min_loss_delta): a run stops once ``patience`` evaluations in a row neither raised its
+    dev metric by more than ``min_delta`` (exact match as a fraction, BLEU in points) nor, the
+    metric no lower, lowered its dev loss by more than the fraction ``min_loss_delta``; or at its
+    cap of updates. Options dataclasses of reproductions inherit these fields."""
+
+    patience: int = 4  # evaluations without a rise of more than min_delta that end a run
+    min_delta: float = 0.005  # the rise of the dev metric that counts (exact match: a fraction)
+    min_loss_delta: float = 0.02  # the fall of the dev loss that counts, a fraction of it
+
+    def plateau(self) -> list[str]:
+        return [f"train.patience={self.patience}", f"train.min_delta={self.min_delta}",
+                f"train.min_loss_delta={self.min_loss_delta}"]
+
+    def plateau_words(self, unit: str = "points of exact match", scale: float = 100.0) -> str:
+        """The rule in words, for a page's budget and setup."""
+        return (f"until {self.patience} evaluations in a row neither raise the dev metric by more than "
+                f"{self.min_delta * scale:g} {unit} nor lower the dev loss by more than {self.min_loss_delta:.0%} "
+                "(the plateau)")
+
+
+def step_budget(steps: int, eval_every: int, dev_sentences: int, plateau: PlateauOptions | None = None) -> list[str]:
+    """Overrides that train for at most ``steps`` updates (however many epochs that is), decoding
+    ``dev_sentences`` dev pairs every ``eval_every`` updates, stopping earlier on the ``plateau``."""
     return [f"train.max_steps={steps}", "train.epochs=1000", f"train.eval_every={eval_every}",
-            f"train.eval_max_sentences={dev_sentences}"]
+            f"train.eval_max_sentences={dev_sentences}", *(plateau.plateau() if plateau else [])]
+
+
+def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> list[RunRecord]:
+    """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
+    plateau rule stopped it before its ``cap`` of updates."""
+    return [RunRecord(label, seed, row["steps"], cap, row["steps"] < cap)
+            for label, rs in rows.items() for seed, row in zip(seeds, rs)]
 
 
 def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path,

@@ -55,7 +55,7 @@ class ProgressDisplay(StepProgress):
 
 
 __all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
-           "selection_metric", "selection_score"]
+           "renews_patience", "selection_metric", "selection_score"]
 
 
 @dataclass
@@ -69,6 +69,8 @@ class Progress:
     best: float | None = None  # the best evaluation's score by that metric
     best_loss: float | None = None  # and its dev loss, which breaks ties (all 0% exact match early on)
     since_best: int = 0  # evaluations since the best one (train.patience)
+    plateau_score: float | None = None  # the score and dev loss that last renewed the patience
+    plateau_loss: float | None = None  # (train.min_delta, train.min_loss_delta)
     train_seconds: float = 0.0
     target_tokens: int = 0  # target tokens trained on so far
     # wall-clock seconds since the run's training began: set-up, data loading and evaluations
@@ -100,6 +102,21 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
     tie_won = score == progress.best and loss is not None and best_loss is not None and loss < best_loss
     record["best"] = score is not None and (progress.best is None or score > progress.best or tie_won)
     return record
+
+
+def renews_patience(score: float, loss: float | None, ref_score: float | None, ref_loss: float | None,
+                    min_delta: float, min_loss_delta: float) -> bool:
+    """The plateau rule (train.min_delta, train.min_loss_delta): whether an evaluation of
+    ``score`` (higher is better) and dev ``loss`` renews the patience against the evaluation that
+    last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does): its score is higher
+    by more than ``min_delta``, or, no lower, its loss is lower by more than the fraction
+    ``min_loss_delta`` of that one's."""
+    if ref_score is None:
+        return True
+    if score > ref_score + min_delta:
+        return True
+    return (min_loss_delta > 0 and score >= ref_score and loss is not None and ref_loss is not None
+            and loss < ref_loss * (1.0 - min_loss_delta))
 
 
 def selection_metric(select_by: str, dev_references: Sequence[str]) -> str:
@@ -482,8 +499,16 @@ class EpochLoop:
         if improved:
             p.best = selection_score(record, self.select_by)
             p.best_loss = record.get("dev_loss")
-        if selection_score(record, self.select_by) is not None:
-            p.since_best = 0 if improved else p.since_best + 1
+        score = selection_score(record, self.select_by)
+        if score is not None:
+            tc = self.config.train
+            renewed = improved
+            if tc.min_delta or tc.min_loss_delta:
+                renewed = renews_patience(score, record.get("dev_loss"), p.plateau_score, p.plateau_loss,
+                                          tc.min_delta, tc.min_loss_delta)
+                if renewed:
+                    p.plateau_score, p.plateau_loss = score, record.get("dev_loss")
+            p.since_best = 0 if renewed else p.since_best + 1
         p.history.append(record)
         if self.is_main:
             self._log(record)

@@ -1,0 +1,79 @@
+"""The sentences of a page's findings: fixed words and slots, every slot filled from a
+reproduction's measured numbers (its result's data), so a test can check that no figure in a
+finding was written by hand.
+
+    Phrase("{} scores {:.1f} BLEU against {:.1f}", "attention", 21.43, 17.02)
+    Phrase("p = {:.3f}", p) + Phrase("; the interval lies above 0.")
+"""
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One filled slot: a value and its format spec (``.1f``, ``+.1f``, ``,``)."""
+
+    value: Any
+    spec: str = ""
+
+    def __str__(self) -> str:
+        return format(self.value, self.spec)
+
+
+class Phrase:
+    """A sentence as fixed words and slots; ``str()`` renders it, ``words()`` gives the fixed words
+    alone, ``slots()`` the filled slots."""
+
+    def __init__(self, template: str = "", *values: Any):
+        self.parts: list[str | Slot] = []
+        values = list(values)
+        for text, field_name, spec, _ in string.Formatter().parse(template):
+            if text:
+                self.parts.append(text)
+            if field_name is not None:
+                if field_name:
+                    raise ValueError(f"Phrase slots are positional ({{}}), got {{{field_name}}} in {template!r}")
+                if not values:
+                    raise ValueError(f"too few values for {template!r}")
+                self.parts.append(Slot(values.pop(0), spec or ""))
+        if values:
+            raise ValueError(f"too many values for {template!r}")
+
+    @classmethod
+    def of(cls, parts: Iterable[str | Slot]) -> "Phrase":
+        phrase = cls()
+        phrase.parts = list(parts)
+        return phrase
+
+    def __add__(self, other: "Phrase | str") -> "Phrase":
+        return Phrase.of([*self.parts, *(other.parts if isinstance(other, Phrase) else [other])])
+
+    def __radd__(self, other: str) -> "Phrase":
+        return Phrase.of([other, *self.parts])
+
+    def __str__(self) -> str:
+        return "".join(map(str, self.parts))
+
+    def __repr__(self) -> str:
+        return f"Phrase({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Phrase) and str(self) == str(other)
+
+    def words(self) -> str:
+        """The fixed words, the slots left out."""
+        return "".join(p for p in self.parts if isinstance(p, str))
+
+    def slots(self) -> list[Slot]:
+        return [p for p in self.parts if isinstance(p, Slot)]
+
+
+def joined(phrases: Iterable[Phrase], separator: str = ", ") -> Phrase:
+    """``phrases`` one after the other with ``separator`` between them."""
+    out = Phrase()
+    for i, phrase in enumerate(phrases):
+        out = out + (separator if i else "") + phrase
+    return out
