@@ -23,7 +23,7 @@ ALIKE = 5.0  # points of exact match within which a longer length counts as copi
 
 @dataclass
 class PositionsOptions(PlateauOptions):
-    steps: int = budget(1500)  # the cap of updates of every run (batch 64)
+    steps: int = budget(2000)  # the cap of updates of every run (batch 64; 1,500 left learned positions climbing)
     eval_every: int = 150  # updates between dev evaluations
     hidden_size: int = 64  # d_model (transformer-tiny: 128)
     ff_size: int = 128  # the feed-forward layer's width (transformer-tiny: 256)
@@ -66,7 +66,7 @@ class Positions(Reproduction):
               "seed documents 001 (§6) and 003; `configs/transformer-tiny.yaml` with `model.positional` "
               "sinusoidal or learned, on attnseq's copy task (`attnseq data copy`).")
     default_seeds = 3
-    nominal_minutes = 18.0
+    nominal_minutes = 22.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
@@ -106,7 +106,8 @@ class Positions(Reproduction):
                    f"Trained with `attnseq.compare`'s train-and-evaluate: dev exact match on {o.dev_sentences} "
                    f"sequences every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} updates; the best "
                    "dev checkpoint decodes every test set (greedy, at most the source's length + 5 tokens).",
-                   "Tests: \"better\" by Welch's t over the seeds on the exact match of the longer lengths pooled; "
+                   "Tests: \"better\" by Welch's t over the seeds on the token accuracy of the longer lengths pooled "
+                   "(each seed's mean over them); "
                    f"\"alike\" by the two one-sided tests with a margin of {ALIKE:g} points."],
             budget=f"at most {o.steps} updates per run, {o.plateau_words()}; 2 encodings x {ctx.seeds} seeds",
             data={"exact_match": exact, "token_accuracy": tokens, "trained": names[0], "longer": longer,
@@ -160,9 +161,10 @@ class Positions(Reproduction):
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         exact, margin = data["exact_match"], data["margin"]
         trained, longer = data["trained"], data["longer"]
-        pooled = {kind: Spread(Positions._pooled(exact[kind], longer)) for kind in KINDS}
-        findings = [better_finding(Phrase("exact match on the longer lengths {} to {} pooled: ", longer[0], longer[-1]),
-                                   "sinusoidal", pooled["sinusoidal"], "learned", pooled["learned"])]
+        # token accuracy: a copy one vector short is wrong as a whole but right up to its slip
+        pooled = {kind: Spread(Positions._pooled(data["token_accuracy"][kind], longer)) for kind in KINDS}
+        beyond = Phrase("token accuracy on the longer lengths {} to {} pooled: ", longer[0], longer[-1])
+        findings = [better_finding(beyond, "sinusoidal", pooled["sinusoidal"], "learned", pooled["learned"])]
         t, words = comparison("sinusoidal", Spread(exact["sinusoidal"][trained]), "learned",
                               Spread(exact["learned"][trained]))
         same = alike(t, margin)
