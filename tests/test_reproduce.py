@@ -24,8 +24,8 @@ from attnseq.reproduce.wording import Phrase
 
 from conftest import book_file
 
-NAMES = ["bahdanau-length", "book-ch8", "luong-scorers", "nadaraya-watson", "placement", "reversal",
-         "transformer-vs-rnn"]
+NAMES = ["bahdanau-length", "book-ch8", "heads", "luong-scorers", "nadaraya-watson", "placement", "positions",
+         "reversal", "skip-connections", "transformer-vs-rnn"]
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
 COLUMNS = {
@@ -40,6 +40,11 @@ COLUMNS = {
     "nadaraya-watson": ["method", "bandwidth w", "held-out MSE", "weight entropy (nats per query)"],
     "transformer-vs-rnn": ["model", "parameters", "updates", "training minutes", "tokens/s", "best dev BLEU (greedy)",
                            "test BLEU (beam 5)"],
+    "heads": ["model", "heads x size", "parameters", "tokens/s", "dev perplexity", "test exact match",
+              "steps to 90% dev"],
+    "positions": ["positions", "test length", "exact match", "token accuracy"],
+    "skip-connections": ["model", "encoder", "parameters", "tokens/s", "dev exact match at step", "test exact match",
+                         "steps to 90% dev"],
 }
 FIGURES = {
     "book-ch8": ["accuracy", "attention-numpy", "attention-torch"],
@@ -50,6 +55,9 @@ FIGURES = {
     "reversal": ["curves"],
     "nadaraya-watson": ["fit", "weights"],
     "transformer-vs-rnn": ["bleu-by-minute"],
+    "heads": ["curves"],
+    "positions": ["by-length"],
+    "skip-connections": ["curves"],
 }
 
 WORDS = {"open": "öffnen", "file": "Datei", "the": "die", "close": "schließen", "window": "Fenster",
@@ -86,7 +94,7 @@ def write_book(folder: Path, lines: int = 400) -> Path:
 
 def tiny_settings(name: str, tmp_path: Path) -> list[str]:
     """Settings that make reproduction ``name`` train for seconds on a few pairs."""
-    book = write_book(tmp_path / "book") if name in ("book-ch8", "placement", "reversal") else None
+    book = write_book(tmp_path / "book") if name in ("book-ch8", "placement", "reversal", "skip-connections") else None
     catalogs = write_catalog(tmp_path / "catalogs") if name in ("bahdanau-length", "transformer-vs-rnn") else None
     return {
         "book-ch8": [f"book_dir={book}", "max_steps=2", "eval_sentences=8"],
@@ -100,6 +108,11 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "nadaraya-watson": [],
         "transformer-vs-rnn": [f"catalogs={catalogs}", "eval_every=1", "dev_sentences=6", "vocab_size=60",
                                "test_sentences=12"],
+        "heads": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_sentences=10"],
+        "positions": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_sentences=8", "max_length=6",
+                      "longest=10", "stride=2"],
+        "skip-connections": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10",
+                             "layers=2"],
     }[name]
 
 
@@ -268,6 +281,20 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
         centre = rng.uniform(low, high)
         return [min(high, max(low, centre + rng.gauss(0, rng.choice([0.01, 1.0, 20.0])))) for _ in range(n)]
 
+    if name == "heads":
+        return {"test_exact_match": {k: seeds() for k in ("multi-head", "one head")},
+                "dev_perplexity": {k: seeds(1.0, 1.5) for k in ("multi-head", "one head")}}
+    if name == "skip-connections":
+        return {"test_exact_match": {k: seeds() for k in ("skip", "plain")},
+                "dev_at_half": {k: seeds() for k in ("skip", "plain")}, "half": rng.randint(1, 2000),
+                "layers": rng.randint(2, 6)}
+    if name == "positions":
+        longest = rng.randint(8, 40)
+        lengths = [str(n) for n in range(longest - 4 * rng.randint(0, 3), longest + 1, 4)]
+        trained = f"1-{int(lengths[0]) - 4}"
+        return {"exact_match": {k: {n: seeds() for n in [trained, *lengths]} for k in ("sinusoidal", "learned")},
+                "token_accuracy": {k: {n: seeds() for n in [trained, *lengths]} for k in ("sinusoidal", "learned")},
+                "trained": trained, "longer": lengths, "margin": 5.0}
     if name in ("placement", "reversal", "luong-scorers"):
         labels = {"placement": ["book", "book-input", "bahdanau", "luong"],
                   "reversal": ["plain", "plain-reversed", "attention", "attention-reversed"],

@@ -39,12 +39,14 @@ def _cut(pairs: Sequence[Pair], limit: int) -> list[Pair]:
 
 
 def write_folder(folder: Path, train: Sequence[Pair], dev: Sequence[Pair], test: Sequence[Pair],
-                 limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
-    """``folder`` with the three splits written, each cut to its limit (0: all); an earlier run's
-    split there is replaced (the data of a reproduction's runs folder, as its runs are)."""
+                 limits: tuple[int, int, int] = (0, 0, 0), extra: dict[str, Sequence[Pair]] | None = None) -> Path:
+    """``folder`` with the three splits written, each cut to its limit (0: all), and each of
+    ``extra`` ({"test-len30": pairs}) as NAME.tsv beside them; an earlier run's split there is
+    replaced (the data of a reproduction's runs folder, as its runs are)."""
     from ..data.splits import write_split_dir
 
-    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)), overwrite=True)
+    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)), extra,
+                    overwrite=True)
     return folder
 
 
@@ -89,13 +91,18 @@ def dates(folder: Path, train: int = 40_000, dev: int = 2_000, test: int = 2_000
 
 
 def long_sequences(folder: Path, train: int, dev: int, test: int, lengths: tuple[int, int], bits: int = 4,
-                   seed: int = 1) -> Path:
-    """The NTM's copy task at lengths ``lengths`` (``attnseq data copy``): sequences of random
-    ``bits``-bit vectors, one token each, copied in order; sources long enough that a window of
-    a few positions sees a small part of them."""
+                   seed: int = 1, task: str = "copy", test_lengths: Sequence[int] = (), **options) -> Path:
+    """The NTM's ``task`` (copy, repeat-copy, sort: ``attnseq data TASK``) at lengths ``lengths``:
+    sequences of random ``bits``-bit vectors, one token each; for copy, sources long enough that
+    a window of a few positions sees a small part of them. Each of ``test_lengths`` adds
+    ``test`` pairs of that length as ``test-lenN.tsv`` (longer than trained on); ``options``:
+    the task's (``repeats``, ``levels``)."""
     from ..data.algorithmic import make_task_splits
 
-    return write_folder(folder, *make_task_splits("copy", train, dev, test, lengths, seed=seed, bits=bits)[:3])
+    train_pairs, dev_pairs, test_pairs, longer = make_task_splits(task, train, dev, test, lengths, tuple(test_lengths),
+                                                                  seed=seed, bits=bits, **options)
+    return write_folder(folder, train_pairs, dev_pairs, test_pairs,
+                        extra={f"test-len{n}": pairs for n, pairs in longer.items()})
 
 
 def gettext(folder: Path, lang: str = "de", catalogs: str = "", test_fraction: float | None = None,

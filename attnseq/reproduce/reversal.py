@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..runs import read_metrics
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .significance import better
 from .spread import Spread, comparison, spreads
-from .training import PlateauOptions, compare_variants, curve, run_records, step_budget
+from .training import PlateauOptions, best_dev_loss, compare_variants, curve, run_records, step_budget
 from .wording import Phrase
 
 # label, preset, reversed source
@@ -64,7 +63,7 @@ class Reversal(Reproduction):
         rows = compare_variants(ctx, variants, data, common)
         curves = {label: [curve(r["run_dir"], "dev_exact_match") for r in rs] for label, rs in rows.items()}
         test = {label: Spread([100 * v for v in spreads(rs, "test_exact_match").values]) for label, rs in rows.items()}
-        perplexity = {label: Spread([self._perplexity(r["run_dir"]) for r in rs]) for label, rs in rows.items()}
+        perplexity = {label: Spread([math.exp(best_dev_loss(r["run_dir"])) for r in rs]) for label, rs in rows.items()}
         table = Table(
             ["model", "source", "parameters", "tokens/s", "dev perplexity", "test exact match"],
             [[label.split("-")[0], "reversed" if rev else "as written", f"{rows[label][0]['parameters']:,}",
@@ -100,12 +99,6 @@ class Reversal(Reproduction):
                    f"{o.plateau_words()}; 4 configurations x {ctx.seeds} seeds",
             data={"test_exact_match": {k: v.values for k, v in test.items()},
                   "dev_perplexity": {k: v.values for k, v in perplexity.items()}})
-
-    @staticmethod
-    def _perplexity(run_dir) -> float:
-        """exp(dev loss) of the run's best evaluation."""
-        best = [r for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best") and "dev_loss" in r]
-        return math.exp(best[-1]["dev_loss"]) if best else float("nan")
 
     def _figure(self, curves):
         plt = pyplot()

@@ -8,7 +8,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
-from .significance import ALPHA, Welch, welch
+from .base import Finding
+from .significance import ALPHA, Welch, better, welch
 from .wording import Phrase
 
 
@@ -84,3 +85,15 @@ def equivalence_phrase(test: Welch | None, margin: float, digits: int = 1) -> Ph
     f = f".{digits}f"
     return Phrase(f"; {{:.0f}}% interval [{{:{f}}}, {{:{f}}}] against the margin ±{{:g}}",
                   100 * (1 - 2 * ALPHA), test.low90, test.high90, margin)
+
+
+def better_finding(what: Phrase, a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%",
+                   digits: int = 1) -> Finding:
+    """The finding that ``a`` does better than ``b`` (higher), by Welch's t over the seeds: matched
+    when it is better, not matched when ``b`` is, undecided when the test cannot tell them apart
+    or has no spread to test by; its text ``what``, the comparison's numbers and which is better."""
+    test, words = comparison(a_name, a, b_name, b, unit, digits)
+    order = better(test)
+    return Finding(None if not order else order > 0, what + words + {
+        1: Phrase(": {} is better.", a_name), -1: Phrase(": {} is better.", b_name),
+        0: Phrase(": the test cannot tell them apart."), None: Phrase(".")}[order])

@@ -101,6 +101,12 @@ def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequen
     return rows
 
 
+def best_dev_loss(run_dir: Path) -> float:
+    """The dev loss (per target token) of the run's best evaluation; NaN when it has none."""
+    best = [r for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best") and "dev_loss" in r]
+    return best[-1]["dev_loss"] if best else float("nan")
+
+
 @dataclass
 class Curve:
     """One run's evaluations: x (steps, epochs or training minutes) and y (a dev metric)."""
