@@ -12,7 +12,9 @@ A store folder holds, for each side (``src``, ``tgt``):
 and ``store.json``: what it holds (pairs, tokens, the unknown tokens among them, what was dropped
 on the way) and how it was made. The folder is written whole elsewhere and renamed into place
 (data.prepare), so a store that exists is complete. ``TokenStore`` reads one; ``StoreWriter``
-writes one from pieces in order.
+writes one from pieces in order. ``ExampleStore`` is the same interface over Examples held in
+memory, for the training data a store of vocabulary ids cannot hold (a copying model's extended
+ids, sources that are files' features).
 """
 from __future__ import annotations
 
@@ -174,3 +176,30 @@ class TokenStore:
         tgt_out, tgt_mask = self._rows("tgt", index, after=Vocab.eos_id)
         tensors = [torch.from_numpy(array) for array in (src, src_mask, tgt_in, tgt_out, tgt_mask)]
         return Batch(*tensors, index.tolist())
+
+
+class ExampleStore:
+    """Training Examples held in memory behind TokenStore's interface (what the sampler and the
+    trainer read): ``len``, ``src_lengths`` and ``tgt_lengths`` ((N,) int32), ``unknown_share``,
+    ``batch(index)`` and ``examples(index)``. For what a store of vocabulary ids cannot hold: a
+    copying model's extended ids (model.copy), the features of sources that are files."""
+
+    def __init__(self, examples: Sequence[Example], unknown_share: float = 0.0):
+        self.items = list(examples)
+        self.src_lengths = np.array([len(e.src) for e in self.items], dtype=np.int32)
+        self.tgt_lengths = np.array([len(e.tgt) for e in self.items], dtype=np.int32)
+        self.unknown_share = unknown_share
+        self.manifest = {"read": len(self.items)}
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def examples(self, index: Sequence[int] | None = None) -> list[Example]:
+        return self.items if index is None else [self.items[int(i)] for i in index]
+
+    def batch(self, index: Sequence[int]) -> "Batch":
+        """The Batch of the Examples ``index`` (batching.collate)."""
+        from .batching import collate
+
+        index = [int(i) for i in index]
+        return collate([self.items[i] for i in index], index)

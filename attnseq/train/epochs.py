@@ -18,7 +18,7 @@ from ..config import Config, save_config
 from ..data.pipeline import Example, TextPipeline
 from ..data.prepare import prepare_training
 from ..data.sources import SOURCES
-from ..data.store import TokenStore
+from ..data.store import ExampleStore, TokenStore
 from ..errors import ConfigError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..progress import StepProgress
@@ -167,7 +167,7 @@ class EpochLoop:
     resume: bool
     progress: Progress
     pipeline: TextPipeline
-    train_store: TokenStore  # the training pairs, prepared once (data.prepare)
+    train_store: TokenStore | ExampleStore  # the training pairs, prepared once (data.prepare)
     dev_pairs: Sequence[Pair]
     dev_examples: list[Example]
     select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
@@ -213,14 +213,11 @@ class EpochLoop:
         if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
             save_config(config, self.run_dir / CONFIG_FILE)
         extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
-        # the store holds ids of the vocabularies only: a copying model's extended ids (source
-        # tokens outside them copied by their place) are made from the text, the pairs in memory
-        self.train_examples = None
-        if extended:
+        if extended:  # which a store of vocabulary ids cannot hold: they are made from the text, in memory
             train = source.splits(config.data)["train"]
-            self.train_examples = self.pipeline.encode_pairs(train, config.data.max_source_len,
-                                                             config.data.max_target_len, extended=True, warn=False)
-            assert len(self.train_examples) == len(self.train_store), "the store keeps the pairs encode_pairs keeps"
+            examples = self.pipeline.encode_pairs(train, config.data.max_source_len, config.data.max_target_len,
+                                                  extended=True, warn=False)  # the store's preparation warned
+            self.train_store = ExampleStore(examples, self.train_store.unknown_share)
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..config import Config
-from ..data.batching import collate, iterate_batches, sorted_batches
+from ..data.batching import iterate_batches, sorted_batches
 from ..data.sampler import EpochBatches, LengthSampler
 from ..data.sources import check_data
 from ..translator.torch_model import TorchTranslator
@@ -170,8 +170,6 @@ class Trainer(EpochLoop):
 
     def _batches(self, todo: EpochBatches):
         """The batches ``todo`` read from the store, each when its turn comes."""
-        if self.train_examples is not None:  # a copying model's, with their extended ids
-            return (collate([self.train_examples[int(i)] for i in index], [int(i) for i in index]) for index in todo)
         return (self.train_store.batch(index) for index in todo)
 
     def _most(self, values: list[float]) -> list[float]:
