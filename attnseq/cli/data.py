@@ -110,17 +110,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_documents)
 
+    p = sources.add_parser("speech", help="numbers and dates spoken by espeak-ng into 16 kHz WAV files, with "
+                                          "their text (for data.input: audio)")
+    _add_out(p)
+    _add_sizes(p, 12000, 500, 1000, "utterances")
+    p.add_argument("--seed", type=int, default=1, help="seed of the texts, voices, speeds, pitches and noise")
+    _add_workers(p, "processes speaking the utterances (the same files for any number; default: one per CPU)")
+    p.set_defaults(write=data_speech)
+
 
 def _add_out(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the folder to write train.tsv, dev.tsv and test.tsv into")
     add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
-def _add_workers(p: argparse.ArgumentParser) -> None:
-    """--workers: processes generating blocks of training pairs (the output is the same for any)."""
-    p.add_argument("--workers", type=positive, help="processes generating the training pairs beyond the first "
-                                                    "100,000 (the same output for any number; default: one "
-                                                    "per CPU)")
+def _add_workers(p: argparse.ArgumentParser, about: str = "processes generating the training pairs beyond the "
+                 "first 100,000 (the same output for any number; default: one per CPU)") -> None:
+    """--workers: processes generating the examples (the output is the same for any)."""
+    p.add_argument("--workers", type=positive, help=about)
 
 
 def _add_sizes(p: argparse.ArgumentParser, train: int, dev: int, test: int, what: str = "pairs") -> None:
@@ -288,6 +295,29 @@ def data_names(args) -> None:
     from ..data.names import make_name_splits
 
     write_splits(args, *make_name_splits(args.train, args.dev, args.test, seed=args.seed), what="requests")
+
+
+def data_speech(args) -> None:
+    from ..data.speech import check_espeak, speak_corpus, spoken_texts
+    from ..data.splits import check_split_sizes, tsv_text
+    from ..files import write_files
+    from ..progress import StepProgress
+
+    check_espeak()  # before anything is written
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    try:
+        check_split_sizes(counts)
+        texts = spoken_texts(counts, args.seed)
+    except ValueError as err:
+        raise UserError(f"data speech: {err}; give larger --train/--dev/--test") from None
+    check_folder(args.out, [f"{split}.tsv" for split in counts], overwrite=args.overwrite)
+    rows: dict[str, list[tuple[str, str]]] = {split: [] for split in counts}
+    with StepProgress("data speech", total=sum(counts.values()), unit="utterance") as progress:
+        for split, spoken in speak_corpus(args.out, texts, args.seed, _workers(args), overwrite=args.overwrite):
+            rows[split].extend(spoken)
+            progress.update(len(spoken))
+    write_files(args.out, {f"{split}.tsv": tsv_text(pairs) for split, pairs in rows.items()}, overwrite=True)
+    say_written(args, counts, "utterances")
 
 
 def data_documents(args) -> None:
