@@ -1,5 +1,5 @@
-"""Speech to text (Chan et al. 2016): WAV files read and written, spoken numbers and dates made
-with espeak-ng."""
+"""Speech to text (Chan et al. 2016): WAV files read and written, log-mel features, spoken numbers
+and dates made with espeak-ng."""
 from __future__ import annotations
 
 import shutil
@@ -7,9 +7,11 @@ import wave
 
 import numpy as np
 import pytest
+import torch
 
 from attnseq.cli import main
 from attnseq.data.audio import SAMPLE_RATE, read_wav, resample, wav_bytes
+from attnseq.data.features import FeatureSettings, hz_to_mel, log_mel, mel_filters, mel_to_hz
 from attnseq.errors import DataError
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None,
@@ -55,6 +57,36 @@ def test_a_bad_wav_file_is_a_data_error_naming_it(tmp_path, content, says):
         path.write_bytes(content)
     with pytest.raises(DataError, match=rf"^{path}: {says}"):
         read_wav(path)
+
+
+# -- features --------------------------------------------------------------------------------------
+def test_log_mel_has_a_frame_every_10_ms_and_40_bands():
+    features = log_mel(tone(440, 1.0))
+    assert features.shape == (1 + SAMPLE_RATE // 160, 40) and features.dtype == torch.float32
+
+
+@pytest.mark.parametrize("hz", [300.0, 1000.0, 2500.0, 6000.0])
+def test_a_tone_s_energy_falls_in_the_mel_band_around_its_frequency(hz):
+    features = log_mel(tone(hz))  # (T, 40)
+    band = int(features[10:-10].mean(0).argmax())
+    centres = mel_to_hz(np.linspace(hz_to_mel(0.0), hz_to_mel(SAMPLE_RATE / 2), 42))[1:-1]  # each filter's peak
+    assert abs(band - int(np.abs(centres - hz).argmin())) <= 1
+    assert features[10:-10, band].mean() > features[10:-10].mean() + 5  # far above the other bands (log energy)
+
+
+def test_the_mel_filters_are_librosa_s():
+    """Rows of librosa.filters.mel(sr=16000, n_fft=512, n_mels=40) (librosa 0.11.0), their nonzero
+    bins from the first: log_mel's energies are librosa's melspectrogram's."""
+    filters = mel_filters(40, 512).double().numpy()
+    expected = {0: (1, [0.005773601, 0.011547202, 0.009864137, 0.004090535]),
+                10: (24, [0.002641728, 0.008415329, 0.01299601, 0.007222408, 0.001448807]),
+                25: (77, [0.000824087, 0.001681093, 0.002538099, 0.003395105, 0.004252111, 0.005109117,
+                          0.004367625, 0.003573236, 0.002778847, 0.001984457, 0.001190068, 0.000395678])}
+    for row, (first, values) in expected.items():
+        nonzero = np.nonzero(filters[row])[0]
+        assert nonzero[0] == first and len(nonzero) == len(values)
+        assert np.allclose(filters[row, nonzero], values, atol=1e-9)
+    assert filters.shape == (FeatureSettings().n_mels, 257)
 
 
 # -- spoken numbers and dates ----------------------------------------------------------------------
