@@ -1,0 +1,58 @@
+"""The pyramidal bidirectional encoder of Listen, Attend and Spell (Chan et al. 2016): each layer
+divides time, the mask follows, and an utterance's memory is the same alone and in a batch."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from attnseq.nn.rnn.pyramidal import PyramidalEncoder, PyramidOptions, join_steps, reduced_lengths
+from attnseq.schema import Variant
+
+
+def encoder(layers=3, reduction=2, cell="lstm"):
+    torch.manual_seed(0)
+    cfg = SimpleNamespace(hidden_size=32, dropout=0.0, cell=Variant(cell, {}))
+    return PyramidalEncoder(cfg, 8, PyramidOptions(layers, reduction)).eval()
+
+
+def padded(lengths, size=8):
+    torch.manual_seed(1)
+    mask = torch.arange(max(lengths)).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    return torch.randn(len(lengths), max(lengths), size) * mask.unsqueeze(-1), mask
+
+
+def test_joining_steps_concatenates_neighbours_and_completes_the_last_group_with_zeros():
+    x = torch.arange(10.0).view(1, 5, 2)
+    assert join_steps(x, 2).tolist() == [[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 0]]]
+    assert reduced_lengths(torch.tensor([5, 4, 1, 9]), 2).tolist() == [3, 2, 1, 5]
+    assert reduced_lengths(torch.tensor([9, 7]), 3).tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("layers, reduction, cell", [(3, 2, "lstm"), (2, 3, "gru"), (0, 2, "lstm")])
+def test_each_pyramidal_layer_divides_time_and_the_mask_follows(layers, reduction, cell):
+    lengths = [50, 37, 9, 1]
+    with torch.no_grad():
+        memory = encoder(layers, reduction, cell)(*padded(lengths))
+    steps = lengths
+    for _ in range(layers):
+        steps = [-(-n // reduction) for n in steps]
+    assert memory.keys.shape == (4, max(steps), 32)
+    assert memory.mask.sum(1).tolist() == steps
+    assert memory.final.shape == (1 + layers, 4, 32)
+    assert float(memory.keys[~memory.mask].abs().max()) == 0.0  # padding is zeros (never attended: masked)
+
+
+@torch.no_grad()
+def test_an_utterance_encoded_alone_equals_the_same_in_a_batch():
+    model = encoder()
+    lengths = [50, 37, 9, 23]
+    features, mask = padded(lengths)
+    batch = model(features, mask)
+    for row, n in enumerate(lengths):
+        alone = model(features[row:row + 1, :n], mask[row:row + 1, :n])
+        steps = int(alone.mask.sum())
+        assert steps == int(batch.mask[row].sum())
+        torch.testing.assert_close(alone.keys[0], batch.keys[row, :steps], atol=1e-6, rtol=0)
+        torch.testing.assert_close(alone.final[:, 0], batch.final[:, row], atol=1e-6, rtol=0)
