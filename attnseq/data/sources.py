@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError, DataError
 from ..registry import Registry
 from .corpus import read_tsv
+from .inputs import build_input, locate_sources
 
 Pair = tuple[str, str]
 SPLITS = ("train", "dev", "test")
@@ -73,13 +74,25 @@ class TsvSource(Source):
         found = {}
         for split, path in paths.items():
             if path and (split != "test" or Path(path).exists()):
-                found[split] = read_tsv(path, strip=data.strip)
+                found[split] = read_pairs(path, data)
         if not found["train"]:
             raise DataError(f"{paths['train']}: no training pairs")
         return found
 
     def test_pairs(self, path: Path, data) -> list[Pair]:
+        return read_pairs(path, data)
+
+
+def read_pairs(path: str | Path, data) -> list[Pair]:
+    """The pairs of the TSV file ``path``; where ``data.input`` reads files (an image), each
+    source names its file relative to the TSV's folder and is made a path from here, a missing or
+    unreadable one a DataError naming the TSV's line (data/inputs)."""
+    kind = build_input(data)
+    if kind.reads_text:
         return read_tsv(path, strip=data.strip)
+    lines: list[int] = []
+    pairs = read_tsv(path, strip=data.strip, lines=lines)
+    return locate_sources(kind, pairs, lines, path)
 
 
 def first_line(path: Path) -> str:
@@ -127,7 +140,7 @@ def evaluation_pairs(path: str | Path, data) -> list[Pair]:
                 pairs = source().test_pairs(path, data)
                 break
     if pairs is None:
-        pairs = TsvSource().test_pairs(path, data)
+        pairs = read_pairs(path, data)
     if not pairs:
         raise DataError(f"{path}: no pairs to evaluate; give a file of source<TAB>reference lines")
     return pairs

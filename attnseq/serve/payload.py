@@ -47,7 +47,7 @@ def describe(translator: Translator) -> dict[str, Any]:
 def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> dict[str, Any]:
     """A loaded run as GET /runs lists it."""
     engine_beam = translator.max_beam_size or max_beam
-    return {"name": name, "path": path, **describe(translator),
+    return {"name": name, "path": path, **describe(translator), "input": translator.pipeline.inputs.name,
             "max_beam": min(max_beam, engine_beam), "default_beam": translator.config.decode.beam_size}
 
 
@@ -57,7 +57,8 @@ def translation_payload(run: str, translator: Translator, translation: Translati
     attention each hypothesis carries its alignment (T_out, S),
     its cross-attention by layer and head (layers, heads, T_out, S), its local window and a
     copying model's p_gen per output step (T_out,) where the model has them, and the source its
-    encoder self-attention (layers, heads, S, S)."""
+    encoder self-attention (layers, heads, S, S). A source that is a file (data.input image) has
+    no tokens; ``source_shape`` (data.inputs.SourceShape) says where its S positions lie on it."""
     views, encoder = (translator.attention_views(translation) if with_attention
                       else ([None] * len(translation.outputs), None))
     hypotheses = []
@@ -73,9 +74,11 @@ def translation_payload(run: str, translator: Translator, translation: Translati
                 "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
             hypothesis["p_gen"] = matrix(v.p_gen)
         hypotheses.append(hypothesis)
-    payload: dict[str, Any] = {"run": run, "source": translation.source,
+    source = translation.source if isinstance(translation.source, str) else "upload"  # a file's bytes
+    shape = None if translation.shape is None else translation.shape.as_dict()
+    payload: dict[str, Any] = {"run": run, "source": source,
                                "source_tokens": translation.source_tokens, "unknown": translation.unknown,
-                               "hypotheses": hypotheses}
+                               "source_shape": shape, "hypotheses": hypotheses}
     if with_attention:
         payload["encoder_attention"] = matrix(encoder)
     return payload
