@@ -7,14 +7,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnseq.nn.rnn.pyramidal import PyramidalEncoder, PyramidOptions, join_steps, reduced_lengths
+from attnseq.nn.frontends.pyramidal import PyramidalFrontend, PyramidOptions, join_steps, reduced_lengths
 from attnseq.schema import Variant
 
 
-def encoder(layers=3, reduction=2, cell="lstm"):
+def encoder(layers=3, reduction=2, cell="lstm", stack=1):
     torch.manual_seed(0)
-    cfg = SimpleNamespace(hidden_size=32, dropout=0.0, cell=Variant(cell, {}))
-    return PyramidalEncoder(cfg, 8, PyramidOptions(layers, reduction)).eval()
+    cfg = SimpleNamespace(dropout=0.0, cell=Variant(cell, {}))
+    return PyramidalFrontend(cfg, 8, 32, PyramidOptions(layers, reduction, stack)).eval()
 
 
 def padded(lengths, size=8):
@@ -30,17 +30,20 @@ def test_joining_steps_concatenates_neighbours_and_completes_the_last_group_with
     assert reduced_lengths(torch.tensor([9, 7]), 3).tolist() == [3, 3]
 
 
-@pytest.mark.parametrize("layers, reduction, cell", [(3, 2, "lstm"), (2, 3, "gru"), (0, 2, "lstm")])
-def test_each_pyramidal_layer_divides_time_and_the_mask_follows(layers, reduction, cell):
+@pytest.mark.parametrize("layers, reduction, cell, stack", [(3, 2, "lstm", 1), (2, 3, "gru", 1), (0, 2, "lstm", 1),
+                                                            (2, 2, "lstm", 3)])
+def test_each_pyramidal_layer_divides_time_and_the_mask_follows(layers, reduction, cell, stack):
     lengths = [50, 37, 9, 1]
+    model = encoder(layers, reduction, cell, stack)
+    assert len(model.layers) == 1 + layers
     with torch.no_grad():
-        memory = encoder(layers, reduction, cell)(*padded(lengths))
-    steps = lengths
+        memory = model(*padded(lengths))
+    steps = [-(-n // stack) for n in lengths]
     for _ in range(layers):
         steps = [-(-n // reduction) for n in steps]
     assert memory.keys.shape == (4, max(steps), 32)
     assert memory.mask.sum(1).tolist() == steps
-    assert memory.final.shape == (1 + layers, 4, 32)
+    assert [model.grid(n) for n in lengths] == [(n,) for n in steps]
     assert float(memory.keys[~memory.mask].abs().max()) == 0.0  # padding is zeros (never attended: masked)
 
 
@@ -56,3 +59,4 @@ def test_an_utterance_encoded_alone_equals_the_same_in_a_batch():
         assert steps == int(batch.mask[row].sum())
         torch.testing.assert_close(alone.keys[0], batch.keys[row, :steps], atol=1e-6, rtol=0)
         torch.testing.assert_close(alone.final[:, 0], batch.final[:, row], atol=1e-6, rtol=0)
+

@@ -124,3 +124,48 @@ def test_data_speech_without_espeak_says_how_to_install_it(tmp_path, monkeypatch
     assert main(["data", "speech", "--out", str(tmp_path / "d"), "--train", "2", "--dev", "1", "--test", "1"]) == 2
     assert "espeak-ng is not installed" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+# -- data.input: audio -----------------------------------------------------------------------------
+def audio_kind(**options):
+    from attnseq.config import from_dict
+    from attnseq.data.inputs import build_input
+
+    return build_input(from_dict({"data": {"input": {"name": "audio", **options}}}).data)
+
+
+def test_an_audio_source_is_its_frames_of_log_mels_normalised_over_the_utterance(tmp_path):
+    path = tmp_path / "a.wav"
+    path.write_bytes(wav_bytes(np.concatenate([tone(300), 0.1 * tone(3000)])))
+    kind = audio_kind(n_mels=24)
+    features = kind.read(path)
+    assert features.shape == (101, 24) and features.dtype == np.float32 and kind.feature_size == 24
+    assert np.abs(features.mean(0)).max() < 1e-4 and np.abs(features.std(0) - 1).max() < 1e-3
+    assert kind.geometry(features) == (101,)
+    assert np.array_equal(kind.read_bytes(path.read_bytes(), "upload"), features)
+    assert kind.default_frontend == "pyramidal"
+
+
+def test_a_tsv_naming_a_file_that_is_no_wav_is_refused_naming_its_line(tmp_path):
+    from attnseq.config import from_dict
+    from attnseq.data.sources import load_splits
+
+    (tmp_path / "a.wav").write_bytes(wav_bytes(tone(440)))
+    (tmp_path / "b.wav").write_text("not a sound")
+    (tmp_path / "train.tsv").write_text("a.wav\t1\nb.wav\t2\n")
+    data = from_dict({"data": {"dir": str(tmp_path), "input": "audio", "tokenizer": "char"}}).data
+    with pytest.raises(DataError, match=r"train.tsv:2: b.wav: not a WAV file"):
+        load_splits(data)
+    with pytest.raises(DataError, match=r"^upload: not a WAV file"):
+        audio_kind().read_bytes(b"RIFF....WAVEfmt nonsense", "upload")
+
+
+@pytest.mark.parametrize("setting, key", [({"input": {"name": "audio", "n_mels": 4}}, "data.input.n_mels"),
+                                          ({"input": "audio", "reverse_source": True}, "data.reverse_source")])
+def test_what_does_not_apply_to_audio_is_refused_by_key(setting, key):
+    from attnseq.config import from_dict
+    from attnseq.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        from_dict({"data": setting})
+    assert err.value.key == key
