@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -60,3 +61,42 @@ def test_an_utterance_encoded_alone_equals_the_same_in_a_batch():
         torch.testing.assert_close(alone.keys[0], batch.keys[row, :steps], atol=1e-6, rtol=0)
         torch.testing.assert_close(alone.final[:, 0], batch.final[:, row], atol=1e-6, rtol=0)
 
+
+def audio_model(arch: str):
+    from attnseq.config import from_dict
+    from attnseq.nn.model import build_model
+    from attnseq.train.loop import check_config
+
+    frontend = {"name": "pyramidal", "layers": 2, "reduction": 2, "stack": 2}
+    sizes = {"rnn": {"hidden_size": 16, "embed_size": 8},
+             "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32}}[arch]
+    config = check_config(from_dict({"data": {"dir": "unused", "input": {"name": "audio", "n_mels": 8},
+                                              "tokenizer": "char"},
+                                     "model": {**sizes, "frontend": frontend}}))
+    torch.manual_seed(0)
+    return build_model(config.model, 4, 9, features=8).eval()
+
+
+@pytest.mark.parametrize("arch", ["rnn", "transformer"])
+@torch.no_grad()
+def test_an_utterance_decoded_alone_equals_the_same_in_a_batch_and_padding_gets_no_attention(arch):
+    from attnseq.data.batching import pad_features
+    from attnseq.decoding.greedy import greedy_search
+
+    model = audio_model(arch)
+    utterances = [np.random.default_rng(i).standard_normal((n, 8)).astype(np.float32) for i, n in
+                  enumerate((41, 13, 30))]
+    src, mask = pad_features(utterances)
+    batch = greedy_search(model, src, mask, torch.full((3,), 6), keep_attention=True)
+    for i, features in enumerate(utterances):
+        alone = greedy_search(model, *pad_features([features]), torch.full((1,), 6), keep_attention=True)[0][0]
+        frontend = getattr(model.encoder, "frontend", None) or model.encoder
+        steps = frontend.grid(len(features))[0]
+        assert steps == -(-len(features) // 8)  # stack 2, then two layers joining 2
+        assert batch[i][0].tokens == alone.tokens
+        assert batch[i][0].alignment.shape == alone.alignment.shape
+        assert alone.alignment.shape[1] == steps
+        torch.testing.assert_close(batch[i][0].alignment, alone.alignment, atol=1e-5, rtol=1e-4)
+    memory = model.encode(src, mask)
+    logits, state, attention = model.decoder.step(torch.full((3,), 1), model.decoder.init_state(memory))
+    assert float(attention[~memory.mask].abs().max()) == 0.0  # padded steps are never attended
