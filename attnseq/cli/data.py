@@ -298,25 +298,13 @@ def data_names(args) -> None:
 
 
 def data_speech(args) -> None:
-    from ..data.speech import check_espeak, speak_corpus, spoken_texts
-    from ..data.splits import check_split_sizes, tsv_text
-    from ..files import write_files
-    from ..progress import StepProgress
+    from ..data.speech import write_speech
 
-    check_espeak()  # before anything is written
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
     try:
-        check_split_sizes(counts)
-        texts = spoken_texts(counts, args.seed)
+        write_speech(args.out, counts, args.seed, _workers(args), overwrite=args.overwrite)
     except ValueError as err:
         raise UserError(f"data speech: {err}; give larger --train/--dev/--test") from None
-    check_folder(args.out, [f"{split}.tsv" for split in counts], overwrite=args.overwrite)
-    rows: dict[str, list[tuple[str, str]]] = {split: [] for split in counts}
-    with StepProgress("data speech", total=sum(counts.values()), unit="utterance") as progress:
-        for split, spoken in speak_corpus(args.out, texts, args.seed, _workers(args), overwrite=args.overwrite):
-            rows[split].extend(spoken)
-            progress.update(len(spoken))
-    write_files(args.out, {f"{split}.tsv": tsv_text(pairs) for split, pairs in rows.items()}, overwrite=True)
     say_written(args, counts, "utterances")
 
 

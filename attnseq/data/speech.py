@@ -31,10 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from ..files import write_output
+from ..files import check_folder, write_files, write_output
+from ..progress import StepProgress
 from ..utils import stream_seed
 from .audio import SAMPLE_RATE, decode_wav, wav_bytes
 from .dates import date_patterns, iter_dates
+from .splits import check_split_sizes, tsv_text
 
 ESPEAK = "espeak-ng"
 # English voices of Debian's espeak-ng and the variants that change their timbre (no MBROLA voice:
@@ -174,3 +176,23 @@ def speak_corpus(out: str | Path, texts: dict[str, list[str]], seed: int, worker
     with multiprocessing.get_context("spawn").Pool(min(workers, len(tasks))) as pool:
         for task, rows in zip(tasks, pool.imap(speaker, tasks)):
             yield task[0], rows
+
+
+def write_speech(out: str | Path, counts: dict[str, int], seed: int, workers: int = 1,
+                 overwrite: bool = False) -> Path:
+    """Speak ``counts`` ({"train": n, "dev": n, "test": n}) utterances into ``out``: each split's
+    WAV files in ``out/SPLIT/`` and ``out/SPLIT.tsv`` (wav path<TAB>text), written through
+    attnseq.files (``out`` holding files only with ``overwrite``); returns ``out``. Raises
+    ValueError for a split that would be empty, UserError without espeak-ng."""
+    check_espeak()  # before anything is written
+    check_split_sizes(counts)
+    texts = spoken_texts(counts, seed)
+    check_folder(out, [f"{split}.tsv" for split in counts], overwrite=overwrite)
+    rows: dict[str, list[tuple[str, str]]] = {split: [] for split in counts}
+    with StepProgress("data speech", total=sum(counts.values()), unit="utterance") as progress:
+        for split, spoken in speak_corpus(out, texts, seed, workers, overwrite=overwrite):
+            rows[split].extend(spoken)
+            progress.update(len(spoken))
+    # the folder holds the WAV files now: the TSV files beside them, checked above
+    write_files(out, {f"{split}.tsv": tsv_text(pairs) for split, pairs in rows.items()}, overwrite=True)
+    return Path(out)
