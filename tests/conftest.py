@@ -48,6 +48,40 @@ def write_tsv(path: Path, pairs) -> Path:
     return path
 
 
+BARS = {"B": (3, 13), "s": (7, 9)}  # a tall bar and a short one: rows of ink in an image 16 high
+
+
+def bar_image(tokens: list[str]) -> np.ndarray:
+    """A white image 16 pixels high with a black bar per token, left to right."""
+    pixels = np.full((16, 10 * len(tokens) + 4), 255, np.uint8)
+    for i, token in enumerate(tokens):
+        top, bottom = BARS[token]
+        pixels[top:bottom, 4 + 10 * i: 10 + 10 * i] = 0
+    return pixels
+
+
+def write_bars(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
+    """``folder``/SPLIT.tsv of ``n`` images of 1 to ``longest`` bars (img/SPLIT{i}.png) and their tokens."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    (folder / "img").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(n):
+        tokens = [str(t) for t in rng.choice(list(BARS), size=rng.integers(1, longest + 1))]
+        name = f"img/{split}{i}.png"
+        Image.fromarray(bar_image(tokens)).save(folder / name)
+        lines.append(f"{name}\t{' '.join(tokens)}\n")
+    (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+
+
+def write_bars_dir(folder: Path) -> Path:
+    """``folder`` with train/dev/test.tsv (48 / 8 / 8) of images of bars, for data.input image."""
+    for split, n, seed in (("train", 48, 1), ("dev", 8, 2), ("test", 8, 3)):
+        write_bars(folder, n, seed, split)
+    return folder
+
+
 def write_reverse_dir(d: Path) -> Path:
     """``d`` with train/dev/test.tsv of the reversal task (2,000 / 100 / 40 strings of 3-6)."""
     d.mkdir(parents=True, exist_ok=True)
@@ -185,7 +219,10 @@ QUICK_RUNS = {
     "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
                                       "model.embed_size=8", "decode.max_len=10"]),
     "copy": ("copy-names.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # p_gen beside the rows
+    "image": ("formulas.yaml", ["data.input.height=16", "model.hidden_size=16", "model.embed_size=8",  # bars
+                                "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}"]),
 }
+IMAGE_RUNS = {"image"}  # QUICK_RUNS that read images: trained on write_bars_dir's
 
 
 def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra: tuple = ()) -> Path:
@@ -243,9 +280,15 @@ class QuickRuns:
 
     def __getitem__(self, kind: str) -> Path:
         if kind not in self.trained:
-            if self.data is None:
-                self.data = write_reverse_dir(self.root / "data")
-            self.trained[kind] = train_quick(kind, self.data, self.root / kind)
+            if kind in IMAGE_RUNS:
+                data = self.root / "bars"
+                if not data.exists():
+                    write_bars_dir(data)
+            else:
+                if self.data is None:
+                    self.data = write_reverse_dir(self.root / "data")
+                data = self.data
+            self.trained[kind] = train_quick(kind, data, self.root / kind)
         return self.trained[kind]
 
 

@@ -189,6 +189,38 @@ def test_the_api_docs_render_without_the_network(server, page):
     page.on("request", lambda r: None if r.url.startswith(server.url) else elsewhere.append(r.url))
     page.goto(server.url + "docs")
     page.wait_for_selector("text=/translate", timeout=30000)
-    assert page.locator(".opblock-summary-path").all_text_contents() == ["/runs", "/translate"]
+    assert page.locator(".opblock-summary-path").all_text_contents() == ["/runs", "/translate", "/translate/file"]
     assert elsewhere == []
 
+
+
+@pytest.mark.slow
+def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
+    """Beside a text run, a run that reads images: the page offers a file field, the chosen image
+    is decoded by the image run (the text run answers the typed text), and each output step is
+    an overlay of the image, as many as the answer's attention rows; hovering one names its token."""
+    from PIL import Image
+
+    from conftest import bar_image
+
+    path = tmp_path / "bars.png"
+    Image.fromarray(bar_image(["B", "s", "B"])).save(path)
+    with LiveServer(create_app(load_runs([quick_runs["image"], quick_runs["rnn"]]))) as live:
+        page.goto(live.url)
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#file").is_visible() and page.locator("#text").is_visible()
+        page.fill("#text", "abc")
+        page.set_input_files("#file", str(path))  # choosing the file translates
+        page.wait_for_selector('.panel[data-run="image"] .strip[data-drawn=true]')
+        request = urllib.request.Request(live.url + "translate/file?run=image", path.read_bytes(), method="POST")
+        expected = json.loads(urllib.request.urlopen(request, timeout=60).read())
+        assert expected["source_shape"]["kind"] == "image"
+        overlays = page.locator('.panel[data-run="image"] canvas.overlay')
+        assert overlays.count() == len(expected["hypotheses"][0]["attention"])
+        assert page.locator('.panel[data-run="image"] .output .text').inner_text() == (
+            expected["hypotheses"][0]["output"] or "∅ (empty)")
+        overlays.first.hover()
+        hover = page.locator('.panel[data-run="image"] .hover').inner_text()
+        assert "looks most at row" in hover and f"of the {expected['source_shape']['grid'][0]} ×" in hover
+        assert page.locator('.panel[data-run="rnn"] svg.heatmap').count() == 1  # the text run read the text
+    assert page.errors == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from ..errors import UserError
-from ..files import check_folder
+from ..files import check_folder, write_files
 from .arguments import add_overwrite, count, positive
 
 SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
@@ -102,6 +102,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_sizes(p, 20000, 500, 1000, "requests")
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_names)
+
+    p = sources.add_parser("formulas", help="LaTeX-like formulas drawn by mathtext into PNGs -> their tokens "
+                                            "(for data.input image)")
+    _add_out(p)
+    _add_sizes(p, 20000, 500, 1000, "formulas")
+    p.add_argument("--seed", type=int, default=1, help="seed of the generator")
+    p.add_argument("--workers", type=positive, help="processes drawing the training formulas (the same files for "
+                                                    "any number; default: one per CPU)")
+    p.set_defaults(write=data_formulas)
 
     p = sources.add_parser("documents", help="generated reviews labelled by one sentence (for han)")
     _add_out(p)
@@ -306,6 +315,19 @@ def data_speech(args) -> None:
     except ValueError as err:
         raise UserError(f"data speech: {err}; give larger --train/--dev/--test") from None
     say_written(args, counts, "utterances")
+
+
+def data_formulas(args) -> None:
+    from ..data.formulas import formula_files
+    from ..data.splits import check_split_sizes
+
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    try:
+        check_split_sizes(counts)
+    except ValueError as err:
+        raise UserError(f"data formulas: {err}; give larger --train/--dev/--test") from None
+    write_files(args.out, formula_files(counts, seed=args.seed, workers=_workers(args)), overwrite=args.overwrite)
+    say_written(args, counts, "formulas (images/SPLIT/*.png)")
 
 
 def data_documents(args) -> None:
