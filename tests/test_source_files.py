@@ -16,36 +16,11 @@ from attnseq.errors import ConfigError, DataError
 from attnseq.nn.model import build_model
 from attnseq.train.loop import check_config
 
-BARS = {"B": (3, 13), "s": (7, 9)}  # a tall bar and a short one: rows of ink in an image 16 high
-
-
-def bar_image(tokens: list[str]) -> np.ndarray:
-    """A white image 16 pixels high with a black bar per token, left to right."""
-    pixels = np.full((16, 10 * len(tokens) + 4), 255, np.uint8)
-    for i, token in enumerate(tokens):
-        top, bottom = BARS[token]
-        pixels[top:bottom, 4 + 10 * i: 10 + 10 * i] = 0
-    return pixels
-
-
-def write_bars(folder, n: int, seed: int, split: str) -> None:
-    rng = np.random.default_rng(seed)
-    (folder / "img").mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i in range(n):
-        tokens = [str(t) for t in rng.choice(list(BARS), size=rng.integers(1, 5))]
-        name = f"img/{split}{i}.png"
-        Image.fromarray(bar_image(tokens)).save(folder / name)
-        lines.append(f"{name}\t{' '.join(tokens)}\n")
-    (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
-
+from conftest import bar_image, write_bars, write_bars_dir
 
 @pytest.fixture(scope="module")
 def bars(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bars")
-    for split, n, seed in (("train", 48, 1), ("dev", 8, 2), ("test", 8, 3)):
-        write_bars(folder, n, seed, split)
-    return folder
+    return write_bars_dir(tmp_path_factory.mktemp("bars"))
 
 
 def image_config(folder, arch: str = "rnn", positions: str = "rows", **model):
@@ -77,6 +52,12 @@ def test_a_missing_or_unreadable_image_names_the_tsv_and_its_line(tmp_path, bars
     (folder / "train.tsv").write_text("bad.png\tB\n")
     with pytest.raises(DataError, match=r"train.tsv:1: bad.png: not an image"):
         load_splits(data)
+
+
+def test_a_folder_of_images_gets_the_image_preset_without_a_config(bars):
+    from attnseq.presets import recommended_config
+
+    assert recommended_config(bars).name == "formulas.yaml"
 
 
 def test_sources_are_paths_relative_to_the_tsv(bars):
@@ -160,6 +141,7 @@ def bars_run(bars, tmp_path_factory):
     return run
 
 
+@pytest.mark.slow
 def test_translate_and_search_take_paths_and_say_where_the_attention_falls(bars, bars_run):
     model = attnseq.load(bars_run)
     paths = [str(bars / f"img/test{i}.png") for i in range(4)]
@@ -176,6 +158,7 @@ def test_translate_and_search_take_paths_and_say_where_the_attention_falls(bars,
         model.translate([str(bars / "nope.png")])
 
 
+@pytest.mark.slow
 def test_the_server_takes_an_upload_and_answers_with_the_grid(bars, bars_run):
     from fastapi.testclient import TestClient
 
@@ -195,3 +178,27 @@ def test_the_server_takes_an_upload_and_answers_with_the_grid(bars, bars_run):
         bad = client.post("/translate/file", content=b"not an image")
         assert bad.status_code == 422 and "cannot read as an image" in bad.json()["error"]
         assert client.post("/translate/file", content=b"").json()["field"] == "body"
+
+
+@pytest.mark.slow
+def test_a_model_learns_to_read_bars_left_to_right(tmp_path):
+    """Images of up to 7 tall and short bars: the conv frontend and an attending decoder learn to
+    write them, and the most attended column moves left to right along every test image."""
+    from attnseq.engines import engine_for
+    from attnseq.viz.image_attention import monotonic_share
+
+    data = tmp_path / "bars"
+    for split, n, seed in (("train", 800, 1), ("dev", 40, 2), ("test", 100, 3)):
+        write_bars(data, n, seed, split, longest=7)
+    values = image_config(data).to_dict()
+    values["model"]["frontend"]["channels"] = 8
+    values["model"].update(hidden_size=32, embed_size=16)
+    values["train"].update(max_steps=800, epochs=100, batch_size=32, lr=0.01, progress=False, log_every=0,
+                           eval_every=100, threads=1)
+    config = from_dict(values)
+    engine_for(config).train(config, tmp_path / "run")
+    model = attnseq.load(tmp_path / "run")
+    test = [(str(data / s), t) for s, t in (line.split("\t") for line in (data / "test.tsv").read_text().splitlines())]
+    assert model.evaluate(test)["exact_match"] >= 0.95
+    results = model.search([s for s, _ in test], keep_attention=True)
+    assert monotonic_share(results, slack=0) >= 0.95
