@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..eval.alignment import monotonic_share as alignment_share, moves_forward
 from . import pyplot, save_figure
 
 
@@ -31,18 +32,17 @@ def argmax_columns(alignment: np.ndarray, grid: Sequence[int], steps: int | None
 
 def moves_left_to_right(columns: Sequence[int], slack: int = 1) -> bool:
     """True when no argmax column is more than ``slack`` columns left of the one before it (a
-    token without ink of its own, a brace, may look a cell back at what it closes)."""
-    columns = np.asarray(columns)
-    return bool(len(columns) < 2 or (np.diff(columns) >= -slack).all())
+    token without ink of its own, a brace, may look a cell back at what it closes):
+    eval.alignment.moves_forward with a formula's slack."""
+    return moves_forward(columns, slack)
 
 
 def monotonic_share(translations, slack: int = 1) -> float:
     """The share of ``translations`` (searched with attention, of a run whose sources are
     images) whose output tokens' argmax columns move left to right (``moves_left_to_right``);
-    the end-of-output step is left out. Items without output tokens count as monotonic."""
-    found = [moves_left_to_right(argmax_columns(t.attention[0], t.shape.grid, len(t.output_tokens[0])), slack)
-             for t in translations]
-    return sum(found) / len(found) if found else 0.0
+    the end-of-output step is left out. Items without output tokens count as monotonic:
+    eval.alignment.monotonic_share with a formula's slack."""
+    return alignment_share(translations, slack)
 
 
 def overlay(weights: np.ndarray, size: Sequence[int]) -> np.ndarray:
