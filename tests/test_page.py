@@ -224,3 +224,41 @@ def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
         assert "looks most at row" in hover and f"of the {expected['source_shape']['grid'][0]} ×" in hover
         assert page.locator('.panel[data-run="rnn"] svg.heatmap').count() == 1  # the text run read the text
     assert page.errors == []
+
+
+@pytest.mark.slow
+def test_an_audio_upload_plays_and_shows_the_spectrogram_with_the_attention_over_it(page, quick_runs, tmp_path):
+    """Beside a text run, a run that reads audio: the page offers a file field for WAV files, the
+    chosen WAV is decoded by the audio run, and its panel holds an audio player of the upload, the
+    spectrogram the run read (the answer's) and one row of the attention over the frames per
+    output step; hovering a row names its token and where it looks."""
+    from attnseq.data.audio import wav_bytes
+
+    from conftest import tone_samples
+
+    path = tmp_path / "tones.wav"
+    path.write_bytes(wav_bytes(tone_samples(["h", "l", "h"])))
+    with LiveServer(create_app(load_runs([quick_runs["audio"], quick_runs["rnn"]]))) as live:
+        page.goto(live.url)
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#file").is_visible() and ".wav" in page.locator("#file").get_attribute("accept")
+        page.fill("#text", "abc")
+        page.set_input_files("#file", str(path))  # choosing the file translates
+        panel = '.panel[data-run="audio"]'
+        page.wait_for_selector(f"{panel} .speech[data-drawn=true]")
+        request = urllib.request.Request(live.url + "translate/file?run=audio", path.read_bytes(), method="POST")
+        expected = json.loads(urllib.request.urlopen(request, timeout=60).read())
+        assert expected["source_shape"]["kind"] == "audio"
+        assert len(expected["spectrogram"]) == expected["source_shape"]["size"][0]
+        assert page.locator(f"{panel} audio").get_attribute("src").startswith("blob:")
+        assert page.locator(f"{panel} audio").evaluate("a => a.controls")
+        assert page.locator(f"{panel} canvas.spectrogram").count() == 1
+        rows = len(expected["hypotheses"][0]["attention"])
+        grid = page.locator(f"{panel} canvas.frames-attention")
+        assert grid.evaluate("c => c.height") == 16 * rows
+        assert page.locator(f"{panel} .output .text").inner_text() == (expected["hypotheses"][0]["output"] or "∅ (empty)")
+        grid.hover(position={"x": 5, "y": 3})
+        hover = page.locator(f"{panel} .hover").inner_text()
+        assert "looks most at listener step" in hover and f"of {expected['source_shape']['grid'][0]} (" in hover
+        assert page.locator('.panel[data-run="rnn"] svg.heatmap').count() == 1  # the text run read the text
+    assert page.errors == []

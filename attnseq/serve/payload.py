@@ -51,6 +51,14 @@ def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> 
             "max_beam": min(max_beam, engine_beam), "default_beam": translator.config.decode.beam_size}
 
 
+def spectrogram(translator: Translator, source: str | bytes) -> list:
+    """The log-mel frames (frames, bands) of an audio ``source`` (a path, or an upload's bytes) as
+    the run read them, rounded to 2 decimals: what the page draws under the attention."""
+    read = translator.pipeline.read_file
+    features = read("upload", 0, source) if isinstance(source, bytes) else read(source)
+    return np.round(np.asarray(features.ids, dtype=np.float64), 2).tolist()
+
+
 def translation_payload(run: str, translator: Translator, translation: Translation,
                         with_attention: bool) -> dict[str, Any]:
     """One source's n-best list and its pieces outside the run's vocabulary (``unknown``); with
@@ -58,7 +66,8 @@ def translation_payload(run: str, translator: Translator, translation: Translati
     its cross-attention by layer and head (layers, heads, T_out, S), its local window and a
     copying model's p_gen per output step (T_out,) where the model has them, and the source its
     encoder self-attention (layers, heads, S, S). A source that is a file (data.input image) has
-    no tokens; ``source_shape`` (data.inputs.SourceShape) says where its S positions lie on it."""
+    no tokens; ``source_shape`` (data.inputs.SourceShape) says where its S positions lie on it, and
+    audio's ``spectrogram`` (frames, bands) is what the attention is drawn over."""
     views, encoder = (translator.attention_views(translation) if with_attention
                       else ([None] * len(translation.outputs), None))
     hypotheses = []
@@ -79,6 +88,8 @@ def translation_payload(run: str, translator: Translator, translation: Translati
     payload: dict[str, Any] = {"run": run, "source": source,
                                "source_tokens": translation.source_tokens, "unknown": translation.unknown,
                                "source_shape": shape, "hypotheses": hypotheses}
+    if with_attention and shape is not None and shape["kind"] == "audio":  # what the page draws the attention over
+        payload["spectrogram"] = spectrogram(translator, translation.source)
     if with_attention:
         payload["encoder_attention"] = matrix(encoder)
     return payload

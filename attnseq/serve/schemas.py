@@ -57,6 +57,9 @@ class TranslateResponse(BaseModel):
     source_shape: Optional[SourceShape] = Field(
         None, description="a source that is a file: where the attention's S positions lie on it (null for text)")
     hypotheses: list[Hypothesis] = Field(description="best first")
+    spectrogram: Optional[list[list[float]]] = Field(
+        None, description="an audio source with attention: its log-mel frames (frames, bands) as the run read them, "
+                          "what the attention's listener steps cover (source_shape)")
     encoder_attention: Optional[list[list[list[list[float]]]]] = Field(
         None, description="(layers, heads, S, S): the Transformer encoder's self-attention")
 

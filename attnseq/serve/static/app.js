@@ -6,7 +6,8 @@
   const $ = id => document.getElementById(id);
   const form = $("form"), textInput = $("text"), beamInput = $("beam"), nbestInput = $("nbest");
   const fileInput = $("file");
-  let imageURL = null;      // the chosen file, for the runs whose sources are images
+  const ACCEPT = {image: "image/*", audio: "audio/wav,audio/x-wav,.wav"};  // what the file field offers, by input kind
+  let fileURL = null;       // the chosen file, for the runs whose sources are files (an image, a WAV)
   const panels = $("panels"), message = $("message");
   let runs = [];            // GET /runs
   let shown = [];           // [{info, payload, sel}] in the order of the panels
@@ -61,7 +62,7 @@
     try {
       const r = await request(info, body);
       const answer = await r.json().catch(() => ({error: `HTTP ${r.status}: the server's answer is not JSON`}));
-      if (r.ok && answer.source_shape) answer.image_url = imageURL;
+      if (r.ok && answer.source_shape) answer.file_url = fileURL;
       return r.ok ? answer : {error: answer.error || `HTTP ${r.status}`, field: answer.field};
     } catch (err) {
       return {error: `The server did not answer (${err.message}).`};
@@ -133,11 +134,12 @@
     box.hidden = runs.length < 2;
     const files = runs.filter(r => r.input && r.input !== "text");
     fileInput.hidden = !files.length;
+    fileInput.accept = [...new Set(files.map(r => ACCEPT[r.input] || ""))].filter(Boolean).join(",");
     textInput.hidden = files.length === runs.length;
     fileInput.addEventListener("change", () => {
-      if (imageURL) URL.revokeObjectURL(imageURL);
-      imageURL = fileInput.files.length ? URL.createObjectURL(fileInput.files[0]) : null;
-      if (imageURL) translate();
+      if (fileURL) URL.revokeObjectURL(fileURL);
+      fileURL = fileInput.files.length ? URL.createObjectURL(fileInput.files[0]) : null;
+      if (fileURL) translate();
     });
     const widest = Math.max(...runs.map(r => r.max_beam));
     beamInput.max = nbestInput.max = widest;
