@@ -82,6 +82,40 @@ def write_bars_dir(folder: Path) -> Path:
     return folder
 
 
+TONES = {"l": 300.0, "h": 2500.0}  # a low tone and a high one: the words of a spoken sequence of tones
+
+
+def tone_samples(tokens: list[str], rate: int = 16000) -> np.ndarray:
+    """A waveform of one 0.12 s tone per token, each after 0.06 s of silence, and silence at the end."""
+    gap, beep = np.zeros(int(0.06 * rate), np.float32), np.arange(int(0.12 * rate)) / rate
+    parts = [part for token in tokens for part in (gap, 0.4 * np.sin(2 * np.pi * TONES[token] * beep))]
+    return np.concatenate([*parts, gap]).astype(np.float32)
+
+
+def write_tones(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
+    """``folder``/SPLIT.tsv of ``n`` WAV files of 1 to ``longest`` tones (wav/SPLIT{i}.wav) and their
+    tokens, separated by spaces."""
+    from attnseq.data.audio import wav_bytes
+
+    rng = np.random.default_rng(seed)
+    (folder / "wav").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(n):
+        tokens = [str(t) for t in rng.choice(list(TONES), size=rng.integers(1, longest + 1))]
+        name = f"wav/{split}{i}.wav"
+        samples = tone_samples(tokens)
+        (folder / name).write_bytes(wav_bytes(samples + 0.01 * rng.standard_normal(len(samples)).astype(np.float32)))
+        lines.append(f"{name}\t{' '.join(tokens)}\n")
+    (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+
+
+def write_tones_dir(folder: Path, sizes=(48, 8, 8), longest: int = 4) -> Path:
+    """``folder`` with train/dev/test.tsv (``sizes``) of WAV files of tones, for data.input audio."""
+    for split, n, seed in zip(("train", "dev", "test"), sizes, (1, 2, 3)):
+        write_tones(folder, n, seed, split, longest)
+    return folder
+
+
 def write_reverse_dir(d: Path) -> Path:
     """``d`` with train/dev/test.tsv of the reversal task (2,000 / 100 / 40 strings of 3-6)."""
     d.mkdir(parents=True, exist_ok=True)
@@ -221,8 +255,10 @@ QUICK_RUNS = {
     "copy": ("copy-names.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # p_gen beside the rows
     "image": ("formulas.yaml", ["data.input.height=16", "model.hidden_size=16", "model.embed_size=8",  # bars
                                 "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}"]),
+    "audio": ("chan2016-las.yaml", ["data.input.n_mels=16", "model.hidden_size=16", "model.embed_size=8",  # tones
+                                    "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}"]),
 }
-IMAGE_RUNS = {"image"}  # QUICK_RUNS that read images: trained on write_bars_dir's
+FILE_RUNS = {"image": write_bars_dir, "audio": write_tones_dir}  # QUICK_RUNS that read files: their data
 
 
 def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra: tuple = ()) -> Path:
@@ -280,10 +316,10 @@ class QuickRuns:
 
     def __getitem__(self, kind: str) -> Path:
         if kind not in self.trained:
-            if kind in IMAGE_RUNS:
-                data = self.root / "bars"
+            if kind in FILE_RUNS:
+                data = self.root / f"{kind}-data"
                 if not data.exists():
-                    write_bars_dir(data)
+                    FILE_RUNS[kind](data)
             else:
                 if self.data is None:
                     self.data = write_reverse_dir(self.root / "data")

@@ -169,3 +169,76 @@ def test_what_does_not_apply_to_audio_is_refused_by_key(setting, key):
     with pytest.raises(ConfigError) as err:
         from_dict({"data": setting})
     assert err.value.key == key
+
+
+# -- a run that reads audio: translate, plot, the page's answer, learning -------------------------
+@pytest.mark.slow
+def test_translate_takes_wav_paths_and_plot_draws_the_attention_over_the_spectrogram(quick_runs, tmp_path, capsys):
+    from conftest import tone_samples
+
+    run = quick_runs["audio"]
+    for i, tokens in enumerate((["l", "h"], ["h", "h", "l"])):
+        (tmp_path / f"{i}.wav").write_bytes(wav_bytes(tone_samples(tokens)))
+    paths = [str(tmp_path / "0.wav"), str(tmp_path / "1.wav")]
+    assert main(["translate", str(run), "--files", *paths]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    import attnseq
+
+    model = attnseq.load(run)
+    found = model.search(paths, keep_attention=True)
+    assert lines == [t.outputs[0] for t in found]
+    shape = found[1].shape
+    assert shape.kind == "audio" and shape.size == (len(tone_samples(["h", "h", "l"])) // 160 + 1,)
+    assert found[1].attention[0].shape[1] == shape.grid[0] == -(-shape.size[0] // 4)  # stack 2, one layer joining 2
+    out = tmp_path / "attention.png"
+    assert main(["plot", "attention", str(run), "--file", paths[1], "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    assert main(["plot", "attention", str(run), "--file", str(tmp_path / "missing.wav"), "--out",
+                 str(tmp_path / "b.png")]) == 2
+    assert "missing.wav" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_covers(quick_runs, tmp_path):
+    from attnseq.serve.payload import translation_payload
+
+    from conftest import tone_samples
+
+    import attnseq
+
+    model = attnseq.load(quick_runs["audio"])
+    data = wav_bytes(tone_samples(["h", "l", "l"]))
+    found = model.search([data], keep_attention=True)[0]
+    payload = translation_payload("audio", model, found, with_attention=True)
+    assert payload["source"] == "upload" and payload["source_shape"]["kind"] == "audio"
+    frames = np.asarray(payload["spectrogram"])
+    assert frames.shape == (payload["source_shape"]["size"][0], 16)
+    assert np.abs(frames - model.pipeline.read_file("upload", 0, data).ids).max() <= 0.005
+    assert "spectrogram" not in translation_payload("audio", model, found, with_attention=False)
+
+
+@pytest.mark.slow
+def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path):
+    """The preset, small, on sequences of two tones (no espeak-ng needed; 4 frames, 40 ms, a listener
+    step, so a tone of 120 ms spans three; with the preset's two pyramidal layers the listener
+    mixes more context and its attention went back and forth on 60% of these items, exact all the
+    same): >= 95% test exact match,
+    and each output token's most attended listener step at or after the one before it on >= 95%
+    of the test items (eval.alignment.monotonic_share)."""
+    import attnseq
+    from attnseq.eval.alignment import monotonic_share
+    from attnseq.eval.metrics import exact_match
+
+    from conftest import ROOT, sets, write_tones_dir
+
+    data = write_tones_dir(tmp_path / "tones", sizes=(600, 40, 60), longest=5)
+    run = tmp_path / "run"
+    assert main(["-q", "train", str(ROOT / "configs" / "chan2016-las.yaml"), "--data", str(data), "--out", str(run),
+                 *sets("data.tokenizer=word", "model.hidden_size=64", "train.max_steps=800",
+                       "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}", "train.eval_every=100",
+                       "train.patience=0", "train.progress=false", "train.log_every=0",
+                       "train.target_exact_match=1.0")]) == 0
+    pairs = [line.split("\t") for line in (data / "test.tsv").read_text().splitlines()]
+    found = attnseq.load(run).search([str(data / name) for name, _ in pairs], keep_attention=True)
+    assert exact_match([t.outputs[0] for t in found], [text for _, text in pairs]) >= 0.95
+    assert monotonic_share(found) >= 0.95
