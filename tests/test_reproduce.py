@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from attnseq.reproduce.spread import Spread, alike, separated
 from conftest import book_file
 
 NAMES = ["bahdanau-length", "book-ch8", "luong-scorers", "nadaraya-watson", "placement", "reversal",
-         "transformer-vs-rnn"]
+         "speech", "transformer-vs-rnn"]
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
 COLUMNS = {
@@ -37,8 +38,10 @@ COLUMNS = {
     "nadaraya-watson": ["method", "bandwidth w", "held-out MSE", "weight entropy (nats per query)"],
     "transformer-vs-rnn": ["model", "parameters", "updates", "training minutes", "tokens/s", "best dev BLEU (greedy)",
                            "test BLEU (beam 5)"],
+    "speech": ["preset", "parameters", "updates", "training minutes", "best dev exact match"],
 }
 FIGURES = {
+    "speech": ["curve", "attention1", "attention2"],
     "book-ch8": ["accuracy", "attention-numpy", "attention-torch"],
     "bahdanau-length": ["bleu-by-length", "alignment"],
     "luong-scorers": ["curves", "attention-dot", "attention-general", "attention-concat", "attention-local-m",
@@ -95,6 +98,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "nadaraya-watson": [],
         "transformer-vs-rnn": [f"catalogs={catalogs}", "eval_every=1", "dev_sentences=6", "vocab_size=60",
                                "test_sentences=12"],
+        "speech": ["train=24", "dev=4", "test=6", "dev_sentences=4"],
     }[name]
 
 
@@ -218,6 +222,9 @@ def test_alike_needs_close_means_and_narrow_seeds():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "nadaraya-watson"])
 def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
+    if name == "speech" and shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed: the speech reproduction speaks its data with it (apt-get install "
+                    "espeak-ng; .ci/run installs it as root)")
     seeds = 2 if REPRODUCTIONS.get(name).default_seeds > 1 else 1  # a spread to draw for the multi-seed ones
     with contextlib.redirect_stdout(io.StringIO()):
         page = run_tiny(name, tmp_path, seeds)

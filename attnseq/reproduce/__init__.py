@@ -9,7 +9,7 @@ pages; runner.py runs one; each claim is a module of its own. Importing the pack
 every reproduction.
 """
 from . import (bahdanau_length, book_ch8, luong_scorers, nadaraya_watson, placement, reversal,  # noqa: F401
-               transformer_vs_rnn)  # (register every reproduction)
+               speech, transformer_vs_rnn)  # (register every reproduction)
 from .base import REPRODUCTIONS, Reproduction, Result
 from .runner import listing, reproduce
 
