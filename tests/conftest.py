@@ -60,19 +60,31 @@ def bar_image(tokens: list[str]) -> np.ndarray:
     return pixels
 
 
-def write_bars(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
-    """``folder``/SPLIT.tsv of ``n`` images of 1 to ``longest`` bars (img/SPLIT{i}.png) and their tokens."""
-    from PIL import Image
-
+def write_sources(folder: Path, n: int, seed: int, split: str, longest: int, symbols, name: str, render) -> None:
+    """``folder``/SPLIT.tsv of ``n`` files of 1 to ``longest`` of ``symbols`` (``name`` % (split, i),
+    their bytes ``render(tokens, rng)``) and their tokens, separated by spaces."""
     rng = np.random.default_rng(seed)
-    (folder / "img").mkdir(parents=True, exist_ok=True)
     lines = []
     for i in range(n):
-        tokens = [str(t) for t in rng.choice(list(BARS), size=rng.integers(1, longest + 1))]
-        name = f"img/{split}{i}.png"
-        Image.fromarray(bar_image(tokens)).save(folder / name)
-        lines.append(f"{name}\t{' '.join(tokens)}\n")
+        tokens = [str(t) for t in rng.choice(list(symbols), size=rng.integers(1, longest + 1))]
+        path = folder / (name % (split, i))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(render(tokens, rng))
+        lines.append(f"{name % (split, i)}\t{' '.join(tokens)}\n")
     (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_bars(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
+    """``folder``/SPLIT.tsv of ``n`` images of 1 to ``longest`` bars (img/SPLIT{i}.png) and their tokens."""
+    write_sources(folder, n, seed, split, longest, BARS, "img/%s%d.png", lambda tokens, rng: png_bytes(bar_image(tokens)))
 
 
 def write_bars_dir(folder: Path) -> Path:
@@ -93,20 +105,15 @@ def tone_samples(tokens: list[str], rate: int = 16000) -> np.ndarray:
 
 
 def write_tones(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
-    """``folder``/SPLIT.tsv of ``n`` WAV files of 1 to ``longest`` tones (wav/SPLIT{i}.wav) and their
-    tokens, separated by spaces."""
+    """``folder``/SPLIT.tsv of ``n`` WAV files of 1 to ``longest`` tones (wav/SPLIT{i}.wav), a little
+    noise added, and their tokens."""
     from attnseq.data.audio import wav_bytes
 
-    rng = np.random.default_rng(seed)
-    (folder / "wav").mkdir(parents=True, exist_ok=True)
-    lines = []
-    for i in range(n):
-        tokens = [str(t) for t in rng.choice(list(TONES), size=rng.integers(1, longest + 1))]
-        name = f"wav/{split}{i}.wav"
+    def render(tokens, rng):
         samples = tone_samples(tokens)
-        (folder / name).write_bytes(wav_bytes(samples + 0.01 * rng.standard_normal(len(samples)).astype(np.float32)))
-        lines.append(f"{name}\t{' '.join(tokens)}\n")
-    (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+        return wav_bytes(samples + 0.01 * rng.standard_normal(len(samples)).astype(np.float32))
+
+    write_sources(folder, n, seed, split, longest, TONES, "wav/%s%d.wav", render)
 
 
 def write_tones_dir(folder: Path, sizes=(48, 8, 8), longest: int = 4) -> Path:

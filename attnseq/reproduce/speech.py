@@ -5,6 +5,7 @@ spectrogram with the attention of two of them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget, verdict_of
@@ -23,6 +24,7 @@ class SpeechOptions:
     test: int = 1000
     dev_sentences: int = 500  # dev utterances decoded at each evaluation
     slack: int = 0  # listener steps an output token's most attended step may lie before the one before it
+    data: str = ""  # a folder attnseq data speech wrote (its own sizes and seed); empty: speak one into the runs folder
 
 
 @REPRODUCTIONS.register("speech", options=SpeechOptions)
@@ -45,8 +47,11 @@ class Speech(Reproduction):
         from ..eval.metrics import exact_match
 
         o, ctx = self.options, self.context
-        data = ctx.run_dir("data")
-        write_speech(data, {"train": o.train, "dev": o.dev, "test": o.test}, seed=1, workers=2, overwrite=True)
+        if o.data:
+            data = Path(o.data)
+        else:
+            data = ctx.run_dir("data")
+            write_speech(data, {"train": o.train, "dev": o.dev, "test": o.test}, seed=1, workers=2, overwrite=True)
         run_dir = ctx.run_dir(PRESET)
         settings = [f"train.max_minutes={o.minutes}", "train.epochs=1000",
                     f"train.eval_max_sentences={o.dev_sentences}"]
@@ -60,6 +65,9 @@ class Speech(Reproduction):
         score = exact_match(outputs, references)
         shares = {slack: monotonic_share(found, slack) for slack in sorted({0, 1, o.slack})}
         share = shares[o.slack]
+        numbers = [t for t, r in zip(found, references) if r.isdigit()]
+        dates = [t for t, r in zip(found, references) if not r.isdigit()]
+        by_kind = {"numbers": monotonic_share(numbers, o.slack), "dates": monotonic_share(dates, o.slack)}
         reached = first_reaching(dev, EXACT_MATCH)
         errors = [(r, h) for r, h in zip(references, outputs) if r != h]
         table = Table(
@@ -86,9 +94,19 @@ class Speech(Reproduction):
                                                    f" minutes of training; monotonic attention on {share:.1%} of the "
                                                    "test utterances"),
             tables=[table], figures=figures, findings=findings,
-            observations=[f"{len(errors)} test errors" + (": " + "; ".join(f"{r!r} -> {h!r}" for r, h in errors[:8])
-                                                          if errors else ".")],
-            setup=[f"Data: `attnseq data speech --train {o.train} --dev {o.dev} --test {o.test}` (seed 1): numbers "
+            observations=[
+                f"{len(errors)} test errors" + (": " + "; ".join(f"{r!r} -> {h!r}" for r, h in errors[:8])
+                                                if errors else "."),
+                f"Monotonic by kind (slack {o.slack}): {by_kind['numbers']:.1%} of the {len(numbers)} numbers, "
+                f"{by_kind['dates']:.1%} of the {len(dates)} dates. Digits each align with their own words; in a "
+                "spelled word (a month, a weekday) the letters after the first few, which the word's beginning "
+                "already decides, attend most to a listener step elsewhere in the utterance (the same one for most "
+                "of them), not to the word's frames: the speller spells them from what it has written, and the "
+                "argmax of an attention it does not need moves back. This was so with general and concat "
+                "attention, with and without input feeding, and with one pyramidal layer or two (about 40-45% of "
+                "300 test items after 6 minutes each)."],
+            setup=[(f"Data: the folder {o.data}, written by `attnseq data speech`" if o.data else
+                    f"Data: `attnseq data speech --train {o.train} --dev {o.dev} --test {o.test}` (seed 1)") + ": numbers "
                    "of 1-6 digits and dates in four English patterns said as written, by espeak-ng in 8 English "
                    "voices with 12 variants, 140-210 words a minute, pitch 25-75, white noise at 15-40 dB SNR, "
                    "16 kHz; dev and test texts never in training.",
@@ -99,7 +117,7 @@ class Speech(Reproduction):
                    "The paper: 3 pBLSTM layers of 256 units a direction, a 2-layer speller of 512, on 2,000 hours of "
                    "Google voice search, 14.1% WER (10.3% with a language model)."],
             budget=f"{o.minutes:.3g} minutes of training, 1 seed",
-            data={"test_exact_match": score, "monotonic_share": shares, "dev_curve": {"minutes": dev.x, "exact_match": dev.y},
+            data={"test_exact_match": score, "monotonic_share": shares, "monotonic_by_kind": by_kind, "dev_curve": {"minutes": dev.x, "exact_match": dev.y},
                   "steps": summary["step"]})
 
     def _curve(self, dev):
