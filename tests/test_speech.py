@@ -215,6 +215,9 @@ def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_cover
     assert frames.shape == (payload["source_shape"]["size"][0], 16)
     assert np.abs(frames - model.pipeline.read_file("upload", 0, data).ids).max() <= 0.005
     assert "spectrogram" not in translation_payload("audio", model, found, with_attention=False)
+    from attnseq.serve.payload import describe
+
+    assert describe(model)["description"].startswith("rnn · pyramidal frontend, luong decoder")  # not model.encoder
 
 
 @pytest.mark.slow

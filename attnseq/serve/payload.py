@@ -16,8 +16,9 @@ def matrix(a: np.ndarray | None) -> list | None:
     return None if a is None else np.round(np.asarray(a, dtype=np.float64), DIGITS).tolist()
 
 
-# What a run's description names: the designs a config chooses by name, then its sizes.
-DESIGNS = ("encoder", "decoder", "attention", "cell", "positional")
+# What a run's description names: the designs a config chooses by name, then its sizes (a model
+# whose sources are files is encoded by its frontend, not model.encoder).
+DESIGNS = ("encoder", "frontend", "decoder", "attention", "cell", "positional")
 SIZES = ("layers", "heads", "hidden_size")
 
 
@@ -35,7 +36,10 @@ def describe(translator: Translator) -> dict[str, Any]:
     and the attention scorer's name (local attention draws a window)."""
     config = translator.config
     model = config.model
-    designs = [f"{_named(getattr(model, key))} {key}" for key in DESIGNS if getattr(model, key, None) is not None]
+    shown = [key for key in DESIGNS if getattr(model, key, None) is not None]
+    if "frontend" in shown and "encoder" in shown:
+        shown.remove("encoder")
+    designs = [f"{_named(getattr(model, key))} {key}" for key in shown]
     sizes = [f"{key.replace('_', ' ')} {getattr(model, key)}" for key in SIZES if hasattr(model, key)]
     engine = [] if config.engine == "torch" else [f"{config.engine} engine"]
     attention = getattr(model, "attention", None)
