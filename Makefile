@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@command -v espeak-ng >/dev/null || echo "make install: espeak-ng is not installed (apt-get install espeak-ng, as root): attnseq data speech needs it, and its tests will be skipped"
 	touch $(STAMP)
 
 demo: install

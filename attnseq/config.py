@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .data.inputs import INPUTS, build_input
 from .data.pipeline import UNICODE_FORMS
 from .data.sources import SOURCES
 from .data.tokenizers import TOKENIZERS
@@ -40,6 +41,9 @@ class DataConfig:
     # tsv: source<TAB>target files.  book: data.train is one file of the book's question_answer
     # lines (date.txt, addition.txt), split, tokenized and (engine numpy) trained as the book does
     format: str = choice("tsv", SOURCES)
+    # what the source column holds: text (tokenised by data.tokenizer), or a file to read
+    # (image: {name: image, height: 32}), relative to the TSV's folder (data/inputs/)
+    input: Variant = variant("text", INPUTS)
     train: str = ""
     dev: str = ""
     test: str = ""
@@ -65,6 +69,7 @@ class DataConfig:
     processes: int = number(0, 0)  # processes that tokenise the training data; 0: one per CPU
 
     def __post_init__(self):
+        build_input(self).check(self)
         tokenizer = self.tokenizer
         if self.shared_vocab and tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
             raise ConfigError("data.shared_vocab: the two sides have their own sentencepiece models "
@@ -94,6 +99,9 @@ class RNNConfig:
     # before, mean none/decoder
     tie_embeddings: str | bool = choice("none", TIES, booleans=True, false_means="none")
     init: Variant = variant("default")  # default (torch's), {name: uniform, range: 0.1}, book
+    # the encoder of a source that is a file (data.input: image): {name: conv, positions: rows}
+    # (nn/frontends) in place of model.encoder; unset: the input kind's own (conv for an image)
+    frontend: Variant | None = variant(None)
     # copy attention (See et al. 2017's pointer-generator): an attending decoder mixes its
     # vocabulary distribution with the attention over the source, p_gen learned per step, so it
     # can write source tokens outside its vocabulary (nn/copy.py)
@@ -122,6 +130,9 @@ class TransformerConfig:
     # false/true, the spellings before, mean none and decoder, or all where the vocabulary is shared
     tie_embeddings: str | bool = choice("none", TIES, booleans=True, false_means="none")
     copy: bool = False  # copy attention over the last layer's cross-attention (averaged over heads)
+    # the source encoder's input layer for a source that is a file (data.input: image), its
+    # encoder layers run over the cells it gives (nn/frontends); unset: the input kind's own
+    frontend: Variant | None = variant(None)
 
 
 @dataclass

@@ -4,7 +4,9 @@
 ``recommended-subword.yaml`` for text, targets of several words drawn from a large vocabulary
 (at least 2 words a line on average and 4,000 distinct words: translation, UI messages);
 ``recommended-char.yaml`` for everything else: short strings rewritten into another form
-(dates, numbers, codes, normalisation), where a "word" is often a whole, unique output.
+(dates, numbers, codes, normalisation), where a "word" is often a whole, unique output; and
+``formulas.yaml`` where every source names an image file (data.input image: image to markup), and
+``chan2016-las.yaml`` where every source names a WAV file (data.input audio: speech to text).
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from .errors import UserError
 log = logging.getLogger("attnseq")
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-RECOMMENDED = {"char": "recommended-char.yaml", "subword": "recommended-subword.yaml"}
+RECOMMENDED = {"char": "recommended-char.yaml", "subword": "recommended-subword.yaml", "image": "formulas.yaml",
+               "audio": "chan2016-las.yaml"}
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp")
+FILE_SUFFIXES = {"image": IMAGE_SUFFIXES, "audio": (".wav",)}  # sources naming such files: that kind's preset
 SUBWORD_WORDS = 4000  # distinct target words from which text is better read in subwords
 SUBWORD_WORDS_PER_LINE = 2.0  # ... when the targets are sentences, not single strings
 SAMPLE_PAIRS = 200_000  # the training pairs looked at (the first ones: a corpus of millions is not read whole)
@@ -38,6 +43,12 @@ def recommended_config(data: str | Path) -> Path:
 
     config = load_config(None, data_overrides(data))
     pairs = SOURCES.get(config.data.format, "data.format")().training_text(config.data).head(SAMPLE_PAIRS)
+    for kind, suffixes in FILE_SUFFIXES.items():
+        if all(source.lower().endswith(suffixes) for source, _ in pairs):
+            path = CONFIGS / RECOMMENDED[kind]
+            log.info("no config given: every training source names an %s file -> %s (data.input %s); give a "
+                     "config to choose", kind, path.name, kind)
+            return path
     kind, words, per_line = kind_of_data(pairs)
     path = CONFIGS / RECOMMENDED[kind]
     if not path.exists():

@@ -206,6 +206,9 @@ def main() -> int:
     parser.add_argument("--corpus", action="store_true",
                         help="only the corpora's table: generating and splitting 5,000,000 pairs (200,000 with --quick)")
     parser.add_argument("--int8", action="store_true", help="only the int8 table")
+    parser.add_argument("--speech", action="store_true",
+                        help="only the speech table: data speech, log-mel features (against librosa where installed), "
+                             "the LAS training step")
     parser.add_argument("--int8-run", action="append", default=[], metavar="RUN",
                         help="a trained run to compare int8 with fp32 on (its test set); repeatable")
     parser.add_argument("--scale", action="store_true", help="only the scale table (bench/scale.py)")
@@ -232,6 +235,10 @@ def main() -> int:
         from corpus_speed import show
 
         return show(engines_table(args), args.out)
+    if args.speech:
+        import speech_speed
+
+        return speech_speed.main(["--utterances", str(40 if args.quick else 200)] + (["--out", args.out] if args.out else []))
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)

@@ -58,6 +58,81 @@ def write_tsv(path: Path, pairs) -> Path:
     return path
 
 
+BARS = {"B": (3, 13), "s": (7, 9)}  # a tall bar and a short one: rows of ink in an image 16 high
+
+
+def bar_image(tokens: list[str]) -> np.ndarray:
+    """A white image 16 pixels high with a black bar per token, left to right."""
+    pixels = np.full((16, 10 * len(tokens) + 4), 255, np.uint8)
+    for i, token in enumerate(tokens):
+        top, bottom = BARS[token]
+        pixels[top:bottom, 4 + 10 * i: 10 + 10 * i] = 0
+    return pixels
+
+
+def write_sources(folder: Path, n: int, seed: int, split: str, longest: int, symbols, name: str, render) -> None:
+    """``folder``/SPLIT.tsv of ``n`` files of 1 to ``longest`` of ``symbols`` (``name`` % (split, i),
+    their bytes ``render(tokens, rng)``) and their tokens, separated by spaces."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        tokens = [str(t) for t in rng.choice(list(symbols), size=rng.integers(1, longest + 1))]
+        path = folder / (name % (split, i))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(render(tokens, rng))
+        lines.append(f"{name % (split, i)}\t{' '.join(tokens)}\n")
+    (folder / f"{split}.tsv").write_text("".join(lines), encoding="utf-8")
+
+
+def png_bytes(pixels: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_bars(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
+    """``folder``/SPLIT.tsv of ``n`` images of 1 to ``longest`` bars (img/SPLIT{i}.png) and their tokens."""
+    write_sources(folder, n, seed, split, longest, BARS, "img/%s%d.png", lambda tokens, rng: png_bytes(bar_image(tokens)))
+
+
+def write_bars_dir(folder: Path) -> Path:
+    """``folder`` with train/dev/test.tsv (48 / 8 / 8) of images of bars, for data.input image."""
+    for split, n, seed in (("train", 48, 1), ("dev", 8, 2), ("test", 8, 3)):
+        write_bars(folder, n, seed, split)
+    return folder
+
+
+TONES = {"l": 300.0, "h": 2500.0}  # a low tone and a high one: the words of a spoken sequence of tones
+
+
+def tone_samples(tokens: list[str], rate: int = 16000) -> np.ndarray:
+    """A waveform of one 0.12 s tone per token, each after 0.06 s of silence, and silence at the end."""
+    gap, beep = np.zeros(int(0.06 * rate), np.float32), np.arange(int(0.12 * rate)) / rate
+    parts = [part for token in tokens for part in (gap, 0.4 * np.sin(2 * np.pi * TONES[token] * beep))]
+    return np.concatenate([*parts, gap]).astype(np.float32)
+
+
+def write_tones(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
+    """``folder``/SPLIT.tsv of ``n`` WAV files of 1 to ``longest`` tones (wav/SPLIT{i}.wav), a little
+    noise added, and their tokens."""
+    from attnseq.data.audio import wav_bytes
+
+    def render(tokens, rng):
+        samples = tone_samples(tokens)
+        return wav_bytes(samples + 0.01 * rng.standard_normal(len(samples)).astype(np.float32))
+
+    write_sources(folder, n, seed, split, longest, TONES, "wav/%s%d.wav", render)
+
+
+def write_tones_dir(folder: Path, sizes=(48, 8, 8), longest: int = 4) -> Path:
+    """``folder`` with train/dev/test.tsv (``sizes``) of WAV files of tones, for data.input audio."""
+    for split, n, seed in zip(("train", "dev", "test"), sizes, (1, 2, 3)):
+        write_tones(folder, n, seed, split, longest)
+    return folder
+
+
 def write_reverse_dir(d: Path) -> Path:
     """``d`` with train/dev/test.tsv of the reversal task (2,000 / 100 / 40 strings of 3-6)."""
     d.mkdir(parents=True, exist_ok=True)
@@ -195,7 +270,12 @@ QUICK_RUNS = {
     "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
                                       "model.embed_size=8", "decode.max_len=10"]),
     "copy": ("copy-names.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # p_gen beside the rows
+    "image": ("formulas.yaml", ["data.input.height=16", "model.hidden_size=16", "model.embed_size=8",  # bars
+                                "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}"]),
+    "audio": ("chan2016-las.yaml", ["data.input.n_mels=16", "model.hidden_size=16", "model.embed_size=8",  # tones
+                                    "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}"]),
 }
+FILE_RUNS = {"image": write_bars_dir, "audio": write_tones_dir}  # QUICK_RUNS that read files: their data
 
 
 def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra: tuple = ()) -> Path:
@@ -253,9 +333,15 @@ class QuickRuns:
 
     def __getitem__(self, kind: str) -> Path:
         if kind not in self.trained:
-            if self.data is None:
-                self.data = write_reverse_dir(self.root / "data")
-            self.trained[kind] = train_quick(kind, self.data, self.root / kind)
+            if kind in FILE_RUNS:
+                data = self.root / f"{kind}-data"
+                if not data.exists():
+                    FILE_RUNS[kind](data)
+            else:
+                if self.data is None:
+                    self.data = write_reverse_dir(self.root / "data")
+                data = self.data
+            self.trained[kind] = train_quick(kind, data, self.root / kind)
         return self.trained[kind]
 
 

@@ -252,6 +252,7 @@ def test_export_and_decode_from_the_command_line(models, tmp_path, capsys):
     ({"model": {"arch": "han"}}, "model.arch"),
     ({"engine": "numpy", "model": {"arch": "transformer"}}, "engine"),
     ({"model": {"arch": "transformer", "copy": True}}, "model.copy"),
+    ({"data": {"input": "image"}, "model": {"arch": "transformer", "frontend": "conv"}}, "model.frontend"),
 ])
 def test_a_run_ctranslate2_cannot_express_is_refused_by_name(values, key):
     with pytest.raises(ConfigError) as error:

@@ -189,6 +189,76 @@ def test_the_api_docs_render_without_the_network(server, page):
     page.on("request", lambda r: None if r.url.startswith(server.url) else elsewhere.append(r.url))
     page.goto(server.url + "docs")
     page.wait_for_selector("text=/translate", timeout=30000)
-    assert page.locator(".opblock-summary-path").all_text_contents() == ["/runs", "/translate"]
+    assert page.locator(".opblock-summary-path").all_text_contents() == ["/runs", "/translate", "/translate/file"]
     assert elsewhere == []
 
+
+
+@pytest.mark.slow
+def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
+    """Beside a text run, a run that reads images: the page offers a file field, the chosen image
+    is decoded by the image run (the text run answers the typed text), and each output step is
+    an overlay of the image, as many as the answer's attention rows; hovering one names its token."""
+    from PIL import Image
+
+    from conftest import bar_image
+
+    path = tmp_path / "bars.png"
+    Image.fromarray(bar_image(["B", "s", "B"])).save(path)
+    with LiveServer(create_app(load_runs([quick_runs["image"], quick_runs["rnn"]]))) as live:
+        page.goto(live.url)
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#file").is_visible() and page.locator("#text").is_visible()
+        page.fill("#text", "abc")
+        page.set_input_files("#file", str(path))  # choosing the file translates
+        page.wait_for_selector('.panel[data-run="image"] .strip[data-drawn=true]')
+        request = urllib.request.Request(live.url + "translate/file?run=image", path.read_bytes(), method="POST")
+        expected = json.loads(urllib.request.urlopen(request, timeout=60).read())
+        assert expected["source_shape"]["kind"] == "image"
+        overlays = page.locator('.panel[data-run="image"] canvas.overlay')
+        assert overlays.count() == len(expected["hypotheses"][0]["attention"])
+        assert page.locator('.panel[data-run="image"] .output .text').inner_text() == (
+            expected["hypotheses"][0]["output"] or "∅ (empty)")
+        overlays.first.hover()
+        hover = page.locator('.panel[data-run="image"] .hover').inner_text()
+        assert "looks most at row" in hover and f"of the {expected['source_shape']['grid'][0]} ×" in hover
+        assert page.locator('.panel[data-run="rnn"] svg.heatmap').count() == 1  # the text run read the text
+    assert page.errors == []
+
+
+@pytest.mark.slow
+def test_an_audio_upload_plays_and_shows_the_spectrogram_with_the_attention_over_it(page, quick_runs, tmp_path):
+    """Beside a text run, a run that reads audio: the page offers a file field for WAV files, the
+    chosen WAV is decoded by the audio run, and its panel holds an audio player of the upload, the
+    spectrogram the run read (the answer's) and one row of the attention over the frames per
+    output step; hovering a row names its token and where it looks."""
+    from attnseq.data.audio import wav_bytes
+
+    from conftest import tone_samples
+
+    path = tmp_path / "tones.wav"
+    path.write_bytes(wav_bytes(tone_samples(["h", "l", "h"])))
+    with LiveServer(create_app(load_runs([quick_runs["audio"], quick_runs["rnn"]]))) as live:
+        page.goto(live.url)
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("#file").is_visible() and ".wav" in page.locator("#file").get_attribute("accept")
+        page.fill("#text", "abc")
+        page.set_input_files("#file", str(path))  # choosing the file translates
+        panel = '.panel[data-run="audio"]'
+        page.wait_for_selector(f"{panel} .speech[data-drawn=true]")
+        request = urllib.request.Request(live.url + "translate/file?run=audio", path.read_bytes(), method="POST")
+        expected = json.loads(urllib.request.urlopen(request, timeout=60).read())
+        assert expected["source_shape"]["kind"] == "audio"
+        assert len(expected["spectrogram"]) == expected["source_shape"]["size"][0]
+        assert page.locator(f"{panel} audio").get_attribute("src").startswith("blob:")
+        assert page.locator(f"{panel} audio").evaluate("a => a.controls")
+        assert page.locator(f"{panel} canvas.spectrogram").count() == 1
+        rows = len(expected["hypotheses"][0]["attention"])
+        grid = page.locator(f"{panel} canvas.frames-attention")
+        assert grid.evaluate("c => c.height") == 16 * rows
+        assert page.locator(f"{panel} .output .text").inner_text() == (expected["hypotheses"][0]["output"] or "∅ (empty)")
+        grid.hover(position={"x": 5, "y": 3})
+        hover = page.locator(f"{panel} .hover").inner_text()
+        assert "looks most at listener step" in hover and f"of {expected['source_shape']['grid'][0]} (" in hover
+        assert page.locator('.panel[data-run="rnn"] svg.heatmap').count() == 1  # the text run read the text
+    assert page.errors == []

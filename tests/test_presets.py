@@ -16,7 +16,7 @@ from attnseq.data.splits import make_date_splits, write_split_dir
 from attnseq.engines import engine_for
 from attnseq.schema import plain
 
-from conftest import ROOT
+from conftest import FILE_RUNS, ROOT
 
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 COMMON = ["train.max_steps=2", "train.batch_size=16", "train.eval_max_sentences=8", "train.progress=false",
@@ -69,7 +69,9 @@ def test_preset_loads_and_trains_two_steps(path, dates, tmp_path, capsys):
     small = shrink(config)
     assert design(load_config(path, small)) == design(config)
     overrides = [arg for item in small for arg in ("--set", item)]
-    code = main(["--quiet", "train", str(path), "--data", str(dates), "--out", str(tmp_path / "run"), *overrides])
+    kind = config.data.input.name
+    data = dates if kind == "text" else FILE_RUNS[kind](tmp_path / "data")  # a preset that reads files gets some
+    code = main(["--quiet", "train", str(path), "--data", str(data), "--out", str(tmp_path / "run"), *overrides])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     summary = json.loads(captured.out.strip().splitlines()[-1])

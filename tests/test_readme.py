@@ -147,6 +147,7 @@ SMALL_SIZES = {"model.hidden_size": 16, "model.embed_size": 8, "model.ff_size": 
                "model.memory_locations": 16, "model.memory_width": 8, "data.tokenizer.vocab_size": 100,
                "data.tokenizer.max_sentences": 1000}
 SPLIT_SIZES = {"train": 200, "dev": 20, "test": 20}
+SOURCE_SPLIT_SIZES = {"speech": {"train": 24, "dev": 4, "test": 4}}  # sources slower than that a line: espeak-ng
 BOOK_LINES = 1000
 SMALL_SCRIPTS = {"bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"],
                  "bench/scale.py": ["--sizes", "2000", "4000", "--torchrun", "--steps", "2", "--unique", "2000"]}
@@ -482,7 +483,8 @@ def small_splits(source: str) -> list[str]:
 
     parser = dict(parsers(build_parser())).get(f"attnseq data {source}")
     takes = parser._option_string_actions if parser else {}
-    return [w for name, n in SPLIT_SIZES.items() if f"--{name}" in takes for w in (f"--{name}", str(n))]
+    sizes = SOURCE_SPLIT_SIZES.get(source, SPLIT_SIZES)
+    return [w for name, n in sizes.items() if f"--{name}" in takes for w in (f"--{name}", str(n))]
 
 
 def cut_splits(folder: Path) -> None:

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from attnseq.reproduce.wording import Phrase
 from conftest import book_file
 
 NAMES = ["bahdanau-length", "book-ch8", "heads", "luong-scorers", "nadaraya-watson", "placement", "positions",
-         "reversal", "skip-connections", "transformer-vs-rnn"]
+         "reversal", "skip-connections", "speech", "transformer-vs-rnn"]
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
 COLUMNS = {
@@ -45,8 +46,10 @@ COLUMNS = {
     "positions": ["positions", "test length", "exact match", "token accuracy"],
     "skip-connections": ["model", "encoder", "parameters", "tokens/s", "dev exact match at step", "test exact match",
                          "steps to 90% dev"],
+    "speech": ["preset", "parameters", "updates", "training minutes", "best dev exact match"],
 }
 FIGURES = {
+    "speech": ["curve", "attention1", "attention2"],
     "book-ch8": ["accuracy", "attention-numpy", "attention-torch"],
     "bahdanau-length": ["bleu-by-length", "alignment"],
     "luong-scorers": ["curves", "attention-dot", "attention-general", "attention-concat", "attention-local-m",
@@ -113,6 +116,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
                       "longest=10", "stride=2"],
         "skip-connections": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10",
                              "layers=2"],
+        "speech": ["train=24", "dev=4", "test=6", "dev_sentences=4"],
     }[name]
 
 
@@ -326,6 +330,16 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
                 "book": {"attention": [0.0, 51.76, 99.9], "peeky": [0.02, 0.46], "baseline": [0.0, 0.02]},
                 "tolerance": 3.0, "solved": 99.0, "book_solved": 3, "near_zero": 10.0, "climbing": 1.0,
                 "final_epoch": 10}
+    if name == "speech":
+        dates = rng.randint(1, 600)
+        errors = [[f"{rng.randint(1, 12)} may {rng.randint(1900, 2099)}", str(rng.randint(0, 99))]
+                  for _ in range(rng.randint(0, 3))]
+        return {"test_exact_match": rng.random(), "monotonic_share": {"0": rng.random(), "1": rng.random()},
+                "slack": rng.choice([0, 1]), "monotonic_by_kind": {"numbers": rng.random(), "dates": rng.random()},
+                "kinds": {"numbers": 1000 - dates, "dates": dates}, "train_minutes": rng.uniform(1, 30),
+                "budget_minutes": 20.0, "bars": {"exact_match": 0.95, "monotonic": 0.95}, "test_items": 1000,
+                "errors": errors, "error_count": len(errors) + rng.randint(0, 50), "steps": rng.randint(1, 9000),
+                "dev_curve": {"minutes": [1.0], "exact_match": [rng.random()]}}
     assert name == "nadaraya-watson"
     methods = ("average pooling", "fixed kernel", "learned kernel")
     return {"mse": {m: seeds(0, 2) for m in methods}, "bandwidth": {m: seeds(0.1, 2) for m in methods[1:]},
@@ -368,6 +382,9 @@ def test_phrase_keeps_fixed_words_and_slots_apart():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "nadaraya-watson"])
 def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
+    if name == "speech" and shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed: the speech reproduction speaks its data with it (apt-get install "
+                    "espeak-ng; .ci/run installs it as root)")
     seeds = 2 if REPRODUCTIONS.get(name).default_seeds > 1 else 1  # a spread to draw for the multi-seed ones
     with contextlib.redirect_stdout(io.StringIO()):
         page = run_tiny(name, tmp_path, seeds)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 from ..errors import UserError
-from ..files import check_folder
+from ..files import check_folder, write_files
 from .arguments import add_overwrite, count, positive
 
 SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
@@ -103,6 +103,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_names)
 
+    p = sources.add_parser("formulas", help="LaTeX-like formulas drawn by mathtext into PNGs -> their tokens "
+                                            "(for data.input image)")
+    _add_out(p)
+    _add_sizes(p, 20000, 500, 1000, "formulas")
+    p.add_argument("--seed", type=int, default=1, help="seed of the generator")
+    p.add_argument("--workers", type=positive, help="processes drawing the training formulas (the same files for "
+                                                    "any number; default: one per CPU)")
+    p.set_defaults(write=data_formulas)
+
     p = sources.add_parser("documents", help="generated reviews labelled by one sentence (for han)")
     _add_out(p)
     _add_sizes(p, 10000, 500, 1000, "documents")
@@ -110,17 +119,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_documents)
 
+    p = sources.add_parser("speech", help="numbers and dates spoken by espeak-ng into 16 kHz WAV files, with "
+                                          "their text (for data.input: audio)")
+    _add_out(p)
+    _add_sizes(p, 12000, 500, 1000, "utterances")
+    p.add_argument("--seed", type=int, default=1, help="seed of the texts, voices, speeds, pitches and noise")
+    _add_workers(p, "processes speaking the utterances (the same files for any number; default: one per CPU)")
+    p.set_defaults(write=data_speech)
+
 
 def _add_out(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the folder to write train.tsv, dev.tsv and test.tsv into")
     add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
-def _add_workers(p: argparse.ArgumentParser) -> None:
-    """--workers: processes generating blocks of training pairs (the output is the same for any)."""
-    p.add_argument("--workers", type=positive, help="processes generating the training pairs beyond the first "
-                                                    "100,000 (the same output for any number; default: one "
-                                                    "per CPU)")
+def _add_workers(p: argparse.ArgumentParser, about: str = "processes generating the training pairs beyond the "
+                 "first 100,000 (the same output for any number; default: one per CPU)") -> None:
+    """--workers: processes generating the examples (the output is the same for any)."""
+    p.add_argument("--workers", type=positive, help=about)
 
 
 def _add_sizes(p: argparse.ArgumentParser, train: int, dev: int, test: int, what: str = "pairs") -> None:
@@ -288,6 +304,30 @@ def data_names(args) -> None:
     from ..data.names import make_name_splits
 
     write_splits(args, *make_name_splits(args.train, args.dev, args.test, seed=args.seed), what="requests")
+
+
+def data_speech(args) -> None:
+    from ..data.speech import write_speech
+
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    try:
+        write_speech(args.out, counts, args.seed, _workers(args), overwrite=args.overwrite)
+    except ValueError as err:
+        raise UserError(f"data speech: {err}; give larger --train/--dev/--test") from None
+    say_written(args, counts, "utterances")
+
+
+def data_formulas(args) -> None:
+    from ..data.formulas import formula_files
+    from ..data.splits import check_split_sizes
+
+    counts = {"train": args.train, "dev": args.dev, "test": args.test}
+    try:
+        check_split_sizes(counts)
+    except ValueError as err:
+        raise UserError(f"data formulas: {err}; give larger --train/--dev/--test") from None
+    write_files(args.out, formula_files(counts, seed=args.seed, workers=_workers(args)), overwrite=args.overwrite)
+    say_written(args, counts, "formulas (images/SPLIT/*.png)")
 
 
 def data_documents(args) -> None:

@@ -18,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", help="curve: the dev metric to draw against minutes of training, for one "
                                          "run or several (exact_match, token_accuracy, bleu, chrf, loss)")
     parser.add_argument("--text", help="attention: the source sentence")
+    parser.add_argument("--file", help="attention: a source file of a run whose sources are files: a strip of an "
+                                       "image with each output token's attention over it, or a WAV's spectrogram "
+                                       "with the attention under it (default: none)")
     parser.add_argument("--input", help="attention --html: a file of source sentences, one a line")
     parser.add_argument("--html", metavar="OUT.html", help="attention: one self-contained page of every input")
     parser.add_argument("--beam", type=int, help="attention: beam size (default: the run's)")
@@ -36,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # the options only some drawings read: dest -> those drawings (any other refuses it, naming it)
-READ_BY = {"metric": ("curve",), "text": ("attention", "memory"), "input": ("attention",),
+READ_BY = {"metric": ("curve",), "text": ("attention", "memory"), "file": ("attention",), "input": ("attention",),
            "html": ("attention",), "beam": ("attention",), "hyp": ("attention",), "layer": ("attention",),
            "head": ("attention",), "encoder": ("attention",), "checkpoint": ("attention", "memory"),
            "positions": ("positional",), "dims": ("positional",)}
@@ -114,6 +117,8 @@ def plot_attention(args) -> Path:
 
     if not args.run:
         raise UserError("plot attention: give RUN_DIR")
+    if args.file is not None:
+        return plot_file_attention(args)
     layer, head = parse_index(args.layer, "--layer"), parse_index(args.head, "--head")
     if args.hyp < 1:
         raise UserError(f"--hyp: expected a number from 1, got {args.hyp}")
@@ -158,6 +163,50 @@ def plot_attention(args) -> Path:
     views, encoder = translator.attention_views(r)
     return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, out,
                            layer=layer, head=head, encoder_view=args.encoder)
+
+
+def plot_file_attention(args) -> Path:
+    """plot attention --file: each output token's attention over a source file of a run whose
+    sources are files (FILE_DRAWINGS: a strip of an image's overlays, an utterance's spectrogram)."""
+    from ..api import load
+
+    for flag in ("text", "input", "html", "layer", "head"):
+        if getattr(args, flag) is not None:
+            raise UserError(f"plot attention --file and --{flag}: --file draws one file's attention; drop --{flag}")
+    if args.encoder:
+        raise UserError("plot attention --file and --encoder: --file draws the output's attention; drop --encoder")
+    out = check_output(Path(args.out or "attention.png"), inputs=[args.file, *run_files(args.run)],
+                       overwrite=args.overwrite)
+    translator = load(args.run, checkpoint=args.checkpoint)
+    kind = translator.pipeline.inputs
+    if kind.name not in FILE_DRAWINGS:
+        raise UserError(f"plot attention --file: draws a run whose sources are files ({', '.join(FILE_DRAWINGS)}); "
+                        f"{args.run} reads {kind.name} (give --text)")
+    n_best = args.hyp if args.hyp > 1 or args.beam else None
+    r = translator.search([args.file], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
+    if len(r.outputs) < args.hyp:
+        raise UserError(f"--hyp {args.hyp}: the search found {len(r.outputs)} hypotheses")
+    return FILE_DRAWINGS[kind.name](kind, translator.pipeline.read_file(args.file).ids, r, args.hyp - 1, out)
+
+
+def draw_image(kind, features, r, k: int, out: Path) -> Path:
+    """A strip of the image with hypothesis ``k``'s attention of each output token over it."""
+    from ..data.inputs.image import image_array
+    from ..viz.image_attention import plot_image_attention
+
+    return plot_image_attention(image_array(features, kind.options.invert), r.attention[k], r.shape.grid,
+                                r.output_tokens[k], out, title=r.outputs[k])
+
+
+def draw_audio(kind, features, r, k: int, out: Path) -> Path:
+    """The utterance's spectrogram over hypothesis ``k``'s attention of each output token."""
+    from ..viz.audio_attention import plot_audio_attention
+
+    return plot_audio_attention(features, r.attention[k], r.output_tokens[k], out, title=r.outputs[k])
+
+
+# how plot attention --file draws each input kind that reads files: (kind, features, translation, k, out)
+FILE_DRAWINGS = {"image": draw_image, "audio": draw_audio}
 
 
 # what each plot draws; the order of ``attnseq plot --help``

@@ -19,6 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_engine(parser)
     parser.add_argument("--max-chars", type=int, default=1000, help="longest source text a request may send")
     parser.add_argument("--max-beam", type=int, default=16, help="widest beam a request may ask for")
+    parser.add_argument("--max-file-bytes", type=int, default=4_000_000,
+                        help="largest file (an image) POST /translate/file takes, for runs whose sources are files")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -26,7 +28,7 @@ def run(args: argparse.Namespace) -> None:
     from ..serve.server import listen, serve, url
 
     runs = load_runs(args.runs, checkpoint=args.checkpoint, precision=args.precision, engine=args.engine)
-    app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam)
+    app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam, max_file_bytes=args.max_file_bytes)
     sock = listen(args.host, args.port)
     print(f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; "
           "Ctrl-C to stop)", flush=True)

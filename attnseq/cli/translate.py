@@ -23,7 +23,11 @@ log = logging.getLogger("attnseq")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runs(parser)
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--input", help="a file of source sentences, one a line (default: stdin)")
+    source.add_argument("--input", help="a file of source sentences, one a line; for a run that reads files (data.input "
+                                        "image), of their paths, relative to the current folder (default: stdin)")
+    source.add_argument("--files", nargs="+", metavar="PATH",
+                        help="source files to translate, an output line each, for a run that reads files "
+                             "(data.input image) (default: none; --input or stdin)")
     parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
     add_overwrite(parser, "replace the --output file if it exists (never an input)")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
@@ -43,7 +47,7 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("translate --po: give --output FILE.po")
     if args.po and args.n_best is not None:
         raise UserError("translate --po and --n-best: a catalog takes one translation per entry; drop --n-best")
-    inputs = [args.input, args.po, *(path for run in args.run for path in run_files(run))]
+    inputs = [args.input, args.po, *(args.files or ()), *(path for run in args.run for path in run_files(run))]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
     translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
@@ -56,7 +60,12 @@ def run(args: argparse.Namespace) -> None:
         summary = translate_po(translator, args.po, args.output, beam_size=args.beam, overwrite=args.overwrite)
         print(json.dumps(summary))
         return
-    if args.input:
+    if args.files:
+        if translator.pipeline.inputs.reads_text:
+            raise UserError("translate --files: the run reads text (data.input text); give its lines with --input "
+                            "or on stdin")
+        lines = args.files
+    elif args.input:
         from ..data.corpus import read_lines
 
         lines = read_lines(args.input, controls=True)

@@ -1,4 +1,5 @@
-"""Batches of Examples (ids), bucketed by length, padded, with masks."""
+"""Batches of Examples (ids, or the features of a source file: data/inputs), bucketed by length,
+padded, with masks."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from .vocab import Vocab
 class Batch:
     """A padded batch. Masks are True on real tokens.
 
-    src (B, S), src_mask (B, S); tgt_in = bos + target (B, T); tgt_out = target + eos (B, T);
+    src (B, S) ids, or float features (B, L, F) of sources that are files (pad_features), with
+    src_mask (B, S) or (B, L); tgt_in = bos + target (B, T); tgt_out = target + eos (B, T);
     tgt_mask (B, T); index: positions of the examples in their data set. Of examples with
     extended ids (a copying model's, data.pipeline.Example): ``src_ext`` (B, S) the sources as
     extended ids, ``oov`` each sentence's tokens outside the target vocabulary, and ``tgt_out``
@@ -54,9 +56,31 @@ def pad(seqs: Sequence[Sequence[int]], pad_id: int = Vocab.pad_id) -> tuple[torc
     return ids, torch.arange(longest).unsqueeze(0) < lengths.unsqueeze(1)
 
 
+def pad_features(arrays: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(features (B, L, F) float32, mask (B, L)) of source features (L_i, F), zeros after each
+    one's last position (the value an input kind gives its background: data/inputs). uint8
+    features (an image's grey levels) are read as value / 255."""
+    longest = max(len(a) for a in arrays)
+    rest = arrays[0].shape[1:]
+    features = torch.zeros((len(arrays), longest, *rest), dtype=torch.float32)
+    for row, array in enumerate(arrays):
+        values = torch.from_numpy(np.ascontiguousarray(array))
+        features[row, : len(array)] = values.float() / 255 if array.dtype == np.uint8 else values.float()
+    lengths = torch.tensor([len(a) for a in arrays])
+    return features, torch.arange(longest).unsqueeze(0) < lengths.unsqueeze(1)
+
+
+def pad_sources(sources: Sequence[Sequence[int] | np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(sources (B, S) ids or (B, L, F) features, mask) of sources as the encoder reads them:
+    id lists (``pad``) or the features of files (``pad_features``)."""
+    if isinstance(sources[0], np.ndarray):
+        return pad_features(sources)
+    return pad(sources)
+
+
 def collate(examples: Sequence[Example], index: Sequence[int]) -> Batch:
     """A Batch of ``examples`` (ids without bos/eos on the target side)."""
-    src, src_mask = pad([e.src for e in examples])
+    src, src_mask = pad_sources([e.src for e in examples])
     tgt_in, _ = pad([[Vocab.bos_id] + e.tgt for e in examples])
     if examples and examples[0].src_ext is not None:  # a copying model's: extended ids
         tgt_out, tgt_mask = pad([e.tgt_ext + [Vocab.eos_id] for e in examples])

@@ -171,6 +171,7 @@ class CorpusChecks:
     skipped_what: str = "empty lines or pairs with an empty side"  # what a skipped line is
     lines: int = 0
     pairs: int = 0
+    line: int = 0  # the line of the last pair read
     skipped: Tally = field(default_factory=Tally)
     long: Tally = field(default_factory=Tally)
     controls: Tally = field(default_factory=Tally)  # lines holding control characters (not NUL)
@@ -186,6 +187,7 @@ class CorpusChecks:
     def pair(self, number: int, source: str, target: str) -> None:
         """Count the pair of line ``number``."""
         self.pairs += 1
+        self.line = number
         n = self.long_words  # more than n words take more than 2n characters: count words only then
         if n and (len(source) > 2 * n and len(source.split()) > n or len(target) > 2 * n and len(target.split()) > n):
             self.long.add(number)
@@ -275,12 +277,16 @@ def tsv_pairs(lines: Iterable[str], path: str | Path, strip: bool = True, first_
     checks.lines += number - first_line + 1
 
 
-def read_tsv(path: str | Path, strip: bool = True) -> list[Pair]:
+def read_tsv(path: str | Path, strip: bool = True, lines: list[int] | None = None) -> list[Pair]:
     """The pairs of :func:`iter_tsv` in a list; one warning line names the lines skipped (blank,
     or a side empty), another a first line that looks like a header row (``FILE:1``: delete it
-    if it is one)."""
+    if it is one). ``lines``, when given, gets each pair's line number."""
     checks = CorpusChecks(str(path))
-    pairs = list(iter_tsv(path, strip, checks))
+    pairs = []
+    for pair in iter_tsv(path, strip, checks):
+        pairs.append(pair)
+        if lines is not None:
+            lines.append(checks.line)
     checks.warn()
     return pairs
 

@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from ..errors import DataError
 from ..utils import atomic_write_text
+from .inputs import build_input
 from .sources import SOURCES
 from .tokenizers import TOKENIZERS, Tokenizer
 from .vocab import Vocab
@@ -37,14 +40,15 @@ log = logging.getLogger("attnseq")
 
 @dataclass
 class Example:
-    """One sentence pair as ids: source as the encoder reads it; target without bos/eos.
+    """One sentence pair as ids: source as the encoder reads it (ids; or, for an input kind that
+    reads files, its features (L, F): data/inputs); target without bos/eos.
 
     For a copying model (model.copy) also the extended ids (nn/copy.py): ``src_ext`` the source
     tokens as target ids (in the encoder's order), those outside the target vocabulary numbered
     from its size in the order of ``oov``; ``tgt_ext`` the target with the tokens it copies from
     ``oov`` by those ids (``tgt`` has unk for them, what the decoder reads back)."""
 
-    src: list[int]
+    src: list[int] | np.ndarray
     tgt: list[int]
     src_ext: list[int] | None = None
     tgt_ext: list[int] | None = None
@@ -90,13 +94,16 @@ class FixedWidth:
 
 @dataclass
 class EncodedSource:
-    """A source text as the encoder reads it, and what in it the model never saw."""
+    """A source text as the encoder reads it, and what in it the model never saw. A source of an
+    input kind that reads files (data.input: image) has no tokens: ``ids`` are its features
+    (L, F) and ``size`` the input's extent (InputKind.geometry)."""
 
     tokens: list[str]  # reading order, laid out as the training sources were (the first ``limit``)
-    ids: list[int]  # as the encoder reads them (reversed with ``reverse_source``)
+    ids: list[int] | np.ndarray  # as the encoder reads them (reversed with ``reverse_source``)
     unknown: list[str] = field(default_factory=list)  # tokens outside the source vocabulary, reading order
-    cut: bool = False  # the text held more than ``limit`` tokens
+    cut: bool = False  # the text held more than ``limit`` tokens (positions, for features)
     wider: bool = False  # wider than the run's fixed-width training sources
+    size: tuple[int, ...] = ()  # a file's input: its extent ((height, width) of an image as read)
 
 
 class TextPipeline:
@@ -105,6 +112,10 @@ class TextPipeline:
     ``reverse_source`` feeds the source tokens in reverse (Sutskever et al. 2014; the book);
     ``source_tokens`` still returns them in reading order for display. ``shares_vocab`` says
     both sides use one vocabulary (the same ids), so their embeddings may be one matrix.
+
+    ``inputs`` is the input kind (``data.input``): for a kind that reads files (an image) the
+    source is a path, read into features by the kind; the source vocabulary then holds the
+    special tokens alone.
     """
 
     def __init__(self, config, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer,
@@ -116,6 +127,7 @@ class TextPipeline:
         self.shares_vocab = shares_vocab
         self.unicode = unicode  # the normal form text is brought to (data.unicode), or "none"
         self.fixed_width = fixed_width  # how training sources were laid out, or None
+        self.inputs = build_input(config)  # what the source column holds (data.input)
 
     # -- building and storing -------------------------------------------------------------
     @staticmethod
@@ -128,6 +140,8 @@ class TextPipeline:
         or the data source's own vocabulary (the book's); the training sources' fixed width
         recorded when they have one (char tokens, padding kept: see FixedWidth.of). (A corpus
         on disk is fitted without holding it: data.prepare.)"""
+        if not build_input(config).reads_text:  # files: a vocabulary of the targets alone
+            return cls._fit_targets(config, cls._tokenizer(config), pairs, run_dir)
         sources = [normalise(config, config.unicode, s) for s, _ in pairs]
         targets = [normalise(config, config.unicode, t) for _, t in pairs]
         src_tok, tgt_tok = cls.fit_tokenizers(config, lambda: (sources, targets), run_dir)
@@ -176,6 +190,19 @@ class TextPipeline:
         return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config),
                    **layout)
 
+    @classmethod
+    def _fit_targets(cls, config, tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]],
+                     run_dir: Path) -> "TextPipeline":
+        """The pipeline of sources that are files (data.input: image): the tokenizer fitted (if
+        it learns) and the vocabulary built on the targets; the source vocabulary has the special
+        tokens alone."""
+        targets = [normalise(config, config.unicode, t) for _, t in pairs]
+        if tokenizer.trainable:
+            tokenizer.fit(targets, run_dir, JOINT)  # one model: saved and restored as a joint one
+        target_vocab = Vocab.build([tokenizer.tokenize(t) for t in targets], config.min_freq, config.max_vocab,
+                                   tokenizer.vocab_order)
+        return cls(config, tokenizer, tokenizer, Vocab([]), target_vocab, unicode=config.unicode)
+
     def save(self, run_dir: Path) -> None:
         """Write vocabularies (and learned tokenizer models) into ``run_dir``."""
         run_dir = Path(run_dir)
@@ -215,7 +242,11 @@ class TextPipeline:
 
     def read_source(self, text: str, limit: int = 0) -> EncodedSource:
         """``text`` normalised, laid out as the training sources were, tokenised (the first
-        ``limit`` tokens when ``limit``) and looked up in the source vocabulary."""
+        ``limit`` tokens when ``limit``) and looked up in the source vocabulary. For an input kind
+        that reads files, ``text`` names the file and its features are read (the first ``limit``
+        positions when ``limit``)."""
+        if not self.inputs.reads_text:  # a path, or a file's contents (an upload)
+            return self.read_file("upload", limit, text) if isinstance(text, bytes) else self.read_file(text, limit)
         text = self.normalise(text)
         wider = False
         if self.fixed_width is not None:
@@ -228,6 +259,18 @@ class TextPipeline:
         ids = self.src_vocab.encode(tokens)
         unknown = [t for t, i in zip(tokens, ids) if i == self.src_vocab.unk_id]
         return EncodedSource(tokens, ids[::-1] if self.config.reverse_source else ids, unknown, cut, wider)
+
+    def read_file(self, path: str | Path, limit: int = 0, data: bytes | None = None) -> EncodedSource:
+        """The source the file ``path`` holds (or the bytes ``data`` of a file so named: an upload)
+        as the encoder reads it: features (L, F) of the input kind, the first ``limit`` positions
+        when ``limit``; a DataError naming the file when the kind cannot read it."""
+        kind = self.inputs
+        features = kind.read(Path(path)) if data is None else kind.read_bytes(data, str(path))
+        size = kind.geometry(features)
+        cut = bool(limit) and len(features) > limit
+        if cut:
+            features = features[:limit]
+        return EncodedSource([], features, cut=cut, size=size)
 
     def source_tokens(self, text: str, limit: int = 0) -> list[str]:
         """Source tokens in reading order (the first ``limit`` of them when ``limit``)."""
@@ -279,7 +322,9 @@ class TextPipeline:
         trains on."""
         examples, too_long = [], []
         for number, (src, tgt) in enumerate(pairs, start=1):
-            if extended:
+            if not self.inputs.reads_text:
+                ex = Example(self.read_file(src).ids, self.encode_target(tgt))
+            elif extended:
                 source, target = self.read_source(src), self.target_tokens(tgt)
                 ext = self.extend_source(source.tokens)
                 ex = Example(source.ids, self.tgt_vocab.encode(target), ext.ids, self.extend_target(target, ext.oov),
@@ -288,7 +333,7 @@ class TextPipeline:
                 ex = Example(self.encode_source(src), self.encode_target(tgt))
             if (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
                 too_long.append(number)
-            elif ex.src:
+            elif len(ex.src):
                 examples.append(ex)
         if too_long and warn:
             warn_too_long(name or "data", too_long[:5], len(too_long), max_src, max_tgt)
@@ -301,6 +346,16 @@ def warn_too_long(name: str, first: Sequence[int], count: int, max_src: int, max
     more = f" and {count - len(first)} more" if count > len(first) else ""
     log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
                 "tokens (pair %s%s)", name, count, max_src, max_tgt, ", ".join(map(str, first)), more)
+
+
+def unknown_share(examples: Sequence[Example]) -> float:
+    """The fraction of the examples' source and target ids that are the unknown token's."""
+    def count(ids) -> int:
+        return ids.count(Vocab.unk_id) if isinstance(ids, list) else 0  # features hold no ids
+
+    total = sum(len(ids) for ex in examples for ids in (ex.src, ex.tgt) if isinstance(ids, list))
+    unknown = sum(count(ex.src) + count(ex.tgt) for ex in examples)
+    return unknown / total if total else 0.0
 
 
 def normalise(config, unicode: str, text: str) -> str:

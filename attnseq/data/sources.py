@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError, DataError
 from ..registry import Registry
 from .corpus import read_tsv
+from .inputs import build_input, locate_sources
 from .texts import PairsText, TrainingText, TsvText
 
 Pair = tuple[str, str]
@@ -78,14 +79,14 @@ class TsvSource(Source):
                               key="data.train")
 
     def splits(self, data) -> dict[str, list[Pair]]:
-        train = read_tsv(self.training_text(data).path, strip=data.strip)
+        train = read_pairs(self.training_text(data).path, data)
         if not train:
             raise DataError(f"{self.paths(data)['train']}: no training pairs")
         return {"train": train, **self.held_out(data)}
 
     def held_out(self, data) -> dict[str, list[Pair]]:
         self.check(data)
-        return {split: read_tsv(path, strip=data.strip) for split, path in self.paths(data).items()
+        return {split: read_pairs(path, data) for split, path in self.paths(data).items()
                 if split != "train" and path and (split != "test" or Path(path).exists())}
 
     def training_text(self, data) -> TsvText:
@@ -94,7 +95,19 @@ class TsvSource(Source):
         return TsvText(self.paths(data)["train"], data.strip)
 
     def test_pairs(self, path: Path, data) -> list[Pair]:
+        return read_pairs(path, data)
+
+
+def read_pairs(path: str | Path, data) -> list[Pair]:
+    """The pairs of the TSV file ``path``; where ``data.input`` reads files (an image), each
+    source names its file relative to the TSV's folder and is made a path from here, a missing or
+    unreadable one a DataError naming the TSV's line (data/inputs)."""
+    kind = build_input(data)
+    if kind.reads_text:
         return read_tsv(path, strip=data.strip)
+    lines: list[int] = []
+    pairs = read_tsv(path, strip=data.strip, lines=lines)
+    return locate_sources(kind, pairs, lines, path)
 
 
 def first_line(path: Path) -> str:
@@ -142,7 +155,7 @@ def evaluation_pairs(path: str | Path, data) -> list[Pair]:
                 pairs = source().test_pairs(path, data)
                 break
     if pairs is None:
-        pairs = TsvSource().test_pairs(path, data)
+        pairs = read_pairs(path, data)
     if not pairs:
         raise DataError(f"{path}: no pairs to evaluate; give a file of source<TAB>reference lines")
     return pairs

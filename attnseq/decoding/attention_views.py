@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..data.batching import pad
+from ..data.batching import pad, pad_sources
 from ..data.vocab import Vocab
 from ..nn.attention.local import window_centres
 from ..nn.copy import generation_probability
@@ -33,11 +33,11 @@ def attention_views(model, src_ids: list[int], outputs: list[list[int]], rows: l
                     ) -> tuple[list[AttentionViews], np.ndarray | None]:
     """(views of each hypothesis, the encoder's self-attention (layers, heads, S, S) or None)
     for hypotheses ``outputs`` (token ids, no bos/eos) of one source ``src_ids`` (as the
-    encoder reads them), ``rows`` decoding steps each. Positions are the encoder's order."""
+    encoder reads them: ids, or a file's features (L, F)), ``rows`` decoding steps each. Positions are the encoder's order."""
     device = next(model.parameters()).device
     n = len(outputs)
-    src = torch.tensor([src_ids] * n, dtype=torch.long, device=device)  # (n, S)
-    src_mask = torch.ones_like(src, dtype=torch.bool)
+    src, src_mask = pad_sources([src_ids] * n)  # (n, S) ids or (n, L, F) a file's features
+    src, src_mask = src.to(device), src_mask.to(device)
     tgt_in, _ = pad(teacher_inputs(outputs, rows))  # (n, T), padded at the end
     tgt_in = tgt_in.to(device)
     memory = model.encode(src, src_mask)

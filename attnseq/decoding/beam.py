@@ -111,10 +111,11 @@ class Finished:
 
 
 def set_finished_aside(finished: Finished, beams: Beams, ends: torch.Tensor,
-                       source_lengths: list[int], step: int, alpha: float) -> Beams:
+                       real: torch.Tensor, step: int, alpha: float) -> Beams:
     """Move the hypotheses marked in ``ends`` (n, width) into ``finished``; their slots empty.
 
-    source_lengths: real source length of every sentence of the batch (to trim attention).
+    real: (B, S) the positions each sentence's attention falls on (common.first_state), the
+    columns of the attention a hypothesis keeps.
     """
     where = ends.nonzero()  # (m, 2): (active sentence position, slot)
     if not where.numel():
@@ -128,7 +129,7 @@ def set_finished_aside(finished: Finished, beams: Beams, ends: torch.Tensor,
             tokens.pop()
         alignment = None
         if beams.attention is not None:
-            alignment = beams.attention[row, :, : source_lengths[sentence]].clone()  # (T_out, S_i)
+            alignment = beams.attention[row][:, real[sentence]]  # (T_out, S_i)
         finished.add(sentence, Hypothesis(tokens, raw / lp, alignment))
     beams.scores = beams.scores.masked_fill(ends, NEG_INF)
     return beams
@@ -162,8 +163,8 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
         raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
     alpha, device = float(length_penalty), src.device
     batch = src.shape[0]
-    state = first_state(model, src, src_mask, src_ext)  # one row per sentence
-    source_lengths = src_mask.sum(1).tolist()
+    state, real = first_state(model, src, src_mask, src_ext)  # one row per sentence
+    real = real.to(device)
     limits = limits.to(device)
     finished = Finished(batch, n_best, device)
     beams = Beams(  # one slot per sentence holding the empty hypothesis
@@ -184,7 +185,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
         limit = limits[beams.sentence]  # (n,)
         at_limit = limit <= step
         ends = ((tokens == Vocab.eos_id) | at_limit.unsqueeze(1)) & torch.isfinite(scores)
-        beams = set_finished_aside(finished, beams, ends, source_lengths, step, alpha)
+        beams = set_finished_aside(finished, beams, ends, real, step, alpha)
         done = sentences_done(beams.scores, at_limit, finished.threshold[beams.sentence], limit, alpha)
         if bool(done.any()):
             keep = (~done).nonzero().squeeze(1)

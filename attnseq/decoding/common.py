@@ -7,10 +7,16 @@ from typing import Any
 
 
 def first_state(model, src, src_mask, src_ext=None):
-    """The decoder's State before the first target token of the sources ``src`` (B, S) with
-    ``src_mask`` (B, S); ``src_ext`` (B, S): the sources as extended ids, for a copying model."""
+    """(the decoder's State before the first target token of the sources ``src`` (B, S) with
+    ``src_mask`` (B, S), the mask (B, S') of the positions its attention falls on, True on each
+    sentence's real ones); ``src_ext`` (B, S): the sources as extended ids, for a copying model.
+
+    The attention of ids falls on the source's tokens (``src_mask``); that of features (B, L, F),
+    a file's, on the memory's real cells, which a frontend lays out over other positions than
+    the frames (fewer of them over audio, a grid over an image): a search keeps those columns of
+    each sentence's attention, the same alone as in a batch."""
     memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
-    return model.decoder.init_state(memory)
+    return model.decoder.init_state(memory), (memory.mask if src.dim() == 3 else src_mask)
 
 
 def gnmt_penalty(length, alpha: float):

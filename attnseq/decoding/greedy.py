@@ -19,14 +19,14 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
     per sentence.
     """
     batch = src.shape[0]
-    state = first_state(model, src, src_mask, src_ext)
+    state, real = first_state(model, src, src_mask, src_ext)
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
     active = torch.arange(batch, device=src.device)  # rows of the original batch still decoding
     outputs: list[list[int]] = [[] for _ in range(batch)]
     scores = [0.0] * batch
     attention: list[list[torch.Tensor]] = [[] for _ in range(batch)]
     limits = limits.to(src.device)
-    lengths = src_mask.sum(1).tolist()  # attention is returned over each sentence's real source
+    real = real.cpu()  # attention is returned over each sentence's real source positions
     step = 0
     while active.numel():
         logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
@@ -41,7 +41,7 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
             if token != Vocab.eos_id:
                 outputs[sentence].append(token)
             if step_alignment is not None:
-                attention[sentence].append(step_alignment[row, : lengths[sentence]])
+                attention[sentence].append(step_alignment[row, real[sentence]])
         if bool(done.any()):
             keep = (~done).nonzero().squeeze(1)
             active, tokens = active[keep], tokens[keep]

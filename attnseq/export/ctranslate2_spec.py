@@ -20,6 +20,8 @@ option or a positional encoding this module does not know is refused by name, ne
   CTranslate2's built-in sinusoid is another (halves concatenated, positions counted from 1);
 - ``tie_embeddings``: the same matrices, which ``ModelSpec.optimize`` stores once (aliases);
 - ``dropout``: nothing (off at inference);
+- ``frontend``: nothing when unset; a run whose sources are files (images, audio: a frontend
+  encodes their features) is refused, since CTranslate2's encoder reads token ids;
 - ``copy``: nothing when false; a copying run (copy attention's p_gen and extended vocabulary)
   is refused, since the specification has no place for either.
 
@@ -56,6 +58,7 @@ EXPRESSED = {
     "pre_norm": "pre_norm, and a final layer_norm on each pre-norm stack",
     "tie_embeddings": "the same matrices, stored once",
     "copy": "nothing when false (true is refused: the specification has no copy attention)",
+    "frontend": "nothing when unset (a frontend, for sources that are files, is refused: CTranslate2 reads token ids)",
 }
 POSITIONAL = ("sinusoidal", "learned")  # model.positional: written out as a table of encodings
 MIN_POSITIONS = 1024  # the sinusoidal table covers at least this many positions
@@ -81,6 +84,11 @@ def check_exportable(config) -> None:
         if option.name not in EXPRESSED:
             raise ConfigError(f"model.{option.name}: CTranslate2's Transformer specification cannot express this "
                               "option (the exporter maps " + ", ".join(EXPRESSED) + ")", key=f"model.{option.name}")
+    frontend = getattr(model, "frontend", None)
+    if frontend:
+        raise ConfigError(f"model.frontend: {getattr(frontend, 'name', frontend)}: CTranslate2's Transformer "
+                          "specification cannot express a frontend over files' features (its encoder reads token "
+                          "ids); decode this run with the torch engine", key="model.frontend")
     if getattr(model, "copy", False):
         raise ConfigError("model.copy: CTranslate2's Transformer specification cannot express copy attention (its "
                           "generation probability p_gen and the source's words outside the vocabulary); decode a "

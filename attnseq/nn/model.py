@@ -5,7 +5,9 @@ An architecture registers an object with ``check(cfg) -> cfg`` (the model settin
 variant checked and its options written out) and ``build(cfg, src_vocab_size, tgt_vocab_size,
 shares_vocab) -> Seq2Seq``: the recurrent one in nn/rnn/model.py, the Transformer in
 nn/transformer/model.py, the memory networks in nn/memory/. An architecture that sets
-``reads_vocabulary`` also gets ``src_vocab=`` (the source Vocab) in ``build``.
+``reads_vocabulary`` also gets ``src_vocab=`` (the source Vocab) in ``build``; one that sets
+``reads_features`` gets ``features=`` (the values a position of a source file's features holds,
+data.input; 0 for text) and encodes them with its ``model.frontend`` (nn/frontends).
 """
 from __future__ import annotations
 
@@ -101,15 +103,21 @@ def check_model(cfg):
 
 
 def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
-                src_vocab=None) -> Seq2Seq:
+                src_vocab=None, features: int = 0) -> Seq2Seq:
     """The model ``cfg`` (the model section of a config) describes, initialised.
 
     ``shares_vocab``: source and target have one vocabulary, so a model that ties embeddings
     may make the source embedding the same matrix. ``src_vocab``: the source Vocab, handed to
     the architectures that read it (``reads_vocabulary``: the memory networks find the id of
-    their sentence separator in it)."""
+    their sentence separator in it). ``features``: the values at each position of a source that
+    is a file (data.input: image), which the model's frontend reads; 0 for text."""
     arch = ARCHS.get(cfg.arch, "model.arch")
     extra = {"src_vocab": src_vocab} if getattr(arch, "reads_vocabulary", False) else {}
+    if getattr(arch, "reads_features", False):
+        extra["features"] = features
+    elif features:
+        raise ConfigError(f"data.input: the {cfg.arch} architecture reads text alone; choose model.arch rnn or "
+                          "transformer for a source that is a file", key="data.input")
     return arch.build(arch.check(cfg), src_vocab_size, tgt_vocab_size, shares_vocab, **extra)
 
 

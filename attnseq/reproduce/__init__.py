@@ -9,7 +9,7 @@ pages; runner.py runs one; each claim is a module of its own. Importing the pack
 every reproduction.
 """
 from . import (bahdanau_length, book_ch8, heads, luong_scorers, nadaraya_watson, placement,  # noqa: F401
-               positions, reversal, skip_connections, transformer_vs_rnn)  # (register every reproduction)
+               positions, reversal, skip_connections, speech, transformer_vs_rnn)  # (register every reproduction)
 from .base import REPRODUCTIONS, Reproduction, Result
 from .runner import listing, reproduce
 

@@ -21,7 +21,7 @@ import re
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,6 +41,8 @@ log = logging.getLogger("attnseq")
 STATIC = Path(__file__).parent / "static"
 MAX_CHARS = 1000  # longest source text a request may send
 MAX_BEAM = 16  # widest beam a request may ask for
+MAX_FILE_BYTES = 4_000_000  # largest file POST /translate/file takes (a run whose sources are files)
+FILE_ROUTE = "/translate/file"
 
 
 @dataclass
@@ -86,11 +88,16 @@ class Limits:
 
     max_chars: int = MAX_CHARS
     max_beam: int = MAX_BEAM
+    max_file_bytes: int = MAX_FILE_BYTES  # 0 where no run's sources are files (no POST /translate/file)
 
     @property
     def body_bytes(self) -> int:
         """The largest request body: the longest text, each character written as \\uXXXX, and the rest."""
         return 6 * self.max_chars + 4096
+
+    def body_limit(self, path: str) -> int:
+        """The largest body a request to ``path`` may send: a file's to POST /translate/file."""
+        return self.max_file_bytes if path == FILE_ROUTE else self.body_bytes
 
 
 @dataclass
@@ -137,7 +144,7 @@ class RequestError(Exception):
 def validation_message(exc: RequestValidationError) -> tuple[str, str]:
     """(message, field) for the first problem pydantic found in a request body."""
     first = exc.errors()[0]
-    loc = [str(part) for part in first.get("loc", ()) if part != "body"]
+    loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "query")]
     kind = first.get("type", "")
     if kind == "json_invalid":
         reason = (first.get("ctx") or {}).get("error", "")
@@ -179,15 +186,20 @@ async def invalid_request(request: Request, exc: RequestValidationError) -> JSON
     return error(422, message, field)
 
 
-def too_large(limits: "Limits") -> JSONResponse:
-    """The 413 answer to a body over ``limits.body_bytes``."""
+def too_large(limits: "Limits", path: str = "/translate") -> JSONResponse:
+    """The 413 answer to a body over ``limits.body_limit(path)``."""
+    if path == FILE_ROUTE and not limits.max_file_bytes:
+        return error(422, "run: no run of this server reads files (data.input text); POST /translate a text", "run")
+    if path == FILE_ROUTE:
+        return error(413, f"body: over this server's limit of {limits.max_file_bytes} bytes for a file "
+                          "(attnseq serve --max-file-bytes)", "body")
     return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
                       f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
     if exc.status_code == 413:  # FastAPI's max_body_size, a body without a Content-Length read too far
-        return too_large(served(request).limits)
+        return too_large(served(request).limits, request.url.path)
     if exc.status_code == 400:  # FastAPI could not parse the body (not UTF-8, say)
         return error(400, 'body: not JSON text (UTF-8 JSON such as {"text": "a sentence"})', "body")
     return error(exc.status_code, str(exc.detail))
@@ -252,6 +264,23 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
     return name, Job(request.text, beam_size, n_best, request.return_attention)
 
 
+def checked_file_job(served: Served, body: bytes, run: str | None, beam_size: int | None, n_best: int | None,
+                     return_attention: bool) -> tuple[str, Job]:
+    """The run and the job of a file sent to POST /translate/file (its bytes the ``body``), checked
+    as a text's is (the run reads files, the body holds some, the beam in range); a RequestError
+    naming the field otherwise."""
+    request = TranslateRequest(text="file", run=run, beam_size=beam_size, n_best=n_best,
+                               return_attention=return_attention)
+    name, job = checked_job(served, request)
+    kind = served.runs[name].translator.pipeline.inputs
+    if kind.reads_text:
+        raise RequestError(422, f"run: {name} reads text (data.input text); POST /translate with its text", "run")
+    if not body:
+        raise RequestError(422, f"body: empty; send the {kind.name} file's bytes", "body")
+    job.text = body
+    return name, job
+
+
 async def translation(worker: DecodeWorker, job: Job) -> bytes:
     """``job`` decoded on its run's thread: the JSON answer, or a RequestError (503 when the
     run's queue is full, 422 for a user error the search raised)."""
@@ -288,6 +317,17 @@ async def translate(request: TranslateRequest, http: Request):
     return Response(body, media_type="application/json")
 
 
+@routes.post(FILE_ROUTE, summary="translate one file (an image) with a run whose sources are files",
+             responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
+                        422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
+async def translate_file(http: Request, run: Optional[str] = None, beam_size: Optional[int] = None,
+                         n_best: Optional[int] = None, return_attention: bool = True):
+    """The body is the file's bytes (any Content-Type); the settings are the query's, as /translate's."""
+    name, job = checked_file_job(served(http), await http.body(), run, beam_size, n_best, return_attention)
+    body = await translation(served(http).workers[name], job)
+    return Response(body, media_type="application/json")
+
+
 @asynccontextmanager
 async def stop_workers(app: FastAPI):
     """The application's lifespan: at shutdown each run's decoding thread finishes its requests."""
@@ -313,8 +353,9 @@ def answer_declared_bodies_over_the_limit(app: FastAPI, limits: "Limits") -> Non
             if scope["type"] == "http":
                 length = dict(scope.get("headers") or ()).get(b"content-length", b"")
                 digits = length.lstrip(b"0")  # int() refuses 4,300 digits: so many are over any limit
-                if length.isdigit() and (len(digits) > 18 or int(digits or b"0") > limits.body_bytes):
-                    return await too_large(limits)(scope, receive, send)
+                limit = limits.body_limit(scope.get("path", ""))
+                if length.isdigit() and (len(digits) > 18 or int(digits or b"0") > limit):
+                    return await too_large(limits, scope.get("path", ""))(scope, receive, send)
             await inner(scope, receive, send)
 
         return declared_too_large
@@ -323,16 +364,19 @@ def answer_declared_bodies_over_the_limit(app: FastAPI, limits: "Limits") -> Non
 
 
 def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: int = MAX_BEAM,
-               max_waiting: int = 1024) -> FastAPI:
+               max_waiting: int = 1024, max_file_bytes: int = MAX_FILE_BYTES) -> FastAPI:
     """The application serving ``runs`` (the first is the default run of a request)."""
     if not runs:
         raise UserError("serve: give at least one run folder")
-    for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam)):
+    for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam), ("--max-file-bytes", max_file_bytes)):
         if value < 1:
             raise UserError(f"serve {flag}: expected a number from 1, got {value}")
-    limits = Limits(max_chars, max_beam)
+    files = any(not r.translator.pipeline.inputs.reads_text for r in runs)
+    limits = Limits(max_chars, max_beam, max_file_bytes if files else 0)
     # FastAPI with /docs (Swagger UI) and /redoc served from the package, not a CDN: offline too
-    app = FastAPIOffline(title="attnseq", version="1", lifespan=stop_workers, max_body_size=limits.body_bytes,
+    app = FastAPIOffline(title="attnseq", version="1", lifespan=stop_workers,
+                         # a body in chunks is cut here; with a run of files, at the file's limit
+                         max_body_size=max(limits.body_bytes, limits.max_file_bytes),
                          exception_handlers=ERROR_HANDLERS,
                          description="Translate with attnseq runs and see what every model attends to.")
     app.state.served = Served(

@@ -16,8 +16,9 @@ def matrix(a: np.ndarray | None) -> list | None:
     return None if a is None else np.round(np.asarray(a, dtype=np.float64), DIGITS).tolist()
 
 
-# What a run's description names: the designs a config chooses by name, then its sizes.
-DESIGNS = ("encoder", "decoder", "attention", "cell", "positional")
+# What a run's description names: the designs a config chooses by name, then its sizes (a model
+# whose sources are files is encoded by its frontend, not model.encoder).
+DESIGNS = ("encoder", "frontend", "decoder", "attention", "cell", "positional")
 SIZES = ("layers", "heads", "hidden_size")
 
 
@@ -35,7 +36,10 @@ def describe(translator: Translator) -> dict[str, Any]:
     and the attention scorer's name (local attention draws a window)."""
     config = translator.config
     model = config.model
-    designs = [f"{_named(getattr(model, key))} {key}" for key in DESIGNS if getattr(model, key, None) is not None]
+    shown = [key for key in DESIGNS if getattr(model, key, None) is not None]
+    if "frontend" in shown and "encoder" in shown:
+        shown.remove("encoder")
+    designs = [f"{_named(getattr(model, key))} {key}" for key in shown]
     sizes = [f"{key.replace('_', ' ')} {getattr(model, key)}" for key in SIZES if hasattr(model, key)]
     engine = [] if config.engine == "torch" else [f"{config.engine} engine"]
     attention = getattr(model, "attention", None)
@@ -47,8 +51,16 @@ def describe(translator: Translator) -> dict[str, Any]:
 def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> dict[str, Any]:
     """A loaded run as GET /runs lists it."""
     engine_beam = translator.max_beam_size or max_beam
-    return {"name": name, "path": path, **describe(translator),
+    return {"name": name, "path": path, **describe(translator), "input": translator.pipeline.inputs.name,
             "max_beam": min(max_beam, engine_beam), "default_beam": translator.config.decode.beam_size}
+
+
+def spectrogram(translator: Translator, source: str | bytes) -> list:
+    """The log-mel frames (frames, bands) of an audio ``source`` (a path, or an upload's bytes) as
+    the run read them, rounded to 2 decimals: what the page draws under the attention."""
+    read = translator.pipeline.read_file
+    features = read("upload", 0, source) if isinstance(source, bytes) else read(source)
+    return np.round(np.asarray(features.ids, dtype=np.float64), 2).tolist()
 
 
 def translation_payload(run: str, translator: Translator, translation: Translation,
@@ -57,7 +69,9 @@ def translation_payload(run: str, translator: Translator, translation: Translati
     attention each hypothesis carries its alignment (T_out, S),
     its cross-attention by layer and head (layers, heads, T_out, S), its local window and a
     copying model's p_gen per output step (T_out,) where the model has them, and the source its
-    encoder self-attention (layers, heads, S, S)."""
+    encoder self-attention (layers, heads, S, S). A source that is a file (data.input image) has
+    no tokens; ``source_shape`` (data.inputs.SourceShape) says where its S positions lie on it, and
+    audio's ``spectrogram`` (frames, bands) is what the attention is drawn over."""
     views, encoder = (translator.attention_views(translation) if with_attention
                       else ([None] * len(translation.outputs), None))
     hypotheses = []
@@ -73,9 +87,13 @@ def translation_payload(run: str, translator: Translator, translation: Translati
                 "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
             hypothesis["p_gen"] = matrix(v.p_gen)
         hypotheses.append(hypothesis)
-    payload: dict[str, Any] = {"run": run, "source": translation.source,
+    source = translation.source if isinstance(translation.source, str) else "upload"  # a file's bytes
+    shape = None if translation.shape is None else translation.shape.as_dict()
+    payload: dict[str, Any] = {"run": run, "source": source,
                                "source_tokens": translation.source_tokens, "unknown": translation.unknown,
-                               "hypotheses": hypotheses}
+                               "source_shape": shape, "hypotheses": hypotheses}
+    if with_attention and shape is not None and shape["kind"] == "audio":  # what the page draws the attention over
+        payload["spectrogram"] = spectrogram(translator, translation.source)
     if with_attention:
         payload["encoder_attention"] = matrix(encoder)
     return payload

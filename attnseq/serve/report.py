@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 
 STATIC = Path(__file__).parent / "static"
-SCRIPTS = ("heatmap.js", "panel.js", "report.js")
+SCRIPTS = ("heatmap.js", "imagestrip.js", "spectrogram.js", "panel.js", "report.js")
 
 
 def inline_json(value: Any) -> str:

@@ -41,14 +41,25 @@ class Hypothesis(BaseModel):
         None, description="(T_out,): a copying model's generation probability per output step (1 - p_gen copied)")
 
 
+class SourceShape(BaseModel):
+    kind: str = Field(description="the run's data.input: image (audio, ...)")
+    size: list[int] = Field(description="the input's extent as the model read it: [height, width] pixels")
+    grid: list[int] = Field(description="the cells the attention's S positions are, row by row: [rows, columns]")
+
+
 class TranslateResponse(BaseModel):
     run: str
-    source: str
+    source: str = Field(description="the text; 'upload' for a file sent to POST /translate/file")
     source_tokens: list[str] = Field(description="as the encoder reads them, in reading order (laid out as the "
                                                  "run's training sources were: the book's padding)")
     unknown: list[str] = Field(description="the source's pieces outside the run's vocabulary, each read as the "
                                            "unknown token (control characters such as NUL among them)")
+    source_shape: Optional[SourceShape] = Field(
+        None, description="a source that is a file: where the attention's S positions lie on it (null for text)")
     hypotheses: list[Hypothesis] = Field(description="best first")
+    spectrogram: Optional[list[list[float]]] = Field(
+        None, description="an audio source with attention: its log-mel frames (frames, bands) as the run read them, "
+                          "what the attention's listener steps cover (source_shape)")
     encoder_attention: Optional[list[list[list[list[float]]]]] = Field(
         None, description="(layers, heads, S, S): the Transformer encoder's self-attention")
 
@@ -60,6 +71,7 @@ class RunInfo(BaseModel):
     arch: str
     attention: str = Field(description="the attention scorer of a recurrent decoder ('' for a Transformer)")
     description: str
+    input: str = Field(description="what its sources are (data.input): text, or image (POST /translate/file)")
     max_beam: int = Field(description="the widest beam this run may be asked for")
     default_beam: int
 

@@ -15,11 +15,12 @@ from typing import Callable, Sequence
 
 
 from ..config import Config, save_config
-from ..data.pipeline import Example, TextPipeline
+from ..data.inputs import build_input
+from ..data.pipeline import Example, TextPipeline, unknown_share
 from ..data.prepare import prepare_training
 from ..data.sources import SOURCES
 from ..data.store import ExampleStore, TokenStore
-from ..errors import ConfigError, UserError
+from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..progress import StepProgress
 from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, kept_checkpoint_path, log_metrics,
@@ -199,19 +200,32 @@ class EpochLoop:
                               f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
                               key="train.select_by")
         text = source.training_text(config.data)
-        if not self.resume:  # the training text is read (and checked) before the run folder is touched
+        # sources that are files (data.input: image, audio) train from their features in memory:
+        # a store holds token ids; their pairs are read (and each file checked) before anything is written
+        files = None if build_input(config.data).reads_text else source.splits(config.data)["train"]
+        if not self.resume and files is None:  # the training text is read (and checked) before the run folder is touched
             self.pipeline, self.train_store = prepare_training(config.data, text)
         if self.is_main:
             self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
         else:
             self.restore = self.resume and (self.run_dir / LAST).exists()
         if self.resume:
-            self.pipeline, self.train_store = prepare_training(config.data, text,
-                                                               TextPipeline.load(config.data, self.run_dir))
-        elif self.is_main:
+            self.pipeline = TextPipeline.load(config.data, self.run_dir)
+            if files is None:
+                self.pipeline, self.train_store = prepare_training(config.data, text, self.pipeline)
+        elif files is not None:
+            self.pipeline = TextPipeline.fit(config.data, files, self.run_dir)
+        if not self.resume and self.is_main:
             self.pipeline.save(self.run_dir)
         if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
             save_config(config, self.run_dir / CONFIG_FILE)
+        if files is not None:
+            examples = self.pipeline.encode_pairs(files, config.data.max_source_len, config.data.max_target_len,
+                                                  "training data")
+            if not examples:
+                raise DataError("no training pair is left after the length limits (data.max_source_len, "
+                                "data.max_target_len)")
+            self.train_store = ExampleStore(examples, unknown_share(examples))
         extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
         if extended:  # which a store of vocabulary ids cannot hold: they are made from the text, in memory
             train = source.splits(config.data)["train"]
@@ -310,7 +324,8 @@ class EpochLoop:
                 self.lock.release()
         p = self.progress
         return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
-                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0}
+                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0,
+                "stopped_by": self.stopped_by}
 
     def _warn_if_the_vocabulary_covers_less(self, unknown: float) -> None:
         """On --resume: a warning when more of the training data lies outside the run's vocabulary

@@ -17,11 +17,14 @@ import torch
 
 from ..config import Config
 from ..data.batching import iterate_batches, sorted_batches
+from ..data.inputs import build_input
 from ..data.sampler import EpochBatches, LengthSampler
 from ..data.sources import check_data
 from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
+from ..schema import Variant
 from ..hardware import bf16_pays, cpu_model
+from ..nn.frontends import FRONTENDS
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
 from ..runs import LAST, read_checkpoint, write_checkpoint
 from .distributed import Distributed, LossModule
@@ -42,6 +45,7 @@ def resolve_device(name: str) -> torch.device:
 def check_config(config: Config) -> Config:
     """``config`` with its data, model and training settings checked for the torch engine and
     every variant's options written out (ConfigError naming the key otherwise)."""
+    config = check_source(config)
     config = dataclasses.replace(config, model=check_model(config.model), train=check_train(config.train))
     check_data(config.data)
     check_copy(config)
@@ -49,6 +53,34 @@ def check_config(config: Config) -> Config:
         raise ConfigError("train.compile: torch.compile needs a C++ compiler on the CPU and none was "
                           "found (install g++, or set CXX)", key="train.compile")
     return config
+
+
+def check_source(config: Config) -> Config:
+    """``config`` with the model's encoder matched to what the source column holds (data.input):
+    a source that is a file is encoded by a frontend (model.frontend, the input kind's own when
+    unset) that reads that kind; text has none. A ConfigError naming the key otherwise: a
+    frontend for text or for another kind, an architecture without frontends, copying from a
+    source without tokens."""
+    kind = build_input(config.data)
+    frontend = getattr(config.model, "frontend", None)
+    if kind.reads_text:
+        if frontend is not None:
+            raise ConfigError(f"model.frontend: encodes a source that is a file, and data.input is text; remove "
+                              f"model.frontend or set data.input (e.g. image)", key="model.frontend")
+        return config
+    if not hasattr(config.model, "frontend"):
+        raise ConfigError(f"data.input: the {config.model.arch} architecture reads text alone; choose model.arch "
+                          f"rnn or transformer for data.input {kind.name}", key="data.input")
+    if getattr(config.model, "copy", False):
+        raise ConfigError(f"model.copy: copies source tokens, and data.input {kind.name} has none; set model.copy: "
+                          "false", key="model.copy")
+    if frontend is None:
+        frontend = Variant(kind.default_frontend)
+    reads = FRONTENDS.get(frontend.name, "model.frontend").reads
+    if reads != kind.name:
+        raise ConfigError(f"model.frontend: {frontend.name} reads {reads} features, and data.input is {kind.name}; "
+                          f"choose a frontend of {kind.name} (e.g. {kind.default_frontend})", key="model.frontend")
+    return dataclasses.replace(config, model=dataclasses.replace(config.model, frontend=frontend))
 
 
 def check_copy(config: Config) -> None:
@@ -110,7 +142,8 @@ class Trainer(EpochLoop):
         self.sampler = LengthSampler(store.src_lengths, store.tgt_lengths, tc.batch_size, tc.batch_tokens, tc.bucket,
                                      seed=tc.seed)
         self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
-                                 self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab)
+                                 self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab,
+                                 features=self.pipeline.inputs.feature_size)
         self.model.to(self.device)
         self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
         self._compiling = tc.compile

@@ -56,11 +56,20 @@ def items(value: Any, name: str, what: str) -> list:
     return list(value)
 
 
-def texts_argument(texts: Any, name: str = "texts") -> tuple[list[str], bool]:
-    """(the texts, whether one str was given) of ``texts``: one str, or a list of str."""
-    if isinstance(texts, str):
+def texts_argument(texts: Any, name: str = "texts", files: bool = False) -> tuple[list[str], bool]:
+    """(the texts, whether one was given alone) of ``texts``: one str, or a list of str. With
+    ``files`` (a run whose sources are files: data.input image) a text is a file's path, and
+    bytes (a file's contents, an upload) are taken too."""
+    if isinstance(texts, str) or (files and isinstance(texts, bytes)):
         return [texts], True
-    return strings_argument(texts, name), False
+    if not files:
+        return strings_argument(texts, name), False
+    found = items(texts, name, "paths (str) or file contents (bytes)")
+    for i, item in enumerate(found):
+        if not isinstance(item, (str, bytes)):
+            raise ArgumentTypeError(f"{name}[{i}]", f"expected a path (str) or a file's contents (bytes), got "
+                                                   f"{type_name(item)}")
+    return found, False
 
 
 def pairs_argument(pairs: Any, name: str = "pairs") -> list[tuple[str, str]]:

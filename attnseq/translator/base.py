@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import Config, DecodeConfig
+from ..data.inputs import SourceShape
 from ..data.pipeline import EncodedSource, TextPipeline
 from ..decoding.common import AttentionViews, Hypothesis
 from ..decoding.options import decode_options
@@ -38,11 +39,13 @@ class Translation:
     with source positions in reading order.
 
     ``unknown`` lists the source's pieces outside the model's vocabulary (reading order), each
-    read as the unknown token. A ``blank`` source (empty or whitespace only) is not decoded: its
+    read as the unknown token. A source that is a file (data.input: image) has no tokens, and
+    ``shape`` says where its attention falls (data.inputs.SourceShape: the image's size and the
+    grid of cells the attention's S positions are, row by row). A ``blank`` source (empty or whitespace only) is not decoded: its
     one output is "" with score 0.0, no tokens, and attention of shape (0, 0) when asked for.
     """
 
-    source: str
+    source: str | bytes  # the text; a file's path, or its contents as given (bytes: an upload)
     outputs: list[str]
     scores: list[float]
     attention: list[np.ndarray | None]
@@ -51,6 +54,7 @@ class Translation:
     output_ids: list[list[int]] = field(default_factory=list)  # each output's target ids (no bos/eos)
     unknown: list[str] = field(default_factory=list)  # source pieces outside the vocabulary
     blank: bool = False  # an empty or whitespace-only source, given a blank output
+    shape: SourceShape | None = None  # a file's source: its size and the memory's grid over it
 
 
 def listed(numbers: Sequence[Any], shown: int = 5) -> str:
@@ -126,7 +130,8 @@ class Translator(ABC):
 
     def search(self, texts: Sequence[str], keep_attention: bool = False, *, progress: bool = False,
                **request) -> list[Translation]:
-        """Full results for ``texts`` (a list of str; batched by length, order kept).
+        """Full results for ``texts`` (a list of str; batched by length, order kept; for a run
+        whose sources are files, data.input image, their paths or their contents as bytes).
         ``request``: decode settings for this call (``beam_size``, ``n_best``,
         ``length_penalty``, ...; None keeps the run's). ``progress`` shows how many sentences
         are decoded and how fast (a bar on a terminal; see attnseq.progress).
@@ -135,7 +140,7 @@ class Translator(ABC):
         blank source gets a blank output, undecoded (``blank``). Sources cut at
         decode.max_source_len, or wider than the run's fixed-width training sources (the
         book's), are logged as warnings. Raises TypeError or ValueError naming the argument."""
-        texts, _ = texts_argument(texts)
+        texts, _ = texts_argument(texts, files=not self.pipeline.inputs.reads_text)
         keep_attention = flag(keep_attention, "keep_attention")
         progress = flag(progress, "progress")
         try:
@@ -159,12 +164,23 @@ class Translator(ABC):
             for start in range(0, len(order), decode.batch_size):
                 rows = order[start : start + decode.batch_size]
                 more = {} if extended is None else {"extended": [extended[i].ids or [unk] for i in rows]}
-                hyps = self.decode_batch([sources[i].ids or [unk] for i in rows], decode, keep_attention, **more)
+                hyps = self.decode_batch([self._readable(sources[i].ids) for i in rows], decode, keep_attention,
+                                         **more)
                 for i, nbest in zip(rows, hyps):
                     results[i] = self._translation(texts[i], sources[i], nbest,
                                                    () if extended is None else extended[i].oov)
                 shown.update(len(rows))
         return results  # type: ignore[return-value]
+
+    def _readable(self, ids):
+        """What the encoder reads of a source: its ids (unk alone for a text of no tokens), or a
+        file's features (L, F) as they are."""
+        return ids if len(ids) else [self.pipeline.src_vocab.unk_id]
+
+    def source_shape(self, source: EncodedSource) -> SourceShape | None:
+        """Engine hook: where the attention over a file's ``source`` falls (its size, the grid
+        of the model's memory over it); None for text, and where the engine cannot say."""
+        return None
 
     def _warn_length(self, sources: list[EncodedSource], limit: int) -> None:
         """Say which inputs were cut at ``limit`` tokens, and which are wider than the run's
@@ -205,6 +221,7 @@ class Translator(ABC):
             output_tokens=[self.pipeline.target_pieces(h.tokens, oov) for h in nbest],
             output_ids=[list(h.tokens) for h in nbest],
             unknown=source.unknown,
+            shape=None if self.pipeline.inputs.reads_text else self.source_shape(source),
         )
 
     def views_batch(self, src_ids: list[int], outputs: list[list[int]], rows: list[int]
@@ -220,7 +237,7 @@ class Translator(ABC):
         (layers, heads, S, S) or None; source positions in reading order."""
         if translation.blank or not translation.output_ids or any(a is None for a in translation.attention):
             return [AttentionViews() for _ in translation.outputs], None
-        src_ids = self.pipeline.encode_source(translation.source) or [self.pipeline.src_vocab.unk_id]
+        src_ids = self._readable(self.pipeline.encode_source(translation.source))
         rows = [a.shape[0] for a in translation.attention]
         views, encoder = self.views_batch(src_ids, translation.output_ids, rows)
         if self.pipeline.config.reverse_source:
@@ -237,7 +254,7 @@ class Translator(ABC):
         vocabulary are translated with those pieces read as unknown, and one warning line on the
         "attnseq" logger says which (``search`` returns them per text). Raises TypeError or
         ValueError naming the argument at fault (``texts[2]: expected a str, got NoneType``)."""
-        texts, single = texts_argument(texts)
+        texts, single = texts_argument(texts, files=not self.pipeline.inputs.reads_text)
         return_attention = flag(return_attention, "return_attention")
         results = self.search(texts, keep_attention=return_attention, beam_size=beam_size)
         for line in InputReport.of(results).warnings("input"):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ..data.batching import pad
+from ..data.batching import pad, pad_sources
+from ..data.inputs import SourceShape
 from ..decoding.attention_views import attention_views
 from ..decoding.common import Hypothesis
 from ..decoding.search import search
@@ -28,12 +29,18 @@ class TorchTranslator(Translator):
         self.model.eval()
         try:
             with torch.no_grad():
-                src, mask = pad(src_ids)
+                src, mask = pad_sources(src_ids)
                 src_ext = None if extended is None else pad(extended)[0].to(self.device)
                 return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention,
                               src_ext)
         finally:
             self.model.train(was_training)
+
+    def source_shape(self, source):
+        grid = getattr(self.model.encoder, "grid", None)
+        if grid is None:
+            return None
+        return SourceShape(self.pipeline.inputs.name, source.size, grid(len(source.ids)))
 
     def views_batch(self, src_ids, outputs, rows):
         was_training = self.model.training

@@ -35,7 +35,7 @@ ATTENTION = {"book": "dot"}  # decoder -> its one scorer (the book's unscaled do
 REQUIREMENTS = {
     "model.arch": ("rnn",), "model.encoder_layers": (1,), "model.decoder_layers": (1,),
     "model.bridge": ("copy",), "model.dropout": (0.0,), "model.tie_embeddings": ("none", False),
-    "model.copy": (False,), "model.coverage": (False,), "model.coverage_loss_weight": (1.0,),
+    "model.copy": (False,), "model.frontend": (None,), "model.coverage": (False,), "model.coverage_loss_weight": (1.0,),
     "train.accumulate": (1,), "train.label_smoothing": (0.0,), "train.weight_decay": (0.0,),
     "train.precision": ("fp32",), "train.device": ("cpu", "auto"), "decode.beam_size": (1,),
     "decode.precision": ("fp32",),
@@ -72,6 +72,9 @@ def _resolve(key: str, value: Variant) -> Variant:
 def check_numpy(config: Config) -> Config:
     """``config`` checked for the numpy engine, its variants' options written out."""
     model, train = config.model, config.train
+    if config.data.input.name != "text":
+        raise ConfigError(f"data.input: the numpy engine (engine: numpy) reads text; got {config.data.input.name} "
+                          "(use engine: torch for it)", key="data.input")
     for key, allowed in REQUIREMENTS.items():
         value = setting(config, key)
         if value not in allowed:

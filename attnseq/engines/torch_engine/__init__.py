@@ -41,7 +41,7 @@ class TorchEngine(Engine):
         precision = decoding_precision(config.decode.precision, torch.device(device).type)
         pipeline = TextPipeline.load(config.data, run_dir)
         model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab,
-                            src_vocab=pipeline.src_vocab)
+                            src_vocab=pipeline.src_vocab, features=pipeline.inputs.feature_size)
         path = checkpoint_path(run_dir, checkpoint)
         load_model_weights(model, read_checkpoint(path)[0], path)
         if precision == "int8":

@@ -12,6 +12,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import number
 from ..attention import SCORERS
+from ..frontends.base import FRONTENDS, build_frontend
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from .cells import CELLS
 from .decoders import DECODERS, DEFAULT_ATTENTION, build_decoder
@@ -61,9 +62,29 @@ def zero_padding_embeddings(model: nn.Module) -> None:
                 module.weight[module.padding_idx].zero_()
 
 
+def check_frontend(cfg):
+    """``cfg.frontend`` resolved (None when unset); with a frontend, the text encoder's settings
+    (model.encoder, model.encoder_layers) must keep their defaults, else a ConfigError naming
+    the key."""
+    if cfg.frontend is None:
+        return None
+    default = type(cfg)()  # the model settings' defaults
+    for key in ("encoder", "encoder_layers"):
+        value, unset = getattr(cfg, key), getattr(default, key)
+        if key == "encoder":
+            value, unset = ENCODERS.resolve(value, "model.encoder"), ENCODERS.resolve(unset, "model.encoder")
+        if value != unset:
+            raise ConfigError(f"model.{key}: the source is encoded by model.frontend ({cfg.frontend.name}), not by "
+                              f"the text encoder this setting shapes; remove model.{key}", key=f"model.{key}")
+    return FRONTENDS.resolve(cfg.frontend, "model.frontend")
+
+
 @ARCHS.register("rnn")
 class RNNArch:
-    """A recurrent encoder (``model.encoder``) and one of the decoder designs (``model.decoder``)."""
+    """A recurrent encoder (``model.encoder``) and one of the decoder designs (``model.decoder``);
+    for a source that is a file, a frontend (``model.frontend``, nn/frontends) is the encoder."""
+
+    reads_features = True
 
     @staticmethod
     def check(cfg):
@@ -88,8 +109,9 @@ class RNNArch:
         if not cfg.coverage and cfg.coverage_loss_weight != 1.0:
             raise ConfigError("model.coverage_loss_weight: weighs the coverage loss, and model.coverage is false; "
                               "set model.coverage: true or drop the weight", key="model.coverage_loss_weight")
+        frontend = check_frontend(cfg)
         return dataclasses.replace(
-            cfg, decoder=decoder,
+            cfg, decoder=decoder, frontend=frontend,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
             encoder=ENCODERS.resolve(cfg.encoder, "model.encoder"),
             attention=attention,
@@ -97,12 +119,17 @@ class RNNArch:
         )
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, features: int = 0) -> Seq2Seq:
         """The model, embeddings tied as ``model.tie_embeddings`` says (the decoder's embedding
         with the output layer; with all, and one vocabulary, the encoder's too), initialised as
-        ``model.init`` says."""
-        encoder = build_encoder(cfg, src_vocab_size)
-        decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, cfg.encoder_layers)
+        ``model.init`` says. With ``model.frontend`` the encoder is the frontend, reading
+        ``features`` values a position (its Memory's final state has one layer)."""
+        if cfg.frontend is not None:
+            encoder = build_frontend(cfg.frontend, features, cfg.hidden_size, cfg)
+            decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, 1)
+        else:
+            encoder = build_encoder(cfg, src_vocab_size)
+            decoder = build_decoder(cfg, tgt_vocab_size, encoder.output_size, cfg.encoder_layers)
         tie = embedding_ties(cfg, shares_vocab)
         if tie != "none":
             if decoder.feature_size != cfg.embed_size:

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError
+from ..frontends.base import FRONTENDS, Frontend, build_frontend
 from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
@@ -41,17 +42,28 @@ from .positional import POSITIONAL, TransformerEmbedding
 # -- stacks ----------------------------------------------------------------------------------------
 class TransformerEncoder(nn.Module):
     """Source ids (B, S) -> Memory(keys = values = outputs (B, S, D), mask, final=None);
-    ``self_attention`` gives the weights of every layer and head, for display."""
+    ``self_attention`` gives the weights of every layer and head, for display. With a
+    ``frontend`` (nn/frontends: a source that is a file) the source is features (B, L, F), and
+    the layers run over the cells the frontend makes of them (positions its own)."""
 
-    def __init__(self, cfg, vocab_size: int):
+    def __init__(self, cfg, vocab_size: int, frontend: Frontend | None = None):
         super().__init__()
-        self.embed = TransformerEmbedding(vocab_size, cfg.hidden_size, cfg.positional, cfg.dropout)
+        self.frontend = frontend
+        if frontend is None:
+            self.embed = TransformerEmbedding(vocab_size, cfg.hidden_size, cfg.positional, cfg.dropout)
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
         self.norm = nn.LayerNorm(cfg.hidden_size) if cfg.pre_norm else nn.Identity()
         self.output_size = cfg.hidden_size
 
+    def inputs(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the first layer's inputs (B, S, D), their mask (B, S)): the embedded ids, or the
+        frontend's cells of the features."""
+        if self.frontend is None:
+            return self.embed(src), src_mask
+        return self.frontend.cells(src, src_mask)
+
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor) -> Memory:
-        x = self.embed(src)  # (B, S, D)
+        x, src_mask = self.inputs(src, src_mask)  # (B, S, D), (B, S)
         mask = padding_mask(src_mask)  # (B, 1, 1, S)
         for layer in self.layers:
             x = layer(x, mask)
@@ -60,7 +72,7 @@ class TransformerEncoder(nn.Module):
 
     def self_attention(self, src: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """Every layer's and head's self-attention over the source: (B, layers, heads, S, S)."""
-        x = self.embed(src)  # (B, S, D)
+        x, src_mask = self.inputs(src, src_mask)  # (B, S, D), (B, S)
         mask = padding_mask(src_mask)  # (B, 1, 1, S)
         weights = []
         for layer in self.layers:
@@ -254,17 +266,25 @@ def initialize_transformer(model: nn.Module) -> None:
 class TransformerArch:
     """The Transformer encoder and decoder."""
 
-    @staticmethod
-    def check(cfg):
-        """``cfg`` (a TransformerConfig) checked, its positional encoding's options written out."""
-        check_config(cfg)
-        return dataclasses.replace(cfg, positional=POSITIONAL.resolve(cfg.positional, "model.positional"))
+    reads_features = True
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False) -> Seq2Seq:
+    def check(cfg):
+        """``cfg`` (a TransformerConfig) checked, its positional encoding's and frontend's options
+        written out."""
+        check_config(cfg)
+        frontend = None if cfg.frontend is None else FRONTENDS.resolve(cfg.frontend, "model.frontend")
+        return dataclasses.replace(cfg, positional=POSITIONAL.resolve(cfg.positional, "model.positional"),
+                                   frontend=frontend)
+
+    @staticmethod
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, features: int = 0) -> Seq2Seq:
         """The model, embeddings tied as ``model.tie_embeddings`` says: the decoder's with the
-        output layer, and with all (one vocabulary, ``shares_vocab``) the encoder's too."""
-        encoder = TransformerEncoder(cfg, src_vocab_size)
+        output layer, and with all (one vocabulary, ``shares_vocab``) the encoder's too. With
+        ``model.frontend`` the encoder's layers read the frontend's cells of ``features`` values
+        a position."""
+        frontend = None if cfg.frontend is None else build_frontend(cfg.frontend, features, cfg.hidden_size, cfg)
+        encoder = TransformerEncoder(cfg, src_vocab_size, frontend)
         decoder = TransformerDecoder(cfg, tgt_vocab_size)
         model = Seq2Seq(encoder, decoder)
         initialize_transformer(model)

@@ -5,6 +5,9 @@
 (() => {
   const $ = id => document.getElementById(id);
   const form = $("form"), textInput = $("text"), beamInput = $("beam"), nbestInput = $("nbest");
+  const fileInput = $("file");
+  const ACCEPT = {image: "image/*", audio: "audio/wav,audio/x-wav,.wav"};  // what the file field offers, by input kind
+  let fileURL = null;       // the chosen file, for the runs whose sources are files (an image, a WAV)
   const panels = $("panels"), message = $("message");
   let runs = [];            // GET /runs
   let shown = [];           // [{info, payload, sel}] in the order of the panels
@@ -41,11 +44,25 @@
     });
   }
 
+  // a run whose sources are files gets the chosen file (POST translate/file), the others the text
+  function request(info, body) {
+    if (!info.input || info.input === "text") {
+      return fetch("translate", {method: "POST", headers: {"Content-Type": "application/json"},
+                                 body: JSON.stringify({...body, run: info.name})});
+    }
+    const query = new URLSearchParams({run: info.name});
+    for (const k of ["beam_size", "n_best"]) if (body[k] !== undefined) query.set(k, body[k]);
+    return fetch("translate/file?" + query, {method: "POST", body: fileInput.files[0]});
+  }
+
   async function decode(info, body) {
+    if (info.input && info.input !== "text" && !fileInput.files.length) {
+      return {error: `Choose an ${info.input} file: ${info.name} reads ${info.input}s.`};
+    }
     try {
-      const r = await fetch("translate", {method: "POST", headers: {"Content-Type": "application/json"},
-                                          body: JSON.stringify({...body, run: info.name})});
+      const r = await request(info, body);
       const answer = await r.json().catch(() => ({error: `HTTP ${r.status}: the server's answer is not JSON`}));
+      if (r.ok && answer.source_shape) answer.file_url = fileURL;
       return r.ok ? answer : {error: answer.error || `HTTP ${r.status}`, field: answer.field};
     } catch (err) {
       return {error: `The server did not answer (${err.message}).`};
@@ -115,6 +132,15 @@
         Panel.h("input", {type: "checkbox", value: r.name, checked: on}), " ", r.name);
     }));
     box.hidden = runs.length < 2;
+    const files = runs.filter(r => r.input && r.input !== "text");
+    fileInput.hidden = !files.length;
+    fileInput.accept = [...new Set(files.map(r => ACCEPT[r.input] || ""))].filter(Boolean).join(",");
+    textInput.hidden = files.length === runs.length;
+    fileInput.addEventListener("change", () => {
+      if (fileURL) URL.revokeObjectURL(fileURL);
+      fileURL = fileInput.files.length ? URL.createObjectURL(fileInput.files[0]) : null;
+      if (fileURL) translate();
+    });
     const widest = Math.max(...runs.map(r => r.max_beam));
     beamInput.max = nbestInput.max = widest;
     beamInput.value = params.get("beam") || String(runs[0] ? runs[0].default_beam : 1);

@@ -120,6 +120,27 @@ const Panel = (() => {
         ` · ${info.attention} window [p_t − ${view.window.width}, p_t + ${view.window.width}] outlined, ● at p_t`));
     }
     root.append(caption);
+    const shape = payload.source_shape;
+    if (shape && shape.kind === "image" && view.rowAxis === "output") {  // a strip of overlays, not a grid of cells
+      const hover = h("div", {class: "hover", "aria-live": "polite"}, "Point at an overlay to read its token.");
+      const strip = ImageStrip.draw(payload.file_url || null, view.matrix, shape, view.rows, c => {
+        hover.textContent = c === null ? "Point at an overlay to read its token." :
+          `output “${Heatmap.shown(c.token)}” (${c.step + 1}) looks most at row ${c.row + 1}, column ${c.col + 1} ` +
+          `of the ${shape.grid[0]} × ${shape.grid[1]} cells: ${Number(c.weight).toFixed(4)}`;
+      });
+      root.append(strip, hover);
+      return;
+    }
+    if (shape && shape.kind === "audio" && view.rowAxis === "output") {  // the spectrogram over the frames' attention
+      const hover = h("div", {class: "hover", "aria-live": "polite"}, "Point at a row to read its token.");
+      const speech = Spectrogram.draw(payload.file_url || null, payload.spectrogram, view.matrix, shape, view.rows, c => {
+        hover.textContent = c === null ? "Point at a row to read its token." :
+          `output “${Heatmap.shown(c.token)}” (${c.step + 1}) looks most at listener step ${c.peak + 1} of ` +
+          `${shape.grid[0]} (${c.seconds[0]}–${c.seconds[1]} s): ${Number(c.weight).toFixed(4)}`;
+      });
+      root.append(speech, hover);
+      return;
+    }
     const hover = h("div", {class: "hover", "aria-live": "polite"}, "Point at a cell to read its weight.");
     const svg = Heatmap.draw({...view, onHover: c => {
       hover.textContent = c === null ? "Point at a cell to read its weight." :

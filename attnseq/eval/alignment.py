@@ -1,0 +1,33 @@
+"""Whether an attention moves forward over its source: the check that a model reading speech
+aligns its output with the frames in order (Chan et al. 2016, fig. 2), or one reading a formula
+reads it left to right (Deng et al. 2017), and the share of a test set's outputs that do."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def moves_forward(positions: Sequence[int], slack: int = 0) -> bool:
+    """True when no position of ``positions`` (each output token's most attended source
+    position, in output order) lies more than ``slack`` positions before the one before it."""
+    positions = np.asarray(positions)
+    return bool(len(positions) < 2 or (np.diff(positions) >= -slack).all())
+
+
+def attended_positions(translation) -> np.ndarray:
+    """Where each output token of ``translation``'s best output (searched with attention) looks
+    most, along the source's last axis: a token's position in a text, a listener step over an
+    utterance (``shape.grid`` (steps,)), a column of an image's grid (rows, columns); the
+    end-of-output step left out. (output tokens,)"""
+    flat = np.asarray(translation.attention[0])[: len(translation.output_tokens[0])].argmax(-1)
+    shape = getattr(translation, "shape", None)
+    return flat % shape.grid[-1] if shape is not None else flat
+
+
+def monotonic_share(translations, slack: int = 0) -> float:
+    """The share (0..1) of ``translations`` (searched with attention: Translator.search with
+    ``keep_attention``) whose output tokens' most attended positions (``attended_positions``)
+    move forward (``moves_forward``); an output of one token or none counts as monotonic."""
+    found = [moves_forward(attended_positions(t), slack) for t in translations]
+    return sum(found) / len(found) if found else 0.0

@@ -1,0 +1,79 @@
+"""Attention over an image: each output token's weights over the grid of cells
+(data.inputs.SourceShape) laid over the image, as a strip of overlays; and the check that reading
+goes left to right along a formula (the share of items whose argmax column never moves back).
+
+The attention's S positions are the grid's cells row by row; a cell covers size / grid pixels
+of the image along each axis (the last row and column may reach past its edge: the grid rounds
+up)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..eval.alignment import monotonic_share as alignment_share, moves_forward
+from . import pyplot, save_figure
+
+
+def cell_weights(alignment: np.ndarray, grid: Sequence[int]) -> np.ndarray:
+    """``alignment`` (T, S) as (T, rows, columns) over the grid."""
+    rows, columns = grid
+    return np.asarray(alignment, dtype=np.float64).reshape(len(alignment), rows, columns)
+
+
+def argmax_columns(alignment: np.ndarray, grid: Sequence[int], steps: int | None = None) -> np.ndarray:
+    """The grid column of the most attended cell of each of the first ``steps`` output steps
+    (default: all): (steps,)."""
+    cells = cell_weights(alignment, grid)[:steps]
+    flat = cells.reshape(len(cells), -1).argmax(1)
+    return flat % grid[1]
+
+
+def moves_left_to_right(columns: Sequence[int], slack: int = 1) -> bool:
+    """True when no argmax column is more than ``slack`` columns left of the one before it (a
+    token without ink of its own, a brace, may look a cell back at what it closes):
+    eval.alignment.moves_forward with a formula's slack."""
+    return moves_forward(columns, slack)
+
+
+def monotonic_share(translations, slack: int = 1) -> float:
+    """The share of ``translations`` (searched with attention, of a run whose sources are
+    images) whose output tokens' argmax columns move left to right (``moves_left_to_right``);
+    the end-of-output step is left out. Items without output tokens count as monotonic:
+    eval.alignment.monotonic_share with a formula's slack."""
+    return alignment_share(translations, slack)
+
+
+def overlay(weights: np.ndarray, size: Sequence[int]) -> np.ndarray:
+    """The weights of one step over the grid (rows, columns) spread over the image's pixels:
+    (height, width), each cell's weight on the pixels it covers."""
+    height, width = size
+    rows, columns = weights.shape
+    row_of = np.minimum(np.arange(height) * rows // height, rows - 1)
+    column_of = np.minimum(np.arange(width) * columns // width, columns - 1)
+    return weights[row_of][:, column_of]
+
+
+def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequence[int],
+                         output_tokens: Sequence[str], path: str | Path, title: str = "") -> Path:
+    """Write a strip of overlays to ``path``: for each output step (rows beyond ``output_tokens``
+    are the end step, ``</s>``) the image (H, W) grey with that step's attention over it, each
+    step's weights scaled to its own maximum, labelled with the token; returns the path."""
+    plt = pyplot()
+    cells = cell_weights(alignment, grid)
+    labels = list(output_tokens)[: len(cells)] + ["</s>"] * (len(cells) - len(output_tokens))
+    height, width = image.shape
+    scale = 2.2 / max(height, 1)  # inches per pixel: 2.2 in high a row
+    fig, axes = plt.subplots(len(cells), 1, figsize=(max(3.0, width * scale + 1.2), 2.2 * len(cells) * 0.55 + 0.5),
+                             dpi=110, squeeze=False)
+    for ax, weights, label in zip(axes[:, 0], cells, labels):
+        heat = overlay(weights / max(weights.max(), 1e-12), (height, width))
+        ax.imshow(image, cmap="gray", vmin=0, vmax=255, aspect="equal")
+        ax.imshow(heat, cmap="inferno", alpha=0.55, vmin=0, vmax=1, aspect="equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_ylabel(label, rotation=0, ha="right", va="center", fontsize=10)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path, layout=False, bbox_inches="tight")

@@ -1,0 +1,204 @@
+"""Sources that are files (data.input: image; data/inputs) and the frontends that encode them
+(model.frontend; nn/frontends): reading, padding and masks, what does not apply refused by key,
+batch invariance, padding never attended, translate and the API on paths."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+import attnseq
+from attnseq.config import from_dict
+from attnseq.data.batching import pad_features
+from attnseq.data.sources import load_splits
+from attnseq.errors import ConfigError, DataError
+from attnseq.nn.model import build_model
+from attnseq.train.loop import check_config
+
+from conftest import bar_image, write_bars, write_bars_dir
+
+@pytest.fixture(scope="module")
+def bars(tmp_path_factory):
+    return write_bars_dir(tmp_path_factory.mktemp("bars"))
+
+
+def image_config(folder, arch: str = "rnn", positions: str = "rows", **model):
+    frontend = {"name": "conv", "channels": 4, "blocks": 2, "positions": positions}
+    sizes = {"rnn": {"hidden_size": 16, "embed_size": 8},
+             "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32}}[arch]
+    return from_dict({"data": {"dir": str(folder), "input": {"name": "image", "height": 16}, "tokenizer": "word"},
+                      "model": {**sizes, "frontend": frontend, **model}})
+
+
+def test_reading_an_image_gives_its_columns_ink_high(tmp_path):
+    path = tmp_path / "a.png"
+    Image.fromarray(bar_image(["B"])[:, :12]).resize((24, 32)).save(path)  # twice as big
+    kind = attnseq.data.inputs.build_input(from_dict({"data": {"input": {"name": "image", "height": 16}}}).data)
+    features = kind.read(path)
+    assert features.shape == (12, 16) and features.dtype == np.uint8  # (width, height) at height 16
+    assert kind.geometry(features) == (16, 12)
+    assert features[6, 8] > 200 and features[0, 0] == 0  # ink high, the page 0
+
+
+def test_a_missing_or_unreadable_image_names_the_tsv_and_its_line(tmp_path, bars):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "bad.png").write_text("not an image")
+    (folder / "train.tsv").write_text(f"{bars / 'img/train0.png'}\tB\n\nmissing.png\ts\n")
+    data = image_config(folder).data
+    with pytest.raises(DataError, match=r"train.tsv:3: missing.png: no such file"):
+        load_splits(data)
+    (folder / "train.tsv").write_text("bad.png\tB\n")
+    with pytest.raises(DataError, match=r"train.tsv:1: bad.png: not an image"):
+        load_splits(data)
+
+
+def test_a_folder_of_images_gets_the_image_preset_without_a_config(bars):
+    from attnseq.presets import recommended_config
+
+    assert recommended_config(bars).name == "formulas.yaml"
+
+
+def test_sources_are_paths_relative_to_the_tsv(bars):
+    pairs = load_splits(image_config(bars).data)["train"]
+    assert pairs[0][0] == str(bars / "img/train0.png")
+
+
+def test_pad_features_pads_with_zeros_and_masks_the_padding():
+    a, b = np.full((3, 2), 255, np.uint8), np.full((1, 2), 51, np.uint8)
+    features, mask = pad_features([a, b])
+    assert features.shape == (2, 3, 2) and features.dtype == torch.float32
+    assert mask.tolist() == [[True, True, True], [True, False, False]]
+    assert features[0].eq(1).all() and features[1, 0].allclose(torch.tensor(0.2)) and features[1, 1:].eq(0).all()
+
+
+@pytest.mark.parametrize("values, key", [
+    ({"data": {"input": "image", "reverse_source": True}}, "data.reverse_source"),
+    ({"data": {"input": "image", "shared_vocab": True}}, "data.shared_vocab"),
+    ({"data": {"input": "image", "format": "book"}}, "data.format"),
+    ({"data": {"input": {"name": "image", "channels": 3}}}, "data.input.channels"),
+    ({"data": {"input": "image"}, "model": {"copy": True}}, "model.copy"),
+    ({"data": {"input": "image"}, "model": {"encoder": {"name": "stacked", "bidirectional": False}}}, "model.encoder"),
+    ({"data": {"input": "image"}, "model": {"encoder_layers": 2}}, "model.encoder_layers"),
+    ({"data": {"input": "image"}, "model": {"frontend": {"name": "conv", "positions": "3d"}}}, "model.frontend.positions"),
+    ({"data": {"input": "image"}, "model": {"frontend": "nope"}}, "model.frontend"),
+    ({"data": {"input": "image"}, "model": {"arch": "memn2n"}}, "data.input"),
+    ({"data": {"input": "image"}, "engine": "numpy"}, "data.input"),
+    ({"model": {"frontend": "conv"}}, "model.frontend"),
+])
+def test_what_does_not_apply_to_the_input_is_refused_by_key(values, key):
+    from attnseq.engines import engine_for
+
+    values = {**values, "data": {"train": "x.tsv", **values.get("data", {})}}
+    with pytest.raises(ConfigError) as err:
+        config = from_dict(values)
+        engine_for(config).check(config)
+    assert err.value.key == key, str(err.value)
+
+
+def test_the_input_kind_chooses_its_frontend_when_none_is_given(bars):
+    config = from_dict({"data": {"dir": str(bars), "input": "image"}})
+    assert check_config(config).model.frontend.name == "conv"
+
+
+@pytest.mark.parametrize("arch, positions", [("rnn", "rows"), ("rnn", "2d"), ("transformer", "2d"),
+                                             ("transformer", "rows")])
+def test_the_grid_its_mask_and_batch_invariance(arch, positions):
+    torch.manual_seed(0)
+    config = check_config(image_config("unused", arch, positions))
+    model = build_model(config.model, 4, 7, features=16).eval()
+    images = [np.random.default_rng(i).integers(0, 256, (w, 16), dtype=np.uint8) for i, w in enumerate((9, 30, 17))]
+    src, mask = pad_features(images)  # (3, 30, 16)
+    encoder = model.encoder
+    frontend = getattr(encoder, "frontend", None) or encoder
+    assert frontend.grid(30) == (4, 8) and frontend.grid(9) == (4, 3)
+    with torch.no_grad():
+        memory = model.encode(src, mask)
+        assert memory.keys.shape == (3, 32, 16) and memory.mask.shape == (3, 32)
+        assert memory.mask.view(3, 4, 8).sum(-1).tolist() == [[3] * 4, [8] * 4, [5] * 4]  # real columns, every row
+        for i, image in enumerate(images):
+            alone, alone_mask = pad_features([image])
+            single = model.encode(alone, alone_mask)
+            cells = memory.keys[i].view(4, 8, 16)[:, : frontend.grid(len(image))[1]].reshape(-1, 16)
+            torch.testing.assert_close(single.keys[0], cells, atol=1e-5, rtol=1e-4)
+        state = model.decoder.init_state(memory)
+        _, _, alignment = model.decoder.step(torch.full((3,), 1), state)
+    assert alignment.shape == (3, 32)
+    assert alignment[~memory.mask].abs().max() == 0  # padding is never attended
+    torch.testing.assert_close(alignment.sum(-1), torch.ones(3))
+
+
+@pytest.fixture(scope="module")
+def bars_run(bars, tmp_path_factory):
+    from attnseq.engines import engine_for
+
+    run = tmp_path_factory.mktemp("run") / "run"
+    values = image_config(bars).to_dict()
+    values["train"].update(max_steps=6, batch_size=16, progress=False, log_every=0, eval_every=6)
+    config = from_dict(values)
+    engine_for(config).train(config, run)
+    return run
+
+
+@pytest.mark.slow
+def test_translate_and_search_take_paths_and_say_where_the_attention_falls(bars, bars_run):
+    model = attnseq.load(bars_run)
+    paths = [str(bars / f"img/test{i}.png") for i in range(4)]
+    outputs = model.translate(paths)
+    assert len(outputs) == 4 and all(isinstance(o, str) for o in outputs)
+    one = model.search(paths[:1], keep_attention=True)[0]
+    width = len(np.asarray(Image.open(paths[0])).T)
+    assert one.shape.kind == "image" and one.shape.size == (16, width)
+    assert one.shape.grid == (4, -(-width // 4))
+    assert one.attention[0].shape[1] == 4 * one.shape.grid[1] and one.source_tokens == []
+    alone = [model.translate([p]) for p in paths]
+    assert [a[0] for a in alone] == outputs  # an image decoded alone equals in a batch
+    with pytest.raises(DataError, match="nope.png"):
+        model.translate([str(bars / "nope.png")])
+
+
+@pytest.mark.slow
+def test_the_server_takes_an_upload_and_answers_with_the_grid(bars, bars_run):
+    from fastapi.testclient import TestClient
+
+    from attnseq.serve.app import create_app, load_runs
+
+    path = bars / "img/test0.png"
+    expected = attnseq.load(bars_run).search([str(path)], keep_attention=True)[0]
+    with TestClient(create_app(load_runs([str(bars_run)]))) as client:
+        assert client.get("/runs").json()[0]["input"] == "image"
+        answer = client.post("/translate/file", content=path.read_bytes(), params={"beam_size": 1})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["source"] == "upload" and body["source_tokens"] == []
+        assert body["source_shape"] == expected.shape.as_dict()
+        assert body["hypotheses"][0]["output"] == expected.outputs[0]
+        assert np.allclose(body["hypotheses"][0]["attention"], expected.attention[0], atol=1e-4)
+        bad = client.post("/translate/file", content=b"not an image")
+        assert bad.status_code == 422 and "cannot read as an image" in bad.json()["error"]
+        assert client.post("/translate/file", content=b"").json()["field"] == "body"
+
+
+@pytest.mark.slow
+def test_a_model_learns_to_read_bars_left_to_right(tmp_path):
+    """Images of up to 7 tall and short bars: the conv frontend and an attending decoder learn to
+    write them, and the most attended column moves left to right along every test image."""
+    from attnseq.engines import engine_for
+    from attnseq.viz.image_attention import monotonic_share
+
+    data = tmp_path / "bars"
+    for split, n, seed in (("train", 800, 1), ("dev", 40, 2), ("test", 100, 3)):
+        write_bars(data, n, seed, split, longest=7)
+    values = image_config(data).to_dict()
+    values["model"]["frontend"]["channels"] = 8
+    values["model"].update(hidden_size=32, embed_size=16)
+    values["train"].update(max_steps=800, epochs=100, batch_size=32, lr=0.01, progress=False, log_every=0,
+                           eval_every=100, threads=1)
+    config = from_dict(values)
+    engine_for(config).train(config, tmp_path / "run")
+    model = attnseq.load(tmp_path / "run")
+    test = [(str(data / s), t) for s, t in (line.split("\t") for line in (data / "test.tsv").read_text().splitlines())]
+    assert model.evaluate(test)["exact_match"] >= 0.95
+    results = model.search([s for s, _ in test], keep_attention=True)
+    assert monotonic_share(results, slack=0) >= 0.95
