@@ -2,7 +2,7 @@
 (data.inputs.SourceShape) laid over the image, as a strip of overlays; and the check that reading
 goes left to right along a formula (the share of items whose argmax column never moves back).
 
-The attention's S positions are the grid's cells row by row; a cell covers size / grid pixels
+The attention's S positions are the grid's cells column by column; a cell covers size / grid pixels
 of the image along each axis (the last row and column may reach past its edge: the grid rounds
 up)."""
 from __future__ import annotations
@@ -16,9 +16,9 @@ from . import pyplot, save_figure
 
 
 def cell_weights(alignment: np.ndarray, grid: Sequence[int]) -> np.ndarray:
-    """``alignment`` (T, S) as (T, rows, columns) over the grid."""
+    """``alignment`` (T, S), S the cells column by column, as (T, rows, columns) over the grid."""
     rows, columns = grid
-    return np.asarray(alignment, dtype=np.float64).reshape(len(alignment), rows, columns)
+    return np.asarray(alignment, dtype=np.float64).reshape(len(alignment), columns, rows).transpose(0, 2, 1)
 
 
 def argmax_columns(alignment: np.ndarray, grid: Sequence[int], steps: int | None = None) -> np.ndarray:
