@@ -170,8 +170,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
         raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
     alpha, device = float(length_penalty), src.device
     batch = src.shape[0]
-    state = first_state(model, src, src_mask, src_ext)  # one row per sentence
-    source_lengths = src_mask.sum(1).tolist()
+    state, source_lengths = first_state(model, src, src_mask, src_ext)  # one row per sentence
     limits = limits.to(device)
     finished = Finished(batch, n_best, device)
     beams = Beams(  # one slot per sentence holding the empty hypothesis

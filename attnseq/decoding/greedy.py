@@ -19,14 +19,13 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
     per sentence.
     """
     batch = src.shape[0]
-    state = first_state(model, src, src_mask, src_ext)
+    state, lengths = first_state(model, src, src_mask, src_ext)  # attention is returned over the real memory
     tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
     active = torch.arange(batch, device=src.device)  # rows of the original batch still decoding
     outputs: list[list[int]] = [[] for _ in range(batch)]
     scores = [0.0] * batch
     attention: list[list[torch.Tensor]] = [[] for _ in range(batch)]
     limits = limits.to(src.device)
-    lengths = src_mask.sum(1).tolist()  # attention is returned over each sentence's real source
     step = 0
     while active.numel():
         logits, state, alignment = model.decoder.step(tokens, state)  # (b, V), (b, S)
