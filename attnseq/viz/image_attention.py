@@ -59,18 +59,22 @@ def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequenc
                          output_tokens: Sequence[str], path: str | Path, title: str = "") -> Path:
     """Write a strip of overlays to ``path``: for each output step (rows beyond ``output_tokens``
     are the end step, ``</s>``) the image (H, W) grey with that step's attention over it, each
-    step's weights scaled to its own maximum, labelled with the token; returns the path."""
+    step's weights scaled to its own maximum (tinted the more, the higher), labelled with the
+    token; returns the path."""
     plt = pyplot()
     cells = cell_weights(alignment, grid)
     labels = list(output_tokens)[: len(cells)] + ["</s>"] * (len(cells) - len(output_tokens))
     height, width = image.shape
     scale = 2.2 / max(height, 1)  # inches per pixel: 2.2 in high a row
-    fig, axes = plt.subplots(len(cells), 1, figsize=(max(3.0, width * scale + 1.2), 2.2 * len(cells) * 0.55 + 0.5),
+    fig, axes = plt.subplots(len(cells), 1, figsize=(max(3.0, width * scale + 1.2), 1.25 * len(cells) + 0.4),
                              dpi=110, squeeze=False)
     for ax, weights, label in zip(axes[:, 0], cells, labels):
         heat = overlay(weights / max(weights.max(), 1e-12), (height, width))
+        tint = np.zeros((height, width, 4))
+        tint[..., :3] = (1.0, 0.27, 0.0)  # orange-red, as opaque as the cell's weight is high
+        tint[..., 3] = 0.7 * heat
         ax.imshow(image, cmap="gray", vmin=0, vmax=255, aspect="equal")
-        ax.imshow(heat, cmap="inferno", alpha=0.55, vmin=0, vmax=1, aspect="equal")
+        ax.imshow(tint, aspect="equal")
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_ylabel(label, rotation=0, ha="right", va="center", fontsize=10)
