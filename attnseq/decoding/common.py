@@ -6,15 +6,18 @@ from typing import Any
 
 
 def first_state(model, src, src_mask, src_ext=None):
-    """(the decoder's State before the first target token, the real memory positions of each
-    sentence (B,) as a list: what its attention is cut to) of the sources ``src`` (B, S) with
-    ``src_mask`` (B, S); ``src_ext`` (B, S): the sources as extended ids, for a copying model.
+    """(the decoder's State before the first target token, the real positions each sentence's
+    attention runs over (B,) as a list: what its alignment is cut to) of the sources ``src`` (B, S)
+    ids with ``src_mask`` (B, S); ``src_ext`` (B, S): the sources as extended ids, for a copying model.
 
-    The memory's positions are the source's tokens for text, and for a source that is a file the
-    cells its frontend made (an image's grid: data/inputs), whose real ones come first too."""
+    The attention of a text runs over its tokens; that of a source that is a file, features
+    (B, L, F), over the cells its frontend made of them (an image's grid: data/inputs), the memory's
+    mask, whose real cells come first too."""
     memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
-    first = memory[0] if isinstance(memory, tuple) else memory  # an ensemble's members read one source
-    return model.decoder.init_state(memory), first.mask.sum(1).tolist()
+    if src.dim() > 2:  # features: the frontend's cells
+        first = memory[0] if isinstance(memory, tuple) else memory  # an ensemble's members read one source
+        src_mask = first.mask
+    return model.decoder.init_state(memory), src_mask.sum(1).tolist()
 
 
 @dataclass
