@@ -58,6 +58,10 @@ def test_argmax_columns_and_the_left_to_right_check():
     assert monotonic_share([Result(steps, ["a", "b"]), Result(backwards, ["a", "b", "c"])], slack=0) == 0.5
     # the end step is left out: a last row that looks back does not count
     assert monotonic_share([Result(np.vstack([steps[:2], steps[:1]]), ["a", "b"])], slack=0) == 1.0
+    # markup that draws nothing is left out where asked: a brace that looks ahead
+    ahead = steps[[0, 2, 1]]  # columns 1, 3, 2
+    assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0) == 0.0
+    assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0, skip=("{",)) == 1.0
 
 
 def test_overlay_spreads_each_cell_over_its_pixels():

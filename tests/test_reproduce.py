@@ -21,7 +21,7 @@ from attnseq.reproduce.spread import Spread, alike, separated
 
 from conftest import book_file
 
-NAMES = ["bahdanau-length", "book-ch8", "luong-scorers", "nadaraya-watson", "placement", "reversal",
+NAMES = ["bahdanau-length", "book-ch8", "formulas", "luong-scorers", "nadaraya-watson", "placement", "reversal",
          "transformer-vs-rnn"]
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
@@ -37,6 +37,8 @@ COLUMNS = {
     "nadaraya-watson": ["method", "bandwidth w", "held-out MSE", "weight entropy (nats per query)"],
     "transformer-vs-rnn": ["model", "parameters", "updates", "training minutes", "tokens/s", "best dev BLEU (greedy)",
                            "test BLEU (beam 5)"],
+    "formulas": ["seed", "parameters", "updates", "wall-clock minutes", "target tokens/s", "test exact match",
+                 "test token accuracy", "read left to right", "every token counted"],
 }
 FIGURES = {
     "book-ch8": ["accuracy", "attention-numpy", "attention-torch"],
@@ -47,6 +49,7 @@ FIGURES = {
     "reversal": ["curves"],
     "nadaraya-watson": ["fit", "weights"],
     "transformer-vs-rnn": ["bleu-by-minute"],
+    "formulas": ["curve", "strip-1"],
 }
 
 WORDS = {"open": "öffnen", "file": "Datei", "the": "die", "close": "schließen", "window": "Fenster",
@@ -93,6 +96,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "placement": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "nadaraya-watson": [],
+        "formulas": ["train=40", "dev=10", "test=10", "strips=1"],
         "transformer-vs-rnn": [f"catalogs={catalogs}", "eval_every=1", "dev_sentences=6", "vocab_size=60",
                                "test_sentences=12"],
     }[name]

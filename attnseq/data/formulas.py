@@ -34,6 +34,7 @@ DIGITS = tuple("0123456789")
 GREEK = (r"\alpha", r"\beta", r"\gamma", r"\lambda", r"\pi", r"\sigma", r"\theta")
 OPERATORS = ("+", "-", "=", r"\times", "<", ">")
 SPLIT_STREAMS = {"train": 0, "dev": 1, "test": 2}
+INKLESS = ("{", "}", "^", "_")  # markup that draws nothing of its own (it places what follows)
 
 
 def symbol(rng: np.random.Generator) -> str:

@@ -8,8 +8,8 @@ base.py holds the registry, the options' budget, the context and the result; pag
 pages; runner.py runs one; each claim is a module of its own. Importing the package registers
 every reproduction.
 """
-from . import (bahdanau_length, book_ch8, luong_scorers, nadaraya_watson, placement, reversal,  # noqa: F401
-               transformer_vs_rnn)  # (register every reproduction)
+from . import (bahdanau_length, book_ch8, formulas, luong_scorers, nadaraya_watson, placement,  # noqa: F401
+               reversal, transformer_vs_rnn)  # (register every reproduction)
 from .base import REPRODUCTIONS, Reproduction, Result
 from .runner import listing, reproduce
 

@@ -1,6 +1,7 @@
 """Attention over an image: each output token's weights over the grid of cells
 (data.inputs.SourceShape) laid over the image, as a strip of overlays; and the check that reading
-goes left to right along a formula (the share of items whose argmax column never moves back).
+goes left to right along a formula (the share of items whose argmax column never moves back, markup that draws nothing
+left out).
 
 The attention's S positions are the grid's cells column by column; a cell covers size / grid pixels
 of the image along each axis (the last row and column may reach past its edge: the grid rounds
@@ -8,7 +9,7 @@ up)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -36,12 +37,17 @@ def moves_left_to_right(columns: Sequence[int], slack: int = 1) -> bool:
     return bool(len(columns) < 2 or (np.diff(columns) >= -slack).all())
 
 
-def monotonic_share(translations, slack: int = 1) -> float:
+def monotonic_share(translations, slack: int = 1, skip: Collection[str] = ()) -> float:
     """The share of ``translations`` (searched with attention, of a run whose sources are
     images) whose output tokens' argmax columns move left to right (``moves_left_to_right``);
-    the end-of-output step is left out. Items without output tokens count as monotonic."""
-    found = [moves_left_to_right(argmax_columns(t.attention[0], t.shape.grid, len(t.output_tokens[0])), slack)
-             for t in translations]
+    the end-of-output step is left out, and the tokens in ``skip``: markup that draws nothing of
+    its own (a formula's braces, ``^`` and ``_``: data.formulas.INKLESS), which has no place
+    in the image to be read at. Items without output tokens count as monotonic."""
+    found = []
+    for t in translations:
+        tokens = t.output_tokens[0]
+        columns = argmax_columns(t.attention[0], t.shape.grid, len(tokens))
+        found.append(moves_left_to_right([c for c, token in zip(columns, tokens) if token not in skip], slack))
     return sum(found) / len(found) if found else 0.0
 
 
