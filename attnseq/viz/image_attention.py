@@ -72,7 +72,8 @@ def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequenc
     labels = list(output_tokens)[: len(cells)] + ["</s>"] * (len(cells) - len(output_tokens))
     height, width = image.shape
     scale = 2.2 / max(height, 1)  # inches per pixel: 2.2 in high a row
-    fig, axes = plt.subplots(len(cells), 1, figsize=(max(3.0, width * scale + 1.2), 1.25 * len(cells) + 0.4),
+    shown = max(width, 5 * height)  # pixel columns each row shows
+    fig, axes = plt.subplots(len(cells), 1, figsize=(shown * scale + 1.2, 1.25 * len(cells) + 0.4),
                              dpi=110, squeeze=False)
     for ax, weights, label in zip(axes[:, 0], cells, labels):
         heat = overlay(weights / max(weights.max(), 1e-12), (height, width))
@@ -81,6 +82,7 @@ def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequenc
         tint[..., 3] = 0.7 * heat
         ax.imshow(image, cmap="gray", vmin=0, vmax=255, aspect="equal")
         ax.imshow(tint, aspect="equal")
+        ax.set_xlim(-0.5, max(width, shown) - 0.5)  # a short formula drawn at the left of a readable width
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_ylabel(label, rotation=0, ha="right", va="center", fontsize=10)
