@@ -77,6 +77,29 @@ def reference_config():
     raise SystemExit("measure: no reference config for this attnseq")
 
 
+def fitted(preset: str, data: str, overrides: list[str], split: str = "train"):
+    """(the preset's config, its pipeline fitted on ``data``'s training pairs, the pairs of
+    ``split``); a preset whose sources are files (data.input image) reads them relative to the TSV
+    and gets its frontend (revisions without them read text)."""
+    from attnseq.config import load_config
+    from attnseq.data.pipeline import TextPipeline
+
+    config = load_config(preset, overrides)
+    try:
+        from attnseq.data.sources import read_pairs
+        from attnseq.train.loop import check_source
+    except ImportError:  # a revision before sources that are files
+        def read(path):
+            return [tuple(line.split("\t")) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+    else:
+        config = check_source(config)
+
+        def read(path):
+            return read_pairs(path, config.data)
+    pipeline = TextPipeline.fit(config.data, read(Path(data, "train.tsv")), Path(data))
+    return config, pipeline, read(Path(data, f"{split}.tsv"))
+
+
 def examples_of(pairs, pipeline):
     from attnseq.data.batching import Example
 
@@ -124,14 +147,11 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         examples = random_examples(64 * (steps + 3), vocab)
         src_vocab = tgt_vocab = vocab
     else:
-        from attnseq.data.pipeline import TextPipeline
-
-        config = load_config(preset, overrides)
-        pairs = [tuple(line.split("\t")) for line in Path(data, "train.tsv").read_text(encoding="utf-8").splitlines()]
-        pipeline = TextPipeline.fit(config.data, pairs, Path(data))
+        config, pipeline, pairs = fitted(preset, data, overrides)
         examples = examples_of(pairs, pipeline)
         src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
-    model = build_model(config.model, src_vocab, tgt_vocab).train()
+    features = getattr(getattr(pipeline, "inputs", None), "feature_size", 0) if preset != "reference" else 0
+    model = build_model(config.model, src_vocab, tgt_vocab, **({"features": features} if features else {})).train()
     optimizer = build_optimizer(model.parameters(), config.train)
     clip = config.train.clip_norm
     indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
@@ -380,9 +400,33 @@ def matmul_flops(model: torch.nn.Module, run) -> tuple[float, object]:
     return count.total(), lambda: replay_seconds(shapes.products, count.calls)
 
 
+def decode_files(preset: str, data: str, beam: int, sentences: int, threads: int) -> dict:
+    """Images/s of greedy (beam 1) or beam search of the preset (untrained) over ``data``'s test
+    images, read from their files as translate reads them, batches of 64 sorted by width."""
+    from attnseq.data.batching import pad_sources
+    from attnseq.decoding.search import search
+    from attnseq.nn.model import build_model
+
+    config, pipeline, pairs = fitted(preset, data, [], "test")
+    torch.manual_seed(0)
+    model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab),
+                        features=pipeline.inputs.feature_size).eval()
+    allocator_as_the_engine_sets_it()
+    paths = [source for source, _ in pairs][:sentences]
+    settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)
+    with torch.no_grad():
+        search(model, *pad_sources([pipeline.read_source(p).ids for p in paths[:8]]), settings)  # warm-up
+        started = CLOCK()
+        features = sorted((pipeline.read_source(p).ids for p in paths), key=len)
+        for start in range(0, len(features), 64):
+            search(model, *pad_sources(features[start:start + 64]), settings)
+        seconds = CLOCK() - started
+    return {"peak_rss_mb": peak_rss_mb(), "sentences_per_second": len(paths) / seconds}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("ceiling", "train", "decode", "decode-int8", "engines"))
+    parser.add_argument("what", choices=("ceiling", "train", "decode", "decode-int8", "decode-files", "engines"))
     parser.add_argument("preset", nargs="?")
     parser.add_argument("--data")
     parser.add_argument("--steps", type=int, default=30)
@@ -400,6 +444,8 @@ def main() -> None:
         result = ceiling(args.threads)
     elif args.what == "train":
         result = train(args.preset, args.data, args.steps, args.threads, args.set)
+    elif args.what == "decode-files":
+        result = decode_files(args.preset, args.data, args.beam, args.sentences, args.threads)
     elif args.what == "decode-int8":
         result = decode_int8(args.preset, args.beam, args.sentences, args.data, args.repeat)
     elif args.what == "engines":

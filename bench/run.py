@@ -8,6 +8,7 @@
     python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 500000]
                                     # only the scale table (bench/scale.py); --quick: 20,000 and 100,000 pairs
     python bench/run.py --engines [--engines-run RUN]   # only the CTranslate2 section
+    python bench/run.py --formulas  # only the table of reading images (configs/formulas.yaml)
 
 Every figure is measured in its own process (bench/measure.py), pinned to the stated threads,
 ``--repeat`` times (the best is kept: the machine is shared and noisy):
@@ -34,6 +35,11 @@ With ``--against REV`` the commit is checked out in a git worktree and every fig
 for it too, alternating with this tree's, and printed as a ratio (this / REV). A preset the
 other commit does not have is left out. Machines here change from day to day: the table says
 which CPU, which torch, and compare only figures of one run.
+
+The formulas table (``--formulas``, alone) times configs/formulas.yaml on formulas drawn by this
+tree (``attnseq data formulas``, 2,000 training images): a training step's images/s and target
+tokens/s, and greedy and beam-5 images/s of the untrained model on the test images, read from
+their files as translate reads them, at each ``--threads``, the best of ``--repeat``.
 
 A second table compares int8 decoding (``decode.precision: int8``) with fp32, this tree only:
 each row measures both in one process, in turn (bench/measure.py ``decode-int8``), greedy and
@@ -114,6 +120,37 @@ def char_run(data: Path, folder: Path) -> Path:
                         "--set", "train.eval_every=500", "--set", "train.threads=1", "--set", "train.progress=false"],
                        check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     return folder
+
+
+def formulas(folder: Path) -> Path:
+    """Formulas drawn by this tree (2,000 / 100 / 300 images), made once."""
+    if not (folder / "train.tsv").exists():
+        subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "data", "formulas", "--train", "2000", "--dev",
+                        "100", "--test", "300", "--out", str(folder)], check=True, cwd=ROOT)
+    return folder
+
+
+def formulas_table(threads: list[int], steps: int, sentences: int, clock: str, repeat: int) -> str:
+    """The table of configs/formulas.yaml: training images/s and tokens/s, greedy and beam-5
+    decoding images/s, at each of ``threads``, the best of ``repeat`` processes each."""
+    data = formulas(Path(tempfile.gettempdir()) / "attnseq-bench-formulas")
+    preset = str(ROOT / "configs" / "formulas.yaml")
+    jobs = [("train step", ["train", preset, f"--steps={steps}", f"--data={data}"]),
+            ("decode greedy", ["decode-files", preset, "--beam=1", f"--sentences={sentences}", f"--data={data}"]),
+            ("decode beam 5", ["decode-files", preset, "--beam=5", f"--sentences={sentences}", f"--data={data}"])]
+    lines = ["| configs/formulas.yaml | threads | images/s | target tokens/s | peak RSS MB |", "|---|---|---|---|---|"]
+    for name, args in jobs:
+        for n in threads:
+            found = [run_measure(ROOT, args, n, clock) for _ in range(repeat)]
+            found = [(r, rss) for r, rss in found if r is not None]
+            if not found:
+                continue
+            best, rss = max(found, key=lambda x: x[0]["sentences_per_second"])
+            tokens = f"{best['tokens_per_second']:,.0f}" if "tokens_per_second" in best else ""
+            lines.append(f"| {name} | {n} | {best['sentences_per_second']:,.1f} | {tokens} | {rss:,.0f} |")
+            print(f"  formulas {name}, {n} thread(s): {best['sentences_per_second']:,.1f} images/s", file=sys.stderr,
+                  flush=True)
+    return "\n".join(lines) + "\n"
 
 
 def int8_table(targets: list[tuple[str, str]], threads: list[int], sentences: int, clock: str, repeat: int) -> str:
@@ -209,6 +246,7 @@ def main() -> int:
     parser.add_argument("--speech", action="store_true",
                         help="only the speech table: data speech, log-mel features (against librosa where installed), "
                              "the LAS training step")
+    parser.add_argument("--formulas", action="store_true", help="only the table of reading images (formulas)")
     parser.add_argument("--int8-run", action="append", default=[], metavar="RUN",
                         help="a trained run to compare int8 with fp32 on (its test set); repeatable")
     parser.add_argument("--scale", action="store_true", help="only the scale table (bench/scale.py)")
@@ -239,6 +277,13 @@ def main() -> int:
         import speech_speed
 
         return speech_speed.main(["--utterances", str(40 if args.quick else 200)] + (["--out", args.out] if args.out else []))
+    if args.formulas:
+        from attnseq.hardware import cpu_model
+        from corpus_speed import show
+
+        steps, sentences = (6, 64) if args.quick else (30, 300)
+        header = f"Formulas of {datetime.date.today()}: {cpu_model()}, {args.clock} clock\n\n"
+        return show(header + formulas_table(args.threads, steps, sentences, args.clock, args.repeat), args.out)
     trees = {"this": ROOT}
     if args.against:
         trees[args.against] = worktree(args.against)
@@ -331,6 +376,8 @@ def main() -> int:
 
     tables = "\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
     return show(tables + "\n\n" + engines_table(args) + "\n\n" + scale.run(args), args.out)
+    return show("\n".join(lines) + "\n\n" + int8_table(targets, args.threads, sentences, args.clock, args.repeat)
+                + "\n" + formulas_table(args.threads, steps, sentences, args.clock, args.repeat), args.out)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def test_data_formulas_writes_the_folder_through_the_writer(tmp_path, capsys):
 def test_argmax_columns_and_the_left_to_right_check():
     grid = (2, 4)
     steps = np.zeros((3, 8))
-    steps[0, 1], steps[1, 4 + 2], steps[2, 3] = 1, 1, 1  # columns 1, 2 (second row), 3
+    steps[0, 2 * 1], steps[1, 2 * 2 + 1], steps[2, 2 * 3] = 1, 1, 1  # columns 1, 2 (second row), 3
     assert argmax_columns(steps, grid).tolist() == [1, 2, 3]
     assert moves_left_to_right([1, 2, 3]) and moves_left_to_right([2, 1, 3], slack=1)
     assert not moves_left_to_right([3, 1, 4], slack=1) and not moves_left_to_right([2, 1], slack=0)
@@ -58,6 +58,10 @@ def test_argmax_columns_and_the_left_to_right_check():
     assert monotonic_share([Result(steps, ["a", "b"]), Result(backwards, ["a", "b", "c"])], slack=0) == 0.5
     # the end step is left out: a last row that looks back does not count
     assert monotonic_share([Result(np.vstack([steps[:2], steps[:1]]), ["a", "b"])], slack=0) == 1.0
+    # markup that draws nothing is left out where asked: a brace that looks ahead
+    ahead = steps[[0, 2, 1]]  # columns 1, 3, 2
+    assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0) == 0.0
+    assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0, skip=("{",)) == 1.0
 
 
 def test_overlay_spreads_each_cell_over_its_pixels():

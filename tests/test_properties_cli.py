@@ -104,6 +104,11 @@ SMALL = {"train": st.integers(-2, 40), "dev": st.one_of(st.integers(-1, 8), st.f
          "metric": st.sampled_from(["bleu", "loss", "nope"]), "text": st.text(max_size=8),
          "host": st.sampled_from(["127.0.0.1", "no.such.host.invalid"])}
 GARBAGE = st.sampled_from(["", "-", "--", "x", "1e999", "nan", "-7", "0", "é"])
+# arguments always given to commands whose defaults take minutes (20,000 formulas drawn, 13,500
+# utterances spoken), and flags never drawn (reproduce --all trains every reproduction; its
+# refusals are tests/test_reproduce.py's)
+ALWAYS = {("data", "formulas"): {"train", "dev", "test"}, ("data", "speech"): {"train", "dev", "test"}}
+NEVER = {("reproduce",): {"all"}}
 
 
 def fast_commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
@@ -146,7 +151,10 @@ def command_lines(draw, world: dict[str, str]) -> list[str]:
                 continue
             count = draw(st.integers(1, 2)) if action.nargs in ("+", "*") else 1
             argv += [value(action) for _ in range(count)]
-        elif draw(st.integers(0, 3)) == 0 or (action.required and draw(st.integers(0, 5)) > 0):
+        elif action.dest in NEVER.get(words, ()):
+            continue
+        elif (draw(st.integers(0, 3)) == 0 or (action.required and draw(st.integers(0, 5)) > 0)
+              or action.dest in ALWAYS.get(words, ())):
             flag = draw(st.sampled_from(action.option_strings))
             if action.nargs == 0:
                 argv.append(flag)

@@ -25,8 +25,8 @@ from attnseq.reproduce.wording import Phrase
 
 from conftest import book_file
 
-NAMES = ["bahdanau-length", "book-ch8", "heads", "luong-scorers", "nadaraya-watson", "placement", "positions",
-         "reversal", "skip-connections", "speech", "transformer-vs-rnn"]
+NAMES = ["bahdanau-length", "book-ch8", "formulas", "heads", "luong-scorers", "nadaraya-watson", "placement",
+         "positions", "reversal", "skip-connections", "speech", "transformer-vs-rnn"]
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
 COLUMNS = {
@@ -47,6 +47,8 @@ COLUMNS = {
     "skip-connections": ["model", "encoder", "parameters", "tokens/s", "dev exact match at step", "test exact match",
                          "steps to 90% dev"],
     "speech": ["preset", "parameters", "updates", "training minutes", "best dev exact match"],
+    "formulas": ["seed", "parameters", "updates", "wall-clock minutes", "target tokens/s", "test exact match",
+                 "test token accuracy", "read left to right", "every token counted"],
 }
 FIGURES = {
     "speech": ["curve", "attention1", "attention2"],
@@ -61,6 +63,7 @@ FIGURES = {
     "heads": ["curves"],
     "positions": ["by-length"],
     "skip-connections": ["curves"],
+    "formulas": ["curve", "strip-1"],
 }
 
 WORDS = {"open": "öffnen", "file": "Datei", "the": "die", "close": "schließen", "window": "Fenster",
@@ -109,6 +112,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "placement": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "nadaraya-watson": [],
+        "formulas": ["train=40", "dev=10", "test=10", "strips=1"],
         "transformer-vs-rnn": [f"catalogs={catalogs}", "eval_every=1", "dev_sentences=6", "vocab_size=60",
                                "test_sentences=12"],
         "heads": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_sentences=10"],
@@ -330,6 +334,12 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
                 "book": {"attention": [0.0, 51.76, 99.9], "peeky": [0.02, 0.46], "baseline": [0.0, 0.02]},
                 "tolerance": 3.0, "solved": 99.0, "book_solved": 3, "near_zero": 10.0, "climbing": 1.0,
                 "final_epoch": 10}
+    if name == "formulas":
+        seed = {"exact_match": rng.random(), "token_accuracy": rng.random(), "monotonic": rng.random(),
+                "monotonic_every_token": rng.random(), "minutes": rng.uniform(1, 20), "steps": rng.randint(1, 9000),
+                "tokens_per_second": rng.randint(1, 9000), "parameters": rng.randint(1, 10**6)}
+        return {"seeds": {"1": seed}, "first": "1", "curves": [[[1.0], [rng.random()]]], "budget_minutes": 15.0,
+                "slack": rng.choice([0, 1]), "bars": {"exact_match": 0.9, "monotonic": 0.95}}
     if name == "speech":
         dates = rng.randint(1, 600)
         errors = [[f"{rng.randint(1, 12)} may {rng.randint(1900, 2099)}", str(rng.randint(0, 99))]

@@ -116,12 +116,25 @@ def test_the_grid_its_mask_and_batch_invariance(arch, positions):
     with torch.no_grad():
         memory = model.encode(src, mask)
         assert memory.keys.shape == (3, 32, 16) and memory.mask.shape == (3, 32)
-        assert memory.mask.view(3, 4, 8).sum(-1).tolist() == [[3] * 4, [8] * 4, [5] * 4]  # real columns, every row
+        # column by column: an image's real cells first, its padding after them
+        assert memory.mask.view(3, 8, 4).all(-1).sum(-1).tolist() == [3, 8, 5]
+        assert [int(m.sum()) for m in memory.mask] == [12, 32, 20] and all(m[: int(m.sum())].all() for m in memory.mask)
         for i, image in enumerate(images):
             alone, alone_mask = pad_features([image])
             single = model.encode(alone, alone_mask)
-            cells = memory.keys[i].view(4, 8, 16)[:, : frontend.grid(len(image))[1]].reshape(-1, 16)
+            cells = memory.keys[i][: 4 * frontend.grid(len(image))[1]]
             torch.testing.assert_close(single.keys[0], cells, atol=1e-5, rtol=1e-4)
+        from attnseq.config import DecodeConfig
+        from attnseq.decoding.search import search
+
+        for decode in (DecodeConfig(max_len=4), DecodeConfig(max_len=4, beam_size=2)):  # greedy, beam
+            batched = search(model, src, mask, decode, keep_attention=True)
+            for i, image in enumerate(images):  # the same hypothesis and alignment over its own cells, alone
+                alone = search(model, *pad_features([image]), decode, keep_attention=True)[0][0]
+                assert alone.tokens == batched[i][0].tokens
+                assert alone.alignment.shape[1] == 4 * frontend.grid(len(image))[1]  # over its own cells
+                torch.testing.assert_close(torch.as_tensor(alone.alignment),
+                                           torch.as_tensor(batched[i][0].alignment), atol=1e-5, rtol=1e-4)
         state = model.decoder.init_state(memory)
         _, _, alignment = model.decoder.step(torch.full((3,), 1), state)
     assert alignment.shape == (3, 32)
@@ -201,4 +214,4 @@ def test_a_model_learns_to_read_bars_left_to_right(tmp_path):
     test = [(str(data / s), t) for s, t in (line.split("\t") for line in (data / "test.tsv").read_text().splitlines())]
     assert model.evaluate(test)["exact_match"] >= 0.95
     results = model.search([s for s, _ in test], keep_attention=True)
-    assert monotonic_share(results, slack=0) >= 0.95
+    assert monotonic_share(results, slack=1) >= 0.95  # a step back of one 4-pixel cell at most; bars are 10 apart

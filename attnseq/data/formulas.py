@@ -8,9 +8,10 @@ or a parenthesised sum; the target is its tokens joined by spaces (what data.tok
 reads). Nothing is stacked (no fractions), so reading the formula goes left to right, which the
 attention's check (viz/image_attention.py monotonic_share) measures.
 
-The page: white, the ink black, ``size`` pixels a font em (10 to 16), the baseline at 1.6 em
-from the top of a canvas 2.4 em high (taller formulas get a taller canvas), 2 to 6 pixels of
-margin left and right, Gaussian noise of 0 to 12 grey levels. Each split is made in blocks of
+The page: white, the ink black, ``size`` pixels a font em (12 to 18), the baseline at 1.15 em
+from the top of a canvas 1.65 em high (what most formulas reach above and below it; a taller one,
+a root over a superscript, gets a taller canvas, and is scaled smaller when read at a fixed
+height), 2 to 6 pixels of margin left and right, Gaussian noise of 0 to 12 grey levels. Each split is made in blocks of
 ``BLOCK`` formulas, block k from a random stream seeded by the seed, the split and k, so the
 files are the same for any number of worker processes; dev and test formulas are distinct and
 never in training.
@@ -33,6 +34,7 @@ DIGITS = tuple("0123456789")
 GREEK = (r"\alpha", r"\beta", r"\gamma", r"\lambda", r"\pi", r"\sigma", r"\theta")
 OPERATORS = ("+", "-", "=", r"\times", "<", ">")
 SPLIT_STREAMS = {"train": 0, "dev": 1, "test": 2}
+INKLESS = ("{", "}", "^", "_")  # markup that draws nothing of its own (it places what follows)
 
 
 def symbol(rng: np.random.Generator) -> str:
@@ -85,13 +87,13 @@ def render(tokens: Sequence[str], rng: np.random.Generator) -> np.ndarray:
 
     if _PARSER is None:
         _PARSER = mathtext.MathTextParser("agg")
-    size = int(rng.integers(10, 17))
+    size = int(rng.integers(12, 19))
     font = FontProperties(size=size, math_fontfamily=FONTSETS[rng.integers(len(FONTSETS))])
     drawn = _PARSER.parse(latex(tokens), dpi=72, prop=font)
     ink = np.asarray(drawn.image, dtype=np.float32)  # (h, w), ink high
-    baseline = round(1.6 * size)
+    baseline = round(1.15 * size)
     top = max(0, baseline - (ink.shape[0] - round(drawn.depth)))
-    height = max(round(2.4 * size), top + ink.shape[0])
+    height = max(round(1.65 * size), top + ink.shape[0])
     left, right = int(rng.integers(2, 7)), int(rng.integers(2, 7))
     page = np.zeros((height, left + ink.shape[1] + right), np.float32)
     page[top: top + ink.shape[0], left: left + ink.shape[1]] = ink

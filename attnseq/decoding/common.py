@@ -16,7 +16,9 @@ def first_state(model, src, src_mask, src_ext=None):
     the frames (fewer of them over audio, a grid over an image): a search keeps those columns of
     each sentence's attention, the same alone as in a batch."""
     memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
-    return model.decoder.init_state(memory), (memory.mask if src.dim() == 3 else src_mask)
+    if src.dim() > 2:  # features: the frontend's cells
+        src_mask = (memory[0] if isinstance(memory, tuple) else memory).mask  # an ensemble's members read one source
+    return model.decoder.init_state(memory), src_mask
 
 
 def gnmt_penalty(length, alpha: float):

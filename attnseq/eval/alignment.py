@@ -3,7 +3,7 @@ aligns its output with the frames in order (Chan et al. 2016, fig. 2), or one re
 reads it left to right (Deng et al. 2017), and the share of a test set's outputs that do."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -15,19 +15,24 @@ def moves_forward(positions: Sequence[int], slack: int = 0) -> bool:
     return bool(len(positions) < 2 or (np.diff(positions) >= -slack).all())
 
 
-def attended_positions(translation) -> np.ndarray:
+def attended_positions(translation, skip: Collection[str] = ()) -> np.ndarray:
     """Where each output token of ``translation``'s best output (searched with attention) looks
     most, along the source's last axis: a token's position in a text, a listener step over an
-    utterance (``shape.grid`` (steps,)), a column of an image's grid (rows, columns); the
-    end-of-output step left out. (output tokens,)"""
-    flat = np.asarray(translation.attention[0])[: len(translation.output_tokens[0])].argmax(-1)
+    utterance (``shape.grid`` (steps,)), the column of an image's grid (rows, columns; its cells
+    laid out column by column); the end-of-output step and the tokens in ``skip`` (markup that
+    draws nothing of its own) left out. (output tokens kept,)"""
+    tokens = translation.output_tokens[0]
+    flat = np.asarray(translation.attention[0])[: len(tokens)].argmax(-1)
     shape = getattr(translation, "shape", None)
-    return flat % shape.grid[-1] if shape is not None else flat
+    if shape is not None and len(shape.grid) == 2:
+        flat = flat // shape.grid[0]
+    return flat[[token not in skip for token in tokens[: len(flat)]]]
 
 
-def monotonic_share(translations, slack: int = 0) -> float:
+def monotonic_share(translations, slack: int = 0, skip: Collection[str] = ()) -> float:
     """The share (0..1) of ``translations`` (searched with attention: Translator.search with
-    ``keep_attention``) whose output tokens' most attended positions (``attended_positions``)
-    move forward (``moves_forward``); an output of one token or none counts as monotonic."""
-    found = [moves_forward(attended_positions(t), slack) for t in translations]
+    ``keep_attention``) whose output tokens' most attended positions (``attended_positions``,
+    without the tokens in ``skip``) move forward (``moves_forward``); an output of one token or
+    none counts as monotonic."""
+    found = [moves_forward(attended_positions(t, skip), slack) for t in translations]
     return sum(found) / len(found) if found else 0.0

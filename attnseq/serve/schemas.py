@@ -44,7 +44,8 @@ class Hypothesis(BaseModel):
 class SourceShape(BaseModel):
     kind: str = Field(description="the run's data.input: image (audio, ...)")
     size: list[int] = Field(description="the input's extent as the model read it: [height, width] pixels")
-    grid: list[int] = Field(description="the cells the attention's S positions are, row by row: [rows, columns]")
+    grid: list[int] = Field(description="the cells the attention's S positions are, column by column (S = column "
+                                        "x rows + row): [rows, columns]")
 
 
 class TranslateResponse(BaseModel):

@@ -34,8 +34,9 @@ class SourceShape:
     """Where a source's attention falls, for plots: ``kind`` (``image``, ``audio``), ``size``
     the input's own extent ((height, width) pixels of an image as the model read it, (frames,) of
     audio) and ``grid`` the memory's cells over it ((rows, columns) of an image's feature grid,
-    (steps,) over frames). The attention's source axis S is ``grid`` flattened row by row, each
-    cell covering ``size[i] / grid[i]`` of the input along axis i."""
+    (steps,) over frames). The attention's source axis S runs over the grid's cells column by
+    column (S = column x rows + row for an image: the real cells first, padding after, as a
+    text's tokens), each cell covering ``size[i] / grid[i]`` of the input along axis i."""
 
     kind: str
     size: tuple[int, ...]

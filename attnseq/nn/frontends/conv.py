@@ -20,7 +20,8 @@ Batch invariance: the columns after an image's width are zeros (the input kind's
 after every convolution and every pooling the columns past the image's own (halved, rounded
 up) width are set to zero again, and pooling rounds up, so each real cell is the same number
 whether the image is encoded alone or beside wider ones. The memory's mask is True on the
-cells of real columns, in every row.
+cells of real columns, in every row. The cells are laid out column by column (S = column x rows +
+row), so an image's real cells come first and its padding after them, as a text's tokens do.
 """
 from __future__ import annotations
 
@@ -117,6 +118,9 @@ class ConvFrontend(Frontend):
             positions = torch.cat([row_pos.unsqueeze(1).expand(rows, columns, half),
                                    col_pos.unsqueeze(0).expand(rows, columns, self.output_size - half)], -1)
             out = self.project(x) + positions  # (B, R, Cols, H)
-        cell_mask = (torch.arange(columns, device=x.device).view(1, 1, columns) < lengths.view(-1, 1, 1))
-        cell_mask = cell_mask.expand(batch, rows, columns)  # (B, R, Cols)
-        return out.reshape(batch, rows * columns, self.output_size), cell_mask.reshape(batch, rows * columns)
+        # column by column (the rows of a column together): an image's real cells come first, its
+        # padding after them, as a text's tokens do
+        cell_mask = (torch.arange(columns, device=x.device).view(1, columns, 1) < lengths.view(-1, 1, 1))
+        cell_mask = cell_mask.expand(batch, columns, rows)  # (B, Cols, R)
+        out = out.transpose(1, 2)  # (B, Cols, R, H)
+        return out.reshape(batch, columns * rows, self.output_size), cell_mask.reshape(batch, columns * rows)

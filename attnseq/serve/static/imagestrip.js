@@ -3,8 +3,8 @@
 // that step's weights over the grid of cells laid on it (each step scaled to its own largest
 // weight), labelled with its token; hovering an overlay tells the token, its most attended cell
 // and that weight. shape: the answer's source_shape {kind, size: [height, width], grid: [rows,
-// columns]}; the attention's S columns are the grid's cells row by row, each covering
-// size / grid pixels. Without the image (a page written offline) the cells are drawn alone.
+// columns]}; the attention's S columns are the grid's cells column by column, each covering
+// size / grid pixels: k = column * rows + row. Without the image (a page written offline) the cells are drawn alone.
 const ImageStrip = (() => {
   const HEIGHT = 64;  // pixels each overlay is drawn high
 
@@ -18,7 +18,7 @@ const ImageStrip = (() => {
     const cw = canvas.width * (width / cols) / width, ch = canvas.height * (height / rows) / height;
     weights.forEach((w, k) => {
       ctx.fillStyle = `rgba(255, 69, 0, ${(0.7 * w / top).toFixed(3)})`;
-      ctx.fillRect((k % cols) * cw, Math.floor(k / cols) * ch, cw, ch);
+      ctx.fillRect(Math.floor(k / rows) * cw, (k % rows) * ch, cw, ch);
     });
   }
 
@@ -41,7 +41,7 @@ const ImageStrip = (() => {
       const k = weights.indexOf(Math.max(...weights));
       canvas.addEventListener("mouseenter", () => {
         figure.classList.add("lit");
-        if (onHover) onHover({step: t, token: rows[t], row: Math.floor(k / shape.grid[1]), col: k % shape.grid[1],
+        if (onHover) onHover({step: t, token: rows[t], row: k % shape.grid[0], col: Math.floor(k / shape.grid[0]),
                               weight: weights[k]});
       });
       canvas.addEventListener("mouseleave", () => { figure.classList.remove("lit"); if (onHover) onHover(null); });
