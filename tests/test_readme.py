@@ -24,7 +24,7 @@ import sys
 import tokenize
 import traceback
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -160,8 +160,13 @@ TRAINED = ["train.max_steps=2500", "train.threads=1", "train.progress=false", "t
 SKIPPED = {"make": "make is the CI itself (it installs .venv and runs this suite)"}
 
 
-def slow_reason(words: list[str]) -> str | None:
-    """Why a command takes more than seconds even with small settings (the slow test runs it)."""
+def slow_reason(words: list[str], home: Path | None = None) -> str | None:
+    """Why a command takes more than seconds even with small settings (the slow test runs it);
+    ``home``: the reader's checkout, where a run named may be a CTranslate2 export."""
+    if "ctranslate2" in words or (home is not None and any((home / w / "export.json").is_file() for w in words)):
+        return "slow: CTranslate2 exports a model or loads one"
+    if words[:3] == ["attnseq", "plot", "attention"] and "--file" in words:
+        return "slow: draws the attention of every output token over an image or a spectrogram"
     if words[0] == "torchrun":
         return "slow: starts two processes of a distributed run"
     if words[:2] == ["attnseq", "reproduce"] and "--list" not in words:
@@ -200,6 +205,7 @@ class Reader:
     server: LiveServer | None = None
     stdout: str = ""  # what the last command printed
     checked: int = 0  # values stated in python comments that were checked
+    not_made: set = field(default_factory=set)  # what the slow commands left out would have written (--out)
 
     @classmethod
     def checkout(cls, tmp_path: Path, monkeypatch, **kwargs) -> "Reader":
@@ -237,7 +243,11 @@ class Reader:
             return Outcome(snippet, "skipped", SKIPPED[words[0]])
         if missing := missing_path(words):
             return Outcome(snippet, "skipped", missing)
-        if (slow := slow_reason(words)) and not self.run_slow:
+        reads = {w.rpartition("=")[2] for w in words}
+        if not self.run_slow and (made := [p for p in self.not_made if any(r == p or r.startswith(p + "/") for r in reads)]):
+            return Outcome(snippet, "slow", f"slow: reads {made[0]}, which a slow command writes")
+        if (slow := slow_reason(words, self.home)) and not self.run_slow:
+            self.not_made |= {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
             return Outcome(snippet, "slow", slow)
         try:
             self.make_own([w.rpartition("=")[2] for w in words])  # NAME=RUN_DIR names a run
