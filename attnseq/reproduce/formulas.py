@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
 from .datasets import count, read_split
-from .plots import draw_seeds
+from .plots import dev_exact_match_figure
 from .wording import Phrase
 from .training import curve, fit_preset
 
@@ -82,6 +81,7 @@ class Formulas(Reproduction):
             every = monotonic_share(results, o.slack)  # the braces, ^ and _ counted too
             found[seed] = {"exact_match": metrics["exact_match"], "token_accuracy": metrics["token_accuracy"],
                            "monotonic": share, "monotonic_every_token": every, "minutes": summary["wall_seconds"] / 60, "steps": summary["step"],
+                           "plateau": "train.patience" in (summary.get("stopped_by") or ""),
                            "tokens_per_second": summary["tokens_per_second"], "parameters": summary["parameters"]}
             rows.append([str(seed), f"{summary['parameters']:,}", f"{summary['step']:,}",
                          f"{summary['wall_seconds'] / 60:.1f}", f"{summary['tokens_per_second']:,}",
@@ -102,8 +102,8 @@ class Formulas(Reproduction):
                    f"attention left to right on {100 * first['monotonic']:.1f}% of the test formulas")
         return Result(
             summary=summary, tables=[table], figures=figures,
-            runs=[RunRecord("formulas", seed, round(f["minutes"], 1), o.minutes, False, unit="minutes")
-                  for seed, f in found.items()],
+            runs=[RunRecord("formulas", seed, round(f["minutes"], 2) if f["plateau"] else o.minutes, o.minutes,
+                            f["plateau"], unit="minutes") for seed, f in found.items()],
             setup=[f"Data: `attnseq data formulas --seed {o.seed}`: {count(data, 'train'):,} training, "
                    f"{count(data, 'dev'):,} dev and {len(test):,} test formulas of up to 20 tokens (letters, digits, "
                    "Greek letters, operators, superscripts, subscripts, square roots and parentheses), drawn by "
@@ -139,16 +139,10 @@ class Formulas(Reproduction):
         return findings, observations
 
     def _curves(self, curves):
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(7.5, 4.3), dpi=110)
-        draw_seeds(ax, curves, "configs/formulas.yaml", color="tab:red", scale=100)
-        ax.axhline(100 * TARGET, color="gray", linestyle=":", linewidth=1)
-        ax.set_xlabel("training minutes on this CPU (updates only; evaluations not counted)")
-        ax.set_ylabel("dev exact match (%)")
-        ax.set_ylim(-2, 102)
-        ax.grid(alpha=0.3)
-        ax.set_title("Formulas from their pictures: dev exact match against CPU minutes", fontsize=10)
-        return save_figure(fig, self.context.figure("curve")), (
+        path = dev_exact_match_figure(self.context.figure("curve"), curves, "configs/formulas.yaml", TARGET,
+                                      "Formulas from their pictures: dev exact match against CPU minutes",
+                                      "training minutes on this CPU (updates only; evaluations not counted)")
+        return path, (
             "Dev exact match (greedy, 500 formulas) at each evaluation; the dotted line is the 90% asked for.")
 
     def _strips(self, model, pairs):

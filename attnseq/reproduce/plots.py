@@ -32,3 +32,21 @@ def draw_seeds(ax, curves: Sequence[Curve], label: str, color=None, scale: float
                    markersize=4)[0]
     if len(curves) > 1:
         ax.fill_between(common, table.min(0), table.max(0), color=line.get_color(), alpha=0.18, linewidth=0)
+
+
+def dev_exact_match_figure(path, curves: Sequence[Curve], label: str, target: float, title: str,
+                           xlabel: str = "minutes of training (evaluations not counted)"):
+    """The dev exact match of ``curves`` (one per seed, 0..1) against their x, in percent, with a
+    dotted line at ``target``, saved to ``path``; the saved path."""
+    from ..viz import pyplot, save_figure
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=110)
+    draw_seeds(ax, curves, label, color="tab:red", scale=100)
+    ax.axhline(100 * target, color="gray", linestyle=":", linewidth=1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("dev exact match (%)")
+    ax.set_ylim(-2, 102)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    return save_figure(fig, path)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
+from .plots import dev_exact_match_figure
 from .training import curve, first_reaching, fit_preset
 from .wording import Phrase, joined
 
@@ -59,6 +59,7 @@ class Speech(Reproduction):
         settings = [f"train.max_minutes={o.minutes}", "train.epochs=1000",
                     f"train.eval_max_sentences={o.dev_sentences}"]
         summary = fit_preset(ctx, PRESET, run_dir, data, settings, seed=ctx.seed_list[0])
+        plateau = "train.patience" in (summary.get("stopped_by") or "")  # else its minutes ran out
         dev = curve(run_dir, "dev_exact_match", "minutes")
         model = load(run_dir)
         pairs = [line.split("\t") for line in (data / "test.tsv").read_text(encoding="utf-8").splitlines()]
@@ -90,8 +91,8 @@ class Speech(Reproduction):
             summary=(f"test exact match {score:.1%} after {summary['train_seconds'] / 60:.1f} minutes of training; "
                      f"monotonic attention on {share:.1%} of the test utterances"),
             tables=[table], figures=figures,
-            runs=[RunRecord(PRESET, ctx.seed_list[0], round(summary["train_seconds"] / 60, 1), o.minutes,
-                            "train.patience" in (summary.get("stopped_by") or ""), unit="minutes")],
+            runs=[RunRecord(PRESET, ctx.seed_list[0], round(summary["wall_seconds"] / 60, 2) if plateau else o.minutes,
+                            o.minutes, plateau, unit="minutes")],
             setup=[(f"Data: the folder {o.data}, written by `attnseq data speech`" if o.data else
                     f"Data: `attnseq data speech --train {o.train} --dev {o.dev} --test {o.test}` (seed 1)") + ": numbers "
                    "of 1-6 digits and dates in four English patterns said as written, by espeak-ng in 8 English "
@@ -133,16 +134,9 @@ class Speech(Reproduction):
         return findings, observations
 
     def _curve(self, dev):
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(6.5, 3.8), dpi=110)
-        ax.plot(dev.x, [100 * y for y in dev.y], marker="o", markersize=3, color="tab:red")
-        ax.axhline(100 * EXACT_MATCH, color="gray", linestyle=":", linewidth=1)
-        ax.set_xlabel("minutes of training (evaluations not counted)")
-        ax.set_ylabel("dev exact match (%)")
-        ax.set_ylim(-2, 102)
-        ax.grid(alpha=0.3)
-        ax.set_title("Listen, Attend and Spell on spoken numbers and dates", fontsize=10)
-        return save_figure(fig, self.context.figure("curve")), "Dev exact match against minutes of training."
+        path = dev_exact_match_figure(self.context.figure("curve"), [dev], f"`{PRESET}`", EXACT_MATCH,
+                                      "Listen, Attend and Spell on spoken numbers and dates")
+        return path, "Dev exact match against minutes of training."
 
     def _attention(self, model, found, paths, references):
         """The spectrogram and attention of the first spoken date and the first number of the test set."""
