@@ -1,5 +1,5 @@
 """The scale table: corpora of 50,000, 500,000 and 5,000,000 generated date pairs prepared once
-into the token store and trained from it (the section ``python bench/run.py --only scale``).
+into the token store and trained from it (the section ``python bench/run.py --scale``).
 
     python bench/scale.py [--sizes 50000 500000 5000000] [--processes 1 2] [--torchrun 500000]
     python bench/scale.py --sizes 20000 100000 --torchrun 100000   # a CI-sized run
