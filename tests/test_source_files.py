@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 import torch
 from PIL import Image
 
 import attnseq
 from attnseq.config import from_dict
 from attnseq.data.batching import pad_features
+from attnseq.data.inputs import INPUTS
 from attnseq.data.sources import load_splits
 from attnseq.errors import ConfigError, DataError
 from attnseq.nn.model import build_model
@@ -215,3 +217,55 @@ def test_a_model_learns_to_read_bars_left_to_right(tmp_path):
     assert model.evaluate(test)["exact_match"] >= 0.95
     results = model.search([s for s, _ in test], keep_attention=True)
     assert monotonic_share(results, slack=1) >= 0.95  # a step back of one 4-pixel cell at most; bars are 10 apart
+
+
+# -- any bytes as a file every input kind reads ---------------------------------------------------
+def _valid_files() -> dict[str, bytes]:
+    """A real file of each kind that reads files: a PNG and a WAV, to mutate."""
+    import io
+    import wave
+
+    import numpy as np
+
+    from attnseq.viz import pyplot
+
+    buffer = io.BytesIO()
+    pyplot().imsave(buffer, np.random.default_rng(0).random((12, 30)), format="png", cmap="gray")
+    png = buffer.getvalue()
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1), out.setsampwidth(2), out.setframerate(16000)
+        out.writeframes((np.sin(np.arange(1600) / 5) * 8000).astype("<i2").tobytes())
+    return {"png": png, "wav": buffer.getvalue()}
+
+
+VALID = _valid_files()
+
+
+@st.composite
+def file_bytes(draw) -> bytes:
+    """Bytes a user may upload or name as a source: garbage, or a real PNG or WAV cut short,
+    with bytes flipped, or grown."""
+    if draw(st.booleans()):
+        return draw(st.binary(max_size=300))
+    data = bytearray(VALID[draw(st.sampled_from(sorted(VALID)))])
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(data) - 1))
+        data[at] = draw(st.integers(0, 255))
+    return bytes(data[: draw(st.integers(0, len(data)))])
+
+
+@pytest.mark.parametrize("name", [n for n in INPUTS.names() if n != "text"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=file_bytes())
+def test_any_bytes_are_features_or_one_data_error_naming_the_file(name, data):
+    """Every input kind that reads files (the registry's, so a kind added later is tried too):
+    what any bytes give is a float array (L, F) of finite values, or a DataError naming the file."""
+    kind = INPUTS.build(name, "data.input")
+    try:
+        features = kind.read_bytes(data, "upload.bin")
+    except DataError as err:
+        assert str(err).startswith("upload.bin"), str(err)
+        return
+    assert features.ndim == 2 and features.shape[1] == kind.feature_size and len(features) > 0
+    assert np.isfinite(np.asarray(features, dtype=np.float64)).all()
