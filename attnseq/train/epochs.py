@@ -202,7 +202,10 @@ class EpochLoop:
         text = source.training_text(config.data)
         # sources that are files (data.input: image, audio) train from their features in memory:
         # a store holds token ids; their pairs are read (and each file checked) before anything is written
-        files = None if build_input(config.data).reads_text else source.splits(config.data)["train"]
+        extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
+        reads_files = not build_input(config.data).reads_text
+        pairs = source.splits(config.data)["train"] if reads_files or extended else None  # read once, for both
+        files = pairs if reads_files else None
         if not self.resume and files is None:  # the training text is read (and checked) before the run folder is touched
             self.pipeline, self.train_store = prepare_training(config.data, text)
         if self.is_main:
@@ -226,10 +229,8 @@ class EpochLoop:
                 raise DataError("no training pair is left after the length limits (data.max_source_len, "
                                 "data.max_target_len)")
             self.train_store = ExampleStore(examples, unknown_share(examples))
-        extended = bool(getattr(config.model, "copy", False))  # a copying model trains on extended ids
         if extended:  # which a store of vocabulary ids cannot hold: they are made from the text, in memory
-            train = source.splits(config.data)["train"]
-            examples = self.pipeline.encode_pairs(train, config.data.max_source_len, config.data.max_target_len,
+            examples = self.pipeline.encode_pairs(pairs, config.data.max_source_len, config.data.max_target_len,
                                                   extended=True, warn=False)  # the store's preparation warned
             self.train_store = ExampleStore(examples, self.train_store.unknown_share)
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
