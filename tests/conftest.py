@@ -6,16 +6,24 @@ import io
 import os
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-import torch
 
-from attnseq.runs import read_checkpoint, read_metrics
-
-torch.set_num_threads(1)  # tests run in parallel processes (pytest -n 2)
+if TYPE_CHECKING:
+    import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_torch_thread() -> None:
+    """Torch computes on one thread in each test process (pytest -n 2 runs two). Imported here,
+    not at the top, so that pytest-xdist's controller, which runs no test, never loads torch."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -150,6 +158,8 @@ def reverse_data(tmp_path: Path) -> Path:
 
 def padded_batch(src_vocab: int, tgt_vocab: int):
     """(src (3, 7), src_mask (3, 7), tgt_in (3, 5)): three sentences of lengths 7, 5 and 3."""
+    import torch
+
     g = torch.Generator().manual_seed(3)
     src = torch.randint(4, src_vocab, (3, 7), generator=g)
     mask = torch.ones(3, 7, dtype=torch.bool)
@@ -163,6 +173,8 @@ def padded_batch(src_vocab: int, tgt_vocab: int):
 
 def assert_teacher_forcing_equals_stepping(model, src, mask, tgt_in) -> None:
     """The teacher-forced logits and attention equal those of stepping through the target."""
+    import torch
+
     features, alignment = model(src, mask, tgt_in)
     assert features.shape == (*tgt_in.shape, model.decoder.feature_size)
     logits = model.decoder.generator(features)
@@ -194,6 +206,8 @@ V = 4 + SYMBOLS
 def copy_batch(n: int, generator: torch.Generator, lengths=(3, 5), reverse: bool = False):
     """A batch of the copy (or reversal) task: src, src_mask, tgt_in, tgt_out, tgt_mask and
     (targets (B, S), lengths (B, 1))."""
+    import torch
+
     size = torch.randint(lengths[0], lengths[1] + 1, (n, 1), generator=generator)  # (B, 1)
     t = torch.arange(lengths[1]).unsqueeze(0)  # (1, S)
     mask = t < size  # (B, S)
@@ -210,6 +224,8 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     """Exact match (0..1) of greedy search on 100 fresh sequences after training a model with
     ``overrides`` (embeddings hidden / 2) for ``steps`` Adam updates on copying (reversing)
     sequences over 6 symbols."""
+    import torch
+
     from attnseq.decoding.greedy import greedy_search
 
     model = train_task(*overrides, steps=steps, reverse=reverse, lengths=lengths, batch=batch, hidden=hidden)
@@ -222,6 +238,8 @@ def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
                hidden: int = 32) -> torch.nn.Module:
     """A model with ``overrides`` (embeddings hidden / 2) after ``steps`` Adam updates on copying
     (reversing) sequences over 6 symbols, in eval mode."""
+    import torch
+
     from attnseq.config import load_config
     from attnseq.nn import build_model
 
@@ -358,11 +376,15 @@ TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", 
 
 
 def weights(path: Path) -> dict[str, np.ndarray]:
+    from attnseq.runs import read_checkpoint
+
     return read_checkpoint(path)[0]
 
 
 def same_records(a: Path, b: Path) -> None:
     """The train and eval records of two runs agree in everything but timing."""
+    from attnseq.runs import read_metrics
+
     def clean(path):
         return [{k: v for k, v in r.items() if k not in TIMING} for r in read_metrics(path) if r["type"] != "start"]
     assert clean(a) == clean(b)
@@ -370,6 +392,8 @@ def same_records(a: Path, b: Path) -> None:
 
 def last_step(run: Path) -> int:
     """The step of the last train record in ``run``'s metrics, a torn tail skipped (0 before any)."""
+    from attnseq.runs import read_metrics
+
     if not (run / "metrics.jsonl").exists():
         return 0
     return ([0] + [r["step"] for r in read_metrics(run) if r["type"] == "train"])[-1]
