@@ -576,8 +576,54 @@ def test_the_parser_finds_every_command_and_each_stand_in_stands_for_what_the_re
         assert named(name) or name in PLACEHOLDERS.values(), name
 
 
+def attnseq_commands(snippet: Snippet) -> list[list[str]]:
+    """The ``attnseq`` commands of a shell snippet (each part of a pipeline or redirection that is one)."""
+    parts, part = [], []
+    for word in [*shell_words(snippet.text), "|"]:
+        if word in ("|", "<", ">", "&&", ";"):
+            parts.append(part)
+            part = []
+        else:
+            part.append(word)
+    return [p for p in parts if p[:1] == ["attnseq"]]
+
+
+def test_readme_commands_parse_and_name_what_exists():
+    """The edit loop's check of the README (the test below runs its commands, in make test): each
+    ``attnseq`` command parses as the CLI's parser reads it, each config it names is in configs/,
+    and each ``--set`` key of a command that trains or decodes is a config key."""
+    from attnseq.cli import UsageError, build_parser
+    from attnseq.config import load_config
+    from attnseq.errors import ConfigError
+
+    parser, problems, checked = build_parser(), [], 0
+    for snippet in (s for s in readme() if s.lang == "sh"):
+        for words in attnseq_commands(snippet):
+            checked += 1
+            try:
+                parser.parse_args(words[1:])
+            except UsageError as error:
+                problems.append(f"{snippet}: {error}")
+            except SystemExit as stop:  # --help, --version
+                if stop.code:
+                    problems.append(f"{snippet}: the parser exits {stop.code}")
+            problems += [f"{snippet}: {w} is not in the checkout" for w in words
+                         if w.startswith("configs/") and not (ROOT / w).is_file()]
+            if words[1] == "reproduce":  # its --set sets the reproduction's options
+                continue
+            for key in (words[i + 1].split("=")[0] for i, w in enumerate(words[:-1]) if w == "--set"):
+                try:
+                    load_config(None, [f"{key}=0"])
+                except ConfigError as error:
+                    if "unknown key" in str(error):
+                        problems.append(f"{snippet}: {error}")
+    assert checked >= 80 and not problems, "\n".join(problems)
+
+
+@pytest.mark.slow
 def test_readme_commands_run_with_small_settings(tmp_path, monkeypatch):
-    """Every command of the README that runs in seconds, in order, with small settings."""
+    """Every command of the README that runs in seconds, in order, with small settings (the edit
+    loop's suite checks that they parse, above: running them all takes 25 s)."""
     outcomes = Reader.checkout(tmp_path, monkeypatch).follow(readme())
     assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
     assert sum(o.status == "ran" for o in outcomes) >= 40, report(outcomes, "skipped", "slow")
