@@ -140,12 +140,12 @@ def test_resume_onto_data_the_vocabulary_covers_less_is_said(reverse_data, tmp_p
 
 def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_path, capsys):
     straight, cut = tmp_path / "straight", tmp_path / "cut"
-    common = ("train.epochs=2", "train.eval_every=10", "train.log_every=3")
+    common = ("train.epochs=2", "train.batch_size=128", "train.eval_every=4", "train.log_every=3")  # 16 steps an epoch
     assert train(reverse_data, straight, *common) == 0
-    assert train(reverse_data, cut, *common, "train.max_steps=30") == 0
+    assert train(reverse_data, cut, *common, "train.max_steps=12") == 0
     with open(cut / "metrics.jsonl", "a") as fh:  # an eval logged but never saved, then a torn line
-        fh.write(json.dumps({"type": "eval", "step": 40, "epoch": 0.6}) + "\n" + '{"type": "train", "st')
-    assert [r["step"] for r in read_metrics(cut) if r["type"] == "eval"] == [10, 20, 30, 40]  # the torn line skipped
+        fh.write(json.dumps({"type": "eval", "step": 16, "epoch": 1.0}) + "\n" + '{"type": "train", "st')
+    assert [r["step"] for r in read_metrics(cut) if r["type"] == "eval"] == [4, 8, 12, 16]  # the torn line skipped
     assert main(["-q", "plot", "curve", str(cut), "--out", str(tmp_path / "curve.png")]) == 0
     assert train(reverse_data, cut, *common, flags=("--resume",)) == 0
     same_records(straight, cut)
