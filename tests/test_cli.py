@@ -147,7 +147,7 @@ def test_reproduce_records_the_options_given_not_where_it_writes(monkeypatch):
     assert main(["reproduce", "placement", "--out", "o", "--runs", "r", "--budget-minutes", "0.5", "--seeds", "3",
                  "--set", "a=1", "--threads", "2", "--set", "b=2"]) == 0
     assert main(["reproduce", "placement", "--threads", "4"]) == 0
-    assert commands == ["attnseq reproduce placement --budget-minutes 0.5 --seeds 3 --set a=1 --set b=2",
+    assert commands == ["attnseq reproduce placement --budget-minutes 0.5 --seeds 3 --threads 2 --set a=1 --set b=2",
                         "attnseq reproduce placement --threads 4"]
 
 

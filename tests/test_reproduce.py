@@ -410,3 +410,44 @@ def test_reproduce_all_takes_no_name_or_options_of_one(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all("reproduce --all runs every reproduction at its default budget" in e for e in err)
     assert not (tmp_path / "out").exists()  # nothing trained, nothing written
+
+
+def test_jobs_go_with_all_and_share_the_cores_out(tmp_path, capsys, monkeypatch):
+    """--jobs without --all, or more threads than cores in all, are refused before anything runs;
+    --jobs J alone gives each process the cores / J."""
+    import os
+
+    import attnseq.reproduce.runner as runner
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert main(["reproduce", "placement", "--jobs", "2"]) == 2
+    assert main(["reproduce", "--all", "--jobs", "2", "--threads", "2", "--out", str(tmp_path / "out")]) == 2
+    assert main(["reproduce", "--all", "--jobs", "0", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and "goes with --all" in err[0] and "give --threads 1" in err[1] and "at least 1" in err[2]
+    assert not (tmp_path / "out").exists()
+    calls = []
+    monkeypatch.setattr(runner, "reproduce_in_processes", lambda names, words, jobs, runs: calls.append(
+        (list(names), words, jobs)) or {})
+    assert main(["reproduce", "--all", "--jobs", "2", "--out", str(tmp_path / "out")]) == 0
+    assert calls == [(REPRODUCTIONS.names(), ["--out", str(tmp_path / "out"), "--threads", "1"], 2)]
+    assert (tmp_path / "out" / "README.md").exists()  # the index, written once every process has ended
+
+
+@pytest.mark.slow
+def test_reproductions_run_in_processes_at_once_and_failures_are_named(tmp_path, capsys):
+    """Two reproductions at a time, each in its own process writing its page; one that fails is
+    named with the last line it wrote, and the others still run."""
+    from attnseq.reproduce.runner import reproduce_in_processes
+
+    out = tmp_path / "out"
+    failed = reproduce_in_processes(["nadaraya-watson", "heads", "positions"],
+                                    ["--out", str(out), "--threads", "1", "--budget-minutes", "0.03", "--seeds", "1"],
+                                    jobs=2, runs_dir=tmp_path / "runs")
+    assert failed == {}, failed
+    pages = capsys.readouterr().out.split()
+    assert sorted(pages) == sorted(str(out / f"{n}.md") for n in ("nadaraya-watson", "heads", "positions"))
+    assert all((tmp_path / "runs" / n).is_dir() for n in ("heads", "positions"))
+    failed = reproduce_in_processes(["nadaraya-watson", "heads"], ["--out", str(out), "--threads", "1"], jobs=2)
+    assert set(failed) == {"nadaraya-watson", "heads"}  # their pages exist and --overwrite was not given
+    assert all("--overwrite" in why for why in failed.values()), failed

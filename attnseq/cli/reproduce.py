@@ -13,18 +13,22 @@ DESCRIPTION = ("Reproduce one claim of the documents attnseq implements: train w
                "presets and write OUT/NAME.md with its table and PNG figures (and the index OUT/README.md).")
 # where the page and the runs are written: not part of the command the page records
 WHERE = ("out", "runs", "overwrite")
+THREADS = 2  # the default of --threads without --jobs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME", help="the reproduction (see --list)")
     parser.add_argument("--list", action="store_true", help="list the reproductions and their default budgets")
     parser.add_argument("--all", action="store_true",
-                        help="run every reproduction, one after the other, at its default budget (default: off)")
+                        help="run every reproduction at its default budget, one after the other (default: off)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="J",
+                        help="with --all: run J reproductions at a time, each in its own process")
     parser.add_argument("--budget-minutes", type=float, metavar="N",
                         help="scale the default budget (steps, epochs or minutes) to about N minutes here")
     parser.add_argument("--seeds", type=int, metavar="K",
                         help="runs of each configuration (default: the reproduction's)")
-    parser.add_argument("--threads", type=int, default=2, help="torch and BLAS threads of every run")
+    parser.add_argument("--threads", type=int, metavar="T",
+                        help="torch and BLAS threads of every run (default: 2; with --jobs J, the cores / J)")
     parser.add_argument("--out", default="docs/results", help="folder for the page and its figures")
     parser.add_argument("--runs", help="folder for the run folders and data (default runs/reproduce/NAME)")
     add_overwrite(parser, "replace the page, numbers and figures an earlier run of NAME wrote in --out")
@@ -41,26 +45,55 @@ def run(args: argparse.Namespace) -> None:
         for name, title, budget in listing():
             print(f"{name:20s} {title}\n{'':20s} default: {budget}")
         return
+    if args.jobs < 1:
+        raise UserError(f"reproduce: --jobs must be at least 1, got {args.jobs}")
+    if args.jobs > 1 and not args.all:
+        raise UserError("reproduce --jobs runs several reproductions at once: it goes with --all")
     if args.all:
-        from ..reproduce import REPRODUCTIONS
-
-        if args.name or args.list or args.set or args.budget_minutes is not None:
-            raise UserError("reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
-                            "--set or --budget-minutes with it")
-        names = REPRODUCTIONS.names()
-        # every page is checked before the first one trains (page.check_page)
-        from ..reproduce.page import check_page
-
-        for name in names:
-            check_page(Path(args.out), name, args.overwrite)
-        for name in names:
-            command = " ".join(["attnseq reproduce", name, *given_options(args.parser, args, skip=(*WHERE, "all"))])
-            print(reproduce(name, args.out, Path(args.runs) / name if args.runs else None, seeds=args.seeds,
-                            threads=args.threads, command=command, overwrite=args.overwrite))
+        run_all(args)
         return
     if not args.name:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
     page = reproduce(args.name, args.out, args.runs, budget_minutes=args.budget_minutes, seeds=args.seeds,
-                     threads=args.threads, settings=args.set or [], command=command, overwrite=args.overwrite)
+                     threads=args.threads or THREADS, settings=args.set or [], command=command,
+                     overwrite=args.overwrite)
     print(page)
+
+
+def run_all(args: argparse.Namespace) -> None:
+    """``--all``: every reproduction at its default budget, one after the other or ``--jobs`` at a
+    time (each in its own process, with the cores shared out among them); every page is checked
+    before the first one trains (page.check_page), and the index is written once all have run."""
+    import os
+
+    from ..reproduce import REPRODUCTIONS, reproduce
+    from ..reproduce.page import check_page, write_index
+    from ..reproduce.runner import reproduce_in_processes
+
+    if args.name or args.list or args.set or args.budget_minutes is not None:
+        raise UserError("reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
+                        "--set or --budget-minutes with it")
+    cores = os.cpu_count() or 1
+    threads = args.threads or (max(1, cores // args.jobs) if args.jobs > 1 else THREADS)
+    if args.jobs * threads > cores:
+        raise UserError(f"reproduce --all --jobs {args.jobs} --threads {threads}: {args.jobs * threads} threads on "
+                        f"{cores} cores would slow every run (and the budgets in minutes would train less); "
+                        f"give --threads {max(1, cores // args.jobs)}")
+    names = REPRODUCTIONS.names()
+    for name in names:
+        check_page(Path(args.out), name, args.overwrite)
+    if args.jobs == 1:
+        for name in names:
+            command = " ".join(["attnseq reproduce", name,
+                                *given_options(args.parser, args, skip=(*WHERE, "all", "jobs"))])
+            print(reproduce(name, args.out, Path(args.runs) / name if args.runs else None, seeds=args.seeds,
+                            threads=threads, command=command, overwrite=args.overwrite))
+        return
+    words = ["--out", args.out, "--threads", str(threads), *(["--seeds", str(args.seeds)] if args.seeds else []),
+             *(["--overwrite"] if args.overwrite else [])]
+    failed = reproduce_in_processes(names, words, args.jobs, args.runs)
+    write_index(Path(args.out))  # once more, after the last page: two pages ending together each wrote it
+    if failed:
+        raise UserError(f"reproduce --all: {len(failed)} of {len(names)} failed: "
+                        + "; ".join(f"{name}: {why}" for name, why in failed.items()))

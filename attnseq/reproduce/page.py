@@ -206,7 +206,7 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
         *rows,
         "",
         *([f"The {len(seconds)} pages run took {minutes(sum(seconds))} together here (`attnseq reproduce --all` runs "
-           "every one at its default budget)."] if seconds else []),
+           "every one at its default budget; with `--jobs 2`, two at a time, a core each)."] if seconds else []),
         "",
         *(["The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
            "[memory.md](memory.md).", ""] if (out_dir / "memory.md").exists() else []),

@@ -3,7 +3,10 @@ seeds and threads, the page it writes."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Sequence
@@ -65,6 +68,35 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
     page = write_page(reproduction, result, started, time.perf_counter() - clock)
     log.info("reproduce %s: %s -> %s", name, result.verdict, page)
     return page
+
+
+def reproduce_in_processes(names: Sequence[str], words: Sequence[str], jobs: int,
+                           runs_dir: str | Path | None = None) -> dict[str, str]:
+    """Run ``attnseq reproduce NAME WORDS`` for each of ``names``, ``jobs`` processes at a time,
+    the longest default budgets first (so the last to start are the shortest); each writes its
+    own page, and, with ``runs_dir``, its runs into ``runs_dir/NAME``. Returns {name: why} of
+    those that failed (the last line each wrote to stderr)."""
+    failed: dict[str, str] = {}
+    order = sorted(names, key=lambda name: -REPRODUCTIONS.get(name).nominal_minutes)
+
+    def one(name: str) -> None:
+        where = ["--runs", str(Path(runs_dir) / name)] if runs_dir else []
+        log.info("reproduce %s: started", name)
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "reproduce", name, *words, *where],
+                              capture_output=True, text=True)
+        if done.returncode:
+            lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+            failed[name] = lines[-1]
+            log.warning("reproduce %s: failed after %.1f minutes: %s", name, (time.perf_counter() - started) / 60,
+                        lines[-1])
+        else:
+            log.info("reproduce %s: done in %.1f minutes", name, (time.perf_counter() - started) / 60)
+            print(done.stdout.strip(), flush=True)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, order))
+    return failed
 
 
 def listing() -> list[tuple[str, str, str]]:
