@@ -207,7 +207,7 @@ class TrainConfig:
     optimizer: Variant = variant("adam")  # {name: adam, betas: [0.9, 0.999], eps: 1e-8}, sgd
     lr: float = number(1e-3, 0.0, 1e6, low_open=True)  # peak rate with the noam schedule
     weight_decay: float = number(0.0, 0.0)
-    schedule: Variant = variant("constant")  # constant, {name: noam, warmup_steps: 4000}, {name: plateau, decay: 0.5}
+    schedule: Variant = variant("constant")  # constant, {name: noam, warmup_steps: 4000}, {name: plateau, decay: 0.5, patience: 0}
     clip_norm: float = number(5.0, 0.0)  # global gradient-norm clip; 0: none
     label_smoothing: float = number(0.0, 0.0, 1.0, high_open=True)
     accumulate: int = number(1, 1)  # gradient accumulation: batches per update

@@ -474,3 +474,28 @@ def test_resume_may_change_the_target_but_not_the_metric_that_selects():
     with pytest.raises(ConfigError) as raised:
         check_resumable(saved, load_config(None, ["train.target_exact_match=0.9", "train.select_by=loss"]))
     assert raised.value.key == "train.select_by"
+
+
+def test_the_plateau_schedule_waits_patience_evaluations_and_resumes_its_count():
+    """decay 0.5, patience 1: the rate halves at the second evaluation in a row without a new
+    best, and the count starts again; a schedule loaded from a checkpoint keeps the count."""
+    import torch
+
+    from attnseq.config import load_config
+    from attnseq.train.optim import build_optimizer, build_schedule, check_train
+
+    tc = check_train(load_config(None, ["train.lr=1.0", "train.schedule.name=plateau", "train.schedule.decay=0.5",
+                                        "train.schedule.patience=1"]).train)
+    weight = torch.nn.Parameter(torch.zeros(1))
+    optimizer = build_optimizer([weight], tc)
+    schedule = build_schedule(optimizer, tc)
+    rates = []
+    for improved in (False, False, False, True, False, False, False):
+        schedule.after_evaluation(improved)
+        schedule.step()
+        rates.append(optimizer.param_groups[0]["lr"])
+    assert rates == [1.0, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25]
+    again = build_schedule(build_optimizer([weight], tc), tc)
+    again.load_state_dict(schedule.state_dict())
+    again.after_evaluation(False)  # the second in a row: halves
+    assert again.scheduler.optimizer.param_groups[0]["lr"] == 0.125

@@ -98,18 +98,35 @@ class Noam(Schedule):
 @dataclass
 class PlateauOptions:
     decay: float = number(0.5, 0.0, 1.0, low_open=True)  # factor applied when the dev score stops improving
+    patience: int = number(0, 0)  # evaluations in a row without a new best that leave the rate as it is
 
 
 @SCHEDULES.register("plateau", options=PlateauOptions)
 class Plateau(Schedule):
-    """The rate is multiplied by ``decay`` after every evaluation that is not a new best."""
+    """The rate is multiplied by ``decay`` once ``patience`` + 1 evaluations in a row have not
+    been a new best (torch's ReduceLROnPlateau; patience 0: after every one), and the count
+    starts again."""
+
+    def __init__(self, optimizer: torch.optim.Optimizer, options=None):
+        super().__init__(optimizer, options)
+        self.bad = 0  # evaluations since the last new best or the last decay
 
     def after_evaluation(self, improved: bool) -> None:
-        if not improved:
+        self.bad = 0 if improved else self.bad + 1
+        if self.bad > self.options.patience:
+            self.bad = 0
             factor = self.options.decay
             self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]
             for group, lr in zip(self.scheduler.optimizer.param_groups, self.scheduler.get_last_lr()):
                 group["lr"] = lr * factor
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "bad_evaluations": self.bad}
+
+    def load_state_dict(self, state: dict) -> None:
+        state = dict(state)
+        self.bad = state.pop("bad_evaluations", 0)
+        super().load_state_dict(state)
 
 
 def build_schedule(optimizer: torch.optim.Optimizer, tc) -> Schedule:
