@@ -1,5 +1,6 @@
 """Speech: how fast `attnseq data speech` speaks utterances, the log-mel features are computed
-(and librosa's, where it is installed, with the largest difference), and the LAS preset trains.
+(and librosa's, where it is installed, with the largest difference), and the LAS preset trains
+(with its location-aware attention, and with the general attention it had before, in turn).
 
     python bench/speech_speed.py [--utterances 200] [--repeat 5] [--out FILE]
     python bench/run.py --speech     # the same table, from the benchmark script
@@ -41,6 +42,22 @@ def best_of(repeat: int, work, rounds: int = 10) -> float:
             work()
         times.append((time.perf_counter() - started) / rounds)
     return min(times)
+
+
+def training_step(model, src, mask, tgt):
+    """A function that runs one Adam update of ``model`` on features ``src`` (B, L, F) and targets
+    ``tgt`` (B, T) (every position real)."""
+    import torch
+
+    optimizer = torch.optim.Adam(model.parameters())
+
+    def step():
+        loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool))
+        optimizer.zero_grad()
+        (loss / tokens).backward()
+        optimizer.step()
+
+    return step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,24 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     from attnseq.nn.model import build_model
     from attnseq.train.loop import check_config
 
-    config = check_config(load_config(ROOT / "configs" / "chan2016-las.yaml", [f"data.dir={work / 'speech-1'}"]))
-    kind = build_input(config.data)
-    lines = (work / "speech-1" / "train.tsv").read_text(encoding="utf-8").splitlines()[:32]
-    features = [kind.read(work / "speech-1" / line.split("\t")[0]) for line in lines]
-    src, mask = pad_features(features)
-    tgt = torch.randint(4, 30, (len(features), 24))
-    model = build_model(config.model, 4, 40, features=kind.feature_size)
-    optimizer = torch.optim.Adam(model.parameters())
-
-    def step():
-        loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool))
-        optimizer.zero_grad()
-        (loss / tokens).backward()
-        optimizer.step()
-
-    step_seconds = best_of(args.repeat, step, rounds=3)
-    rows.append((f"chan2016-las training step, 32 utterances ({src.shape[1]} frames padded), 1 thread",
-                 f"{step_seconds * 1000:,.0f} ms", f"{32 * 24 / step_seconds:,.0f} target tokens/s"))
+    # the preset's step, and the same with the general attention it had before its location-aware
+    # attention (issue 29), measured in turn
+    steps = {}
+    for label, settings in (("chan2016-las", []), ("chan2016-las, general attention", ["model.attention=general"])):
+        config = check_config(load_config(ROOT / "configs" / "chan2016-las.yaml",
+                                          [f"data.dir={work / 'speech-1'}", *settings]))
+        kind = build_input(config.data)
+        lines = (work / "speech-1" / "train.tsv").read_text(encoding="utf-8").splitlines()[:32]
+        features = [kind.read(work / "speech-1" / line.split("\t")[0]) for line in lines]
+        src, mask = pad_features(features)
+        tgt = torch.randint(4, 30, (len(features), 24), generator=torch.Generator().manual_seed(1))
+        torch.manual_seed(1)
+        steps[label] = training_step(build_model(config.model, 4, 40, features=kind.feature_size), src, mask, tgt)
+    best = {label: float("inf") for label in steps}
+    for _ in range(args.repeat):  # in turn, so that the load of the machine falls on both alike
+        for label, step in steps.items():
+            best[label] = min(best[label], best_of(1, step, rounds=3))
+    for label, step_seconds in best.items():
+        rows.append((f"{label} training step, 32 utterances ({src.shape[1]} frames padded), 1 thread",
+                     f"{step_seconds * 1000:,.0f} ms", f"{32 * 24 / step_seconds:,.0f} target tokens/s"))
     shutil.rmtree(work, ignore_errors=True)
     table = "\n".join(["| what | figure | note |", "|---|---|---|", *(f"| {a} | {b} | {c} |" for a, b, c in rows)])
     print(table)

@@ -1,6 +1,7 @@
 """Beam search: scores worked out by hand on a table model, greedy equivalence, batch invariance."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -14,10 +15,11 @@ from attnseq.decoding.common import Hypothesis
 from attnseq.decoding.greedy import greedy_search
 from attnseq.decoding.search import search
 from attnseq.errors import ConfigError
+from attnseq.nn.attention import SCORERS
 from attnseq.nn.model import build_model
 from attnseq.nn.state import Memory, State
 
-from conftest import TINY
+from conftest import TINY, scorer_variant
 
 EOS, A, B = 2, 4, 5  # Vocab: pad 0, bos 1, eos 2, unk 3; two real tokens a and b
 V = 6
@@ -197,9 +199,15 @@ DESIGNS = {
     "none": ["model.decoder=none"],
     "transformer": ["model.arch=transformer", "model.layers=2", "model.heads=2", "model.ff_size=32"],
 }
+# scorers whose score reads the previous step's alignment: the state carries it, the search reorders it
+# (with a window around it where the scorer takes one)
+LOCATING = [name for name in SCORERS.names() if SCORERS.get(name).locates]
+LOCATED = {name: scorer_variant(name, window=2, back=1, anchor="peak").plain() for name in LOCATING}
+DESIGNS.update({f"luong-{name}": ["model.decoder=luong", f"model.attention={json.dumps(LOCATED[name])}"]
+                for name in LOCATING})
 
 
-@pytest.mark.parametrize("design", ["luong", "transformer"])
+@pytest.mark.parametrize("design", ["luong", "transformer", *(f"luong-{name}" for name in LOCATING)])
 def test_beam_one_equals_greedy_on_a_random_model(design):
     model = random_model(*DESIGNS[design])
     src, mask = pad(random_sources(16))
@@ -313,7 +321,6 @@ def test_beam_search_over_a_large_vocabulary_matches_plain_top_k(monkeypatch):
 
 def every_variant() -> dict[str, list[str]]:
     """The designs above, and every scorer, cell, encoder and decoder design of the registries."""
-    from attnseq.nn.attention import SCORERS
     from attnseq.nn.rnn.cells import CELLS
     from attnseq.nn.rnn.decoders import DECODERS
     from attnseq.nn.rnn.encoders import ENCODERS

@@ -7,6 +7,7 @@ import pytest
 
 from attnseq.cli import main
 from attnseq.data.formulas import MAX_TOKENS, formula_files, latex, random_formula
+from attnseq.eval.alignment import reach
 from attnseq.viz.image_attention import argmax_columns, monotonic_share, moves_left_to_right, overlay
 
 
@@ -41,7 +42,7 @@ def test_data_formulas_writes_the_folder_through_the_writer(tmp_path, capsys):
     assert "holds files already" in capsys.readouterr().err
 
 
-def test_argmax_columns_and_the_left_to_right_check():
+def test_argmax_columns_the_left_to_right_check_and_the_reach():
     grid = (2, 4)
     steps = np.zeros((3, 8))
     steps[0, 2 * 1], steps[1, 2 * 2 + 1], steps[2, 2 * 3] = 1, 1, 1  # columns 1, 2 (second row), 3
@@ -62,6 +63,10 @@ def test_argmax_columns_and_the_left_to_right_check():
     ahead = steps[[0, 2, 1]]  # columns 1, 3, 2
     assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0) == 0.0
     assert monotonic_share([Result(ahead, ["a", "{", "b"])], slack=0, skip=("{",)) == 1.0
+    # how far the attention gets: the last token's column over the grid's last column (3 of 4 columns)
+    assert reach([Result(steps, ["a", "b", "c"])]) == 1.0
+    assert reach([Result(steps, ["a", "b"]), Result(steps[:1], ["a"])]) == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert reach([Result(steps[:1], [])]) == 0.0  # no token: nothing to say
 
 
 def test_overlay_spreads_each_cell_over_its_pixels():

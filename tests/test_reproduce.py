@@ -349,7 +349,8 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
                 "kinds": {"numbers": 1000 - dates, "dates": dates}, "train_minutes": rng.uniform(1, 30),
                 "budget_minutes": 20.0, "bars": {"exact_match": 0.95, "monotonic": 0.95}, "test_items": 1000,
                 "errors": errors, "error_count": len(errors) + rng.randint(0, 50), "steps": rng.randint(1, 9000),
-                "dev_curve": {"minutes": [1.0], "exact_match": [rng.random()]}}
+                "dev_curve": {"minutes": [1.0], "exact_match": [rng.random()]}, "reach": rng.random(),
+                "forward_by_construction": rng.random() < 0.5}
     assert name == "nadaraya-watson"
     methods = ("average pooling", "fixed kernel", "learned kernel")
     return {"mse": {m: seeds(0, 2) for m in methods}, "bandwidth": {m: seeds(0.1, 2) for m in methods[1:]},

@@ -224,8 +224,8 @@ def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_cover
 def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path):
     """The preset, small, on sequences of two tones (no espeak-ng needed; 4 frames, 40 ms, a listener
     step, so a tone of 120 ms spans three; with the preset's two pyramidal layers the listener
-    mixes more context and its attention went back and forth on 60% of these items, exact all the
-    same): >= 95% test exact match,
+    mixes more context and its attention, general attention then, went back and forth on 60% of
+    these items, exact all the same): >= 95% test exact match,
     and each output token's most attended listener step at or after the one before it on >= 95%
     of the test items (eval.alignment.monotonic_share)."""
     import attnseq

@@ -129,16 +129,17 @@ class State:
         return self._hypotheses
 
     def attend(self, attention, query: torch.Tensor, *memory, positions: torch.Tensor | None = None,
-               coverage: torch.Tensor | None = None):
+               **per_query: torch.Tensor | None):
         """The tensors ``attention(query, *memory, positions)`` returns, each (B, T, ...), with the
         hypotheses of a sentence reading its shared ``memory`` entries together: ``query``
-        (B, T, Hq), ``positions`` (B, T) or None and ``coverage`` (B, T, S) or None (passed as
-        ``coverage=`` when given) go in ``by_sentence``, the layout of the shared entries, and the
-        results come back ``by_hypothesis``. The memory is never copied."""
+        (B, T, Hq), ``positions`` (B, T) or None and each tensor of ``per_query`` (B, T, ...) that
+        is not None (passed by its name: a scorer's ``coverage=`` or ``previous=``) go in
+        ``by_sentence``, the layout of the shared entries, and the results come back
+        ``by_hypothesis``. The memory is never copied."""
         hypotheses = self._hypotheses
         if positions is not None:
             positions = hypotheses.by_sentence(positions)
-        extra = {} if coverage is None else {"coverage": hypotheses.by_sentence(coverage)}
+        extra = {name: hypotheses.by_sentence(rows) for name, rows in per_query.items() if rows is not None}
         results = attention(hypotheses.by_sentence(query), *memory, positions, **extra)
         return tuple(hypotheses.by_hypothesis(r) for r in results)
 

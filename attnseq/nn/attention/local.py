@@ -57,7 +57,7 @@ class LocalMonotonicScorer(GeneralScorer):
             positions = torch.arange(steps, device=query.device).expand(batch, steps)
         return positions.to(torch.float32)
 
-    def window(self, query, scores, mask, positions=None):
+    def window(self, query, scores, mask, positions=None, previous=None):
         lengths = source_lengths(mask)  # (B, 1)
         inside = inside_window(self.centres(query, lengths, positions), lengths, self.options.window,
                                scores.shape[-1])
@@ -91,7 +91,7 @@ class LocalPredictiveScorer(GeneralScorer):
         """p_t (B, T), predicted from the queries (B, T, Hq); lengths (B, 1)."""
         return self.predict(query, lengths)
 
-    def window(self, query, scores, mask, positions=None):
+    def window(self, query, scores, mask, positions=None, previous=None):
         width = self.options.window
         lengths = source_lengths(mask)  # (B, 1)
         centres = self.centres(query, lengths)  # (B, T)

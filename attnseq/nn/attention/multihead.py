@@ -35,6 +35,10 @@ class MultiHeadScorer(Scorer):
         if options.head.name == "multihead":
             raise ConfigError("model.attention.head: a head cannot itself be multihead",
                               key="model.attention.head")
+        if SCORERS.get(options.head.name, "model.attention.head").locates:
+            raise ConfigError(f"model.attention.head: {options.head.name} reads the previous step's alignment, and "
+                              "the decoder carries one alignment, the mean of the heads; use it as "
+                              "model.attention itself", key="model.attention.head")
         self.heads = heads = options.heads
         self.head_size = d = max(1, self.hidden_size(options.size) // heads)
         self.W_q = nn.Linear(query_size, heads * d, bias=False)

@@ -21,7 +21,9 @@ The attending designs take two options of See et al. 2017 (``build_decoder``): c
 (``model.copy``: a PointerGenerator of nn/copy.py mixes the output layer's distribution with the
 attention over the source; the step returns log-probabilities over the extended vocabulary) and
 coverage (``model.coverage``: the state's ``coverage``, the sum of the earlier alignments, enters
-the scorer, so the design steps one position at a time in training too).
+the scorer, so the design steps one position at a time in training too). A scorer that reads the
+previous step's alignment (``locates``: location-aware attention) has it carried the same way,
+in the state's ``previous``, and steps its design one position at a time too.
 """
 from __future__ import annotations
 
@@ -111,6 +113,7 @@ class RNNDecoder(nn.Module):
         self.pointer: PointerGenerator | None = None  # copy attention (add_copy)
         self.coverage_loss_weight = 0.0  # > 0 with coverage (add_coverage)
         self.coverage = False
+        self.locates = self.scorer is not None and self.scorer.locates  # the state carries alpha_{i-1}
 
     def add_copy(self) -> None:
         """Copy attention (nn/copy.py): p_gen from the context, the features the output layer
@@ -151,6 +154,8 @@ class RNNDecoder(nn.Module):
         features, state, alignment = self.after_rnn(outputs, embedded, extra, alignment, state.replace(hidden=hidden))
         if self.coverage:  # one position at a time: c_{t+1} = c_t + a_t
             state = state.replace(coverage=state["coverage"] + alignment.squeeze(1))
+        if self.locates:  # one position at a time: the next step reads a_t
+            state = state.replace(previous=alignment.squeeze(1))
         return features, state, alignment
 
     def embed_tokens(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -164,7 +169,8 @@ class RNNDecoder(nn.Module):
     def init_state(self, memory: Memory) -> State:
         """The state before the first target token: the recurrent state, the target position
         and, for an attending design, the memory (one row per sentence); with coverage the
-        coverage vector (B, S) (zeros), with copying the source's extended ids."""
+        coverage vector (B, S) (zeros), with a scorer that ``locates`` its first previous
+        alignment (B, S), with copying the source's extended ids."""
         batch = memory.keys.shape[0]
         state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
                       step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device))  # (B,) target position
@@ -172,6 +178,8 @@ class RNNDecoder(nn.Module):
             state = state.share(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
         if self.coverage:
             state = state.replace(coverage=memory.values.new_zeros(memory.mask.shape))  # (B, S)
+        if self.locates:
+            state = state.replace(previous=self.scorer.first_alignment(memory.mask, memory.values.dtype))  # (B, S)
         if self.pointer is not None:
             state = share_source(state, memory, self.vocab_size)
         return state
@@ -220,12 +228,14 @@ class RNNDecoder(nn.Module):
     # -- shared pieces --------------------------------------------------------------------
     def attend(self, query: torch.Tensor, state: State):
         """(context (B, T', Hm), alignment (B, T', S)) for query (B, T', Hq); local scorers get
-        the target positions (B, T') of the queries. The hypotheses of one sentence attend to its
-        memory together (State.attend), so beam search never copies the memory."""
+        the target positions (B, T') of the queries, a scorer that covers the coverage, one that
+        locates the previous alignment. The hypotheses of one sentence attend to its memory
+        together (State.attend), so beam search never copies the memory."""
         positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
         coverage = state["coverage"].unsqueeze(1) if self.coverage else None  # (B, 1, S): one position a step
+        previous = state["previous"].unsqueeze(1) if self.locates else None  # (B, 1, S): one position a step
         return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions,
-                            coverage=coverage)
+                            coverage=coverage, previous=previous)
 
 
 def advance(state: State) -> State:
@@ -416,8 +426,11 @@ class PeekyDecoder(SummaryDecoder):
 
 def build_decoder(cfg, vocab_size: int, memory_size: int, encoder_layers: int) -> RNNDecoder:
     """The decoder design ``cfg.decoder`` names, with copy attention (``model.copy``) and
-    coverage (``model.coverage``) where the config asks for them."""
+    coverage (``model.coverage``) where the config asks for them; stepped one position at a time
+    in training where its scorer reads the previous alignment."""
     decoder = DECODERS.build(cfg.decoder, "model.decoder", cfg, vocab_size, memory_size, encoder_layers)
+    if decoder.locates:  # each step's score reads the alignment of the step before
+        decoder.parallel = False
     if cfg.coverage:
         decoder.add_coverage(cfg.coverage_loss_weight)
     if cfg.copy:
