@@ -285,3 +285,55 @@ def test_reading_attention_gradients_match_finite_differences():
     torch.manual_seed(0)
     attention = ContextAttention(3, 5).double()
     assert torch.autograd.gradcheck(lambda h: attention(h, mask)[0], (m.detach().requires_grad_(),))
+
+
+# -- the copy program read off the weightings (eval/tape.py) ---------------------------------------
+def hand_set_ntm(locations: int = 12):
+    """An NTM whose heads ignore the controller: gate 0 (no content), all the shift on +1, gamma
+    about 21: each step moves every head one location on from where it was."""
+    vocab = Vocab(["0110", "1001", "1111"])
+    cfg = load_config(None, ["model.arch=ntm", "model.embed_size=6", "model.hidden_size=10",
+                             f"model.memory_locations={locations}", "model.memory_width=5"]).model
+    model = build_model(cfg, len(vocab), len(vocab), src_vocab=vocab).double().eval()
+    cell = model.encoder.cell
+    heads, A, M = cell.R + cell.W, cell.addressing_size, cell.M
+    with torch.no_grad():
+        cell.emit.weight.zero_()
+        bias = cell.emit.bias.view(-1)[: heads * A].view(heads, A)  # key, beta, g, s (-1, 0, +1), gamma
+        bias.zero_()
+        bias[:, M + 1] = -30.0  # g = sigmoid(-30): the previous weighting, not the content
+        bias[:, M + 2: M + 2 + cell.shifts] = torch.tensor([-30.0, -30.0, 30.0])  # shift +1
+        bias[:, -1] = 20.0  # gamma = 1 + softplus(20)
+    return model, vocab
+
+
+def test_every_head_starts_focused_so_the_first_shift_moves_it_and_writes_go_one_after_another():
+    from attnseq.eval.tape import tape_program
+
+    model, vocab = hand_set_ntm()
+    src = torch.tensor([[vocab.stoi[t] for t in ["0110", "1001", "1111", "0110", "1001"]]])
+    tape = model.encode(src, torch.ones_like(src, dtype=torch.bool))
+    torch.testing.assert_close(model.encoder.cell.initial(1, tape.keys)["weights"][0, :, 0],
+                               torch.ones(2, dtype=torch.double))  # every head at location 0 before step 1
+    writes = tape.writing[:, :, 0].argmax(-1).numpy()  # (1, S)
+    assert writes.tolist() == [[1, 2, 3, 4, 5]]  # the first shift moved the head off location 0
+    assert tape.writing[0, :, 0].max(-1).values.min() > 0.99
+    program = tape_program(writes, writes, 12, focus=1.0)
+    assert program.writes == 1.0 and program.first_two_apart == 1.0 and program.reads == 1.0
+
+
+def test_the_copy_program_shares_count_adjacent_writes_and_reads_in_written_order():
+    import numpy as np
+
+    from attnseq.eval.tape import adjacent_steps, reads_in_order, tape_program
+
+    writes = np.array([[0, 0, 63, 62, 61],  # the first two vectors in one location (the flaw memory.md showed)
+                       [63, 62, 61, 60, 59]])
+    assert adjacent_steps(writes, 64).tolist() == [[False, True, True, True], [True, True, True, True]]
+    assert adjacent_steps(np.array([[63, 0, 2]]), 64).tolist() == [[True, False]]  # round the circle; a jump of 2
+    reads = np.array([[0, 63, 62, 61, 60, 59], [63, 62, 61, 60, 59, 58]])  # one output step more (eos)
+    assert reads_in_order(writes, reads).tolist() == [[True, False, False, False, False], [True] * 5]
+    program = tape_program(writes, reads, 64, focus=0.9)
+    assert program.writes == 0.5 and program.first_two_apart == 0.5 and program.reads == 0.5
+    # a read one behind at a single step fails its sequence
+    assert tape_program(writes[1:], reads[1:] - np.array([0, 0, 1, 0, 0, 0]), 64, 1.0).reads == 0.0

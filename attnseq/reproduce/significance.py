@@ -5,6 +5,9 @@
   equivalence, which say two are *alike within m points* when the 90% interval of their
   difference lies inside (-m, m) (``alike``), and *not alike* when the 95% interval lies wholly
   beyond one of the bounds.
+- One configuration against a bar (a score a claim needs) over seeds: the 95% t interval of its
+  mean, which says it is *at or above the bar* when the interval lies there, *below* when it lies
+  wholly below (``against_bar``).
 - One model against another on the same test items (few seeds): a paired bootstrap over the
   items (sacrebleu's for BLEU, scoring.paired_bleu; ``bootstrap_interval`` for any statistic).
 
@@ -135,6 +138,39 @@ def alike(test: Welch | None, margin: float) -> bool | None:
     if -margin < test.low90 and test.high90 < margin:
         return True
     if test.low95 > margin or test.high95 < -margin:
+        return False
+    return None
+
+
+@dataclass
+class BarTest:
+    """The mean of one score over seeds against a bar: mean, sd, n, and the 95% t interval of the
+    mean (of width 0 when every seed scored the same)."""
+
+    mean: float
+    sd: float
+    n: int
+    low95: float
+    high95: float
+
+
+def mean_interval(values: Sequence[float]) -> BarTest | None:
+    """The 95% t interval of the mean of ``values`` (one per seed); None for fewer than two."""
+    if len(values) < 2:
+        return None
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = t_quantile(0.975, len(values) - 1) * sd / math.sqrt(len(values)) if sd else 0.0
+    return BarTest(mean, sd, len(values), mean - half, mean + half)
+
+
+def against_bar(test: BarTest | None, bar: float) -> bool | None:
+    """True when the interval of ``test`` lies at or above ``bar``, False when it lies wholly
+    below it, None when it straddles the bar or there is no test (fewer than two seeds)."""
+    if test is None:
+        return None
+    if test.low95 >= bar:
+        return True
+    if test.high95 < bar:
         return False
     return None
 

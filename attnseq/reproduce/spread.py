@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .base import Finding
-from .significance import ALPHA, Welch, better, welch
+from .significance import ALPHA, Welch, against_bar, better, mean_interval, welch
 from .wording import Phrase
 
 
@@ -97,3 +97,23 @@ def better_finding(what: Phrase, a_name: str, a: Spread, b_name: str, b: Spread,
     return Finding(None if not order else order > 0, what + words + {
         1: Phrase(": {} is better.", a_name), -1: Phrase(": {} is better.", b_name),
         0: Phrase(": the test cannot tell them apart."), None: Phrase(".")}[order])
+
+
+def bar_finding(what: Phrase, values: Sequence[float], bar: float, unit: str = "%", digits: int = 1) -> Finding:
+    """The finding that a score reaches ``bar`` over the seeds ``values``: matched when the 95%
+    interval of its mean lies at or above the bar, not matched when wholly below it, undecided
+    when it straddles the bar or one seed gives no interval; its text ``what`` and the numbers."""
+    test = mean_interval(values)
+    verdict = against_bar(test, bar)
+    f = f".{digits}f"
+    if test is None:
+        numbers = Phrase(f"{{:{f}}}{{}} (n = {{}}: no spread to test by) against the bar of {{:g}}{{}}",
+                         statistics.fmean(values), unit, len(values), bar, unit)
+    else:
+        numbers = Phrase(f"{{:{f}}}{{}} ± {{:{f}}} (n = {{}}), {{:.0f}}% interval of the mean [{{:{f}}}, {{:{f}}}] "
+                         "against the bar of {:g}{}", test.mean, unit, test.sd, test.n, 100 * (1 - ALPHA),
+                         test.low95, test.high95, bar, unit)
+    return Finding(verdict, what + numbers + {True: Phrase(": at or above the bar."),
+                                              False: Phrase(": below the bar."),
+                                              None: Phrase(": the test cannot tell whether it reaches the bar.")}
+                   [verdict])
