@@ -28,6 +28,20 @@ class SpeechOptions:
     data: str = ""  # a folder attnseq data speech wrote (its own sizes and seed); empty: speak one into the runs folder
 
 
+def attention_words(attention) -> str:
+    """The preset's attention (model.attention, a Variant) as the page's setup describes it."""
+    if attention is None or attention.name != "location":
+        return f"{attention.name if attention else 'no'} attention"
+    o = attention.options
+    words = (f"location-aware attention (Chorowski et al. 2015: {o['filters']} filters of width {o['width']} over "
+             "the previous alignment)")
+    if o.get("window"):
+        words += (f" windowed to the {o['window']} listener steps from the previous alignment's "
+                  + ("most attended one" if o.get("anchor") == "peak" else "median")
+                  + (f" on, and {o['back']} before it" if o.get("back") else " on"))
+    return words
+
+
 @REPRODUCTIONS.register("speech", options=SpeechOptions)
 class Speech(Reproduction):
     title = "Listen, Attend and Spell on spoken numbers and dates"
@@ -104,10 +118,8 @@ class Speech(Reproduction):
                    "16 kHz; dev and test texts never in training.",
                    "Features: 40 log-mel bands of 25 ms frames every 10 ms, each band normalised over the utterance.",
                    f"Model: `configs/{PRESET}.yaml`: 3 frames joined, a BLSTM and 2 pBLSTM layers (12 frames a "
-                   "listener step), 128 units; a Luong speller with input feeding and location-aware attention "
-                   "(Chorowski et al. 2015: 10 filters of width 15 over the previous alignment) windowed to the 8 "
-                   "listener steps from the previous step's most attended one on; Adam 2e-3 halved on a dev "
-                   "plateau, batches of 32, one thread.",
+                   f"listener step), 128 units; a Luong speller with input feeding and {attention_words(attention)}; "
+                   "Adam 2e-3 halved on a dev plateau, batches of 32, one thread.",
                    "The paper: 3 pBLSTM layers of 256 units a direction, a 2-layer speller of 512, on 2,000 hours of "
                    "Google voice search, 14.1% WER (10.3% with a language model)."],
             budget=f"{o.minutes:.3g} minutes of training, 1 seed",
