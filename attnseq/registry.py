@@ -25,12 +25,20 @@ class NoOptions:
 
 
 class Registry(Generic[T]):
-    """Maps names used in configs to classes (or functions) and their options dataclasses."""
+    """Maps names used in configs to classes (or functions) and their options dataclasses.
 
-    def __init__(self, kind: str):
+    ``key`` is the config key whose variants an engine resolves from this registry when the
+    config's field does not name it (``model.attention``: the torch engine's scorers), so every
+    option of every variant can be found from the registries (``Registry.every``)."""
+
+    every: list["Registry"] = []  # every registry made, in the order their modules were imported
+
+    def __init__(self, kind: str, key: str | None = None):
         self.kind = kind
+        self.key = key
         self._entries: dict[str, T] = {}
         self._options: dict[str, type] = {}
+        Registry.every.append(self)
 
     def register(self, name: str, options: type = NoOptions) -> Callable[[T], T]:
         """Decorator: ``@SCORERS.register("dot")``; ``options`` is the variant's options dataclass."""

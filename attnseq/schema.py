@@ -23,6 +23,17 @@ from .errors import ConfigError
 MISSING = dataclasses.MISSING
 
 
+class OptionsError(ConfigError):
+    """Raised by a settings dataclass's ``__post_init__`` when its options do not go together
+    (``model.attention.width`` even where filters are centred): ``option`` is the field at fault,
+    and ``build`` names it with the section's key (``model.attention.head.width`` inside a head),
+    so the check is made when the config is read, before any data or model."""
+
+    def __init__(self, option: str, reason: str):
+        super().__init__(f"{option}: {reason}", key=option)
+        self.option, self.reason = option, reason
+
+
 @dataclass(frozen=True)
 class Variant:
     """A registered variant and its own options: ``attention: {name: local_p, window: 5}``,
@@ -192,7 +203,10 @@ def build(cls: type, values: dict[str, Any], prefix: str = "") -> Any:
             takes = ", ".join(fields) if fields else "no settings"
             raise ConfigError(f"{prefix}{name}: unknown key; {where} takes {takes}", key=prefix + name)
         kwargs[name] = convert(prefix + name, hints[name], value, dict(fields[name].metadata))
-    obj = cls(**kwargs)
+    try:
+        obj = cls(**kwargs)
+    except OptionsError as err:  # the options' own check across fields, named with the section's key
+        raise ConfigError(f"{prefix}{err.option}: {err.reason}", key=prefix + err.option) from None
     for name, f in fields.items():  # defaults that name registered variants are checked too
         if name not in kwargs and f.metadata.get("variant") is not None and getattr(obj, name) is not None:
             setattr(obj, name, convert(prefix + name, hints[name], getattr(obj, name), dict(f.metadata)))

@@ -193,21 +193,47 @@ def section_keys(cls: type = Config, path: tuple = (), fixed: tuple = (), tag: s
             yield key, hint, meta, fixed
 
 
+def engine_registries() -> dict[str, Any]:
+    """The registries the torch engine resolves variant fields from, by the config key they
+    serve (``model.attention``: the scorers), from every Registry its modules make."""
+    import attnseq.train.loop  # noqa: F401  (the torch engine's models, optimizers, schedules)
+    from attnseq.registry import Registry
+
+    return {registry.key: registry for registry in Registry.every if registry.key}
+
+
+def registry_of(path: tuple, meta: dict):
+    """The registry of the variant field at ``path``: the one its field names, else the engine's
+    for its config key (a scorer's head is a scorer: ``model.attention.head`` names SCORERS)."""
+    return meta.get("variant") or engine_registries().get(".".join(path))
+
+
+def variant_cases(path: tuple, hint: Any, meta: dict, fixed: tuple, depth: int = 0):
+    """The options of every variant the field at ``path`` can name, each with the settings that
+    choose it; a variant's own variant fields (a multihead scorer's head) one level down."""
+    registry = registry_of(path, meta) if hint in (Variant, Variant | None) else None
+    for name in registry.names() if registry is not None and depth < 2 else ():
+        chosen = (*fixed, ((*path, "name"), name))
+        reads = getattr(registry.get(name), "reads", None)  # a frontend needs the input kind it reads
+        chosen += ((("data", "input"), reads),) if isinstance(reads, str) else ()
+        for case in section_keys(registry.options_class(name), path, chosen):
+            yield case
+            yield from variant_cases(*case, depth=depth + 1)
+
+
 def variant_option_keys():
-    """Every option of the variants, as section_keys gives them: each variant's options
-    dataclass where the field names its registry; else the options a checked config writes out
-    for each architecture's default variants (with a type that fits the default's value)."""
+    """Every option of every registered variant of every variant field, as section_keys gives
+    them (the field's registry, or the engine's for its key), and the options a checked config
+    writes out for each architecture's default variants that no registry holds."""
     found = {}
     for path, hint, meta, fixed in section_keys():
-        registry = meta.get("variant")
-        for name in registry.names() if registry is not None else ():
-            for case in section_keys(registry.options_class(name), path, (*fixed, ((*path, "name"), name))):
-                found[case[0], case[3]] = case
+        for case in variant_cases(path, hint, meta, fixed):
+            found[case[0], case[3]] = case
     for arch in MODEL_CONFIGS:
         config = from_dict(nested({**NEEDED, ("model", "arch"): arch}))
         config = engine_for(config).check(config)
         for path, hint, meta, fixed in section_keys():
-            if hint not in (Variant, Variant | None) or meta.get("variant") or (fixed and fixed[0][1] != arch):
+            if hint not in (Variant, Variant | None) or registry_of(path, meta) or (fixed and fixed[0][1] != arch):
                 continue
             variant = functools.reduce(getattr, path, config)
             for option, default in variant.options.items() if variant else ():
@@ -217,6 +243,14 @@ def variant_option_keys():
                 fixed_name = (*fixed, ((*path, "name"), variant.name))
                 found.setdefault(((*path, option), fixed_name), ((*path, option), kind, {}, fixed_name))
     return list(found.values())
+
+
+def test_every_variant_field_has_a_registry():
+    """Each variant field of the config sections names its registry, or an engine registry
+    serves its key: so the cases above reach every option of every registered variant."""
+    fields = [(path, meta) for path, hint, meta, _ in section_keys() if hint in (Variant, Variant | None)]
+    assert len(fields) > 10
+    assert [".".join(path) for path, meta in fields if registry_of(path, meta) is None] == []
 
 
 def not_a_number(text: str) -> bool:
@@ -294,3 +328,5 @@ def test_the_keys_come_from_every_section():
     assert {"engine", "data.tokenizer.vocab_size", "model.arch", "model.hops", "model.encoder.bidirectional",
             "train.optimizer.betas", "decode.max_source_len"} <= keys
     assert len(keys) > 80
+    assert {"model.attention.width", "model.attention.head.window", "train.schedule.patience",
+            "model.cell.projection_size"} <= keys  # options of variants that are not the defaults

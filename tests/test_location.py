@@ -181,8 +181,12 @@ def test_beam_search_carries_each_hypothesis_its_own_previous_alignment():
     (["model.decoder=none", "model.attention=location"], "model.attention"),
 ])
 def test_where_it_does_not_apply_it_is_refused_by_name(overrides, key):
+    """Refused when the config is checked (before any data is read or model built), naming the key."""
+    from attnseq.engines import engine_for
+
     with pytest.raises(ConfigError) as err:
-        build_model(load_config(None, overrides).model, V_SRC, V)
+        config = load_config(None, ["data.dir=x", *overrides])
+        engine_for(config).check(config)
     assert err.value.key == key and str(err.value).startswith(key)
 
 

@@ -9,7 +9,6 @@ from attnseq.decoding.beam import beam_search
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
 from attnseq.nn.attention import build_scorer
-from attnseq.nn.attention.multihead import MultiHeadOptions, MultiHeadScorer
 from attnseq.nn.transformer.positional import POSITIONAL
 from attnseq.schema import Variant
 
@@ -40,8 +39,11 @@ def test_scorers_name_the_attention_key():
         build_scorer("dot", 4, 6)  # unprojected queries and keys of two sizes
     assert err.value.key == "model.attention"
     with pytest.raises(ConfigError) as err:
-        MultiHeadScorer(4, 4, MultiHeadOptions(head=Variant("multihead")))
+        build_scorer(Variant("multihead", {"head": "multihead"}), 4, 4)
     assert err.value.key == "model.attention.head"
+    with pytest.raises(ConfigError) as err:  # an options' own check names the key of where they are
+        build_scorer(Variant("multihead", {"head": {"name": "location", "width": 2}}), 4, 4)
+    assert err.value.key == "model.attention.head.width"
 
 
 def test_learned_positions_name_their_limit():

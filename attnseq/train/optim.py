@@ -9,8 +9,8 @@ import torch
 from ..registry import Registry
 from ..schema import number
 
-OPTIMIZERS: Registry = Registry("optimizer")  # functions (params, train config, options) -> Optimizer
-SCHEDULES: Registry[type["Schedule"]] = Registry("learning-rate schedule")
+OPTIMIZERS: Registry = Registry("optimizer", key="train.optimizer")  # functions (params, train config, options) -> Optimizer
+SCHEDULES: Registry[type["Schedule"]] = Registry("learning-rate schedule", key="train.schedule")
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ...registry import Registry
 from ...schema import Variant
 from .softmax import masked_softmax
 
-SCORERS: Registry[type["Scorer"]] = Registry("attention scorer")
+SCORERS: Registry[type["Scorer"]] = Registry("attention scorer", key="model.attention")
 
 
 class Scorer(nn.Module):

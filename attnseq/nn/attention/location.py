@@ -32,8 +32,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ...errors import ConfigError
-from ...schema import choice, number
+from ...schema import OptionsError, choice, number
 from .base import SCORERS
 from .content import ConcatScorer
 from .local import source_lengths, window_centres
@@ -48,6 +47,14 @@ class LocationOptions:
     back: int = number(0, 0)  # positions before m the window keeps (with a window only)
     anchor: str = choice("median", ("median", "peak"))  # m: the previous alignment's median or argmax (with a window)
 
+    def __post_init__(self):
+        if self.width % 2 == 0:
+            raise OptionsError("width", f"the filters are centred on a position, so their width is odd; got {self.width}")
+        for option, default in (("back", 0), ("anchor", "median")):
+            if getattr(self, option) != default and not self.window:
+                raise OptionsError(option, "shapes the window around the previous alignment, and there is none; "
+                                           f"set its window > 0 or drop {option}")
+
 
 @SCORERS.register("location", options=LocationOptions)
 class LocationScorer(ConcatScorer):
@@ -61,14 +68,6 @@ class LocationScorer(ConcatScorer):
 
     def __init__(self, query_size: int, key_size: int, options: LocationOptions):
         super().__init__(query_size, key_size, options)
-        if options.width % 2 == 0:
-            raise ConfigError(f"model.attention.width: the filters are centred on a position, so their width is "
-                              f"odd; got {options.width}", key="model.attention.width")
-        for option, default in (("back", 0), ("anchor", "median")):
-            if getattr(options, option) != default and not options.window:
-                raise ConfigError(f"model.attention.{option}: shapes the window around the previous alignment, and "
-                                  f"there is none; set model.attention.window > 0 or drop {option}",
-                                  key=f"model.attention.{option}")
         self.F = nn.Conv1d(1, options.filters, options.width, padding=options.width // 2, bias=False)
         self.U = nn.Linear(options.filters, self.W_k.out_features, bias=False)
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ...errors import ConfigError
-from ...schema import Variant, number, variant
+from ...schema import OptionsError, Variant, number, variant
 from .base import SCORERS, Scorer
 
 
@@ -16,6 +15,13 @@ class MultiHeadOptions:
     heads: int = number(4, 1)
     size: int = number(0, 0)  # units of all heads together; 0: the decoder's hidden size
     head: Variant = variant("scaled_dot", SCORERS)  # the scorer inside each head, with its options
+
+    def __post_init__(self):
+        if self.head.name == "multihead":
+            raise OptionsError("head", "a head cannot itself be multihead")
+        if SCORERS.get(self.head.name).locates:
+            raise OptionsError("head", f"{self.head.name} reads the previous step's alignment, and the decoder carries "
+                                       "one alignment, the mean of the heads; use it as the attention itself")
 
 
 @SCORERS.register("multihead", options=MultiHeadOptions)
@@ -32,13 +38,6 @@ class MultiHeadScorer(Scorer):
 
     def __init__(self, query_size: int, key_size: int, options: MultiHeadOptions):
         super().__init__(query_size, key_size, options)
-        if options.head.name == "multihead":
-            raise ConfigError("model.attention.head: a head cannot itself be multihead",
-                              key="model.attention.head")
-        if SCORERS.get(options.head.name, "model.attention.head").locates:
-            raise ConfigError(f"model.attention.head: {options.head.name} reads the previous step's alignment, and "
-                              "the decoder carries one alignment, the mean of the heads; use it as "
-                              "model.attention itself", key="model.attention.head")
         self.heads = heads = options.heads
         self.head_size = d = max(1, self.hidden_size(options.size) // heads)
         self.W_q = nn.Linear(query_size, heads * d, bias=False)

@@ -23,7 +23,7 @@ from torch import nn
 from ...registry import Registry
 from ..state import Memory
 
-FRONTENDS: Registry[type["Frontend"]] = Registry("frontend")
+FRONTENDS: Registry[type["Frontend"]] = Registry("frontend", key="model.frontend")
 
 
 class Frontend(nn.Module):

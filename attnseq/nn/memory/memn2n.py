@@ -33,8 +33,8 @@ from ..model import ARCHS, Seq2Seq
 from .answer import AnswerDecoder, Reading
 from .sentences import Sentences, check_separator, separator_id, split_sentences, token_weights
 
-SENTENCE_ENCODINGS: Registry[type["SentenceEncoding"]] = Registry("sentence encoding")
-TYINGS: Registry[type["Tying"]] = Registry("weight tying")
+SENTENCE_ENCODINGS: Registry[type["SentenceEncoding"]] = Registry("sentence encoding", key="model.sentence")
+TYINGS: Registry[type["Tying"]] = Registry("weight tying", key="model.tying")
 
 INIT_STD = 0.1  # the paper draws every weight from N(0, 0.1)
 

@@ -23,7 +23,7 @@ from ...registry import Registry
 from ...schema import Variant, number
 from ..int8 import Int8Recurrence, linear, pack
 
-CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell")
+CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell", key="model.cell")
 
 
 def length_mask(lengths: torch.Tensor | None, steps: int) -> torch.Tensor | None:

@@ -43,7 +43,7 @@ from .cells import RecurrentLayer, build_rnn
 
 DEFAULT_ATTENTION = Variant("general")  # the scorer of an attending design when model.attention is unset
 
-DECODERS: Registry[type["RNNDecoder"]] = Registry("decoder design")
+DECODERS: Registry[type["RNNDecoder"]] = Registry("decoder design", key="model.decoder")
 
 
 class Bridge(nn.Module):

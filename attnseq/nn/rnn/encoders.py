@@ -16,7 +16,7 @@ from ...registry import Registry
 from ..state import Memory
 from .cells import build_rnn
 
-ENCODERS: Registry[type["Encoder"]] = Registry("encoder")
+ENCODERS: Registry[type["Encoder"]] = Registry("encoder", key="model.encoder")
 
 
 class Encoder(nn.Module):

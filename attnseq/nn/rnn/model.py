@@ -18,7 +18,7 @@ from .cells import CELLS
 from .decoders import DECODERS, DEFAULT_ATTENTION, build_decoder
 from .encoders import ENCODERS, build_encoder
 
-INITS: Registry = Registry("initialisation")  # model.init: functions (model, options) -> None
+INITS: Registry = Registry("initialisation", key="model.init")  # model.init: functions (model, options) -> None
 
 
 @INITS.register("default")

@@ -22,7 +22,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant, number
 
-POSITIONAL: Registry[type["PositionalEncoding"]] = Registry("positional encoding")
+POSITIONAL: Registry[type["PositionalEncoding"]] = Registry("positional encoding", key="model.positional")
 
 
 def sinusoidal_table(positions: int, dim: int) -> torch.Tensor:
