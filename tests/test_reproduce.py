@@ -506,3 +506,12 @@ def test_reproductions_run_in_processes_at_once_and_failures_are_named(tmp_path,
     failed = reproduce_in_processes(["nadaraya-watson", "heads"], ["--out", str(out), "--threads", "1"], jobs=2)
     assert set(failed) == {"nadaraya-watson", "heads"}  # their pages exist and --overwrite was not given
     assert all("--overwrite" in why for why in failed.values()), failed
+
+
+def test_a_p_value_says_less_than_where_its_digits_would_show_zero():
+    from attnseq.reproduce.wording import PValue
+
+    assert str(Phrase("p {}", PValue(0.0112))) == "p = 0.011"
+    assert str(Phrase("p {}", PValue(0.0002))) == "p < 0.001"
+    assert f"{PValue(0.0049):.2f}" == "< 0.01" and f"{PValue(0.005):.2f}" == "= 0.01"
+    assert str(Phrase("p {}", PValue(0.0))) == "p < 0.001" and str(Phrase("p {}", PValue(1.0))) == "p = 1.000"

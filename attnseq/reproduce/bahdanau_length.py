@@ -16,7 +16,7 @@ from .scoring import bleu_statistics, bucket_label, length_buckets, paired_bleu,
 from .significance import ALPHA
 from .spread import Spread
 from .training import PlateauOptions, fit_preset
-from .wording import Phrase
+from .wording import Phrase, PValue
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
 LABELS = {"cho2014": "cho2014 (no attention)", "bahdanau2014": "bahdanau2014 (attention)"}
@@ -149,7 +149,7 @@ class BahdanauLength(Reproduction):
             rows.append([name, f"{s['sentences']:,}", f"{s['cho2014'].mean:.1f} ± {p.baseline_ci:.1f}",
                          f"{s['bahdanau2014'].mean:.1f} ± {p.system_ci:.1f}",
                          f"{s['bahdanau2014'].mean - s['cho2014'].mean:+.1f}",
-                         "–" if p.p_value is None else f"{p.p_value:.3f}"])
+                         "–" if p.p_value is None else f"{PValue(p.p_value):.3f}".removeprefix("= ")])
         params = {m: f"{summaries[m][0]['parameters']:,}" for m in MODELS}
         speed = {m: f"{Spread([x['tokens_per_second'] for x in summaries[m]]).mean:,.0f}" for m in MODELS}
         return Table(["source subwords", "test sentences", "cho2014 BLEU", "bahdanau2014 BLEU", "difference",
@@ -207,9 +207,9 @@ class BahdanauLength(Reproduction):
         first, last = data["buckets"][0], data["buckets"][-2]
         finding = Finding(matched, Phrase(
             "BLEU per ten source subwords: {:+.2f} without attention, {:+.2f} with it (least-squares slopes over the "
-            "buckets {} to {}); the gap {:+.2f}, {:.0f}% bootstrap interval [{:+.2f}, {:+.2f}], p = {:.3f}",
+            "buckets {} to {}); the gap {:+.2f}, {:.0f}% bootstrap interval [{:+.2f}, {:+.2f}], p {}",
             10 * gap["slope_baseline"], 10 * gap["slope_system"], first, last, 10 * gap["gap"], 100 * (1 - ALPHA),
-            10 * low, 10 * high, gap["p"])
+            10 * low, 10 * high, PValue(gap["p"]))
             + {True: Phrase(": the fixed-length summary loses more with length, as the documents say."),
                False: Phrase(": attention loses more with length here."),
                None: Phrase(": the interval holds zero: the test cannot tell.")}[matched])

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from .base import Finding
 from .significance import ALPHA, Welch, against_bar, better, mean_interval, welch
-from .wording import Phrase
+from .wording import Phrase, PValue
 
 
 @dataclass
@@ -73,9 +73,9 @@ def comparison(a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", 
                             a_name, a.mean, unit, b_name, b.mean, unit, len(a.values), len(b.values))
     return test, Phrase(f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
                         f"difference {{:+{f}}}, {{:.0f}}% interval [{{:{f}}}, {{:{f}}}], Welch's t = {{:.2f}}, "
-                        "df = {:.1f}, p = {:.3f}",
+                        "df = {:.1f}, p {}",
                         a_name, test.mean_a, unit, test.sd_a, test.n_a, b_name, test.mean_b, unit, test.sd_b,
-                        test.n_b, test.diff, 100 * (1 - ALPHA), test.low95, test.high95, test.t, test.df, test.p)
+                        test.n_b, test.diff, 100 * (1 - ALPHA), test.low95, test.high95, test.t, test.df, PValue(test.p))
 
 
 def equivalence_phrase(test: Welch | None, margin: float, digits: int = 1) -> Phrase:

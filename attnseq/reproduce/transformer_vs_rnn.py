@@ -14,7 +14,7 @@ from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread
 from .training import curve, first_reaching, fit_preset
-from .wording import Phrase
+from .wording import Phrase, PValue
 
 MODELS = ("recommended-subword", "transformer-gettext-de")  # the baseline first
 LABELS = {"recommended-subword": "RNN (recommended-subword)", "transformer-gettext-de": "Transformer"}
@@ -92,7 +92,7 @@ class TransformerVsRnn(Reproduction):
                                "the weaker model."))
         figure = self._figure(curves)
         summary = (f"test BLEU after {o.minutes:.3g} minutes each: Transformer {bleu[MODELS[1]].mean:.1f}, RNN "
-                   f"{bleu[MODELS[0]].mean:.1f} (paired bootstrap p = {paired[0].p_value:.3f})")
+                   f"{bleu[MODELS[0]].mean:.1f} (paired bootstrap p {PValue(paired[0].p_value)})")
         return Result(
             summary=summary, tables=[table], figures=[figure],
             setup=[f"Data: English->German messages of this machine's gettext catalogs (`attnseq data gettext --lang "
@@ -144,7 +144,7 @@ class TransformerVsRnn(Reproduction):
         ahead = transformer > rnn
         finding = Finding(ahead if sure else None, Phrase(
             "after {:.3g} minutes each the Transformer scores {:.1f} test BLEU against the RNN's {:.1f} (paired "
-            "bootstrap p = {:.3f})", data["minutes"], transformer, rnn, 1.0 if p is None else p)
+            "bootstrap p {})", data["minutes"], transformer, rnn, PValue(1.0 if p is None else p))
             + (Phrase(": the Transformer is ahead.") if sure and ahead else Phrase(": the RNN is ahead.") if sure
                else Phrase(": the test cannot tell them apart.")))
         updates = {m: Spread(data["updates"][m]).mean for m in MODELS}

@@ -3,13 +3,23 @@ reproduction's measured numbers (its result's data), so a test can check that no
 finding was written by hand.
 
     Phrase("{} scores {:.1f} BLEU against {:.1f}", "attention", 21.43, 17.02)
-    Phrase("p = {:.3f}", p) + Phrase("; the interval lies above 0.")
+    Phrase("p {}", PValue(p)) + Phrase("; the interval lies above 0.")
 """
 from __future__ import annotations
 
 import string
 from dataclasses import dataclass
 from typing import Any, Iterable
+
+
+class PValue(float):
+    """A p-value that formats with its relation: ``= 0.011``, or ``< 0.001`` where three decimals
+    would show 0.000 (a format spec gives the digits: ``{:.2f}`` -> ``= 0.01``, ``< 0.01``)."""
+
+    def __format__(self, spec: str) -> str:
+        digits = int(spec[1:-1]) if spec.startswith(".") and spec.endswith("f") else 3
+        floor = 10.0 ** -digits
+        return f"< {floor:.{digits}f}" if self < floor / 2 else f"= {float(self):.{digits}f}"
 
 
 @dataclass(frozen=True)
