@@ -1,6 +1,7 @@
 """Averaged checkpoints and ensembles against single models, by BLEU on gettext English->German.
 
     python bench/averaging.py --minutes 30     # the README's figures (about 70 minutes)
+    python bench/averaging.py --minutes 30 --side-by-side --threads 1   # both at once, about 35 minutes
     python bench/averaging.py --minutes 5 --eval-every 50 --sentences 200 --threads 1   # a smoke run
 
 Trains two models of one preset (default: recommended-subword, what ``attnseq train --data D``
@@ -34,27 +35,57 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def start(*words: str, threads: int) -> subprocess.Popen:
+    """``attnseq WORDS`` started with this tree's attnseq, its output captured."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads)}
+    return subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", *words], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(process: subprocess.Popen) -> str:
+    """The output of a started ``attnseq``; exits on a failure."""
+    out, err = process.communicate()
+    if process.returncode:
+        sys.exit(f"averaging: {' '.join(process.args[2:])} failed ({process.returncode}):\n{err[-2000:]}")
+    return out
+
+
 def attnseq(*words: str, threads: int) -> str:
     """The output of ``attnseq WORDS`` run with this tree's attnseq; exits on a failure."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", *words], env=env, capture_output=True, text=True)
-    if done.returncode:
-        sys.exit(f"averaging: attnseq {' '.join(words)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return done.stdout
+    return finish(start(*words, threads=threads))
 
 
-def train(args, data: Path, run: Path, seed: int) -> dict:
-    """Train one model into ``run`` (unless --reuse finds it there); what the table says of it."""
+def train(args, data: Path, run: Path, seed: int) -> subprocess.Popen | None:
+    """Start training one model into ``run`` (unless --reuse finds it there)."""
     if args.reuse and (run / "best.safetensors").exists():
-        return {"seconds": None}
+        return None
     settings = [f"train.max_minutes={args.minutes}", f"train.seed={seed}", f"train.keep_checkpoints={args.keep}",
                 f"train.threads={args.threads}", "train.progress=false", *args.set]
     if args.eval_every:
         settings.append(f"train.eval_every={args.eval_every}")
-    started = time.perf_counter()
-    attnseq("train", args.config, "--data", str(data), "--out", str(run), *(["--overwrite"] if args.overwrite else []),
-            *[w for s in settings for w in ("--set", s)], threads=args.threads)
-    return {"seconds": time.perf_counter() - started}
+    return start("train", args.config, "--data", str(data), "--out", str(run),
+                 *(["--overwrite"] if args.overwrite else []), *[w for s in settings for w in ("--set", s)],
+                 threads=args.threads)
+
+
+def train_both(args, data: Path, runs: list[Path]) -> dict[Path, float | None]:
+    """Train seeds 1 and 2 into ``runs``, one after the other or (--side-by-side) at once; the
+    minutes each took (None: reused)."""
+    took: dict[Path, float | None] = {}
+    started = {}
+    for seed, run in enumerate(runs, 1):
+        started[run] = (time.perf_counter(), train(args, data, run, seed))
+        if not args.side_by_side:
+            took[run] = wait(*started.pop(run))
+    took.update({run: wait(*begun) for run, begun in started.items()})
+    return took
+
+
+def wait(began: float, process: subprocess.Popen | None) -> float | None:
+    if process is None:
+        return None
+    finish(process)
+    return (time.perf_counter() - began) / 60
 
 
 def best_step(run: Path) -> int | None:
@@ -92,7 +123,9 @@ def main() -> int:
     parser.add_argument("--keep", type=int, default=5, help="the checkpoints averaged (train.keep_checkpoints)")
     parser.add_argument("--eval-every", type=int, default=0,
                         help="updates between evaluations (0: the preset's; a short budget needs --keep of them)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="threads of each process")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="train the two models at once (give --threads 1 on 2 cores): half the wall clock")
     parser.add_argument("--sentences", type=int, default=0,
                         help="evaluate on the first N dev and test pairs (0: all of them)")
     parser.add_argument("--runs", default="runs/averaging", help="where the runs go")
@@ -105,7 +138,7 @@ def main() -> int:
     if not (data / "train.tsv").exists():
         attnseq("data", "gettext", "--lang", "de", "--out", str(data), threads=args.threads)
     first, second, averaged = runs / "seed1", runs / "seed2", runs / f"seed1-avg{args.keep}"
-    trained = {run: train(args, data, run, seed) for run, seed in ((first, 1), (second, 2))}
+    trained = train_both(args, data, [first, second])
     summary = json.loads(attnseq("average", str(first), "--last", str(args.keep), "--out", str(averaged),
                                  *(["--overwrite"] if args.overwrite or args.reuse else []),
                                  threads=args.threads).splitlines()[-1])
@@ -118,7 +151,8 @@ def main() -> int:
         "ensemble of seed 1 and seed 2 (best checkpoints)": scores([first, second], files, args.threads),
     }
     print(f"{Path(args.config).name} on {data}, {args.minutes:g} minutes of training each"
-          + "".join(f"; {run.name} trained in {t['seconds'] / 60:.1f} min" for run, t in trained.items() if t["seconds"])
+          + "".join(f"; {run.name} trained in {t:.1f} min" for run, t in trained.items() if t is not None)
+          + ("; side by side" if args.side_by_side else "")
           + f"; {args.threads} threads; evaluated on "
           + ", ".join(f"{split} ({sum(1 for _ in open(path, encoding='utf-8')):,} pairs)" for split, path in files.items()))
     print("| model | dev BLEU | test BLEU | dev chrF | test chrF | dev sent/s |")
