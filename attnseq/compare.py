@@ -49,8 +49,10 @@ def run_names(configs: Sequence[str | Path]) -> list[str]:
 
 
 def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path, budget_minutes: float,
-                       out_dir: Path, overrides: Sequence[str] = (), overwrite: bool = False) -> dict:
-    """Train one config under the budget; its row of the table."""
+                       out_dir: Path, overrides: Sequence[str] = (), overwrite: bool = False,
+                       resume: bool = False) -> dict:
+    """Train one config under the budget (continuing the run there with ``resume``); its row of
+    the table."""
     from .api import load
 
     config = load_config(config_path, ["data.format=tsv", f"data.dir={data_dir}", "data.train=", "data.dev=",
@@ -59,7 +61,7 @@ def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path,
     config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
-    summary = engine.train(config, run_dir, overwrite=overwrite)
+    summary = engine.train(config, run_dir, resume=resume, overwrite=overwrite)
     bests = [r["step"] for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best")]
     row = {"config": name, "parameters": summary["parameters"], "steps": summary["step"],
            "best_step": bests[-1] if bests else summary["step"],

@@ -515,3 +515,35 @@ def test_a_p_value_says_less_than_where_its_digits_would_show_zero():
     assert str(Phrase("p {}", PValue(0.0002))) == "p < 0.001"
     assert f"{PValue(0.0049):.2f}" == "< 0.01" and f"{PValue(0.005):.2f}" == "= 0.01"
     assert str(Phrase("p {}", PValue(0.0))) == "p < 0.001" and str(Phrase("p {}", PValue(1.0))) == "p = 1.000"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["heads", "book-ch8"])  # runs of compare_preset, and of fit_preset on both engines
+def test_resume_reads_finished_runs_and_writes_the_same_findings(name, tmp_path):
+    """--resume: the runs a reproduction left are continued where they stopped; finished ones are
+    read, not trained again, the findings are the same, and "took" counts their earlier seconds.
+    Options other than the budget must be the ones the runs were made with."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        page = run_tiny(name, tmp_path, 1)
+    first = json.loads((tmp_path / "out" / f"{name}.json").read_text(encoding="utf-8"))
+    logs = {p: p.read_bytes() for p in (tmp_path / "runs").rglob("metrics.jsonl")}
+    weights = {p: p.read_bytes() for p in (tmp_path / "runs").rglob("*.safetensors")}
+    assert logs and weights
+    cls = REPRODUCTIONS.get(name)
+    minutes = cls.nominal_minutes * 0.001
+    with contextlib.redirect_stdout(io.StringIO()):
+        reproduce(name, tmp_path / "out", tmp_path / "runs", budget_minutes=minutes, seeds=1, threads=1,
+                  settings=tiny_settings(name, tmp_path), resume=True)
+    again = json.loads((tmp_path / "out" / f"{name}.json").read_text(encoding="utf-8"))
+    assert {p: p.read_bytes() for p in weights} == weights  # nothing trained again
+    for path, before in logs.items():  # nor evaluated: the resumed session's start, and no more
+        assert [json.loads(line)["type"] for line in path.read_bytes()[len(before):].splitlines()] == ["start"]
+    assert again["findings"] == first["findings"] and again["data"] == first["data"]
+    earlier = sum(json.loads(b.splitlines()[-1])["wall_seconds"] for b in logs.values())
+    assert again["resumed_seconds"] == pytest.approx(earlier, abs=0.1) and again["seconds"] > earlier
+    assert "the runs' training before they were resumed" in page.read_text(encoding="utf-8")
+    other = [s for s in tiny_settings(name, tmp_path) if s.startswith("test_sentences=")] or ["eval_sentences=7"]
+    key = other[0].split("=")[0]
+    with pytest.raises(UserError, match=rf"--resume: the runs in .* were made with {key}="):
+        reproduce(name, tmp_path / "out", tmp_path / "runs", budget_minutes=minutes, seeds=1, threads=1,
+                  settings=[*tiny_settings(name, tmp_path), f"{key}=5"], resume=True)

@@ -12,7 +12,7 @@ HELP = "check a claim of the literature: train, tabulate, plot, write a page"
 DESCRIPTION = ("Reproduce one claim of the documents attnseq implements: train what it needs with attnseq's "
                "presets and write OUT/NAME.md with its table and PNG figures (and the index OUT/README.md).")
 # where the page and the runs are written: not part of the command the page records
-WHERE = ("out", "runs", "overwrite")
+WHERE = ("out", "runs", "overwrite", "resume")
 THREADS = 2  # the default of --threads without --jobs
 
 
@@ -32,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="docs/results", help="folder for the page and its figures")
     parser.add_argument("--runs", help="folder for the run folders and data (default runs/reproduce/NAME)")
     add_overwrite(parser, "replace the page, numbers and figures an earlier run of NAME wrote in --out")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the runs an interrupted (or finished) reproduction left in --runs where they "
+                             "stopped, a finished run read rather than trained again, and replace its page; the "
+                             "options must be the ones the runs were made with (the budget may grow)")
     add_set(parser, "an option of the reproduction (sizes, limits; --list shows the budget's)")
     parser.set_defaults(parser=parser)  # run() gives the options again in the page's command
 
@@ -57,7 +61,7 @@ def run(args: argparse.Namespace) -> None:
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
     page = reproduce(args.name, args.out, args.runs, budget_minutes=args.budget_minutes, seeds=args.seeds,
                      threads=args.threads or THREADS, settings=args.set or [], command=command,
-                     overwrite=args.overwrite)
+                     overwrite=args.overwrite, resume=args.resume)
     print(page)
 
 
@@ -82,16 +86,16 @@ def run_all(args: argparse.Namespace) -> None:
                         f"give --threads {max(1, cores // args.jobs)}")
     names = REPRODUCTIONS.names()
     for name in names:
-        check_page(Path(args.out), name, args.overwrite)
+        check_page(Path(args.out), name, args.overwrite or args.resume)
     if args.jobs == 1:
         for name in names:
             command = " ".join(["attnseq reproduce", name,
                                 *given_options(args.parser, args, skip=(*WHERE, "all", "jobs"))])
             print(reproduce(name, args.out, Path(args.runs) / name if args.runs else None, seeds=args.seeds,
-                            threads=threads, command=command, overwrite=args.overwrite))
+                            threads=threads, command=command, overwrite=args.overwrite, resume=args.resume))
         return
     words = ["--out", args.out, "--threads", str(threads), *(["--seeds", str(args.seeds)] if args.seeds else []),
-             *(["--overwrite"] if args.overwrite else [])]
+             *(["--overwrite"] if args.overwrite else []), *(["--resume"] if args.resume else [])]
     failed = reproduce_in_processes(names, words, args.jobs, args.runs)
     write_index(Path(args.out))  # once more, after the last page: two pages ending together each wrote it
     if failed:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..registry import Registry
+from ..runs import CONFIG_FILE, read_metrics
 from .wording import Phrase
 
 REPRODUCTIONS: Registry[type["Reproduction"]] = Registry("reproduction")
@@ -70,7 +71,9 @@ def scale_budget(options: Any, factor: float) -> Any:
 class Context:
     """Where a reproduction writes and how it trains: ``out_dir`` holds the page and figures,
     ``runs_dir`` the run folders and data; ``seeds`` runs of each configuration (train.seed
-    1, 2, ...); ``threads`` torch (and BLAS) threads of every run."""
+    1, 2, ...); ``threads`` torch (and BLAS) threads of every run. With ``resume`` the runs
+    already in ``runs_dir`` are continued from their last checkpoints (a finished one is read,
+    not trained again), and ``resumed_seconds`` adds up the wall-clock seconds they had run."""
 
     name: str
     out_dir: Path
@@ -78,6 +81,17 @@ class Context:
     seeds: int
     threads: int
     command: str
+    resume: bool = False
+    resumed_seconds: float = 0.0
+
+    def continues(self, run_dir: Path) -> bool:
+        """Whether the run in ``run_dir`` is continued (with ``resume``, where a run was started):
+        its seconds so far are then added to ``resumed_seconds``."""
+        if not (self.resume and (Path(run_dir) / CONFIG_FILE).exists()):
+            return False
+        seconds = [r["wall_seconds"] for r in read_metrics(run_dir) if r.get("wall_seconds") is not None]
+        self.resumed_seconds += seconds[-1] if seconds else 0.0
+        return True
 
     @property
     def seed_list(self) -> list[int]:

@@ -57,6 +57,15 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
 
 
+def took(seconds: float, resumed: float) -> str:
+    """The page's "took": this run's ``seconds`` and the ``resumed`` seconds its runs had trained
+    before (``--resume``) together."""
+    if not resumed:
+        return f"{minutes(seconds)} here, training and evaluation"
+    return (f"{minutes(seconds + resumed)} here, training and evaluation ({minutes(resumed)} of it the runs' "
+            f"training before they were resumed, {minutes(seconds)} the session that resumed them)")
+
+
 def quoted(reproduction: Reproduction) -> list[str]:
     """The claim's quotations as Markdown block quotes, each with where it is and its English."""
     lines = []
@@ -106,7 +115,7 @@ def page_markdown(reproduction: Reproduction, result: Result, started: datetime,
              f"torch {host['torch']}, NumPy {host['numpy']}; attnseq {host['attnseq']} |",
              f"| budget | {result.budget} |",
              f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
-             f"| took | {minutes(seconds)} here, training and evaluation |", "",
+             f"| took | {took(seconds, ctx.resumed_seconds)} |", "",
              "## Results", ""]
     for table in result.tables:
         if table.caption:
@@ -158,7 +167,8 @@ def write_page(reproduction: Reproduction, result: Result, started: datetime, se
     write_output(page, page_markdown(reproduction, result, started, seconds, host), overwrite=True)
     record = {"reproduction": ctx.name, "title": reproduction.title, "source": reproduction.source,
               "verdict": result.verdict, "summary": result.summary, "command": ctx.command,
-              "date": started.isoformat(timespec="seconds"), "seconds": round(seconds, 1), "machine": host,
+              "date": started.isoformat(timespec="seconds"), "seconds": round(seconds + ctx.resumed_seconds, 1),
+              "resumed_seconds": round(ctx.resumed_seconds, 1), "machine": host,
               "budget": result.budget, "seeds": ctx.seeds,
               "tables": [{"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row))
                                                                                    for row in t.rows]}

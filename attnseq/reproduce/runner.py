@@ -2,6 +2,7 @@
 seeds and threads, the page it writes."""
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from typing import Sequence
 
 from ..config import parse_override
 from ..errors import UserError
-from ..schema import Variant
+from ..schema import Variant, plain
+from ..utils import atomic_write_text
 from .base import REPRODUCTIONS, Context, budget_fields, scale_budget
 from .page import check_page, write_page
 
@@ -35,7 +37,8 @@ def options_of(name: str, settings: Sequence[str] = ()):
 
 def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path | None = None,
               budget_minutes: float | None = None, seeds: int | None = None, threads: int = 2,
-              settings: Sequence[str] = (), command: str | None = None, overwrite: bool = False) -> Path:
+              settings: Sequence[str] = (), command: str | None = None, overwrite: bool = False,
+              resume: bool = False) -> Path:
     """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
 
     ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
@@ -43,7 +46,10 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
     reproduction's); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
     the run folders go to ``runs_dir`` (default runs/reproduce/NAME). An earlier page of ``name``
     in ``out_dir`` (its figures, numbers) is replaced only with ``overwrite``, which is checked
-    before anything trains (page.check_page)."""
+    before anything trains (page.check_page). With ``resume`` the runs an interrupted (or
+    finished) reproduction left in ``runs_dir`` are continued where they stopped, a finished one
+    read, not trained again, and the page replaced: the options must be the ones they were made
+    with (recorded in RUNS/reproduction.json), but for a budget that may grow."""
     cls = REPRODUCTIONS.get(name, "reproduce")
     options = options_of(name, settings)
     if budget_minutes is not None:
@@ -56,10 +62,14 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
         raise UserError(f"reproduce: --threads must be at least 1, got {threads}")
     context = Context(name=name, out_dir=Path(out_dir), runs_dir=Path(runs_dir or DEFAULT_RUNS / name),
                       seeds=seeds or cls.default_seeds, threads=threads,
-                      command=command or f"attnseq reproduce {name}")
-    check_page(context.out_dir, name, overwrite)
+                      command=command or f"attnseq reproduce {name}", resume=resume)
+    check_page(context.out_dir, name, overwrite or resume)
+    if resume:
+        check_resumed_options(context, options)
     context.out_dir.mkdir(parents=True, exist_ok=True)
     context.runs_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(context.runs_dir / RECORD, json.dumps({"reproduction": name, "seeds": context.seeds,
+                                                             "options": plain(options)}, indent=1) + "\n")
     log.info("reproduce %s: %s; %s", name, ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
              f"{context.seeds} seed(s), {threads} thread(s)")
     started, clock = datetime.now(), time.perf_counter()
@@ -68,6 +78,32 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
     page = write_page(reproduction, result, started, time.perf_counter() - clock)
     log.info("reproduce %s: %s -> %s", name, result.verdict, page)
     return page
+
+
+RECORD = "reproduction.json"  # in the runs folder: the options and seeds its runs were made with
+
+
+def check_resumed_options(context: Context, options) -> None:
+    """With ``--resume``: a UserError naming the first option (or ``--seeds``) that differs from
+    the ones the runs in ``context.runs_dir`` were made with, the budget's fields aside (a
+    larger budget trains the runs on); a warning where no record says what they were."""
+    record = context.runs_dir / RECORD
+    if not record.exists():
+        log.warning("reproduce %s --resume: %s has no %s saying which options its runs were made with; each run's "
+                    "training settings are still checked against its own", context.name, context.runs_dir, RECORD)
+        return
+    before = json.loads(record.read_text(encoding="utf-8"))
+    now = plain(options)
+    fields = set(budget_fields(options))
+    for key in sorted(set(now) | set(before.get("options", {}))):
+        if key not in fields and now.get(key) != before["options"].get(key):
+            raise UserError(f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with "
+                            f"{key}={before['options'].get(key)!r}, not {now.get(key)!r}; resume with the same "
+                            "options (only the budget may grow), or leave out --resume to train them anew")
+    if before.get("seeds") != context.seeds:
+        raise UserError(f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with --seeds "
+                        f"{before.get('seeds')}, not {context.seeds}; resume with the same seeds, or leave out "
+                        "--resume to train them anew")
 
 
 def reproduce_in_processes(names: Sequence[str], words: Sequence[str], jobs: int,

@@ -29,13 +29,15 @@ def run_settings(context: Context, seed: int | None = None) -> list[str]:
 def fit_preset(context: Context, name: str, run_dir: Path, data: str | Path, overrides: Sequence[str] = (),
                seed: int | None = None) -> dict:
     """Train the preset ``name`` on ``data`` (a split folder or the book's file) into ``run_dir``
-    (replacing a run there); the run's summary (``attnseq.fit``)."""
+    (replacing a run there, or continuing it with the context's ``resume``); the run's summary
+    (``attnseq.fit``)."""
     from ..api import fit
     from ..data.sources import data_overrides
 
-    log.info("%s: training %s -> %s", context.name, name, run_dir)
+    continues = context.continues(run_dir)
+    log.info("%s: %s %s -> %s", context.name, "continuing" if continues else "training", name, run_dir)
     return fit(preset(name), run_dir, [*data_overrides(data), *run_settings(context, seed), *overrides],
-               overwrite=True)
+               resume=continues, overwrite=not continues)
 
 
 def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, overrides: Sequence[str] = (),
@@ -47,8 +49,9 @@ def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, o
     from ..compare import train_and_evaluate
 
     # budget 0: no wall-clock limit; the reproduction's step budget is in ``overrides``
+    continues = context.continues(context.runs_dir / run_name)
     row = train_and_evaluate(preset(name), run_name, data_dir, 0, context.runs_dir,
-                             [*run_settings(context, seed), *overrides], overwrite=True)
+                             [*run_settings(context, seed), *overrides], overwrite=not continues, resume=continues)
     return {**row, "run_dir": context.runs_dir / run_name}
 
 
