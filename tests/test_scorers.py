@@ -211,3 +211,31 @@ def test_copy_task_learned(name):
     accuracy = learn_task(f"model.attention={json.dumps(variant.plain())}", "model.decoder=luong",
                           "model.decoder.input_feeding=false")
     assert accuracy >= 0.9, (name, accuracy)
+
+
+def test_local_m_on_a_reversed_source_centres_on_the_mirror_position():
+    """p_t = t counts the source in reading order: read backwards (data.reverse_source), the
+    t-th token is at S - 1 - t of the memory, and the window is there (clamped into the source)."""
+    scorer = make("local_m", window=0, reversed=True)
+    query, keys, mask, positions = inputs()
+    _, alignment = scorer(query, scorer.prepare(keys), keys, mask, positions)
+    mirror = ((LENGTHS - 1).unsqueeze(1) - positions).clamp(min=0)  # (B, T)
+    torch.testing.assert_close(alignment, torch.nn.functional.one_hot(mirror, S).double())
+
+
+@pytest.mark.parametrize("attention", ["local_m", "{name: multihead, heads: 2, head: local_m}"])
+def test_local_m_follows_data_reverse_source_when_the_config_is_checked(attention):
+    from attnseq.config import load_config
+    from attnseq.engines import engine_for
+
+    def checked(*overrides):
+        config = load_config(None, ["data.dir=x", f"model.attention={attention}", *overrides])
+        options = engine_for(config).check(config).model.attention.options
+        return options.get("head", options)["reversed"]
+
+    assert checked("data.reverse_source=true") is True and checked() is False
+    key = "model.attention" + (".head" if "multihead" in attention else "") + ".reversed"
+    reversed_option = f"model.attention.{'head.' if 'multihead' in attention else ''}reversed=true"
+    with pytest.raises(ConfigError) as err:
+        checked(reversed_option)
+    assert err.value.key == key

@@ -24,6 +24,7 @@ from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
 from ..schema import Variant
 from ..hardware import bf16_pays, cpu_model
+from ..nn.attention.local import orient_local_windows
 from ..nn.frontends import FRONTENDS
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
 from ..runs import LAST, read_checkpoint, write_checkpoint
@@ -46,7 +47,8 @@ def check_config(config: Config) -> Config:
     """``config`` with its data, model and training settings checked for the torch engine and
     every variant's options written out (ConfigError naming the key otherwise)."""
     config = check_source(config)
-    config = dataclasses.replace(config, model=check_model(config.model), train=check_train(config.train))
+    model = orient_local_windows(check_model(config.model), config.data.reverse_source)
+    config = dataclasses.replace(config, model=model, train=check_train(config.train))
     check_data(config.data)
     check_copy(config)
     if config.train.compile and config.train.device != "cuda" and not shutil.which(os.environ.get("CXX", "g++")):

@@ -9,12 +9,14 @@ batching produces them.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from ...schema import number
+from ...errors import ConfigError
+from ...schema import Variant, number
 from .base import SCORERS
 from .content import GeneralScorer
 
@@ -41,27 +43,66 @@ def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, step
 @dataclass
 class LocalMOptions:
     window: int = number(5, 0)  # D: the window is [p_t - D, p_t + D]
+    # the encoder reads the source reversed (data.reverse_source), so p_t = t, counted in reading
+    # order, is the memory's position S - 1 - t; set from data.reverse_source when the config is
+    # checked (orient_local_windows)
+    reversed: bool = False
 
 
 @SCORERS.register("local_m", options=LocalMOptions)
 class LocalMonotonicScorer(GeneralScorer):
-    """Local-m: p_t = t, the target position (clamped to the source), hard window of 2D+1."""
+    """Local-m: p_t = t, the target position (clamped to the source), hard window of 2D+1; with
+    ``reversed`` (a source read backwards) the source's t-th token, at S - 1 - t in the memory."""
 
     needs_positions = True  # the query alone does not say which target step it is
 
     def centres(self, query: torch.Tensor, lengths: torch.Tensor,
                 positions: torch.Tensor | None = None) -> torch.Tensor:
-        """p_t (B, T): the target positions of the queries (B, T, Hq); lengths (B, 1)."""
+        """p_t (B, T) in memory positions: the target positions of the queries (B, T, Hq), or
+        with ``reversed`` their mirror S - 1 - t; lengths S (B, 1)."""
         batch, steps = query.shape[:2]
         if positions is None:
             positions = torch.arange(steps, device=query.device).expand(batch, steps)
-        return positions.to(torch.float32)
+        positions = positions.to(torch.float32)  # (B, T)
+        return (lengths - 1) - positions if self.options.reversed else positions
 
     def window(self, query, scores, mask, positions=None, previous=None):
         lengths = source_lengths(mask)  # (B, 1)
         inside = inside_window(self.centres(query, lengths, positions), lengths, self.options.window,
                                scores.shape[-1])
         return mask & inside, None
+
+
+def orient_local_windows(model, reverse_source: bool, key: str = "model.attention"):
+    """The model settings ``model`` (checked) with every local-m scorer's ``reversed`` (the
+    attention, or a multihead's head) set to ``reverse_source``: p_t = t counts the source in
+    reading order, whichever way the encoder reads it. A ``reversed: true`` without
+    data.reverse_source is a ConfigError naming the key."""
+    def oriented(variant, where):
+        if variant is None:
+            return None
+        if variant.name == "multihead":
+            head = oriented(Variant(*_named(variant.options["head"])), where + ".head")
+            return Variant(variant.name, {**variant.options, "head": head.plain()})
+        if variant.name != "local_m":
+            return variant
+        if variant.options.get("reversed") and not reverse_source:
+            raise ConfigError(f"{where}.reversed: the window follows the source's reading order, and "
+                              "data.reverse_source is false: the encoder reads it forwards; leave reversed out "
+                              "(it is set from data.reverse_source)", key=f"{where}.reversed")
+        return Variant(variant.name, {**variant.options, "reversed": reverse_source})
+
+    if getattr(model, "attention", None) is None:
+        return model
+    return dataclasses.replace(model, attention=oriented(model.attention, key))
+
+
+def _named(plain) -> tuple:
+    """(name, options) of a variant in its YAML form (a name, or a mapping with a name)."""
+    if isinstance(plain, str):
+        return plain, {}
+    options = dict(plain)
+    return options.pop("name"), options
 
 
 @dataclass
