@@ -372,7 +372,8 @@ def quick_runs(tmp_path_factory) -> QuickRuns:
 # -- runs trained through the CLI (test_runs, test_stopping) ---------------------------------------
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")  # the preset the run tests train, small
 SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
-TIMING = {"train_seconds", "wall_seconds", "eval_seconds", "tokens_per_second", "seconds", "sentences_per_second"}
+TIMING = {"train_seconds", "wall_seconds", "cpu_seconds", "eval_seconds", "tokens_per_second", "seconds",
+          "sentences_per_second"}
 
 
 def weights(path: Path) -> dict[str, np.ndarray]:

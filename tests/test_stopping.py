@@ -499,3 +499,25 @@ def test_the_plateau_schedule_waits_patience_evaluations_and_resumes_its_count()
     again.load_state_dict(schedule.state_dict())
     again.after_evaluation(False)  # the second in a row: halves
     assert again.scheduler.optimizer.param_groups[0]["lr"] == 0.125
+
+
+@pytest.mark.slow
+def test_cpu_seconds_count_the_processes_cpu_time_beside_the_wall_clock(reverse_data, tmp_path, monkeypatch):
+    """cpu_seconds: the training process's CPU time since training began (a second of sleep in
+    the set-up counts in wall_seconds, not in it), never more than the threads can spend, and
+    carried over a resumed session."""
+    import attnseq.train.epochs as epochs
+
+    read = epochs.prepare_training
+    monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.0), read(*args))[1])
+    settings = [f"data.dir={reverse_data}", *SMALL, "train.threads=1", "train.eval_every=4"]
+    attnseq.fit(PRESET, tmp_path / "run", [*settings, "train.max_steps=8"])
+    records = [r for r in read_metrics(tmp_path / "run") if "cpu_seconds" in r]
+    assert records[0]["type"] == "start"
+    cpu = [r["cpu_seconds"] for r in records]
+    assert cpu == sorted(cpu) and cpu[-1] > 0
+    for r in records:
+        assert r["cpu_seconds"] <= r["wall_seconds"] - 0.9  # the sleep is wall time only (one thread)
+    attnseq.fit(PRESET, tmp_path / "run", [*settings, "train.max_steps=12"], resume=True)
+    resumed = [r for r in read_metrics(tmp_path / "run") if "cpu_seconds" in r]
+    assert resumed[-1]["step"] == 12 and resumed[-1]["cpu_seconds"] > cpu[-1]

@@ -152,3 +152,23 @@ def steps_to(reached: Sequence[float | None]) -> str:
         return "not reached"
     mean = f"{sum(got) / len(got):,.0f}"
     return mean if len(got) == len(reached) else f"{mean} ({len(got)} of {len(reached)} seeds)"
+
+
+def cpu_share(run_dir: Path, threads: int) -> float | None:
+    """The share of ``threads`` cores the run's training process had: its CPU seconds over its
+    wall-clock seconds times ``threads`` (1.0: the cores to itself; less: other work took some),
+    from its metrics log's last record; None where the log has no CPU time (runs of older code)."""
+    timed = [r for r in read_metrics(run_dir) if r.get("cpu_seconds") is not None and r.get("wall_seconds")]
+    return timed[-1]["cpu_seconds"] / (timed[-1]["wall_seconds"] * threads) if timed else None
+
+
+def cpu_shares(shares: dict[str, list[float | None]], threads: int) -> str:
+    """A page's sentence of the runs' ``cpu_share``s (label -> one per seed)."""
+    measured = {label: [s for s in values if s is not None] for label, values in shares.items()}
+    if not any(measured.values()):
+        return "How much of the CPU the runs had was not recorded (runs of older code)."
+    said = "; ".join(f"{label} {', '.join(f'{100 * s:.0f}%' for s in values)}"
+                     for label, values in measured.items() if values)
+    return (f"The training processes had this share of {threads} core{'s' if threads > 1 else ''} each (CPU "
+            f"seconds over wall-clock seconds; 100%: the cores to themselves, less: other work took some): "
+            f"{said}.")

@@ -13,7 +13,7 @@ from .plots import draw_seeds
 from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread
-from .training import curve, first_reaching, fit_preset
+from .training import cpu_share, cpu_shares, curve, first_reaching, fit_preset
 from .wording import Phrase, PValue
 
 MODELS = ("recommended-subword", "transformer-gettext-de")  # the baseline first
@@ -69,6 +69,8 @@ class TransformerVsRnn(Reproduction):
                 hyps, references = translate(load(run_dir), test, o.beam_size)
                 refs = refs or references
                 outputs.setdefault(model, []).append(hyps)
+        shares = {m: [cpu_share(ctx.run_dir(f"{m}-seed{seed}"), ctx.threads) for seed in ctx.seed_list]
+                  for m in MODELS}
         paired = [paired_bleu(r, t, refs) for r, t in zip(outputs[MODELS[0]], outputs[MODELS[1]])]
         bleu = {MODELS[0]: Spread([p.baseline for p in paired]), MODELS[1]: Spread([p.system for p in paired])}
         ci = {MODELS[0]: paired[0].baseline_ci, MODELS[1]: paired[0].system_ci}
@@ -109,14 +111,14 @@ class TransformerVsRnn(Reproduction):
                    f"Test translations: beam {o.beam_size} with each preset's length penalty and limits, the best "
                    "dev checkpoint; BLEU by sacrebleu, the paired bootstrap of 1,000 resampled test sets for the "
                    "difference.",
-                   "The budget is wall-clock: the result depends on the machine and on how busy it is (the run "
-                   "was made on an otherwise idle machine, threads as in the table above)."],
+                   "The budget is wall-clock: the result depends on the machine and on how busy it is. "
+                   + cpu_shares(shares, ctx.threads)],
             budget=f"{o.minutes:.3g} wall-clock minutes per model (evaluations included), {ctx.seeds} seed"
                    + ("s" if ctx.seeds > 1 else ""),
             data={"test_bleu": {m: bleu[m].values for m in MODELS}, "p": paired[0].p_value,
                   "updates": {m: [x["step"] for x in summaries[m]] for m in MODELS},
                   "tokens_per_second": {m: [x["tokens_per_second"] for x in summaries[m]] for m in MODELS},
-                  "threads": ctx.threads, "minutes": o.minutes,
+                  "threads": ctx.threads, "minutes": o.minutes, "cpu_share": shares,
                   "curves": {m: [[c.x, c.y] for c in curves[m]] for m in MODELS}})
 
     def _figure(self, curves):

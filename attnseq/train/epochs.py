@@ -32,7 +32,8 @@ Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
 # what the metrics log's wall_seconds measure, said in its start record
 WALL_CLOCK = ("wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
-              "over resumed sessions (what train.max_minutes bounds)")
+              "over resumed sessions (what train.max_minutes bounds); cpu_seconds: the CPU time of the training "
+              "process's threads over the same time")
 
 
 class TrainingDiverged(UserError):
@@ -77,6 +78,9 @@ class Progress:
     # wall-clock seconds since the run's training began: set-up, data loading and evaluations
     # included, over resumed sessions (what train.max_minutes bounds)
     wall_seconds: float = 0.0
+    # CPU seconds of the training process (all its threads) over the same time: beside
+    # wall_seconds x threads, the share of the cores the run had (another program's work shows)
+    cpu_seconds: float = 0.0
     window_loss: float = 0.0  # summed loss, tokens and update seconds since the last train record
     window_tokens: int = 0
     window_seconds: float = 0.0
@@ -181,6 +185,7 @@ class EpochLoop:
 
     def __init__(self) -> None:
         self.clock = Clock()  # train.max_minutes and wall_seconds count from here: set-up and data included
+        self.cpu_started, self.cpu_earlier = time.process_time(), 0.0  # cpu_seconds, likewise
 
     def prepare_data(self, overwrite: bool = False) -> None:
         """Lock the run folder (runs.RunLock: a folder another process trains is refused) and make
@@ -346,6 +351,7 @@ class EpochLoop:
                               "to continue it", key="train.select_by")
         p.select_by = self.select_by
         self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
+        self.cpu_earlier = p.cpu_seconds
         self.budget = Budget(tc.max_minutes, self.clock)
         self._saved_step = p.step if self.restore else None
         if self.is_main:
@@ -365,7 +371,8 @@ class EpochLoop:
         self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
                    "dev_pairs": len(self.dev_examples), "unknown_share": unknown,
                    "resumed_at_step": p.step if self.restore else None, "select_by": self.select_by,
-                   "wall_seconds": round(self._tick(), 3), "clock": WALL_CLOCK})
+                   "wall_seconds": round(self._tick(), 3), "cpu_seconds": round(p.cpu_seconds, 3),
+                   "clock": WALL_CLOCK})
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
             batches = self._epoch_batches()
@@ -387,8 +394,10 @@ class EpochLoop:
         self._close()
 
     def _tick(self) -> float:
-        """Wall-clock seconds since the run's training began (progress.wall_seconds)."""
+        """Wall-clock seconds since the run's training began (progress.wall_seconds); the CPU
+        seconds of this process over the same time too (progress.cpu_seconds)."""
         self.progress.wall_seconds = self.clock.seconds()
+        self.progress.cpu_seconds = self.cpu_earlier + time.process_time() - self.cpu_started
         return self.progress.wall_seconds
 
     def _should_stop(self) -> bool:
@@ -478,7 +487,8 @@ class EpochLoop:
                        **({"pad": f"{padding:.0%}"} if padding is not None else {}))
         if tc.log_every and p.step % tc.log_every == 0:
             record = {"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
-                      "tokens_per_second": tok_s, "lr": self._learning_rate(), "wall_seconds": round(self._tick(), 3)}
+                      "tokens_per_second": tok_s, "lr": self._learning_rate(), "wall_seconds": round(self._tick(), 3),
+                      "cpu_seconds": round(p.cpu_seconds, 3)}
             if padding is not None:
                 record["padding"] = round(padding, 4)  # fraction of batch positions that are padding
             self._log(record)
@@ -539,6 +549,7 @@ class EpochLoop:
         record = evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
                                    tc.eval_max_sentences, self.select_by)
         record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
+        record["cpu_seconds"] = round(self.progress.cpu_seconds, 3)
         return record
 
     def _save(self, best: bool) -> None:
