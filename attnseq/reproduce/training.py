@@ -157,9 +157,12 @@ def steps_to(reached: Sequence[float | None]) -> str:
 def cpu_share(run_dir: Path, threads: int) -> float | None:
     """The share of ``threads`` cores the run's training process had: its CPU seconds over its
     wall-clock seconds times ``threads`` (1.0: the cores to itself; less: other work took some),
-    from its metrics log's last record; None where the log has no CPU time (runs of older code)."""
-    timed = [r for r in read_metrics(run_dir) if r.get("cpu_seconds") is not None and r.get("wall_seconds")]
-    return timed[-1]["cpu_seconds"] / (timed[-1]["wall_seconds"] * threads) if timed else None
+    from its metrics log's last record; None unless every record has its CPU time (a run of older
+    code, or one such run resumed, did not count all of it)."""
+    records = read_metrics(run_dir)
+    if not records or any(r.get("cpu_seconds") is None for r in records):
+        return None
+    return records[-1]["cpu_seconds"] / (records[-1]["wall_seconds"] * threads)
 
 
 def cpu_shares(shares: dict[str, list[float | None]], threads: int) -> str:
