@@ -50,7 +50,7 @@ class BookCh8(Reproduction):
               "models, and the attention heatmap of 8.3.3); seed document 000; the book's code as measured here in "
               "`../shared/notes/book-reference.md`.")
     default_seeds = 1
-    nominal_minutes = 52.0
+    nominal_minutes = 45.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context

@@ -70,7 +70,7 @@ class LuongScorers(Reproduction):
               "\"general is better for the local attention\" is not checked: attnseq's local scorers use the general "
               "score only.")
     default_seeds = 3
-    nominal_minutes = 43.0
+    nominal_minutes = 85.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context

@@ -51,7 +51,7 @@ class Placement(Reproduction):
               "feeding) as seed document 001 (§5.2) describes them, compared as an observation: no document "
               "claims one is more accurate.")
     default_seeds = 3
-    nominal_minutes = 40.0
+    nominal_minutes = 36.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
