@@ -14,8 +14,8 @@ from typing import Sequence
 
 from ..config import parse_override
 from ..errors import UserError
+from ..files import write_output
 from ..schema import Variant, plain
-from ..utils import atomic_write_text
 from .base import REPRODUCTIONS, Context, budget_fields, scale_budget
 from .page import check_page, write_page
 
@@ -68,8 +68,9 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
         check_resumed_options(context, options)
     context.out_dir.mkdir(parents=True, exist_ok=True)
     context.runs_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(context.runs_dir / RECORD, json.dumps({"reproduction": name, "seeds": context.seeds,
-                                                             "options": plain(options)}, indent=1) + "\n")
+    write_output(context.runs_dir / RECORD, json.dumps({"reproduction": name, "seeds": context.seeds,
+                                                        "options": plain(options)}, indent=1) + "\n",
+                 overwrite=True)  # the runs folder's own record, made again with its runs
     log.info("reproduce %s: %s; %s", name, ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
              f"{context.seeds} seed(s), {threads} thread(s)")
     started, clock = datetime.now(), time.perf_counter()
