@@ -547,3 +547,11 @@ def test_resume_reads_finished_runs_and_writes_the_same_findings(name, tmp_path)
     with pytest.raises(UserError, match=rf"--resume: the runs in .* were made with {key}="):
         reproduce(name, tmp_path / "out", tmp_path / "runs", budget_minutes=minutes, seeds=1, threads=1,
                   settings=[*tiny_settings(name, tmp_path), f"{key}=5"], resume=True)
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", "{\"options\": 3}", "\udcff"])
+def test_resume_names_a_record_it_cannot_read(tmp_path, text):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "reproduction.json").write_text(text, encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(UserError, match=r"--resume: .*reproduction.json is not the record of a reproduction's options"):
+        reproduce("nadaraya-watson", tmp_path / "out", tmp_path / "runs", threads=1, resume=True)

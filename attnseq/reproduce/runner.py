@@ -93,7 +93,13 @@ def check_resumed_options(context: Context, options) -> None:
         log.warning("reproduce %s --resume: %s has no %s saying which options its runs were made with; each run's "
                     "training settings are still checked against its own", context.name, context.runs_dir, RECORD)
         return
-    before = json.loads(record.read_text(encoding="utf-8"))
+    try:
+        before = json.loads(record.read_text(encoding="utf-8"))
+        before["options"].items()
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise UserError(f"reproduce {context.name} --resume: {record} is not the record of a reproduction's options "
+                        f"({type(err).__name__}: {err}); remove it to resume with each run's own settings checked, "
+                        "or leave out --resume to train the runs anew") from None
     now = plain(options)
     fields = set(budget_fields(options))
     for key in sorted(set(now) | set(before.get("options", {}))):
