@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from attnseq.cli import main
 from attnseq.errors import ConfigError, UserError
@@ -554,4 +555,24 @@ def test_resume_names_a_record_it_cannot_read(tmp_path, text):
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "reproduction.json").write_text(text, encoding="utf-8", errors="surrogateescape")
     with pytest.raises(UserError, match=r"--resume: .*reproduction.json is not the record of a reproduction's options"):
+        reproduce("nadaraya-watson", tmp_path / "out", tmp_path / "runs", threads=1, resume=True)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=8)
+RECORDS = st.one_of(st.binary(max_size=40), JSON.map(lambda v: json.dumps(v).encode()),
+                    st.dictionaries(st.sampled_from(["reproduction", "seeds", "options"]), JSON, max_size=3).map(
+                        lambda v: json.dumps(v).encode()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(record=RECORDS)
+def test_resume_answers_any_record_in_one_line(tmp_path_factory, record):
+    """Whatever bytes the runs folder's record holds, --resume refuses in one line (UserError)
+    before anything trains: a record it cannot read, or options other than the ones asked."""
+    tmp_path = tmp_path_factory.mktemp("resume")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "reproduction.json").write_bytes(record)
+    with pytest.raises(UserError, match=r"^reproduce nadaraya-watson --resume: "):
         reproduce("nadaraya-watson", tmp_path / "out", tmp_path / "runs", threads=1, resume=True)
