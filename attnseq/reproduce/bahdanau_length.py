@@ -25,7 +25,7 @@ EDGES = (1, 16, 26, 36, 46, 56, 71, 91, 111)  # each starts a bucket of source s
 
 @dataclass
 class BahdanauLengthOptions(PlateauOptions):
-    steps: int = budget(2000)  # the cap of updates of each model (batches of 32 passages)
+    steps: int = budget(4000)  # the cap of updates of each model (batches of 32 passages)
     batch_size: int = 32
     eval_every: int = 500  # updates between dev evaluations
     dev_sentences: int = 300  # dev passages decoded at each evaluation (greedy)
@@ -57,7 +57,7 @@ class BahdanauLength(Reproduction):
               "alignment), as seed documents 000, 001 and 002 present the argument; the presets "
               "`configs/bahdanau2014.yaml` and `configs/cho2014.yaml`.")
     default_seeds = 1
-    nominal_minutes = 42.0
+    nominal_minutes = 80.0
 
     def run(self) -> Result:
         from ..api import load
