@@ -15,7 +15,7 @@ from .datasets import count, passages, read_split
 from .scoring import bleu_statistics, bucket_label, length_buckets, paired_bleu, slope_gap, translate
 from .significance import ALPHA
 from .spread import Spread
-from .training import PlateauOptions, fit_preset
+from .training import PlateauOptions, fit_preset, how_it_ended
 from .wording import Phrase, PValue
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
@@ -76,7 +76,8 @@ class BahdanauLength(Reproduction):
                 run_dir = ctx.run_dir(f"{model}-seed{seed}")
                 summary = fit_preset(ctx, model, run_dir, data, settings, seed=seed)
                 summaries.setdefault(model, []).append(summary)
-                records.append(RunRecord(model, seed, summary["step"], o.steps, summary["step"] < o.steps))
+                records.append(RunRecord(model, seed, summary["step"], o.steps, summary["step"] < o.steps,
+                                         **how_it_ended(run_dir)))
                 translator = load(run_dir)
                 hyps, references = translate(translator, test, o.beam_size)
                 refs = refs or references  # the same text through each run's pipeline; the first run's

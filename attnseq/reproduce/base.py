@@ -142,7 +142,8 @@ class Quote:
 @dataclass
 class RunRecord:
     """How one training run of a reproduction ended: its label and seed, the updates (or epochs)
-    trained, the cap it had, and whether the plateau rule stopped it (``converged``) or the cap did."""
+    trained, the cap it had, whether the plateau rule stopped it (``converged``) or the cap did,
+    and why, measured from its log (``training.how_it_ended``; "" when it has none)."""
 
     label: str
     seed: int
@@ -150,6 +151,8 @@ class RunRecord:
     cap: float
     converged: bool
     unit: str = "updates"
+    why: str = ""
+    by_loss: bool = False  # the last renewal of its patience was the dev loss's alone
 
 
 @dataclass

@@ -11,7 +11,7 @@ from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord
 from .datasets import count, read_split
 from .plots import dev_exact_match_figure
 from .wording import Phrase
-from .training import curve, fit_preset
+from .training import curve, fit_preset, how_it_ended
 
 TARGET = 0.90  # the issue's: test exact match within 15 minutes
 MONOTONIC = 0.90  # the share of test formulas read left to right that counts as "follows the formula"
@@ -103,7 +103,8 @@ class Formulas(Reproduction):
         return Result(
             summary=summary, tables=[table], figures=figures,
             runs=[RunRecord("formulas", seed, round(f["minutes"], 2) if f["plateau"] else o.minutes, o.minutes,
-                            f["plateau"], unit="minutes") for seed, f in found.items()],
+                            f["plateau"], unit="minutes", **how_it_ended(ctx.run_dir(f"formulas-seed{seed}")))
+                  for seed, f in found.items()],
             setup=[f"Data: `attnseq data formulas --seed {o.seed}`: {count(data, 'train'):,} training, "
                    f"{count(data, 'dev'):,} dev and {len(test):,} test formulas of up to 20 tokens (letters, digits, "
                    "Greek letters, operators, superscripts, subscripts, square roots and parentheses), drawn by "

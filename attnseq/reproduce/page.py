@@ -79,10 +79,14 @@ def runs_table(result: Result) -> list[str]:
     if not result.runs:
         return []
     done = sum(r.converged for r in result.runs)
-    lines = [f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.", "",
+    capped = [r for r in result.runs if not r.converged]
+    by_loss = sum(r.by_loss for r in capped)
+    loss = (f" {by_loss} of the {len(capped)} at the cap had their patience last renewed by the dev loss alone, the "
+            "dev metric no longer rising past the rule's margin." if by_loss else "")
+    lines = [f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.{loss}", "",
              "| run | seed | trained | cap | ended |", "|---|---|---|---|---|"]
     lines += [f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
-              f"{'plateau (converged)' if r.converged else 'cap (still climbing or not yet flat)'} |"
+              f"{'plateau (converged)' if r.converged else 'cap'}{': ' + r.why if r.why else ''} |"
               for r in result.runs]
     return lines + [""]
 

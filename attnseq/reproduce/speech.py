@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
 from .plots import dev_exact_match_figure
-from .training import curve, first_reaching, fit_preset
+from .training import curve, first_reaching, fit_preset, how_it_ended
 from .wording import Phrase, joined
 
 PRESET = "chan2016-las"
@@ -110,7 +110,7 @@ class Speech(Reproduction):
                      f"monotonic attention on {share:.1%} of the test utterances"),
             tables=[table], figures=figures,
             runs=[RunRecord(PRESET, ctx.seed_list[0], round(summary["wall_seconds"] / 60, 2) if plateau else o.minutes,
-                            o.minutes, plateau, unit="minutes")],
+                            o.minutes, plateau, unit="minutes", **how_it_ended(run_dir))],
             setup=[(f"Data: the folder {o.data}, written by `attnseq data speech`" if o.data else
                     f"Data: `attnseq data speech --train {o.train} --dev {o.dev} --test {o.test}` (seed 1)") + ": numbers "
                    "of 1-6 digits and dates in four English patterns said as written, by espeak-ng in 8 English "

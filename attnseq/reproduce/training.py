@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..presets import CONFIGS
-from ..runs import read_metrics
+from ..runs import read_metrics, read_run_config
 from .base import Context, RunRecord
 
 log = logging.getLogger("attnseq")
@@ -87,9 +87,64 @@ def step_budget(steps: int, eval_every: int, dev_sentences: int, plateau: Platea
 
 def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> list[RunRecord]:
     """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
-    plateau rule stopped it before its ``cap`` of updates."""
-    return [RunRecord(label, seed, row["steps"], cap, row["steps"] < cap)
+    plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``)."""
+    return [RunRecord(label, seed, row["steps"], cap, row["steps"] < cap, **how_it_ended(row["run_dir"]))
             for label, rs in rows.items() for seed, row in zip(seeds, rs)]
+
+
+def _value(metric: str, value: float) -> str:
+    """A dev metric as a page shows it: fractions (exact match, token accuracy) in percent,
+    BLEU and chrF in points, the loss with 3 significant digits."""
+    if metric in ("exact_match", "token_accuracy"):
+        return f"{value:.1%}"
+    if metric == "loss":
+        return f"{-value:.3g}"  # selection_score negates the loss
+    return f"{value:.1f}"
+
+
+def how_it_ended(run_dir: str | Path) -> dict:
+    """Why a run's training ended where it did, measured from its metrics log and config: the
+    plateau rule (train.patience, train.min_delta, train.min_loss_delta) replayed over its
+    evaluations. RunRecord's ``why`` (the evaluation that last renewed its patience, by which
+    number, from what to what, and how many evaluations came after it; "" when the log holds no
+    evaluation) and ``by_loss`` (that renewal was the dev loss's alone)."""
+    from ..train.epochs import renews_patience, selection_score
+
+    records = read_metrics(run_dir)
+    start = next((r for r in records if r.get("type") == "start"), {})
+    train = read_run_config(run_dir).train
+    metric = start.get("select_by") or train.select_by
+    evals = [r for r in records if r.get("type") == "eval" and selection_score(r, metric) is not None]
+    if not evals:
+        return {"why": "", "by_loss": False}
+    name = "dev loss" if metric == "loss" else f"dev {metric.replace('_', ' ')}"
+    ref, last, reason, by_loss = None, None, "", False
+    for record in evals:
+        score, loss = selection_score(record, metric), record.get("dev_loss")
+        if train.min_delta or train.min_loss_delta:
+            renewed = renews_patience(score, loss, ref and ref[0], ref and ref[1], train.min_delta,
+                                      train.min_loss_delta)
+        else:  # no plateau rule: a new best renews the patience
+            renewed = bool(record.get("best"))
+        if not renewed:
+            continue
+        by_loss = False
+        if ref is None:
+            reason = f"the first evaluation ({name} {_value(metric, score)})"
+        elif score > ref[0] + train.min_delta or not (train.min_delta or train.min_loss_delta):
+            reason = f"{name} {_value(metric, ref[0])} -> {_value(metric, score)}"
+        else:
+            by_loss = True
+            reason = (f"the dev loss {ref[1]:.3g} -> {loss:.3g} ({loss / ref[1] - 1:+.0%}; {name} "
+                      f"{_value(metric, score)})")
+        ref, last = (score, loss), record
+    after = sum(r["step"] > last["step"] for r in evals)
+    later = f"{after} evaluation{'s' if after != 1 else ''} after it"
+    if not train.patience:
+        return {"why": f"no early stop (train.patience 0); its last new best at update {last['step']:,}: {reason}; "
+                       f"{later}", "by_loss": by_loss}
+    return {"why": f"patience last renewed at update {last['step']:,} by {reason}; {later} without a renewal (the "
+                   f"rule ends a run at {train.patience})", "by_loss": by_loss}
 
 
 def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path,

@@ -1,0 +1,83 @@
+"""How a reproduction's runs ended: the plateau rule replayed over a run's metrics log names the
+evaluation that last renewed its patience, by which number, and the evaluations after it; the
+page's runs table counts the runs at their cap that only the dev loss kept going."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from attnseq.config import load_config, save_config
+from attnseq.reproduce.base import Result, RunRecord
+from attnseq.reproduce.page import runs_table
+from attnseq.reproduce.training import how_it_ended
+from attnseq.runs import log_metrics
+
+
+def run_folder(path: Path, evals: list[tuple[int, float, float]], patience: int = 4, min_delta: float = 0.005,
+               min_loss_delta: float = 0.02) -> Path:
+    """A run folder whose log holds evaluations (step, dev exact match, dev loss)."""
+    path.mkdir()
+    save_config(load_config(None, [f"train.patience={patience}", f"train.min_delta={min_delta}",
+                                   f"train.min_loss_delta={min_loss_delta}", "train.select_by=exact_match"]),
+                path / "config.yaml")
+    log_metrics(path, {"type": "start", "select_by": "exact_match"})
+    for step, score, loss in evals:
+        log_metrics(path, {"type": "eval", "epoch": step / 100, "step": step, "dev_exact_match": score,
+                           "dev_loss": loss})
+    return path
+
+
+def test_a_run_kept_going_by_its_loss_says_so(tmp_path):
+    # exact match flat at 99.6% from update 300; the loss falls 25% at 400, then 1.2% and 1.9% below
+    # the loss of update 400 (the rule compares with the evaluation that last renewed it)
+    run = run_folder(tmp_path / "run", [(100, 0.50, 1.0), (200, 0.90, 0.3), (300, 0.996, 0.0108),
+                                        (400, 0.996, 0.0081), (500, 0.996, 0.0080), (600, 0.996, 0.00795)])
+    ending = how_it_ended(run)
+    assert ending["by_loss"]
+    assert ending["why"] == ("patience last renewed at update 400 by the dev loss 0.0108 -> 0.0081 (-25%; dev exact "
+                             "match 99.6%); 2 evaluations after it without a renewal (the rule ends a run at 4)")
+
+
+def test_a_run_renewed_by_its_metric_and_one_at_its_plateau(tmp_path):
+    climbing = run_folder(tmp_path / "climbing", [(100, 0.20, 2.0), (200, 0.40, 1.0), (300, 0.65, 0.5)])
+    assert how_it_ended(climbing) == {"by_loss": False, "why": (
+        "patience last renewed at update 300 by dev exact match 40.0% -> 65.0%; 0 evaluations after it without a "
+        "renewal (the rule ends a run at 4)")}
+    # a rise of 0.4 points is within the margin of 0.5: it renews nothing, nor does a loss fall of 1%
+    flat = run_folder(tmp_path / "flat", [(100, 0.90, 0.5), (200, 0.904, 0.495), (300, 0.902, 0.493),
+                                          (400, 0.90, 0.492), (500, 0.903, 0.491)])
+    assert how_it_ended(flat)["why"] == ("patience last renewed at update 100 by the first evaluation (dev exact match "
+                                         "90.0%); 4 evaluations after it without a renewal (the rule ends a run at 4)")
+
+
+def test_a_lower_metric_with_a_lower_loss_renews_nothing(tmp_path):
+    run = run_folder(tmp_path / "run", [(100, 0.50, 1.0), (200, 0.49, 0.5)])
+    assert how_it_ended(run)["why"].endswith("1 evaluation after it without a renewal (the rule ends a run at 4)")
+
+
+def test_without_a_plateau_rule_the_last_new_best_is_named(tmp_path):
+    run = run_folder(tmp_path / "run", [(100, 0.50, 1.0), (200, 0.70, 0.8), (300, 0.60, 0.7)], patience=0,
+                     min_delta=0.0, min_loss_delta=0.0)
+    log = (run / "metrics.jsonl").read_text()  # the trainer marks its new bests
+    for loss in ("1.0", "0.8"):
+        log = log.replace(f'"dev_loss": {loss}}}', f'"dev_loss": {loss}, "best": true}}')
+    (run / "metrics.jsonl").write_text(log)
+    assert how_it_ended(run) == {"by_loss": False, "why": (
+        "no early stop (train.patience 0); its last new best at update 200: dev exact match 50.0% -> 70.0%; "
+        "1 evaluation after it")}
+
+
+def test_a_log_without_evaluations_gives_no_reason(tmp_path):
+    assert how_it_ended(run_folder(tmp_path / "run", [])) == {"why": "", "by_loss": False}
+
+
+def test_the_runs_table_counts_the_runs_the_loss_kept_going():
+    runs = [RunRecord("book", 1, 2400, 2400, False, why="patience last renewed at update 2,400 by the dev loss",
+                      by_loss=True),
+            RunRecord("book", 2, 2400, 2400, False, why="by dev exact match"),
+            RunRecord("luong", 1, 1500, 2400, True, why="4 evaluations after it")]
+    lines = runs_table(Result(summary="", tables=[], figures=[], setup=[], budget="", runs=runs))
+    assert lines[0] == ("How the runs ended: 1 of 3 reached their plateau before the cap. 1 of the 2 at the cap had "
+                        "their patience last renewed by the dev loss alone, the dev metric no longer rising past the "
+                        "rule's margin.")
+    assert "| book | 1 | 2,400 updates | 2,400 | cap: patience last renewed at update 2,400 by the dev loss |" in lines
+    assert "| luong | 1 | 1,500 updates | 2,400 | plateau (converged): 4 evaluations after it |" in lines
