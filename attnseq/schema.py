@@ -98,19 +98,24 @@ def _check_range(key: str, value: float, spec: tuple) -> None:
         raise ConfigError(f"{key}: expected {wanted}, got {value:g}", key=key)
 
 
-def _variant(key: str, value: Any, meta: dict) -> Variant:
+def variant_of(key: str, value: Any, default_name: str | None = None) -> Variant:
+    """The variant ``value`` names in its YAML form (a name, or a mapping with a name, else
+    ``default_name``), unchecked against any registry; a malformed one is refused naming ``key``."""
     if isinstance(value, Variant):
         value = value.plain()
     if isinstance(value, str) and value:
-        name, options = value, {}
-    elif isinstance(value, dict):
+        return Variant(value, {})
+    if isinstance(value, dict):
         options = dict(value)
-        name = options.pop("name", meta.get("default_name"))
+        name = options.pop("name", default_name)
         if not isinstance(name, str) or not name:
             raise ConfigError(f"{key}: give the variant's name (e.g. {key}: {{name: ..., ...}})", key=key)
-    else:
-        raise ConfigError(f"{key}: expected a name or a mapping with a name, got {value!r}", key=key)
-    found = Variant(name, options)
+        return Variant(name, options)
+    raise ConfigError(f"{key}: expected a name or a mapping with a name, got {value!r}", key=key)
+
+
+def _variant(key: str, value: Any, meta: dict) -> Variant:
+    found = variant_of(key, value, meta.get("default_name"))
     registry = meta.get("variant")
     return found if registry is None else registry.resolve(found, key)
 

@@ -3,12 +3,16 @@ evaluation that last renewed its patience, by which number, and the evaluations 
 page's runs table counts the runs at their cap that only the dev loss kept going."""
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from attnseq.config import load_config, save_config
 from attnseq.reproduce.base import Result, RunRecord
 from attnseq.reproduce.page import runs_table
-from attnseq.reproduce.training import how_it_ended
+from attnseq.reproduce.training import cpu_share, how_it_ended
 from attnseq.runs import log_metrics
 
 
@@ -81,3 +85,21 @@ def test_the_runs_table_counts_the_runs_the_loss_kept_going():
                         "rule's margin.")
     assert "| book | 1 | 2,400 updates | 2,400 | cap: patience last renewed at update 2,400 by the dev loss |" in lines
     assert "| luong | 1 | 1,500 updates | 2,400 | plateau (converged): 4 evaluations after it |" in lines
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.floats(allow_nan=True),
+                                 st.integers(-5, 5)), min_size=3, max_size=3))
+def test_a_log_with_anything_in_its_fields_is_read_or_skipped(tmp_path_factory, values):
+    """A hand-edited log: fields holding strings, booleans, NaN or nothing are left out of the
+    replay and the CPU share, never raised on."""
+    run = run_folder(tmp_path_factory.mktemp("run") / "run", [(100, 0.5, 1.0)])
+    step, score, loss = values
+    log_metrics(run, {"type": "eval", "epoch": 1.0, "step": 200, "dev_exact_match": 0.9, "dev_loss": 0.5})
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "eval", "step": step, "dev_exact_match": score, "dev_loss": loss,
+                             "cpu_seconds": score, "wall_seconds": loss}) + "\n")
+    ending = how_it_ended(run)
+    assert ending["why"].startswith("patience last renewed at update ")
+    share = cpu_share(run, 1)
+    assert share is None or math.isfinite(share)

@@ -3,6 +3,7 @@ one run per seed, and the curves of their metrics logs."""
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -114,7 +115,8 @@ def how_it_ended(run_dir: str | Path) -> dict:
     start = next((r for r in records if r.get("type") == "start"), {})
     train = read_run_config(run_dir).train
     metric = start.get("select_by") or train.select_by
-    evals = [r for r in records if r.get("type") == "eval" and selection_score(r, metric) is not None]
+    evals = [r for r in records if r.get("type") == "eval" and _number(r.get("step"))
+             and (r.get("dev_loss") is None or _number(r["dev_loss"])) and _number(selection_score(r, metric))]
     if not evals:
         return {"why": "", "by_loss": False}
     name = "dev loss" if metric == "loss" else f"dev {metric.replace('_', ' ')}"
@@ -215,9 +217,15 @@ def cpu_share(run_dir: Path, threads: int) -> float | None:
     from its metrics log's last record; None unless every record has its CPU time (a run of older
     code, or one such run resumed, did not count all of it)."""
     records = read_metrics(run_dir)
-    if not records or any(r.get("cpu_seconds") is None for r in records):
+    if not records or not all(_number(r.get("cpu_seconds")) for r in records):
         return None
-    return records[-1]["cpu_seconds"] / (records[-1]["wall_seconds"] * threads)
+    cpu, wall = records[-1]["cpu_seconds"], records[-1].get("wall_seconds")
+    return cpu / (wall * threads) if _number(wall) and wall > 0 and threads > 0 else None
+
+
+def _number(value) -> bool:
+    """Whether a metrics log's field holds a finite number (a hand-edited log may hold anything)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def cpu_shares(shares: dict[str, list[float | None]], threads: int) -> str:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError
-from ...schema import Variant, number
+from ...schema import Variant, number, variant_of
 from .base import SCORERS
 from .content import GeneralScorer
 
@@ -82,7 +82,7 @@ def orient_local_windows(model, reverse_source: bool, key: str = "model.attentio
         if variant is None:
             return None
         if variant.name == "multihead":
-            head = oriented(Variant(*_named(variant.options["head"])), where + ".head")
+            head = oriented(variant_of(where + ".head", variant.options["head"]), where + ".head")
             return Variant(variant.name, {**variant.options, "head": head.plain()})
         if variant.name != "local_m":
             return variant
@@ -95,14 +95,6 @@ def orient_local_windows(model, reverse_source: bool, key: str = "model.attentio
     if getattr(model, "attention", None) is None:
         return model
     return dataclasses.replace(model, attention=oriented(model.attention, key))
-
-
-def _named(plain) -> tuple:
-    """(name, options) of a variant in its YAML form (a name, or a mapping with a name)."""
-    if isinstance(plain, str):
-        return plain, {}
-    options = dict(plain)
-    return options.pop("name"), options
 
 
 @dataclass
