@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from attnseq.config import load_config, save_config
-from attnseq.reproduce.base import Result, RunRecord
+from attnseq.reproduce.base import Result, RunRecord, longest_first, makespan
 from attnseq.reproduce.page import runs_table
 from attnseq.reproduce.training import cpu_share, how_it_ended
 from attnseq.runs import log_metrics
@@ -103,3 +103,11 @@ def test_a_log_with_anything_in_its_fields_is_read_or_skipped(tmp_path_factory, 
     assert ending["why"].startswith("patience last renewed at update ")
     share = cpu_share(run, 1)
     assert share is None or math.isfinite(share)
+
+
+def test_the_index_times_the_pages_two_at_a_time_longest_first():
+    assert makespan([3, 2, 2, 1], 2) == 4  # 3 | 2 then 2 then 1 on the first free slot
+    assert makespan([3, 2, 2, 1], 1) == 8
+    assert makespan([], 2) == 0
+    assert longest_first(["nadaraya-watson", "luong-scorers", "heads"]) == ["luong-scorers", "heads",
+                                                                              "nadaraya-watson"]

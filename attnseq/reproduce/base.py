@@ -47,6 +47,22 @@ def verdict_of(findings: Sequence["Finding"]) -> str:
     return PARTLY if any(decided) else NOT_REPRODUCED
 
 
+def longest_first(names: Sequence[str]) -> list[str]:
+    """The order ``attnseq reproduce --all --jobs J`` starts reproductions in: the longest default
+    budgets (``nominal_minutes``) first, so the last to start are the shortest."""
+    return sorted(names, key=lambda name: -REPRODUCTIONS.get(name).nominal_minutes)
+
+
+def makespan(durations: Sequence[float], jobs: int) -> float:
+    """The wall clock of running ``durations`` in their order, ``jobs`` at a time, each starting
+    as soon as one before it ends (how ``--all --jobs J`` runs them)."""
+    ends = [0.0] * max(jobs, 1)
+    for duration in durations:
+        first = ends.index(min(ends))
+        ends[first] += duration
+    return max(ends)
+
+
 def budget(default: float) -> Any:
     """An options field that ``--budget-minutes`` scales (steps, epochs or minutes)."""
     return field(default=default, metadata={"budget": True})

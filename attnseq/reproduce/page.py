@@ -19,7 +19,7 @@ from typing import Iterable
 
 from ..hardware import cpu_model
 from ..files import check_output, write_output
-from .base import Reproduction, Result, budget_fields
+from .base import Reproduction, Result, budget_fields, longest_first, makespan
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_TITLE = "# Reproductions of the literature"  # the first line of OUT/README.md, the index
@@ -194,14 +194,14 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
     from .base import REPRODUCTIONS
 
     out_dir = Path(out_dir)
-    rows, seconds = [], []
+    rows, seconds = [], {}
     for name in names or REPRODUCTIONS.names():
         cls = REPRODUCTIONS.get(name)
         path = out_dir / f"{name}.json"
         if path.exists():
             record = json.loads(path.read_text(encoding="utf-8"))
             runs = record.get("runs", [])
-            seconds.append(record["seconds"])
+            seconds[name] = record["seconds"]
             ended = (f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else "")
             rows.append(f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
                         f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |")
@@ -219,8 +219,9 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
         "|---|---|---|---|---|",
         *rows,
         "",
-        *([f"The {len(seconds)} pages run took {minutes(sum(seconds))} together here (`attnseq reproduce --all` runs "
-           "every one at its default budget; with `--jobs 2`, two at a time, a core each)."] if seconds else []),
+        *([f"The {len(seconds)} pages run took {minutes(sum(seconds.values()))} together here; two at a time, "
+           "longest first, as `attnseq reproduce --all --jobs 2` runs them (a core each), these runs would take "
+           f"about {makespan([seconds[n] for n in longest_first(seconds)], 2) / 3600:.1f} hours."] if seconds else []),
         "",
         *(["The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
            "[memory.md](memory.md).", ""] if (out_dir / "memory.md").exists() else []),

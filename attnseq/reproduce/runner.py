@@ -16,7 +16,7 @@ from ..config import parse_override
 from ..errors import UserError
 from ..files import write_output
 from ..schema import Variant, plain
-from .base import REPRODUCTIONS, Context, budget_fields, scale_budget
+from .base import REPRODUCTIONS, Context, budget_fields, longest_first, scale_budget
 from .page import check_page, write_page
 
 log = logging.getLogger("attnseq")
@@ -120,7 +120,7 @@ def reproduce_in_processes(names: Sequence[str], words: Sequence[str], jobs: int
     own page, and, with ``runs_dir``, its runs into ``runs_dir/NAME``. Returns {name: why} of
     those that failed (the last line each wrote to stderr)."""
     failed: dict[str, str] = {}
-    order = sorted(names, key=lambda name: -REPRODUCTIONS.get(name).nominal_minutes)
+    order = longest_first(names)
 
     def one(name: str) -> None:
         where = ["--runs", str(Path(runs_dir) / name)] if runs_dir else []
