@@ -5,7 +5,7 @@
     make bench                      # the same, against nothing
     make bench AGAINST=42e501b      # and against a commit, ratios measured in the same run
     python bench/run.py --corpus    # only the table of generating and splitting corpora (bench/corpus_speed.py)
-    python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 500000]
+    python bench/run.py --scale [--sizes 50000 500000 5000000] [--torchrun 5000000]
                                     # only the scale table (bench/scale.py); --quick: 20,000 and 100,000 pairs
     python bench/run.py --engines [--engines-run RUN]   # only the CTranslate2 section
     python bench/run.py --formulas  # only the table of reading images (configs/formulas.yaml)

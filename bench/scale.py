@@ -1,7 +1,7 @@
 """The scale table: corpora of 50,000, 500,000 and 5,000,000 generated date pairs prepared once
 into the token store and trained from it (the section ``python bench/run.py --scale``).
 
-    python bench/scale.py [--sizes 50000 500000 5000000] [--processes 1 2] [--torchrun 500000]
+    python bench/scale.py [--sizes 50000 500000 5000000] [--processes 1 2] [--torchrun 5000000]
     python bench/scale.py --sizes 20000 100000 --torchrun 100000   # a CI-sized run
 
 For each size:
@@ -173,7 +173,7 @@ def scale_table(sizes: list[int], processes: list[int], torchrun_sizes: list[int
                 unique: int) -> str:
     """The scale table (Markdown), with the targets and whether they are met."""
     work.mkdir(parents=True, exist_ok=True)
-    rows, anon, warm, rates = [], {}, {}, {}
+    rows, anon, warm, rates, ranks = [], {}, {}, {}, {}
     for size in sizes:
         data = corpus(work, size, min(size, unique))
         for count in processes:
@@ -196,6 +196,7 @@ def scale_table(sizes: list[int], processes: list[int], torchrun_sizes: list[int
         if size in torchrun_sizes:
             run = watch(train_command(data, work / "run", cache, steps, torchrun=True), work / "run",
                         environment(OMP_NUM_THREADS="1"))
+            ranks[size] = [peak["RssAnon"] for peak in run["processes"]]
             for rank, peak in enumerate(run["processes"]):
                 rows.append(f"| {size:,} | torchrun, process {rank} of 2 | | {peak['VmHWM']:,} | {peak['RssAnon']:,} | "
                             f"{peak['RssFile']:,} | - / {seconds(run['first_update'])} |")
@@ -204,6 +205,9 @@ def scale_table(sizes: list[int], processes: list[int], torchrun_sizes: list[int
     checks = [f"RssAnon {largest:,} / {smallest:,} pairs: {anon[largest] / anon[smallest]:.2f}x (target <= 1.2x)",
               f"warm start to the first update at {largest:,} pairs: {seconds(warm[largest])} s (target < 10 s at "
               "5,000,000)"]
+    checks += [f"torchrun at {size:,} pairs, RssAnon of each process / one process at {smallest:,}: "
+               f"{', '.join(f'{a / anon[smallest]:.2f}x' for a in peaks)} (target <= 1.2x)"
+               for size, peaks in ranks.items()]
     if 1 in processes and 2 in processes:
         checks += [f"prep at {size:,} pairs, 2 processes / 1: {rates[size, 2] / rates[size, 1]:.2f}x (target >= 1.6x)"
                    for size in sizes]
@@ -218,8 +222,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training pairs of each corpus (default: 50000 500000 5000000)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2],
                         help="processes that prepare the store (default: 1 2)")
-    parser.add_argument("--torchrun", type=int, nargs="*", default=[500_000],
-                        help="sizes also trained under torchrun with 2 processes (default: 500000)")
+    parser.add_argument("--torchrun", type=int, nargs="*", default=[5_000_000],
+                        help="sizes also trained under torchrun with 2 processes (default: 5000000)")
     parser.add_argument("--steps", type=int, default=20, help="updates of each training run (default: 20)")
     parser.add_argument("--unique", type=int, default=500_000,
                         help="distinct pairs generated; larger corpora repeat them (default: 500000)")
