@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -168,6 +169,15 @@ def check_page(name: str, page: Path, seeds: int) -> None:
     for run in record["runs"]:  # each run's end on the page, from its trained updates and cap
         assert run["converged"] == (run["trained"] < run["cap"])
         assert f"| {run['label']} | {run['seed']} | {run['trained']:,g} " in text
+        # the plateau rule replayed over the run's log agrees with the trainer that applied it:
+        # a converged run had its patience's evaluations without a renewal, a capped one no more
+        # (as many when its plateau fell on its cap)
+        replayed = re.search(r"(\d+) evaluations? after it without a renewal \(the rule ends a run at (\d+)\)",
+                             run["why"])
+        assert run["why"] and (replayed or not run["converged"]), run
+        if replayed:
+            after, patience = int(replayed[1]), int(replayed[2])
+            assert (after == patience) if run["converged"] else (after <= patience), run
     assert record["tables"][0]["columns"][: len(COLUMNS[name])] == cells[: len(COLUMNS[name])]
     assert f"[{name}]({name}.md)" in (out / "README.md").read_text(encoding="utf-8")
 
