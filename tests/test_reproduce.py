@@ -166,6 +166,8 @@ def check_page(name: str, page: Path, seeds: int) -> None:
     assert [str(f.text) for f in findings] == [f["text"] for f in record["findings"]]
     assert [str(o) for o in observations] == record["observations"]
     assert record["verdict"] == verdict_of(findings)
+    for sentence in [f["text"] for f in record["findings"]] + record["observations"]:  # one stop, where it ends
+        assert not re.search(r"\.[;:,.]|[;:,]\.|: :|;;", sentence.replace("...", "")), sentence
     for run in record["runs"]:  # each run's end on the page, from its trained updates and cap
         assert run["converged"] == (run["trained"] < run["cap"])
         assert f"| {run['label']} | {run['seed']} | {run['trained']:,g} " in text

@@ -157,18 +157,18 @@ class LuongScorers(Reproduction):
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         margin = data["margin"]
-        decided = {1: Phrase(": the first is better."), -1: Phrase(": the second is better."),
-                   0: Phrase(": the test cannot tell them apart."), None: Phrase(".")}
+        decided = {1: Phrase(": the first is better"), -1: Phrase(": the second is better"),
+                   0: Phrase(": the test cannot tell them apart"), None: Phrase("")}
 
-        def judged(a, b, what):
+        def judged(a, b, what, end="."):
             t, words = comparison(a, test[a], b, test[b])
             order = better(t)
-            return t, order, Phrase(what) + words + decided[order]
+            return t, order, Phrase(what) + words + decided[order] + end
 
         findings = []
         _, order, words = judged("dot", "concat", "concat performs poorly (against dot, global): ")
         findings.append(Finding(None if not order else order > 0, words))
-        t, order, words = judged("dot", "general", "dot works well for global attention (against general): ")
+        t, order, words = judged("dot", "general", "dot works well for global attention (against general): ", "")
         same = alike(t, margin)
         matched = True if order == 1 or same else False if order == -1 or same is False else None
         findings.append(Finding(matched, words + equivalence_phrase(t, margin)
