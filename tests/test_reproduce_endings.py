@@ -111,3 +111,11 @@ def test_the_index_times_the_pages_two_at_a_time_longest_first():
     assert makespan([], 2) == 0
     assert longest_first(["nadaraya-watson", "luong-scorers", "heads"]) == ["luong-scorers", "heads",
                                                                               "nadaraya-watson"]
+
+
+def test_bleu_is_named_as_pages_name_it(tmp_path):
+    run = run_folder(tmp_path / "run", [(100, 0.5, 1.0)])
+    log = (run / "metrics.jsonl").read_text().replace('"select_by": "exact_match"', '"select_by": "bleu"')
+    (run / "metrics.jsonl").write_text(log.replace('"dev_exact_match": 0.5', '"dev_bleu": 12.25'))
+    assert how_it_ended(run)["why"].startswith("patience last renewed at update 100 by the first evaluation (dev BLEU "
+                                               "12.2)")

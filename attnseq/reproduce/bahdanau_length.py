@@ -57,7 +57,7 @@ class BahdanauLength(Reproduction):
               "alignment), as seed documents 000, 001 and 002 present the argument; the presets "
               "`configs/bahdanau2014.yaml` and `configs/cho2014.yaml`.")
     default_seeds = 1
-    nominal_minutes = 80.0
+    nominal_minutes = 86.0
 
     def run(self) -> Result:
         from ..api import load

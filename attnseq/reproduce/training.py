@@ -93,6 +93,10 @@ def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> 
             for label, rs in rows.items() for seed, row in zip(seeds, rs)]
 
 
+METRIC_NAMES = {"loss": "loss", "exact_match": "exact match", "token_accuracy": "token accuracy", "bleu": "BLEU",
+                "chrf": "chrF"}  # train.select_by's metrics as a page names them
+
+
 def _value(metric: str, value: float) -> str:
     """A dev metric as a page shows it: fractions (exact match, token accuracy) in percent,
     BLEU and chrF in points, the loss with 3 significant digits."""
@@ -119,7 +123,7 @@ def how_it_ended(run_dir: str | Path) -> dict:
              and (r.get("dev_loss") is None or _number(r["dev_loss"])) and _number(selection_score(r, metric))]
     if not evals:
         return {"why": "", "by_loss": False}
-    name = "dev loss" if metric == "loss" else f"dev {metric.replace('_', ' ')}"
+    name = "dev " + METRIC_NAMES.get(metric, str(metric).replace("_", " "))
     ref, last, reason, by_loss = None, None, "", False
     for record in evals:
         score, loss = selection_score(record, metric), record.get("dev_loss")
