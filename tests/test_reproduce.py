@@ -588,3 +588,19 @@ def test_resume_answers_any_record_in_one_line(tmp_path_factory, record):
     (tmp_path / "runs" / "reproduction.json").write_bytes(record)
     with pytest.raises(UserError, match=r"^reproduce nadaraya-watson --resume: "):
         reproduce("nadaraya-watson", tmp_path / "out", tmp_path / "runs", threads=1, resume=True)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).resolve().parents[1] / "docs" / "results").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_each_published_page_says_what_the_code_judges_from_its_numbers(path):
+    """The pages in docs/results: their findings, observations and verdict are what the current
+    code's judge makes of the numbers in their JSON (a page of older wording is regenerated,
+    `attnseq reproduce NAME --resume` from its kept runs)."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    findings, observations = REPRODUCTIONS.get(path.stem).judge(record["data"])
+    assert [str(f.text) for f in findings] == [f["text"] for f in record["findings"]]
+    assert [str(o) for o in observations] == record["observations"]
+    assert record["verdict"] == verdict_of(findings)
+    page = path.with_suffix(".md").read_text(encoding="utf-8")
+    for sentence in record["findings"]:
+        assert sentence["text"] in page
