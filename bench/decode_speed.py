@@ -46,7 +46,7 @@ def untrained(vocab: int, overrides: list[str], precision: str = "fp32", preset:
 
     config = load_config(preset, overrides)
     torch.manual_seed(0)
-    model = build_model(config.model, vocab, vocab).eval()
+    model = build_model(config.model, vocab, vocab, shares_vocab=config.data.shared_vocab).eval()
     if precision == "int8":
         from attnseq.nn.int8 import quantize_int8
 
