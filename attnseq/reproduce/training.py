@@ -113,12 +113,13 @@ def how_it_ended(run_dir: str | Path) -> dict:
     evaluations. RunRecord's ``why`` (the evaluation that last renewed its patience, by which
     number, from what to what, and how many evaluations came after it; "" when the log holds no
     evaluation) and ``by_loss`` (that renewal was the dev loss's alone)."""
-    from ..train.epochs import renews_patience, selection_score
+    from ..train.epochs import patience_renewal, selection_score
 
     records = read_metrics(run_dir)
     start = next((r for r in records if r.get("type") == "start"), {})
     train = read_run_config(run_dir).train
-    metric = start.get("select_by") or train.select_by
+    metric = start.get("select_by")  # the metric train.select_by: auto resolved to
+    metric = metric if isinstance(metric, str) and metric else train.select_by
     evals = [r for r in records if r.get("type") == "eval" and _number(r.get("step"))
              and (r.get("dev_loss") is None or _number(r["dev_loss"])) and _number(selection_score(r, metric))]
     if not evals:
@@ -127,23 +128,25 @@ def how_it_ended(run_dir: str | Path) -> dict:
     ref, last, reason, by_loss = None, None, "", False
     for record in evals:
         score, loss = selection_score(record, metric), record.get("dev_loss")
-        if train.min_delta or train.min_loss_delta:
-            renewed = renews_patience(score, loss, ref and ref[0], ref and ref[1], train.min_delta,
-                                      train.min_loss_delta)
-        else:  # no plateau rule: a new best renews the patience
-            renewed = bool(record.get("best"))
-        if not renewed:
+        if train.min_delta or train.min_loss_delta:  # the trainer's own rule, which says which clause
+            renewal = patience_renewal(score, loss, ref and ref[0], ref and ref[1], train.min_delta,
+                                       train.min_loss_delta)
+        elif record.get("best"):  # no plateau rule: a new best renews the patience
+            renewal = "first" if ref is None else "metric"
+        else:
+            renewal = None
+        if renewal is None:
             continue
-        by_loss = False
-        if ref is None:
+        if renewal == "first":
             reason = f"the first evaluation ({name} {_value(metric, score)})"
-        elif score > ref[0] + train.min_delta or not (train.min_delta or train.min_loss_delta):
+        elif renewal == "metric":
             reason = f"{name} {_value(metric, ref[0])} -> {_value(metric, score)}"
         else:
-            by_loss = True
-            reason = (f"the dev loss {ref[1]:.3g} -> {loss:.3g} ({loss / ref[1] - 1:+.0%}; {name} "
-                      f"{_value(metric, score)})")
-        ref, last = (score, loss), record
+            change = f"{loss / ref[1] - 1:+.0%}; " if ref[1] > 0 else ""  # a log's losses are not negative
+            reason = f"the dev loss {ref[1]:.3g} -> {loss:.3g} ({change}{name} {_value(metric, score)})"
+        ref, last, by_loss = (score, loss), record, renewal == "loss"
+    if last is None:  # a log none of whose evaluations is marked a new best (not the trainer's)
+        return {"why": f"none of its {len(evals)} evaluations marked a new best", "by_loss": False}
     after = sum(r["step"] > last["step"] for r in evals)
     later = f"{after} evaluation{'s' if after != 1 else ''} after it"
     if not train.patience:

@@ -57,7 +57,7 @@ class ProgressDisplay(StepProgress):
 
 
 __all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
-           "renews_patience", "selection_metric", "selection_score"]
+           "patience_renewal", "selection_metric", "selection_score"]
 
 
 @dataclass
@@ -109,19 +109,22 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
     return record
 
 
-def renews_patience(score: float, loss: float | None, ref_score: float | None, ref_loss: float | None,
-                    min_delta: float, min_loss_delta: float) -> bool:
+def patience_renewal(score: float, loss: float | None, ref_score: float | None, ref_loss: float | None,
+                     min_delta: float, min_loss_delta: float) -> str | None:
     """The plateau rule (train.min_delta, train.min_loss_delta): whether an evaluation of
     ``score`` (higher is better) and dev ``loss`` renews the patience against the evaluation that
-    last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does): its score is higher
-    by more than ``min_delta``, or, no lower, its loss is lower by more than the fraction
-    ``min_loss_delta`` of that one's."""
+    last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does), and by which clause:
+    "first" (none before it), "metric" (its score is higher by more than ``min_delta``) or "loss"
+    (its score no lower, its loss lower by more than the fraction ``min_loss_delta`` of that
+    one's); None when it does not."""
     if ref_score is None:
-        return True
+        return "first"
     if score > ref_score + min_delta:
-        return True
-    return (min_loss_delta > 0 and score >= ref_score and loss is not None and ref_loss is not None
-            and loss < ref_loss * (1.0 - min_loss_delta))
+        return "metric"
+    if (min_loss_delta > 0 and score >= ref_score and loss is not None and ref_loss is not None
+            and loss < ref_loss * (1.0 - min_loss_delta)):
+        return "loss"
+    return None
 
 
 def selection_metric(select_by: str, dev_references: Sequence[str]) -> str:
@@ -527,8 +530,8 @@ class EpochLoop:
             tc = self.config.train
             renewed = improved
             if tc.min_delta or tc.min_loss_delta:
-                renewed = renews_patience(score, record.get("dev_loss"), p.plateau_score, p.plateau_loss,
-                                          tc.min_delta, tc.min_loss_delta)
+                renewed = patience_renewal(score, record.get("dev_loss"), p.plateau_score, p.plateau_loss,
+                                           tc.min_delta, tc.min_loss_delta) is not None
                 if renewed:
                     p.plateau_score, p.plateau_loss = score, record.get("dev_loss")
             p.since_best = 0 if renewed else p.since_best + 1
