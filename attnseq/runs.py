@@ -112,7 +112,8 @@ def log_metrics(run_dir: str | Path, record: dict) -> None:
 
 
 def read_metrics(path: str | Path) -> list[dict]:
-    """The records of a ``metrics.jsonl`` file (a run folder or the file itself)."""
+    """The records of a ``metrics.jsonl`` file (a run folder or the file itself): its JSON objects,
+    a line that holds none skipped with a warning naming it."""
     path = Path(path)
     if path.is_dir():
         path = path / METRICS_FILE
@@ -128,9 +129,14 @@ def read_metrics(path: str | Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError:
             log.warning("%s:%d: a half-written record, skipped (the run was interrupted there)", path, number)
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+        else:  # JSON, but no record attnseq writes (edited by hand, or another program's)
+            log.warning("%s:%d: not a record (a JSON value that is no object), skipped", path, number)
     return records
 
 

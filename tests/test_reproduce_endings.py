@@ -13,7 +13,7 @@ from attnseq.config import load_config, save_config
 from attnseq.reproduce.base import Result, RunRecord, longest_first, makespan
 from attnseq.reproduce.page import runs_table
 from attnseq.reproduce.training import cpu_share, how_it_ended
-from attnseq.runs import log_metrics
+from attnseq.runs import log_metrics, read_metrics
 
 
 def run_folder(path: Path, evals: list[tuple[int, float, float]], patience: int = 4, min_delta: float = 0.005,
@@ -119,3 +119,27 @@ def test_bleu_is_named_as_pages_name_it(tmp_path):
     (run / "metrics.jsonl").write_text(log.replace('"dev_exact_match": 0.5', '"dev_bleu": 12.25'))
     assert how_it_ended(run)["why"].startswith("patience last renewed at update 100 by the first evaluation (dev BLEU "
                                                "12.2)")
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                    max_leaves=6)
+FIELDS = st.sampled_from(["type", "step", "epoch", "dev_loss", "dev_exact_match", "best", "select_by", "cpu_seconds",
+                          "wall_seconds"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(JSON | st.dictionaries(FIELDS, JSON | st.sampled_from(["start", "eval", "train"]), max_size=6),
+                      max_size=6))
+def test_any_json_lines_in_a_log_are_read_or_skipped(tmp_path_factory, lines):
+    """Whatever JSON a hand-edited metrics log holds beside the trainer's records (values that are
+    no object, records of the trainer's types with fields of any JSON value, a start record naming
+    any metric), the replay, the CPU share and the log's reader answer without raising."""
+    run = run_folder(tmp_path_factory.mktemp("run") / "run", [(100, 0.5, 1.0), (200, 0.6, 0.9)])
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(line) + "\n" for line in lines)
+    assert all(isinstance(r, dict) for r in read_metrics(run))
+    ending = how_it_ended(run)
+    assert isinstance(ending["why"], str) and isinstance(ending["by_loss"], bool)
+    share = cpu_share(run, 1)
+    assert share is None or math.isfinite(share)
