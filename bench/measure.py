@@ -151,7 +151,7 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         examples = examples_of(pairs, pipeline)
         src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
     features = getattr(getattr(pipeline, "inputs", None), "feature_size", 0) if preset != "reference" else 0
-    model = build_model(config.model, src_vocab, tgt_vocab, shares_vocab=config.data.shared_vocab and preset != "reference",
+    model = build_model(config.model, src_vocab, tgt_vocab, shares_vocab=config.data.shared_vocab,
                         **({"features": features} if features else {})).train()
     optimizer = build_optimizer(model.parameters(), config.train)
     clip = config.train.clip_norm
