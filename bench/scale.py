@@ -222,8 +222,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training pairs of each corpus (default: 50000 500000 5000000)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2],
                         help="processes that prepare the store (default: 1 2)")
-    parser.add_argument("--torchrun", type=int, nargs="*", default=[5_000_000],
-                        help="sizes also trained under torchrun with 2 processes (default: 5000000)")
+    parser.add_argument("--torchrun", type=int, nargs="*", default=None,
+                        help="sizes (among --sizes) also trained under torchrun with 2 processes (default: the "
+                             "largest size; none: give --torchrun alone)")
     parser.add_argument("--steps", type=int, default=20, help="updates of each training run (default: 20)")
     parser.add_argument("--unique", type=int, default=500_000,
                         help="distinct pairs generated; larger corpora repeat them (default: 500000)")
@@ -231,7 +232,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the corpora, caches and runs go (default: $TMPDIR/attnseq-bench-scale)")
 
 
+def complaint(args: argparse.Namespace) -> str | None:
+    """What is wrong with the scale table's arguments, in one line; None when nothing is."""
+    for flag, values in (("--sizes", args.sizes), ("--processes", args.processes), ("--torchrun", args.torchrun),
+                         ("--steps", [args.steps]), ("--unique", [args.unique])):
+        if any(v < 1 for v in values):
+            return f"scale: {flag} {' '.join(map(str, values))}: give whole numbers of at least 1"
+    others = [size for size in args.torchrun if size not in args.sizes]
+    if others:
+        return (f"scale: --torchrun {' '.join(map(str, others))}: not among --sizes {' '.join(map(str, args.sizes))}; "
+                "torchrun trains on a corpus the table made")
+    return None
+
+
 def run(args: argparse.Namespace) -> str:
+    if args.torchrun is None:
+        args.torchrun = [max(args.sizes)] if args.sizes else []
+    wrong = complaint(args)
+    if wrong:
+        print(wrong, file=sys.stderr)
+        raise SystemExit(2)
     return scale_table(args.sizes, args.processes, args.torchrun, args.steps, args.work, args.unique)
 
 
