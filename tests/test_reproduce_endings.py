@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from attnseq.config import load_config, save_config
 from attnseq.reproduce.base import Result, RunRecord, longest_first, makespan
-from attnseq.reproduce.page import runs_table
+from attnseq.reproduce.page import read_page_record, runs_table, write_index
 from attnseq.reproduce.training import cpu_share, how_it_ended
 from attnseq.runs import log_metrics, read_metrics
 
@@ -143,3 +143,49 @@ def test_any_json_lines_in_a_log_are_read_or_skipped(tmp_path_factory, lines):
     assert isinstance(ending["why"], str) and isinstance(ending["by_loss"], bool)
     share = cpu_share(run, 1)
     assert share is None or math.isfinite(share)
+
+
+PAGES = Path(__file__).resolve().parents[1] / "docs" / "results"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["verdict", "summary", "budget", "date", "seconds", "runs", None]), value=JSON,
+       whole=st.none() | JSON | st.binary(max_size=8))
+def test_the_index_names_a_page_whose_numbers_do_not_read(tmp_path_factory, field, value, whole):
+    """A page's JSON with any field the index reads replaced by any JSON value (or removed), or
+    the whole file anything else, is one row saying which file does not read and why; the other
+    pages' rows and the index's time are as before."""
+    out = tmp_path_factory.mktemp("results")
+    for name in ("heads", "positions"):
+        (out / f"{name}.json").write_bytes((PAGES / f"{name}.json").read_bytes())
+    write_index(out, ["heads", "positions"])
+    before = (out / "README.md").read_text(encoding="utf-8").splitlines()
+    record = json.loads((out / "heads.json").read_text(encoding="utf-8"))
+    if field is None:
+        bad = whole if isinstance(whole, bytes) else json.dumps(whole).encode()
+    else:
+        record[field] = value
+        bad = json.dumps(record).encode()
+    (out / "heads.json").write_bytes(bad)
+    try:
+        read_page_record(out / "heads.json")
+        readable = True
+    except ValueError:
+        readable = False
+    lines = write_index(out, ["heads", "positions"]).read_text(encoding="utf-8").splitlines()
+    heads = [line for line in lines if line.startswith("| heads") or line.startswith("| [heads]")]
+    assert len(heads) == 1 and heads[0].count("\n") == 0
+    assert ("heads.json does not read (" in heads[0]) is not readable
+    assert [line for line in lines if "positions" in line] == [line for line in before if "positions" in line]
+    assert sum("hours" in line for line in lines) == 1
+
+
+def test_a_page_whose_numbers_do_not_read_is_named_with_the_reason(tmp_path):
+    (tmp_path / "heads.json").write_text('{"verdict": "reproduced", "seconds": "ten"}', encoding="utf-8")
+    (tmp_path / "positions.json").write_bytes((PAGES / "positions.json").read_bytes())
+    text = write_index(tmp_path, ["heads", "positions"]).read_text(encoding="utf-8")
+    assert "heads.json does not read (no 'summary'): `attnseq reproduce heads`" in text
+    (tmp_path / "heads.json").write_text('{"verdict": "r", "summary": "s", "budget": "b", "date": "d", '
+                                         '"seconds": NaN, "runs": []}', encoding="utf-8")
+    assert "heads.json does not read ('seconds' is nan)" in write_index(tmp_path, ["heads", "positions"]).read_text()
+    assert "[positions](positions.md)" in text

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
+import math
 import os
 import platform
 import subprocess
@@ -23,6 +25,7 @@ from .base import Reproduction, Result, budget_fields, longest_first, makespan
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_TITLE = "# Reproductions of the literature"  # the first line of OUT/README.md, the index
+log = logging.getLogger(__name__)
 MARKS = {True: "✅ matched", False: "❌ did not match", None: "➖ cannot tell"}
 
 
@@ -188,6 +191,38 @@ def write_page(reproduction: Reproduction, result: Result, started: datetime, se
     return page
 
 
+def shown(value, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters, for a message about a field."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+INDEX_FIELDS = {"verdict": str, "summary": str, "budget": str, "date": str, "seconds": (int, float), "runs": list}
+
+
+def read_page_record(path: Path) -> dict:
+    """The numbers of a page (``OUT/NAME.json``) with the fields the index reads checked: a
+    ValueError saying what is wrong with a file that is no such record (not JSON, not an object,
+    a field missing or of another type, seconds no finite number >= 0, a run without its
+    ``converged`` truth), so a hand-edited or torn file is named, never a traceback."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ValueError(f"{type(err).__name__}: {err}") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"a JSON {type(record).__name__}, not an object")
+    for key, kind in INDEX_FIELDS.items():
+        if key not in record:
+            raise ValueError(f"no {key!r}")
+        if not isinstance(record[key], kind) or isinstance(record[key], bool):
+            raise ValueError(f"{key!r} is {shown(record[key])}")
+    if not math.isfinite(record["seconds"]) or record["seconds"] < 0:
+        raise ValueError(f"'seconds' is {shown(record['seconds'])}")
+    if not all(isinstance(r, dict) and isinstance(r.get("converged"), bool) for r in record["runs"]):
+        raise ValueError("a run in 'runs' without its 'converged' true or false")
+    return record
+
+
 def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
     """``OUT/README.md``: one line per reproduction (``names``, default every registered one):
     its verdict and numbers from ``OUT/NAME.json``, or how to run it when it has not been run."""
@@ -198,9 +233,16 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
     for name in names or REPRODUCTIONS.names():
         cls = REPRODUCTIONS.get(name)
         path = out_dir / f"{name}.json"
-        if path.exists():
-            record = json.loads(path.read_text(encoding="utf-8"))
-            runs = record.get("runs", [])
+        try:
+            record = read_page_record(path) if path.exists() else None
+        except ValueError as err:
+            log.warning("%s is not a page's numbers (%s): the index says so; `attnseq reproduce %s` writes it "
+                        "again", path, err, name)
+            why = " ".join(str(err).replace("|", "/").split())  # one table cell
+            rows.append(f"| {name} | {cls.title} | {path.name} does not read ({why}): `attnseq reproduce {name}` | | |")
+            continue
+        if record is not None:
+            runs = record["runs"]
             seconds[name] = record["seconds"]
             ended = (f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else "")
             rows.append(f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
