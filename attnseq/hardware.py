@@ -1,13 +1,15 @@
 """What this machine's processor can do, read at run time (the CPU model changes from day to
 day here): its name, its instruction-set flags, whether bfloat16 runs in hardware and whether
-it is faster than float32 here, whether it has int8 dot-product instructions; and how the C
-library's allocator should treat the large tensors a step frees and allocates again."""
+it is faster than float32 here, whether it has int8 dot-product instructions; how the C
+library's allocator should treat the large tensors a step frees and allocates again; and
+CTranslate2 loaded beside torch with its own OpenMP runtime."""
 from __future__ import annotations
 
 import ctypes
 import functools
 import os
 import platform
+import sys
 import time
 
 
@@ -121,3 +123,28 @@ def keep_freed_memory() -> bool:
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_BELOW)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREE))
     except (OSError, AttributeError):
         return False
+
+
+def import_ctranslate2():
+    """The ``ctranslate2`` module, imported so that its library calls the OpenMP runtime it ships
+    with (ImportError where it is not installed).
+
+    torch loads its own libgomp into the process's global symbols, so a plain import binds
+    CTranslate2's OpenMP calls to torch's runtime. Once torch has run a parallel region that
+    runtime manages torch's threads and CTranslate2's together, more than there are cores, and
+    drops to the short spin it keeps for an oversubscribed machine: CTranslate2's many small
+    parallel regions then wait on the kernel, and it decodes on 2 threads at about half its
+    speed (README, *Decoding with CTranslate2*). Loaded with ``RTLD_DEEPBIND`` its library finds
+    its own libgomp first. Not where ``LD_PRELOAD`` is set (a preloaded allocator would then be
+    bypassed by CTranslate2 alone), nor where the module was already imported."""
+    if "ctranslate2" in sys.modules:
+        return sys.modules["ctranslate2"]
+    deepbind = getattr(os, "RTLD_DEEPBIND", 0)
+    flags = sys.getdlopenflags()
+    if deepbind and not os.environ.get("LD_PRELOAD"):
+        sys.setdlopenflags(flags | deepbind)
+    try:
+        import ctranslate2
+    finally:
+        sys.setdlopenflags(flags)
+    return ctranslate2

@@ -59,8 +59,9 @@ def random_sources(n: int, vocab: int, seed: int = 0) -> list[list[int]]:
     return [[rng.randrange(4, vocab) for _ in range(rng.randint(5, 30))] for _ in range(n)]
 
 
-def run_pairs(translator, data: str | None, n: int, split: str = "dev") -> list[tuple[str, str]]:
-    """The first ``n`` (source, reference) pairs of ``data`` (default: the run's ``split``, dev or test)."""
+def run_pairs(translator, data: str | None, n: int | None, split: str = "dev") -> list[tuple[str, str]]:
+    """The first ``n`` (all: None) (source, reference) pairs of ``data`` (default: the run's
+    ``split``, dev or test)."""
     from attnseq.data.corpus import read_tsv
 
     config = translator.config.data

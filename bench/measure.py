@@ -227,8 +227,9 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
 
 def decode_int8(target: str, beam: int, sentences: int, data: str | None, repeat: int) -> dict:
     """fp32 against int8 (``decode.precision``) in this process: sentences/s of each (the best of
-    ``repeat``, timed in turn), the share of sentences int8 decodes as fp32 does, and for a run
-    (a folder with config.yaml) the quality of each on ``data`` (default: its test set)."""
+    ``repeat``, timed in turn) on the first ``sentences`` sources, the share of them int8 decodes
+    as fp32 does, and for a run (a folder with config.yaml) the quality of each on the whole of
+    ``data`` (default: its test set)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import decode_speed as speed  # this checkout's: int8 is not in the revisions before it
 
@@ -238,8 +239,8 @@ def decode_int8(target: str, beam: int, sentences: int, data: str | None, repeat
         from attnseq.api import load
 
         translators = {p: load(target, precision=p) for p in precisions}
-        pairs = speed.run_pairs(translators["fp32"], data, sentences, split="test")
-        sources, config = speed.source_ids(translators["fp32"], pairs), translators["fp32"].config
+        pairs = speed.run_pairs(translators["fp32"], data, None, split="test")  # the quality: all of it
+        sources, config = speed.source_ids(translators["fp32"], pairs[:sentences]), translators["fp32"].config
         models = {p: t.model for p, t in translators.items()}
         got = translators["int8"].precision  # fp32 where this CPU has no int8 dot products
     else:

@@ -46,7 +46,8 @@ each row measures both in one process, in turn (bench/measure.py ``decode-int8``
 beam 5, with the quality beside the speed: for the untrained RNN and Transformer gettext
 presets the share of outputs int8 keeps equal to fp32's, for recommended-char trained for 1,500
 updates on the dates (once, kept in the temporary folder) and for each ``--int8-run RUN`` (a
-trained run, on its test set) the exact match and BLEU of each and their difference. On a CPU
+trained run) the exact match and BLEU of each on the whole test set and their difference (the
+speed on its first 300 sentences). On a CPU
 without int8 dot products (VNNI, AMX) int8 decodes in fp32, and the table says so.
 
 The scale table follows (bench/scale.py): corpora of 50,000 to 5,000,000 pairs prepared into the

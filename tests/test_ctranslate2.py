@@ -21,6 +21,7 @@ from attnseq.cli import main
 from attnseq.config import TransformerConfig, from_dict
 from attnseq.errors import ConfigError
 from attnseq.export.ctranslate2_spec import check_exportable, special_names
+from attnseq.hardware import import_ctranslate2
 from attnseq.schema import Variant
 
 from conftest import ROOT, reverse_pairs, write_tsv
@@ -30,8 +31,11 @@ from conftest import ROOT, reverse_pairs, write_tsv
 def ct2():
     """The ctranslate2 module, its translators on one thread in this module as torch's are in
     the tests (conftest), or the module's tests skipped, saying why."""
-    module = pytest.importorskip("ctranslate2", reason="ctranslate2 is an optional extra: pip install "
-                                                       "'attnseq[ctranslate2]' (make install puts it in .venv)")
+    try:
+        module = import_ctranslate2()  # as attnseq imports it: its own OpenMP runtime
+    except ImportError:
+        pytest.skip("ctranslate2 is an optional extra: pip install 'attnseq[ctranslate2]' (make install puts it in "
+                    ".venv)")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("OMP_NUM_THREADS", "1")  # CTranslate2's intra_threads where a run sets none
         yield module
@@ -300,3 +304,39 @@ def test_special_tokens_keep_ctranslate2s_names_unless_the_data_spells_them():
     assert special_names(Vocab(["a", "b"])) == {"pad": "<blank>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
     assert special_names(Vocab(["<s>", "<s#1>"]), Vocab(["</s>"])) == {
         "pad": "<blank>", "bos": "<s#2>", "eos": "</s#1>", "unk": "<unk>"}
+
+
+BINDS = """
+import torch
+torch.set_num_threads(2)
+torch.ones(1 << 22).add_(1)  # a parallel region: torch's OpenMP runtime has started its threads
+from attnseq.hardware import import_ctranslate2
+import_ctranslate2()
+"""
+
+
+def gomp_parallel_of_ctranslate2(env: dict) -> str:
+    """The library CTranslate2's ``GOMP_parallel`` binds to in a process that ran torch first
+    (glibc's loader says, LD_DEBUG=bindings)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", BINDS], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LD_DEBUG": "bindings", **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if "libctranslate2" in line and "`GOMP_parallel'" in line]
+    assert len(lines) == 1, lines
+    return lines[0].split(" to ", 1)[1].split(" [", 1)[0]
+
+
+@pytest.mark.slow  # two processes that import torch (3-4 s)
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="the loader's bindings are glibc's")
+def test_ctranslate2_calls_its_own_openmp_runtime_beside_torch(ct2):
+    """Bound to torch's libgomp, CTranslate2 decodes on 2 threads at about half its speed once
+    torch has run a parallel region (hardware.import_ctranslate2); it binds to the one it ships
+    with, except where LD_PRELOAD is set."""
+    own = gomp_parallel_of_ctranslate2({})
+    assert "ctranslate2" in own and "torch" not in own, own
+    preloaded = gomp_parallel_of_ctranslate2({"LD_PRELOAD": "libc.so.6"})
+    assert "torch" in preloaded, preloaded

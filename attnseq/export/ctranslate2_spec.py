@@ -42,6 +42,7 @@ import yaml
 
 from ..errors import ConfigError, UserError
 from ..files import write_folder
+from ..hardware import import_ctranslate2
 from ..runs import (CONFIG_FILE, EXPORT_FILE, PIPELINE_FILES, checkpoint_path, read_checkpoint,
                     read_run_config)
 from . import QUANTIZATIONS
@@ -154,6 +155,7 @@ def transformer_spec(cfg, weights: dict[str, np.ndarray], positions: int):
     """CTranslate2's TransformerSpec of attnseq's Transformer ``cfg`` (the model section of a
     checked config) with ``weights`` (every name of the model's state dict, tied ones included,
     as float32 arrays) and ``positions`` sinusoidal positions."""
+    import_ctranslate2()  # its own OpenMP runtime (hardware.import_ctranslate2), before its specs
     from ctranslate2.specs import common_spec, transformer_spec as specs
 
     spec = specs.TransformerSpec.from_config(cfg.layers, cfg.heads, pre_norm=cfg.pre_norm,
@@ -225,7 +227,7 @@ def export_ctranslate2(run_dir: str | Path, out: str | Path, quantization: str =
 
     config = dataclasses.replace(config, model=check_model(config.model))  # variants' options written out
     try:
-        import ctranslate2
+        ctranslate2 = import_ctranslate2()
     except ImportError:
         raise UserError("exporting to CTranslate2 needs the ctranslate2 package: pip install 'attnseq[ctranslate2]'"
                         ) from None

@@ -46,6 +46,7 @@ from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis, gnmt_penalty
 from ..decoding.options import output_limits
 from ..errors import ConfigError, UserError
+from ..hardware import import_ctranslate2
 from ..runs import EXPORT_FILE
 from .base import Translator
 
@@ -89,7 +90,7 @@ class CTranslate2Translator(Translator):
     def __init__(self, folder: str | Path, pipeline, config: Config, device: str = "cpu", threads: int = 0,
                  compute_type: str = "default"):
         try:
-            import ctranslate2
+            ctranslate2 = import_ctranslate2()
         except ImportError:
             raise UserError(f"{folder}: decoding a CTranslate2 export needs the ctranslate2 package: "
                             "pip install 'attnseq[ctranslate2]'") from None
