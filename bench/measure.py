@@ -23,8 +23,8 @@ set), each one's exact match and BLEU. Both measure the matmul ceiling again rig
 timing (the machine is shared: its speed drifts), and the fraction of it is taken against that.
 ``engines`` (this tree's own, not of older revisions) decodes a trained Transformer run's test
 set with the torch engine (fp32, eager) and with CTranslate2 (the run exported to float32 and to
-int8 in temporary folders), each on ``--threads`` threads (CTranslate2's intra_threads, one
-batch at a time), in turns, ``--repeat`` times, keeping each one's best time, with its BLEU and
+int8 in temporary folders), each on ``--threads`` threads (CTranslate2: as many batches at
+once, a thread each), in turns, ``--repeat`` times, keeping each one's best time, with its BLEU and
 how many outputs equal the torch engine's.
 Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds (steadier when
 something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with

@@ -25,7 +25,7 @@ Every figure is measured in its own process (bench/measure.py), pinned to the st
   their matmul FLOPs reach, and whether the outputs equal the other commit's.
 The engines section decodes a trained Transformer (transformer-gettext-de) run's test set with
 the torch engine (fp32, eager) and with CTranslate2 (the run exported to float32 and int8),
-greedy and beam 5, on the same threads (CTranslate2's intra_threads, one batch at a time): the
+greedy and beam 5, on the same threads (CTranslate2 decodes as many batches at once, a thread each): the
 sentences/s of each, its ratio to the torch engine's, its BLEU and the difference, and how many
 outputs equal the torch engine's; each thread count and search is one process, in which the
 engines take turns ``--repeat`` times (the best time of each kept). Without ``--engines-run`` it

@@ -340,3 +340,20 @@ def test_ctranslate2_calls_its_own_openmp_runtime_beside_torch(ct2):
     assert "ctranslate2" in own and "torch" not in own, own
     preloaded = gomp_parallel_of_ctranslate2({"LD_PRELOAD": "libc.so.6"})
     assert "torch" in preloaded, preloaded
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_batches_decoded_at_once_give_what_one_at_a_time_gives(models, beam):
+    """threads=3: the search's batches go to CTranslate2's three workers at once (inter_threads),
+    each in a thread of its own; every result is the one decoding them one by one gives, in the
+    sources' order, however many batches there are (fewer sources than workers: one each)."""
+    from attnseq.runs import read_run_config
+    from attnseq.translator.ctranslate2_model import CTranslate2Translator
+
+    _, folder, _, one = models
+    three = CTranslate2Translator.load(folder, read_run_config(folder), threads=3)
+    assert (one.batches_at_once, three.batches_at_once) == (1, 3)
+    for sources, size in ((SOURCES, 4), (SOURCES, 64), (SOURCES[:2], 64), (["", *SOURCES[:5], ""], 2)):
+        alone = one.search(sources, keep_attention=True, beam_size=beam, batch_size=size)
+        # (scores within float32's rounding: a batch split among the workers has other shapes)
+        assert_same_search(alone, three.search(sources, keep_attention=True, beam_size=beam, batch_size=size))

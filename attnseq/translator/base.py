@@ -15,8 +15,9 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -99,6 +100,20 @@ class InputReport:
         return lines
 
 
+def in_order(function: Callable, items: Sequence, workers: int) -> Iterator:
+    """``function`` of each of ``items``, in their order, computed ``workers`` at a time in
+    threads of their own (1: here, one after another); an error or an interrupt where they are
+    used cancels those not started yet."""
+    if workers <= 1:
+        yield from map(function, items)
+        return
+    pool = ThreadPoolExecutor(workers)
+    try:
+        yield from pool.map(function, items)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 class Translator(ABC):
     """A model with its text pipeline; subclasses decode batches of source ids."""
 
@@ -107,6 +122,9 @@ class Translator(ABC):
     # the model copies source tokens (model.copy): decode_batch takes extended=, the sources as
     # extended ids, and its hypotheses hold them (nn/copy.py)
     copies: bool = False
+    # batches a search decodes at once, each in a thread of its own (an engine whose decode_batch
+    # releases the GIL and has workers for them: CTranslate2's inter_threads); 1: one at a time
+    batches_at_once: int = 1
 
     def __init__(self, pipeline: TextPipeline, config: Config):
         self.pipeline, self.config = pipeline, config
@@ -160,12 +178,17 @@ class Translator(ABC):
         order = sorted(todo, key=lambda i: len(sources[i].ids))
         unk = self.pipeline.src_vocab.unk_id
         extended = [self.pipeline.extend_source(s.tokens) for s in sources] if self.copies else None
+        size = decode.batch_size
+        if self.batches_at_once > 1 and order:  # fewer batches than workers: a smaller one each
+            size = max(1, min(size, -(-len(order) // self.batches_at_once)))
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
+
+        def decoded(rows: list[int]) -> list[list[Hypothesis]]:
+            more = {} if extended is None else {"extended": [extended[i].ids or [unk] for i in rows]}
+            return self.decode_batch([self._readable(sources[i].ids) for i in rows], decode, keep_attention, **more)
+
         with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
-            for start in range(0, len(order), decode.batch_size):
-                rows = order[start : start + decode.batch_size]
-                more = {} if extended is None else {"extended": [extended[i].ids or [unk] for i in rows]}
-                hyps = self.decode_batch([self._readable(sources[i].ids) for i in rows], decode, keep_attention,
-                                         **more)
+            for rows, hyps in zip(batches, in_order(decoded, batches, self.batches_at_once)):
                 for i, nbest in zip(rows, hyps):
                     results[i] = self._translation(texts[i], sources[i], nbest,
                                                    () if extended is None else extended[i].oov)
