@@ -3,9 +3,11 @@
 batch invariance, padding never attended, translate and the API on paths."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 import torch
 from PIL import Image
 
@@ -258,6 +260,10 @@ def file_bytes(draw) -> bytes:
 @pytest.mark.parametrize("name", [n for n in INPUTS.names() if n != "text"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=file_bytes())
+@example(data=b"RIFF\xa4\x0c\x00\x00WAVEfmt \x11\x00\x00\x00\x01\x00\x01\x00\x80>\x00\x00\x00}\x00\x00\x02\x00\x10"
+              b"\x00data\x80\x0c\x00\x00\x00\x005\x06+\x0c\xa5\x11j\x16")  # the wave module's RuntimeError
+@example(data=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x1e\x00\x00\x00\x0c\x08\x06\x00\x00\x00u.\r2"
+              b"\x00\x00\x00\x00IDAT")  # Pillow's SyntaxError: a chunk cut short
 def test_any_bytes_are_features_or_one_data_error_naming_the_file(name, data):
     """Every input kind that reads files (the registry's, so a kind added later is tried too):
     what any bytes give is a float array (L, F) of finite values, or a DataError naming the file."""
@@ -269,3 +275,21 @@ def test_any_bytes_are_features_or_one_data_error_naming_the_file(name, data):
         return
     assert features.ndim == 2 and features.shape[1] == kind.feature_size and len(features) > 0
     assert np.isfinite(np.asarray(features, dtype=np.float64)).all()
+
+
+def test_whatever_a_kinds_reader_raises_on_a_file_is_a_data_error_naming_it():
+    """The input kinds' one boundary (inputs/base.reported): a kind's ``read`` or ``read_bytes``
+    raising any exception (here a parser's SyntaxError) reports it as a DataError naming the file."""
+    from attnseq.data.inputs.base import InputKind
+
+    class Broken(InputKind):
+        def read(self, path):
+            raise SyntaxError("broken chunk")
+
+        def read_bytes(self, data, name):
+            raise RuntimeError
+
+    with pytest.raises(DataError, match=r"^a\.png: cannot read as Broken input \(SyntaxError: broken chunk\)$"):
+        Broken().read(Path("a.png"))
+    with pytest.raises(DataError, match=r"^upload\.wav: cannot read as Broken input \(RuntimeError: \)$"):
+        Broken().read_bytes(b"", "upload.wav")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 import wave
 from pathlib import Path
 
@@ -44,9 +45,12 @@ def decode_wav(data: bytes, name: str) -> np.ndarray:
         with wave.open(io.BytesIO(data)) as wav:
             channels, width, rate = wav.getnchannels(), wav.getsampwidth(), wav.getframerate()
             frames = wav.readframes(wav.getnframes())
-    except (wave.Error, EOFError, ValueError) as err:
-        raise DataError(f"{name}: not a WAV file attnseq can read ({err}); give a PCM WAV "
+    except (wave.Error, EOFError, ValueError, RuntimeError, struct.error) as err:  # (RuntimeError: a chunk
+        # longer than the file holds; any other a parser raises is the input kinds' boundary's, inputs/base.py)
+        raise DataError(f"{name}: not a WAV file attnseq can read ({type(err).__name__}: {err}); give a PCM WAV "
                         "(16 kHz mono is read as it is)") from None
+    if channels < 1 or rate < 1:
+        raise DataError(f"{name}: a WAV of {channels} channel(s) at {rate} Hz; give one of sound")
     if width == 3:  # 24-bit: widen each sample to 32 bits
         raw = np.frombuffer(frames[:len(frames) // 3 * 3], dtype=np.uint8).reshape(-1, 3)
         samples = (np.pad(raw, ((0, 0), (1, 0))).view("<i4")[:, 0] / 2.0 ** 31)

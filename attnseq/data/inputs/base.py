@@ -17,9 +17,10 @@ kind loads what it reads with only when it reads.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,18 +47,44 @@ class SourceShape:
         return {"kind": self.kind, "size": list(self.size), "grid": list(self.grid)}
 
 
+def reported(method: Callable) -> Callable:
+    """``read(path)`` or ``read_bytes(data, name)`` of an input kind, with any exception the file's
+    parser raises (Pillow's SyntaxError on a broken PNG, the wave module's RuntimeError on a chunk
+    longer than the file, ...) turned into a DataError naming the file: the one boundary between
+    a user's file and every kind's reader."""
+
+    @functools.wraps(method)
+    def read(self, source, *rest):
+        try:
+            return method(self, source, *rest)
+        except DataError:
+            raise
+        except Exception as err:  # noqa: BLE001  (a parser of untrusted bytes raises anything)
+            name = rest[0] if rest else source
+            raise DataError(f"{name}: cannot read as {self.name} input ({type(err).__name__}: {err})") from None
+
+    return read
+
+
 class InputKind:
-    """What a source column holds (``data.input``); ``options`` its options dataclass."""
+    """What a source column holds (``data.input``); ``options`` its options dataclass. A
+    subclass's ``read`` and ``read_bytes`` are wrapped by ``reported``."""
 
     reads_text = False  # the source is text (the tokenizers and the source vocabulary read it)
     default_frontend: str | None = None  # the model.frontend (nn/frontends) that encodes these features
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for method in ("read", "read_bytes"):
+            if method in cls.__dict__:
+                setattr(cls, method, reported(cls.__dict__[method]))
 
     def __init__(self, options=None):
         self.options = options
 
     @property
     def name(self) -> str:
-        return next(name for name in INPUTS if INPUTS.get(name) is type(self))
+        return next((name for name in INPUTS if INPUTS.get(name) is type(self)), type(self).__name__)
 
     @property
     def feature_size(self) -> int:
