@@ -337,8 +337,9 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config ({err.strerror})", key=None) from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a YAML config (not UTF-8 text)", key=None) from None
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)  # (it refuses a character YAML does not allow, a NUL, here)
         node = loader.get_single_node()
         if node is not None:
             repeated_key(node, path)
@@ -346,9 +347,13 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} invalid YAML", key=None) from None
+        if isinstance(err, yaml.reader.ReaderError):
+            where = f" line {text.count(chr(10), 0, err.position) + 1}"
+        raise ConfigError(f"{path}:{where} invalid YAML" + (" (a character YAML does not allow)" if isinstance(
+            err, yaml.reader.ReaderError) else ""), key=None) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if values is None:
         raise ConfigError(f"{path}: an empty config; give the settings that differ from the defaults (data, "
                           "model, train, decode), or leave the config out for the recommended preset", key=None)
