@@ -16,6 +16,20 @@ from test_properties_cli import assert_one_clear_line, run_main
 KINDS = ["rnn", "transformer", "numpy", "copy"]
 
 
+@pytest.fixture(scope="module")
+def exported(quick_runs, tmp_path_factory):
+    """The Transformer quick run exported to CTranslate2 (None without the optional package)."""
+    from attnseq.hardware import import_ctranslate2
+
+    try:
+        import_ctranslate2()
+    except ImportError:
+        return None
+    from attnseq.export.ctranslate2_spec import export_ctranslate2
+
+    return export_ctranslate2(quick_runs["transformer"], tmp_path_factory.mktemp("export") / "ct2", "float32")
+
+
 @st.composite
 def damaged(draw, data: bytes) -> bytes:
     """``data`` cut short, with bytes changed, emptied, or other bytes altogether."""
@@ -36,9 +50,9 @@ def damaged(draw, data: bytes) -> bytes:
 @settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 30)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, tmp_path_factory, data):
-    kind = data.draw(st.sampled_from(KINDS), label="kind")
-    trained = quick_runs[kind]
+def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, exported, tmp_path_factory, data):
+    kind = data.draw(st.sampled_from(KINDS + (["ctranslate2"] if exported else [])), label="kind")
+    trained = exported if kind == "ctranslate2" else quick_runs[kind]
     folder = tmp_path_factory.mktemp("damaged")
     run = folder / "run"
     shutil.copytree(trained, run)

@@ -105,10 +105,17 @@ class CTranslate2Translator(Translator):
         name, index = ctranslate2_device(device)
         # a GPU decodes one batch at a time (more would each hold a copy of the model on it)
         self.batches_at_once = 1 if name == "cuda" else threads or default_threads()
-        self.model = ctranslate2.Translator(str(self.folder), device=name, device_index=index,
-                                            compute_type=compute_type, intra_threads=1,
-                                            inter_threads=self.batches_at_once)
-        source, target = vocabularies(self.folder)
+        try:  # what the folder holds is CTranslate2's to read: a damaged file is its RuntimeError
+            self.model = ctranslate2.Translator(str(self.folder), device=name, device_index=index,
+                                                compute_type=compute_type, intra_threads=1,
+                                                inter_threads=self.batches_at_once)
+            source, target = vocabularies(self.folder)
+            if not all(isinstance(t, str) for t in [*source, *target]):
+                raise ValueError("a vocabulary is not a list of tokens")
+        except (RuntimeError, ValueError, OSError, TypeError) as err:
+            raise UserError(f"{self.folder}: CTranslate2 cannot load this export ({type(err).__name__}: {err}); "
+                            "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite"
+                            ) from None
         if len(source) != len(pipeline.src_vocab) or len(target) != len(pipeline.tgt_vocab):
             raise UserError(f"{self.folder}: its CTranslate2 vocabularies ({len(source)}, {len(target)} tokens) are "
                             f"not the run's ({len(pipeline.src_vocab)}, {len(pipeline.tgt_vocab)})")
