@@ -17,6 +17,16 @@ KINDS = ["rnn", "transformer", "numpy", "copy"]
 
 
 @pytest.fixture(scope="module")
+def kept(quick_runs, tmp_path_factory):
+    """An RNN quick run that kept the weights of its last 3 evaluations (train.keep_checkpoints)."""
+    from conftest import train_quick
+
+    quick_runs["rnn"]  # (writes the reverse data)
+    return train_quick("rnn", quick_runs.data, tmp_path_factory.mktemp("kept") / "run", steps=4,
+                       extra=("train.keep_checkpoints=3", "train.eval_every=1"))
+
+
+@pytest.fixture(scope="module")
 def exported(quick_runs, tmp_path_factory):
     """The Transformer quick run exported to CTranslate2 (None without the optional package)."""
     from attnseq.hardware import import_ctranslate2
@@ -50,9 +60,9 @@ def damaged(draw, data: bytes) -> bytes:
 @settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 30)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, exported, tmp_path_factory, data):
-    kind = data.draw(st.sampled_from(KINDS + (["ctranslate2"] if exported else [])), label="kind")
-    trained = exported if kind == "ctranslate2" else quick_runs[kind]
+def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, kept, exported, tmp_path_factory, data):
+    kind = data.draw(st.sampled_from(KINDS + ["kept"] + (["ctranslate2"] if exported else [])), label="kind")
+    trained = {"ctranslate2": exported, "kept": kept}.get(kind) or quick_runs[kind]
     folder = tmp_path_factory.mktemp("damaged")
     run = folder / "run"
     shutil.copytree(trained, run)
@@ -63,7 +73,8 @@ def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, exported, tmp_pa
     (folder / "in.txt").write_text("a b c\nd e f\n", encoding="utf-8")
     for argv in (["translate", str(run), "--input", str(folder / "in.txt")],
                  ["evaluate", str(run), "--data", str(pairs)],
-                 ["plot", "curve", str(run), "--out", str(folder / "curve.png")]):
+                 ["plot", "curve", str(run), "--out", str(folder / "curve.png")],
+                 *([["average", str(run), "--last", "2", "--out", str(folder / "mean")]] if kind == "kept" else [])):
         status, _, err = run_main(argv, folder)
         assert_one_clear_line(status, err, [name, *argv])
 
