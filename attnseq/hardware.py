@@ -139,6 +139,8 @@ def import_ctranslate2():
     bypassed by CTranslate2 alone), nor where the module was already imported."""
     if "ctranslate2" in sys.modules:
         return sys.modules["ctranslate2"]
+    import numpy  # noqa: F401  (loaded as always before the flag is set: only CTranslate2's libraries get it)
+
     deepbind = getattr(os, "RTLD_DEEPBIND", 0)
     flags = sys.getdlopenflags()
     if deepbind and not os.environ.get("LD_PRELOAD"):
