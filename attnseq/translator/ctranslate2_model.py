@@ -60,7 +60,8 @@ def read_export(folder: str | Path) -> dict:
         record = json.loads(path.read_text(encoding="utf-8"))
         if record["format"] != "ctranslate2" or not (path.parent / "model.bin").is_file():
             raise ValueError("not an export to ctranslate2")
-        int(record["positions"])
+        if int(record["positions"]) < 1 or record["checkpoint"] not in ("best", "last"):
+            raise ValueError(f"positions {record['positions']!r}, checkpoint {record['checkpoint']!r}")
         return record
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise UserError(f"{folder}: not a model exported to CTranslate2 ({path.name}: {err}); export a run with "
@@ -112,7 +113,8 @@ class CTranslate2Translator(Translator):
             source, target = vocabularies(self.folder)
             if not all(isinstance(t, str) for t in [*source, *target]):
                 raise ValueError("a vocabulary is not a list of tokens")
-        except (RuntimeError, ValueError, OSError, TypeError) as err:
+        except Exception as err:  # noqa: BLE001  (CTranslate2's loader of a user's files raises RuntimeError,
+            # IndexError, ValueError, ... as the damage goes)
             raise UserError(f"{self.folder}: CTranslate2 cannot load this export ({type(err).__name__}: {err}); "
                             "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite"
                             ) from None
@@ -125,7 +127,21 @@ class CTranslate2Translator(Translator):
     def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
                      ) -> list[list[Hypothesis]]:
         """Hypotheses of each source, each searched to its own output limit: greedy search in one
-        search of each band of limits (``_greedy``), beam search in groups of one limit."""
+        search of each band of limits (``_greedy``), beam search in groups of one limit. What
+        CTranslate2 raises while it decodes (a config.json edited into one it loads but cannot
+        decode with: no decoder start token, a setting of another type) is a UserError naming
+        the folder."""
+        try:
+            return self._decode_batch(src_ids, decode, keep_attention)
+        except UserError:
+            raise
+        except Exception as err:  # noqa: BLE001  (what the export's files make CTranslate2 raise)
+            raise UserError(f"{self.folder}: CTranslate2 cannot decode with this export ({type(err).__name__}: "
+                            f"{err}); export the run again: attnseq export RUN --to ctranslate2 --out DIR "
+                            "--overwrite") from None
+
+    def _decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool
+                      ) -> list[list[Hypothesis]]:
         self._check_positions(max(len(ids) for ids in src_ids), "source")
         limits = output_limits([len(ids) for ids in src_ids], decode.max_len_ratio, decode.max_len_offset,
                                decode.max_len)
