@@ -14,6 +14,7 @@ into the same folder is refused.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -112,8 +113,9 @@ def log_metrics(run_dir: str | Path, record: dict) -> None:
 
 
 def read_metrics(path: str | Path) -> list[dict]:
-    """The records of a ``metrics.jsonl`` file (a run folder or the file itself): its JSON objects,
-    a line that holds none skipped with a warning naming it."""
+    """The records of a ``metrics.jsonl`` file (a run folder or the file itself): its JSON objects
+    with a ``type`` (a name), a line that holds none skipped with a warning naming it, so every
+    reader of the log may take ``r["type"]``."""
     path = Path(path)
     if path.is_dir():
         path = path / METRICS_FILE
@@ -133,10 +135,11 @@ def read_metrics(path: str | Path) -> list[dict]:
         except json.JSONDecodeError:
             log.warning("%s:%d: a half-written record, skipped (the run was interrupted there)", path, number)
             continue
-        if isinstance(record, dict):
+        if isinstance(record, dict) and isinstance(record.get("type"), str):
             records.append(record)
         else:  # JSON, but no record attnseq writes (edited by hand, or another program's)
-            log.warning("%s:%d: not a record (a JSON value that is no object), skipped", path, number)
+            log.warning("%s:%d: not a record (%s), skipped", path, number,
+                        "an object without its type" if isinstance(record, dict) else "a JSON value that is no object")
     return records
 
 
@@ -347,7 +350,23 @@ def read_checkpoint(path: str | Path, with_state: bool = False):
         return weights, metadata
     if "attnseq.state" not in metadata:
         raise UserError(f"{path}: holds no training state to resume from")
-    return weights, metadata, _decode(json.loads(metadata["attnseq.state"]), arrays)
+    with restoring(path):
+        return weights, metadata, _decode(json.loads(metadata["attnseq.state"]), arrays)
+
+
+@contextlib.contextmanager
+def restoring(path: str | Path):
+    """Around reading and applying a run's training state saved in ``path`` (``--resume``):
+    whatever a damaged state makes that raise (its JSON, a key or a value of another kind
+    where the optimiser, the schedule or the random generators take it) is one UserError
+    naming the file; a UserError passes as it is."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as err:  # noqa: BLE001  (the state is the file's: anything in it can be wrong)
+        raise UserError(f"{path}: its training state does not restore ({type(err).__name__}: {err}); resume "
+                        "from a whole checkpoint, or train the run anew (--overwrite)") from None
 
 
 def truncate_metrics(run_dir: str | Path, step: int) -> None:

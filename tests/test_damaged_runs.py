@@ -88,3 +88,28 @@ def test_a_config_with_a_character_yaml_refuses_names_its_line(tmp_path):
     path.write_bytes(b"data:\n  tokenizer: char\nmodel:\n  hidden\x00_size: 8\n")
     with pytest.raises(ConfigError, match=r"config\.yaml: line 4 invalid YAML \(a character YAML does not allow\)$"):
         load_config(path)
+
+
+@pytest.mark.slow  # 20 resumed runs of a step each (about 10 s; ATTNSEQ_EXAMPLES=500 searches longer)
+@settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 20)), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_resuming_a_damaged_run_trains_on_or_names_it_in_one_line(quick_runs, tmp_path_factory, data):
+    """``train --resume`` on a run with one of its files damaged: a run trained on (one more
+    update), or one clear line (the checkpoint's training state, an optimiser state that only
+    fails when it first steps, a metrics record without its type, ...)."""
+    from conftest import QUICK_RUNS, ROOT, sets
+
+    kind = data.draw(st.sampled_from(["rnn", "transformer", "numpy"]), label="kind")
+    folder = tmp_path_factory.mktemp("resumed")
+    run = folder / "run"
+    shutil.copytree(quick_runs[kind], run)
+    files = sorted(str(p.relative_to(run)) for p in run.rglob("*") if p.is_file())
+    name = data.draw(st.sampled_from(files), label="file")
+    (run / name).write_bytes(data.draw(damaged((run / name).read_bytes()), label="bytes"))
+    config, settings_ = QUICK_RUNS[kind]
+    argv = ["-q", "train", str(ROOT / "configs" / config), "--data", str(quick_runs.data), "--out", str(run),
+            "--resume", *sets(*settings_, "train.max_steps=3", "train.progress=false", "train.log_every=0",
+                              "train.eval_max_sentences=10")]
+    status, _, err = run_main(argv, folder)
+    assert_one_clear_line(status, err, [name, *argv])

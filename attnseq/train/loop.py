@@ -2,6 +2,7 @@
 run folder; the epoch loop, the run's data, evaluation and resume are EpochLoop's (epochs.py)."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -27,7 +28,7 @@ from ..hardware import bf16_pays, cpu_model
 from ..nn.attention.local import orient_local_windows
 from ..nn.frontends import FRONTENDS
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
-from ..runs import LAST, read_checkpoint, write_checkpoint
+from ..runs import LAST, read_checkpoint, restoring, write_checkpoint
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
@@ -154,8 +155,10 @@ class Trainer(EpochLoop):
         self.optimizer = build_optimizer(self.model.parameters(), tc)
         self.schedule = build_schedule(self.optimizer, tc)
         self.progress = Progress()
+        self._unproven: Path | None = None  # a restored state the optimiser has not stepped with yet
         if self.restore:
             self._restore()
+            self._unproven = self.run_dir / LAST
         self.translator = TorchTranslator(self.model, self.pipeline, config, self.device)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -168,11 +171,12 @@ class Trainer(EpochLoop):
     def _restore(self) -> None:
         weights, _, state = read_checkpoint(self.run_dir / LAST, with_state=True)
         load_model_weights(self.model, weights, self.run_dir / LAST)
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.schedule.load_state_dict(state["scheduler"])
-        self.progress = Progress(**state["progress"])
-        set_rng_states(state["rng"])
-        changes = self.sampler.changes(state["sampler"], self.dist.world_size) if "sampler" in state else []
+        with restoring(self.run_dir / LAST):
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.schedule.load_state_dict(state["scheduler"])
+            self.progress = Progress(**state["progress"])
+            set_rng_states(state["rng"])
+            changes = self.sampler.changes(state["sampler"], self.dist.world_size) if "sampler" in state else []
         if changes and self.progress.batch_in_epoch and self.is_main:
             log.warning("--resume: the rest of epoch %d is dealt anew, as the batches are drawn otherwise than when "
                         "it was saved (%s)", self.progress.epoch + 1, ", ".join(changes))
@@ -238,8 +242,11 @@ class Trainer(EpochLoop):
             loss_sum += float(loss.detach())
         if tc.clip_norm:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), tc.clip_norm)
-        self.optimizer.step()
-        self.schedule.step()
+        # the first update after --resume is where the optimiser first reads its restored state
+        with restoring(self._unproven) if self._unproven else contextlib.nullcontext():
+            self.optimizer.step()
+            self.schedule.step()
+        self._unproven = None
         if self._compiling:  # the first update compiled the step
             self._compiling = False
             if self.is_main:

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ...config import Config
-from ...runs import LAST
+from ...runs import LAST, restoring
 from ...scratch.optim import SGD, Adam, clip_grads
 from ...train.epochs import EpochLoop, Progress
 from .blas import blas_threads
@@ -148,15 +148,16 @@ class NumpyTrainer(EpochLoop):
 
     def _restore(self) -> None:
         state = load_numpy_weights(self.model, self.run_dir / LAST, with_state=True)
-        moments = state["optimizer"]
-        if moments:
-            names = self.model.param_names
-            opt = self.optimizer
-            opt.iter = moments["iter"]
-            opt.m = [moments["m"][n] for n in names]
-            opt.v = [moments["v"][n] for n in names]
-            opt._tmp = [np.empty_like(x) for x in opt.m]  # Adam's scratch buffers
-        self.rng.set_state(state["rng"])
-        self.progress = Progress(**state["progress"])
-        self.order = state["order"]
+        with restoring(self.run_dir / LAST):
+            moments = state["optimizer"]
+            if moments:
+                names = self.model.param_names
+                opt = self.optimizer
+                opt.iter = moments["iter"]
+                opt.m = [moments["m"][n] for n in names]
+                opt.v = [moments["v"][n] for n in names]
+                opt._tmp = [np.empty_like(x) for x in opt.m]  # Adam's scratch buffers
+            self.rng.set_state(state["rng"])
+            self.progress = Progress(**state["progress"])
+            self.order = state["order"]
 
