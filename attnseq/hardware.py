@@ -26,6 +26,12 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity; the machine's count where the system
+    does not say)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
     """The CPU's model name (e.g. "AMD EPYC"), or what the platform reports."""

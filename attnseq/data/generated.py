@@ -15,13 +15,13 @@ repeat one met before (the English dates number about 2.5 million), never a dev 
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from pathlib import Path
 
 from ..files import open_outputs
+from ..hardware import usable_cpus
 from ..progress import StepProgress
 from .dates import DateBlocks
 from .splits import SPLIT_NAMES, check_split_sizes, make_date_splits, tsv_text
@@ -35,7 +35,7 @@ DISTINCT_DATES = 100_000  # the first training dates, like dev and test, have di
 
 def default_workers() -> int:
     """Processes to generate with: one per CPU this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return usable_cpus()
 
 
 def blocks(make: Maker, n: int, workers: int = 1, first: int = 0, size: int | None = None) -> Iterator[tuple[int, str]]:

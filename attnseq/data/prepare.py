@@ -45,6 +45,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import DataError, UserError
+from ..hardware import usable_cpus
 from ..schema import plain
 from .corpus import CorpusChecks, Tally as Lines
 from .pipeline import FixedWidth, TextPipeline, normalise, warn_too_long
@@ -229,8 +230,7 @@ def process_count(data, size: int) -> int:
     process may use), one for every PROCESS_BYTES at most; one where processes cannot be forked."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
-    wanted = data.processes or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
-    return max(1, min(wanted or 1, size // PROCESS_BYTES))
+    return max(1, min(data.processes or usable_cpus(), size // PROCESS_BYTES))
 
 
 def run_parts(job: Job, processes: int) -> Iterator[PartResult]:
