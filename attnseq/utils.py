@@ -1,7 +1,8 @@
-"""Small shared helpers: atomic file writes, seeding, devices."""
+"""Small shared helpers: atomic file writes, seeding, devices, a value quoted in a message."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -65,3 +66,14 @@ def stream_seed(*parts: object) -> int:
     same stream, in any process."""
     name = "/".join(map(str, parts)).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big")
+
+
+def shown(value, width: int = 40) -> str:
+    """``value`` as its JSON text, cut to ``width`` characters (``null``, ``"3"``, ``NaN``,
+    ``[1, 2]``; a value JSON has no text for: its type's name), for a message about a field of a
+    request or a file."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -187,5 +187,5 @@ def test_a_page_whose_numbers_do_not_read_is_named_with_the_reason(tmp_path):
     assert "heads.json does not read (no 'summary'): `attnseq reproduce heads`" in text
     (tmp_path / "heads.json").write_text('{"verdict": "r", "summary": "s", "budget": "b", "date": "d", '
                                          '"seconds": NaN, "runs": []}', encoding="utf-8")
-    assert "heads.json does not read ('seconds' is nan)" in write_index(tmp_path, ["heads", "positions"]).read_text()
+    assert "heads.json does not read ('seconds' is NaN)" in write_index(tmp_path, ["heads", "positions"]).read_text()
     assert "[positions](positions.md)" in text

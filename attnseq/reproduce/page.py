@@ -21,6 +21,7 @@ from typing import Iterable
 
 from ..hardware import cpu_model
 from ..files import check_output, write_output
+from ..utils import shown
 from .base import Reproduction, Result, budget_fields, longest_first, makespan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,12 +190,6 @@ def write_page(reproduction: Reproduction, result: Result, started: datetime, se
                  overwrite=True)
     write_index(ctx.out_dir)
     return page
-
-
-def shown(value, width: int = 40) -> str:
-    """``repr(value)`` cut to ``width`` characters, for a message about a field."""
-    text = repr(value)
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 INDEX_FIELDS = {"verdict": str, "summary": str, "budget": str, "date": str, "seconds": (int, float), "runs": list}

@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException
 
 from ..errors import ConfigError, UserError
 from ..translator import Translation, Translator
+from ..utils import shown
 from .batcher import Busy, DecodeWorker, Job
 from .payload import run_payload, translation_payload
 from .schemas import ErrorResponse, RunInfo, TranslateRequest, TranslateResponse
@@ -158,22 +159,13 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
         known = ", ".join(TranslateRequest.model_fields)
         return f"{field}: unknown field; a request takes {known}", field
     if kind in EXPECTED:
-        return f"{'.'.join(loc)}: expected {EXPECTED[kind]}, got {given(first.get('input'))}", field
+        return f"{'.'.join(loc)}: expected {EXPECTED[kind]}, got {shown(first.get('input'))}", field
     return f"{'.'.join(loc)}: {first.get('msg', 'invalid')}", field
 
 
 # what a strict field of each type takes, by pydantic's error type
 EXPECTED = {"int_type": "a whole number (a JSON integer)", "string_type": "a string",
             "bool_type": "true or false"}
-
-
-def given(value) -> str:
-    """A request's value as its JSON text, cut short (``null``, ``"3"``, ``true``, ``1.5``)."""
-    try:
-        text = json.dumps(value, ensure_ascii=True)
-    except (TypeError, ValueError):
-        text = type(value).__name__
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def decode_field(err: ConfigError) -> str | None:
