@@ -344,13 +344,13 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         if node is not None:
             repeated_key(node, path)
         values = loader.construct_document(node) if node is not None else None
+    except yaml.reader.ReaderError as err:  # (a YAMLError without a mark: its position is a character's)
+        line = text.count("\n", 0, err.position) + 1
+        raise ConfigError(f"{path}: line {line} invalid YAML (a character YAML does not allow)", key=None) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        if isinstance(err, yaml.reader.ReaderError):
-            where = f" line {text.count(chr(10), 0, err.position) + 1}"
-        raise ConfigError(f"{path}:{where} invalid YAML" + (" (a character YAML does not allow)" if isinstance(
-            err, yaml.reader.ReaderError) else ""), key=None) from None
+        raise ConfigError(f"{path}:{where} invalid YAML", key=None) from None
     finally:
         if loader is not None:
             loader.dispose()

@@ -47,7 +47,7 @@ from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis, gnmt_penalty
 from ..decoding.options import output_limits
 from ..errors import ConfigError, UserError
-from ..hardware import import_ctranslate2
+from ..hardware import import_ctranslate2, usable_cpus
 from ..runs import EXPORT_FILE
 from .base import Translator
 
@@ -115,9 +115,7 @@ class CTranslate2Translator(Translator):
                 raise ValueError("a vocabulary is not a list of tokens")
         except Exception as err:  # noqa: BLE001  (CTranslate2's loader of a user's files raises RuntimeError,
             # IndexError, ValueError, ... as the damage goes)
-            raise UserError(f"{self.folder}: CTranslate2 cannot load this export ({type(err).__name__}: {err}); "
-                            "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite"
-                            ) from None
+            raise self._damaged("load", err) from None
         if len(source) != len(pipeline.src_vocab) or len(target) != len(pipeline.tgt_vocab):
             raise UserError(f"{self.folder}: its CTranslate2 vocabularies ({len(source)}, {len(target)} tokens) are "
                             f"not the run's ({len(pipeline.src_vocab)}, {len(pipeline.tgt_vocab)})")
@@ -136,9 +134,12 @@ class CTranslate2Translator(Translator):
         except UserError:
             raise
         except Exception as err:  # noqa: BLE001  (what the export's files make CTranslate2 raise)
-            raise UserError(f"{self.folder}: CTranslate2 cannot decode with this export ({type(err).__name__}: "
-                            f"{err}); export the run again: attnseq export RUN --to ctranslate2 --out DIR "
-                            "--overwrite") from None
+            raise self._damaged("decode with", err) from None
+
+    def _damaged(self, doing: str, err: Exception) -> UserError:
+        """The one line for what CTranslate2 raised on this folder's files while ``doing``."""
+        return UserError(f"{self.folder}: CTranslate2 cannot {doing} this export ({type(err).__name__}: {err}); "
+                         "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite")
 
     def _decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool
                       ) -> list[list[Hypothesis]]:
@@ -261,7 +262,7 @@ def default_threads() -> int:
     setting = os.environ.get("OMP_NUM_THREADS", "")
     if setting.isdigit() and int(setting) > 0:
         return int(setting)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def length_exponent(alpha: float, length: float) -> float:
