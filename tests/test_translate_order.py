@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from attnseq.translator.base import in_order
 
@@ -40,3 +40,29 @@ def test_an_error_is_raised_where_it_is_read_and_the_rest_are_cancelled():
     with pytest.raises(ValueError, match="batch 1"):
         next(results)
     assert len(started) < 40  # those not started when the error was read were cancelled
+
+
+@settings(max_examples=60, deadline=None)
+@given(setting=st.none() | st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=6)
+       | st.integers(-3, 64).map(str))
+@example(setting="²")  # a digit to str.isdigit, not to int(): it raised ValueError
+def test_the_batches_at_once_by_default_are_a_count_of_at_least_one(setting):
+    """CTranslate2's default batches at once (translator/ctranslate2_model.default_threads): a
+    whole number above 0 in OMP_NUM_THREADS, else the CPUs this process may use, whatever the
+    variable holds (empty, 0, negative, OpenMP's lists such as "2,1", text)."""
+    import os
+
+    from attnseq.hardware import usable_cpus
+    from attnseq.translator.ctranslate2_model import default_threads
+
+    before = os.environ.pop("OMP_NUM_THREADS", None)
+    try:
+        if setting is not None:
+            os.environ["OMP_NUM_THREADS"] = setting
+        found = default_threads()
+        whole = setting is not None and setting.isascii() and setting.isdigit() and int(setting) > 0
+        assert found == (int(setting) if whole else usable_cpus()) and found >= 1
+    finally:
+        os.environ.pop("OMP_NUM_THREADS", None)
+        if before is not None:
+            os.environ["OMP_NUM_THREADS"] = before

@@ -260,7 +260,7 @@ class CTranslate2Translator(Translator):
 def default_threads() -> int:
     """OMP_NUM_THREADS where it is a whole number above 0, else the cores this process may use."""
     setting = os.environ.get("OMP_NUM_THREADS", "")
-    if setting.isdigit() and int(setting) > 0:
+    if setting.isascii() and setting.isdigit() and int(setting) > 0:  # ("²" is a digit int() refuses)
         return int(setting)
     return usable_cpus()
 
