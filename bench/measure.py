@@ -36,6 +36,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
 import random
 import resource
 import sys
@@ -298,7 +299,8 @@ def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
     for found in results.values():
         del found["outputs"]
     compute = {name: t.model.compute_type for name, t in translators.items() if name != "torch"}
-    return {"engines": results, "compute_types": compute, "peak_rss_mb": peak_rss_mb()}
+    return {"engines": results, "compute_types": compute, "cpu_isa": os.environ.get("CT2_FORCE_CPU_ISA"),
+            "peak_rss_mb": peak_rss_mb()}
 
 
 class MatmulFlops:

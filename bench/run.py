@@ -204,14 +204,14 @@ def engines_table(args) -> str:
         Path(tempfile.gettempdir()) / "attnseq-bench-transformer-gettext-de", args.engines_minutes)
     config = read_run_config(run)
     data = args.engines_data or config.data.test or config.data.dir
-    rows, sentences, compute = [], 0, {}
+    rows, sentences, compute, isa = [], 0, {}, None
     for beam in (1, 5):
         for threads in args.threads:
             result, rss = run_measure(ROOT, ["engines", str(run), f"--data={data}", f"--beam={beam}",
                                              f"--repeat={args.repeat}"], threads, args.clock)
             if result is None:
                 continue
-            compute = result["compute_types"]
+            compute, isa = result["compute_types"], result.get("cpu_isa")
             base = result["engines"]["torch"]
             for name, found in result["engines"].items():
                 sentences = found["sentences"]
@@ -225,8 +225,8 @@ def engines_table(args) -> str:
                 print(f"  engines: {rows[-1]}", file=sys.stderr, flush=True)
     kinds = ", ".join(f"{name} computes in {kind}" for name, kind in compute.items())
     return "\n".join([f"CTranslate2 against the torch engine on {run}'s test set ({data}, {sentences} sentences); "
-                      f"{kinds}; best of {args.repeat} turns, the engines alternating in one process; "
-                      f"{args.clock} clock", "",
+                      f"{kinds}, its kernels in {isa or 'the instruction set it chose'}; best of {args.repeat} "
+                      f"turns, the engines alternating in one process; {args.clock} clock", "",
                       "| decode | threads | sent/s | x torch fp32 | test BLEU | BLEU delta | outputs equal to torch "
                       "| peak RSS MB |", "|---|---|---|---|---|---|---|---|", *rows]) + "\n"
 

@@ -357,3 +357,41 @@ def test_batches_decoded_at_once_give_what_one_at_a_time_gives(models, beam):
         alone = one.search(sources, keep_attention=True, beam_size=beam, batch_size=size)
         # (scores within float32's rounding: a batch split among the workers has other shapes)
         assert_same_search(alone, three.search(sources, keep_attention=True, beam_size=beam, batch_size=size))
+
+
+@pytest.mark.parametrize("vendor, missing, expected", [("AuthenticAMD", None, "AVX512"),
+                                                       ("AuthenticAMD", "avx512bw", None),
+                                                       ("GenuineIntel", None, None), (None, None, None)])
+def test_ctranslate2_runs_avx512_on_amd_processors_that_have_it(monkeypatch, vendor, missing, expected):
+    """AVX-512 for CTranslate2's kernels on an AMD processor with every AVX-512 subset CTranslate2
+    needs (measured faster there); CTranslate2's own choice on one without them, on Intel's
+    (not measured here) and where /proc/cpuinfo does not say."""
+    from attnseq import hardware
+
+    flags = {"avx2", *hardware.AVX512_FLAGS} - {missing}
+    monkeypatch.setattr(hardware, "cpuinfo", lambda field: {"vendor_id": vendor, "flags": " ".join(flags)}[field])
+    assert hardware.ctranslate2_isa() == expected
+
+
+ISA = """
+import os
+from attnseq.hardware import ctranslate2_isa, import_ctranslate2
+ct2 = import_ctranslate2()
+print(os.environ.get("CT2_FORCE_CPU_ISA"), ctranslate2_isa(), sep=",")
+"""
+
+
+@pytest.mark.parametrize("given", [None, "AVX2"])
+def test_importing_ctranslate2_sets_its_isa_unless_the_environment_does(ct2, given):
+    """import_ctranslate2 sets CT2_FORCE_CPU_ISA to ctranslate2_isa() where it is unset (before
+    CTranslate2 reads it) and leaves a value the user set."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "CT2_FORCE_CPU_ISA"}
+    done = subprocess.run([sys.executable, "-c", ISA], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**env, **({"CT2_FORCE_CPU_ISA": given} if given else {})})
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen, chosen = done.stdout.strip().split(",")
+    assert seen == (given or str(chosen))
