@@ -13,6 +13,8 @@ import platform
 import sys
 import time
 
+from .errors import UserError
+
 
 @functools.lru_cache(maxsize=None)
 def cpuinfo(field: str) -> str | None:
@@ -150,6 +152,27 @@ def ctranslate2_isa() -> str | None:
     return None
 
 
+def ctranslate2_isas() -> dict[str, bool]:
+    """The values CTranslate2 takes for ``CT2_FORCE_CPU_ISA`` on this processor's architecture,
+    each with whether this processor has it (CTranslate2 refuses one it lacks)."""
+    if platform.machine().lower() in ("aarch64", "arm64"):
+        return {"NEON": True, "GENERIC": True}
+    flags = cpu_flags()
+    return {"AVX512": all(flag in flags for flag in AVX512_FLAGS), "AVX2": "avx2" in flags, "AVX": "avx" in flags,
+            "GENERIC": True}
+
+
+def check_ctranslate2_isa(value: str) -> None:
+    """A UserError naming ``CT2_FORCE_CPU_ISA`` when ``value`` is one CTranslate2 would refuse at
+    the first search (it reads the variable then): not one of its names (spelt as it spells
+    them), or an instruction set this processor lacks. Empty is CTranslate2's own choice."""
+    isas = ctranslate2_isas()
+    if value and not isas.get(value):
+        why = (f"this processor does not have it (it has {', '.join(name for name, has in isas.items() if has)})"
+               if value in isas else f"CTranslate2 takes {', '.join(isas)}")
+        raise UserError(f"CT2_FORCE_CPU_ISA={value!r}: {why}; unset it to let attnseq choose")
+
+
 def import_ctranslate2():
     """The ``ctranslate2`` module, imported so that its library calls the OpenMP runtime it ships
     with (ImportError where it is not installed).
@@ -164,12 +187,14 @@ def import_ctranslate2():
     bypassed by CTranslate2 alone), nor where the module was already imported.
 
     Where the environment does not set ``CT2_FORCE_CPU_ISA``, it is set to ``ctranslate2_isa()``
-    (for this process and those it starts) before CTranslate2 reads it."""
+    (for this process and those it starts) before CTranslate2 reads it; a value CTranslate2 would
+    refuse is a UserError naming the variable (``check_ctranslate2_isa``)."""
+    if "CT2_FORCE_CPU_ISA" in os.environ:
+        check_ctranslate2_isa(os.environ["CT2_FORCE_CPU_ISA"])
+    elif ctranslate2_isa():
+        os.environ["CT2_FORCE_CPU_ISA"] = ctranslate2_isa()
     if "ctranslate2" in sys.modules:
         return sys.modules["ctranslate2"]
-    isa = ctranslate2_isa()
-    if isa and "CT2_FORCE_CPU_ISA" not in os.environ:
-        os.environ["CT2_FORCE_CPU_ISA"] = isa
     import numpy  # noqa: F401  (loaded as always before the flag is set: only CTranslate2's libraries get it)
 
     deepbind = getattr(os, "RTLD_DEEPBIND", 0)

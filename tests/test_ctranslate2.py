@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import attnseq
 from attnseq.cli import main
 from attnseq.config import TransformerConfig, from_dict
-from attnseq.errors import ConfigError
+from attnseq.errors import ConfigError, UserError
 from attnseq.export.ctranslate2_spec import check_exportable, special_names
 from attnseq.hardware import import_ctranslate2
 from attnseq.schema import Variant
@@ -395,3 +397,36 @@ def test_importing_ctranslate2_sets_its_isa_unless_the_environment_does(ct2, giv
     assert done.returncode == 0, done.stderr[-2000:]
     seen, chosen = done.stdout.strip().split(",")
     assert seen == (given or str(chosen))
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.one_of(st.sampled_from(["AVX512", "AVX2", "AVX", "GENERIC", "NEON", "avx2", "AVX2 "]), st.text()),
+       flags=st.sets(st.sampled_from(["avx", "avx2", *__import__("attnseq.hardware").hardware.AVX512_FLAGS])))
+def test_an_instruction_set_ctranslate2_would_refuse_is_one_line_naming_the_variable(value, flags):
+    """CT2_FORCE_CPU_ISA, whatever it holds: accepted when empty or one of CTranslate2's names
+    (its spelling) that the processor has; else a UserError naming the variable and the value,
+    before CTranslate2 would raise at the first search."""
+    from attnseq import hardware
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
+        patch.setattr(hardware.platform, "machine", lambda: "x86_64")
+        has = {"AVX512": set(hardware.AVX512_FLAGS) <= flags, "AVX2": "avx2" in flags, "AVX": "avx" in flags,
+               "GENERIC": True}
+        if not value or has.get(value):
+            hardware.check_ctranslate2_isa(value)
+        else:
+            with pytest.raises(UserError, match=r"^CT2_FORCE_CPU_ISA=.*; unset it to let attnseq choose$"):
+                hardware.check_ctranslate2_isa(value)
+
+
+def test_translate_with_an_instruction_set_ctranslate2_refuses_says_so_in_one_line(models, monkeypatch, capsys,
+                                                                                    tmp_path):
+    """The command line's boundary: exit 2 and one line naming the variable, not CTranslate2's
+    ValueError from inside the search blamed on the export."""
+    _, folder, _, _ = models
+    (tmp_path / "in.txt").write_text("Open the file\n", encoding="utf-8")
+    monkeypatch.setenv("CT2_FORCE_CPU_ISA", "AVX9")
+    assert main(["translate", str(folder), "--input", str(tmp_path / "in.txt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "CT2_FORCE_CPU_ISA='AVX9': CTranslate2 takes AVX512" in err[0], err
