@@ -430,3 +430,21 @@ def test_translate_with_an_instruction_set_ctranslate2_refuses_says_so_in_one_li
     assert main(["translate", str(folder), "--input", str(tmp_path / "in.txt")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "CT2_FORCE_CPU_ISA='AVX9': CTranslate2 takes AVX512" in err[0], err
+
+
+def test_a_setting_of_ctranslate2s_that_breaks_the_load_is_named_beside_the_export(models, tmp_path):
+    """CTranslate2 reads its own CT2_* variables; one it cannot parse (CT2_VERBOSE=abc: ValueError
+    "stoi" as the export loads) is named in the one line, not left to look like damaged files.
+    A process of its own: CTranslate2 reads the variable once."""
+    import os
+    import subprocess
+    import sys
+
+    _, folder, _, _ = models
+    (tmp_path / "in.txt").write_text("Open the file\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(folder), "--input",
+                           str(tmp_path / "in.txt")], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CT2_VERBOSE": "abc"})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert "CTranslate2 also reads CT2_VERBOSE='abc' from the environment" in lines[0]

@@ -137,8 +137,14 @@ class CTranslate2Translator(Translator):
             raise self._damaged("decode with", err) from None
 
     def _damaged(self, doing: str, err: Exception) -> UserError:
-        """The one line for what CTranslate2 raised on this folder's files while ``doing``."""
-        return UserError(f"{self.folder}: CTranslate2 cannot {doing} this export ({type(err).__name__}: {err}); "
+        """The one line for what CTranslate2 raised on this folder's files while ``doing``; where
+        the environment sets CTranslate2's own variables (CT2_VERBOSE=abc raises ValueError
+        "stoi" at the load), it names them too, since the files may not be at fault
+        (CT2_FORCE_CPU_ISA is checked where CTranslate2 is imported)."""
+        read = [f"{name}={value!r}" for name, value in sorted(os.environ.items())
+                if name.startswith("CT2_") and name != "CT2_FORCE_CPU_ISA"]
+        also = f"; CTranslate2 also reads {', '.join(read)} from the environment: unset it, or" if read else ";"
+        return UserError(f"{self.folder}: CTranslate2 cannot {doing} this export ({type(err).__name__}: {err}){also} "
                          "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite")
 
     def _decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool
