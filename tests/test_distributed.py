@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, TINY, sets
 
@@ -85,3 +87,66 @@ def test_a_choice_resting_on_a_measurement_is_process_0s_on_every_process():
         assert process.exitcode == 0
     assert results[0] == ((False, "measured by process 0"), [0])
     assert results[1] == ((False, "measured by process 0"), [])  # process 1 never measured
+
+
+VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+SETTING = st.one_of(st.none(), st.integers(-2, 70000).map(str), st.sampled_from(["", " 1", "²", "1.0", "0x2"]),
+                    st.text(max_size=6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(environ=st.fixed_dictionaries({name: SETTING for name in VARIABLES}))
+def test_torchruns_variables_give_a_place_or_one_line_naming_the_variable(environ):
+    """Whatever the environment holds in torchrun's variables: one process where WORLD_SIZE is
+    unset or 1 (RANK and LOCAL_RANK then do not apply), else this process's place in the job, or
+    a UserError whose message starts with the variable at fault; never int()'s ValueError or
+    torch's rendezvous error from inside the trainer."""
+    from attnseq.errors import UserError
+    from attnseq.train.distributed import Distributed
+
+    environ = {name: value for name, value in environ.items() if value is not None}
+    try:
+        place = Distributed.from_env(environ)
+    except UserError as err:
+        assert str(err).split("=", 1)[0] in VARIABLES and "\n" not in str(err), err
+        return
+    if place.world_size == 1:
+        assert place.rank == 0 and int(environ.get("WORLD_SIZE", "1")) == 1
+    else:
+        assert 0 <= place.rank < place.world_size == int(environ["WORLD_SIZE"])
+        assert place.local_rank >= 0 and environ["MASTER_ADDR"] and 0 < int(environ["MASTER_PORT"]) < 65536
+
+
+def test_train_with_a_stray_world_size_says_so_in_one_line(reverse_data, tmp_path, monkeypatch, capsys):
+    """WORLD_SIZE=2 left in a shell, no torchrun: exit 2 and one line naming what is missing (was
+    torch's ValueError from init_process_group, a traceback)."""
+    from attnseq.cli import main
+
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert main(["-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data), "--out",
+                 str(tmp_path / "run"), *sets(*TINY, "train.max_steps=1")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [err[0]] and err[0].startswith("attnseq: error: WORLD_SIZE=2: a job of 2 processes needs RANK"), err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_rendezvous_that_fails_is_one_line_naming_where(monkeypatch):
+    """torch's error when the processes cannot meet at MASTER_ADDR:MASTER_PORT (refused, not
+    resolved) is a UserError naming both, its first line kept."""
+    import torch
+    import torch.distributed as dist
+
+    from attnseq.errors import UserError
+    from attnseq.train.distributed import Distributed
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("The client socket has failed to connect to [nowhere]:29500\nmore detail")
+
+    monkeypatch.setattr(dist, "init_process_group", refuse)
+    monkeypatch.setenv("MASTER_ADDR", "nowhere")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    with pytest.raises(UserError, match=r"^MASTER_ADDR='nowhere', MASTER_PORT='29500': the processes could not "
+                                        r"meet there \(The client socket has failed to connect to \[nowhere\]:29500\);"):
+        Distributed(1, 2, 1).setup(torch.device("cpu"))

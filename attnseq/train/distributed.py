@@ -8,13 +8,30 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
+from ..errors import UserError
+
 T = TypeVar("T")
+
+# how the messages end: what a user who set a variable by hand does instead
+LAUNCH = ("; for one process unset WORLD_SIZE, for several start them with torchrun --nproc_per_node N -m attnseq.cli "
+          "train ...")
+
+
+def whole(environ: Mapping[str, str], name: str, default: int) -> int:
+    """The variable ``name`` of ``environ`` as a whole number >= 0 (``default`` where unset); a
+    UserError naming it otherwise."""
+    text = environ.get(name)
+    if text is None:
+        return default
+    if not (text.strip().isascii() and text.strip().isdigit()):  # ("²" is a digit int() refuses)
+        raise UserError(f"{name}={text!r}: not a whole number >= 0, as torchrun sets it{LAUNCH}")
+    return int(text)
 
 
 @dataclass
@@ -27,10 +44,28 @@ class Distributed:
     device: torch.device | None = None  # this process's, once set up (nccl exchanges tensors there)
 
     @classmethod
-    def from_env(cls) -> "Distributed":
-        """Read RANK, WORLD_SIZE and LOCAL_RANK as torchrun sets them."""
-        return cls(int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)),
-                   int(os.environ.get("LOCAL_RANK", 0)))
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Distributed":
+        """This process's place as torchrun's variables give it: WORLD_SIZE processes (one where it
+        is unset or 1, whatever RANK and LOCAL_RANK say: other launchers set LOCAL_RANK -1 for one
+        process); with several, this one's RANK and LOCAL_RANK, and MASTER_ADDR and MASTER_PORT
+        where process 0 waits for the others. Values torchrun would not set (not a whole number,
+        RANK not below WORLD_SIZE, one missing) are a UserError naming the variable."""
+        world = whole(environ, "WORLD_SIZE", 1)
+        if world == 1:
+            return cls()
+        if world < 1:
+            raise UserError(f"WORLD_SIZE={environ['WORLD_SIZE']!r}: a job has at least 1 process{LAUNCH}")
+        missing = [name for name in ("RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT") if not environ.get(name)]
+        if missing:
+            raise UserError(f"WORLD_SIZE={world}: a job of {world} processes needs {', '.join(missing)} as torchrun "
+                            f"sets them{LAUNCH}")
+        rank, local_rank, port = (whole(environ, name, 0) for name in ("RANK", "LOCAL_RANK", "MASTER_PORT"))
+        if rank >= world:
+            raise UserError(f"RANK={rank}: the processes of a job of WORLD_SIZE={world} are numbered 0 to {world - 1}"
+                            f"{LAUNCH}")
+        if not 0 < port < 65536:
+            raise UserError(f"MASTER_PORT={port}: not a port number (1 to 65535){LAUNCH}")
+        return cls(rank, world, local_rank)
 
     @property
     def enabled(self) -> bool:
@@ -48,7 +83,13 @@ class Distributed:
             device = torch.device("cuda", self.local_rank)
             torch.cuda.set_device(device)
         if not dist.is_initialized():
-            dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+            try:
+                dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+            except (ValueError, RuntimeError) as err:  # the rendezvous at MASTER_ADDR:MASTER_PORT
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise UserError(f"MASTER_ADDR={os.environ.get('MASTER_ADDR')!r}, MASTER_PORT="
+                                f"{os.environ.get('MASTER_PORT')!r}: the processes could not meet there ({first})"
+                                f"{LAUNCH}") from None
         self.device = device
         return device
 
