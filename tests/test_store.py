@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import re
 import threading
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from attnseq.data.corpus import CorpusChecks, read_tsv
 from attnseq.data.pipeline import TextPipeline
 from attnseq.data.prepare import prepare_training
 from attnseq.data.texts import PairsText, TsvText
-from attnseq.errors import DataError
+from attnseq.errors import DataError, UserError
 
 from conftest import reverse_pairs, write_tsv
 
@@ -201,8 +202,18 @@ def test_pairs_in_memory_are_prepared_alike(tmp_path):
     assert prepare_training(data, PairsText(pairs[:-1], "pairs"))[1].folder != store.folder
 
 
-def test_a_cache_that_cannot_be_written_is_one_line_naming_the_setting(tmp_path):
+@pytest.mark.parametrize("chosen_by", ["data.cache", "$ATTNSEQ_CACHE", "$XDG_CACHE_HOME", "the default"])
+def test_a_cache_that_cannot_be_written_is_one_line_naming_the_setting(tmp_path, monkeypatch, chosen_by):
+    """The folder and what chose it (the setting, a variable of the environment, or the default
+    under a home folder that is a file), and what to do."""
     path = write_tsv(tmp_path / "train.tsv", reverse_pairs(20))
     (tmp_path / "file").write_text("not a folder")
-    with pytest.raises(Exception, match=r"set data.cache to a folder you can write$"):
-        prepare_training(settings(path, tmp_path / "file" / "cache"), TsvText(path))
+    for name in ("ATTNSEQ_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    if chosen_by.startswith("$"):
+        monkeypatch.setenv(chosen_by[1:], str(tmp_path / "file"))
+    monkeypatch.setenv("HOME", str(tmp_path / "file"))
+    data = settings(path, tmp_path / "file" / "cache" if chosen_by == "data.cache" else "")
+    with pytest.raises(UserError, match=rf"^{tmp_path / 'file'}\S* \({re.escape(chosen_by)}\): cannot keep the "
+                                        r"prepared training data there \(.*\); set data.cache to a folder you can write$"):
+        prepare_training(data, TsvText(path))

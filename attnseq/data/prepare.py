@@ -62,14 +62,15 @@ PROCESS_BYTES = 1 << 18  # a text of fewer bytes is tokenised by this process al
 TEXT = "{training text}"  # where a kept warning names the file (the same bytes may be read from another)
 
 
-def cache_root(data) -> Path:
-    """The cache folder: ``data.cache``, else $ATTNSEQ_CACHE, else $XDG_CACHE_HOME/attnseq, else
-    ~/.cache/attnseq."""
+def cache_root(data) -> tuple[Path, str]:
+    """(the cache folder, what chose it): ``data.cache``, else $ATTNSEQ_CACHE, else
+    $XDG_CACHE_HOME/attnseq, else ~/.cache/attnseq."""
     if data.cache:
-        return Path(data.cache).expanduser()
-    if os.environ.get("ATTNSEQ_CACHE"):
-        return Path(os.environ["ATTNSEQ_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attnseq"
+        return Path(data.cache).expanduser(), "data.cache"
+    for name, under in (("ATTNSEQ_CACHE", ""), ("XDG_CACHE_HOME", "attnseq")):
+        if os.environ.get(name):
+            return Path(os.environ[name]) / under, f"${name}"
+    return Path.home() / ".cache" / "attnseq", "the default"
 
 
 def data_key(data, digest: str) -> str:
@@ -305,7 +306,7 @@ def prepare_training(data, text: TrainingText, pipeline: TextPipeline | None = N
     run's) the ids are its vocabularies', else the pipeline is fitted to the text (or taken from
     the cache, fitted before). A text without a pair, or without one within the length limits,
     is a DataError."""
-    root = cache_root(data)
+    root, chosen_by = cache_root(data)
     try:
         key = data_key(data, text.digest(root / "digests"))
         folder = root / "stores" / key
@@ -318,8 +319,8 @@ def prepare_training(data, text: TrainingText, pipeline: TextPipeline | None = N
             if store_dir is None or not (store_dir / MANIFEST).exists():
                 pipeline, store_dir = tokenise(data, text, pipeline, folder)
     except OSError as err:
-        raise UserError(f"{root}: cannot keep the prepared training data there ({err.strerror}: {err.filename}); "
-                        "set data.cache to a folder you can write") from None
+        raise UserError(f"{root} ({chosen_by}): cannot keep the prepared training data there ({err.strerror}: "
+                        f"{err.filename}); set data.cache to a folder you can write") from None
     store = TokenStore(store_dir)
     for name, message in store.manifest["warnings"]:  # naming the file as this start names it
         logging.getLogger(name).warning("%s", message.replace(TEXT, text.name))
