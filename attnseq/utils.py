@@ -77,3 +77,11 @@ def shown(value, width: int = 40) -> str:
     except (TypeError, ValueError):
         text = type(value).__name__
     return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` (an environment variable's value, say) as a whole number >= 0 written in ASCII
+    digits, spaces around it allowed; None otherwise ("²" is a digit to str.isdigit that int()
+    refuses; "-1", "1.0" and "" are None)."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else None

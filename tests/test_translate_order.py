@@ -46,6 +46,7 @@ def test_an_error_is_raised_where_it_is_read_and_the_rest_are_cancelled():
 @given(setting=st.none() | st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=6)
        | st.integers(-3, 64).map(str))
 @example(setting="²")  # a digit to str.isdigit, not to int(): it raised ValueError
+@example(setting=" 2 ")
 def test_the_batches_at_once_by_default_are_a_count_of_at_least_one(setting):
     """CTranslate2's default batches at once (translator/ctranslate2_model.default_threads): a
     whole number above 0 in OMP_NUM_THREADS, else the CPUs this process may use, whatever the
@@ -60,8 +61,9 @@ def test_the_batches_at_once_by_default_are_a_count_of_at_least_one(setting):
         if setting is not None:
             os.environ["OMP_NUM_THREADS"] = setting
         found = default_threads()
-        whole = setting is not None and setting.isascii() and setting.isdigit() and int(setting) > 0
-        assert found == (int(setting) if whole else usable_cpus()) and found >= 1
+        text = (setting or "").strip()  # (spaces around it allowed, as OpenMP allows them)
+        whole = text.isascii() and text.isdigit() and int(text) > 0
+        assert found == (int(text) if whole else usable_cpus()) and found >= 1
     finally:
         os.environ.pop("OMP_NUM_THREADS", None)
         if before is not None:

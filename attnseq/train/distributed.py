@@ -15,6 +15,7 @@ import torch.distributed as dist
 from torch import nn
 
 from ..errors import UserError
+from ..utils import whole_number
 
 T = TypeVar("T")
 
@@ -29,9 +30,10 @@ def whole(environ: Mapping[str, str], name: str, default: int) -> int:
     text = environ.get(name)
     if text is None:
         return default
-    if not (text.strip().isascii() and text.strip().isdigit()):  # ("²" is a digit int() refuses)
+    number = whole_number(text)
+    if number is None:
         raise UserError(f"{name}={text!r}: not a whole number >= 0, as torchrun sets it{LAUNCH}")
-    return int(text)
+    return number
 
 
 @dataclass

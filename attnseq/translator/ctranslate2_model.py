@@ -49,6 +49,7 @@ from ..decoding.options import output_limits
 from ..errors import ConfigError, UserError
 from ..hardware import import_ctranslate2, usable_cpus
 from ..runs import EXPORT_FILE
+from ..utils import whole_number
 from .base import Translator
 
 
@@ -265,10 +266,7 @@ class CTranslate2Translator(Translator):
 
 def default_threads() -> int:
     """OMP_NUM_THREADS where it is a whole number above 0, else the cores this process may use."""
-    setting = os.environ.get("OMP_NUM_THREADS", "")
-    if setting.isascii() and setting.isdigit() and int(setting) > 0:  # ("²" is a digit int() refuses)
-        return int(setting)
-    return usable_cpus()
+    return whole_number(os.environ.get("OMP_NUM_THREADS", "")) or usable_cpus()
 
 
 def length_exponent(alpha: float, length: float) -> float:
