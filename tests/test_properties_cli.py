@@ -334,3 +334,42 @@ def test_a_key_given_twice_or_an_empty_config_is_refused(tmp_path, text, words, 
     with pytest.raises(ConfigError) as error:
         load_config(path)
     assert str(error.value).startswith(f"{path}{words}") and error.value.key == key
+
+
+# -- the process's own settings: standard output's encoding, matplotlib's backend ----------------------
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(st.characters(exclude_categories=["Cs"]), max_size=12),
+       encoding=st.sampled_from(["ascii", "latin-1", "cp1252", "utf-8", "US-ASCII"]))
+def test_an_output_standard_outputs_encoding_cannot_hold_is_one_line(text, encoding):
+    """Whatever a command prints, to a standard output of whatever encoding (PYTHONIOENCODING=ascii
+    made translate end in UnicodeEncodeError's traceback): printed, or exit 2 in one line naming
+    the encoding and the character."""
+    from attnseq.cli import translate
+
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
+        patch.setattr(translate, "run", lambda args: print(text))
+        status = main(["translate", "some-run"])
+    line = assert_one_clear_line(status, err.getvalue(), text)
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError as refused:
+        assert line is not None and f"standard output's encoding, {stdout.encoding} " in line
+        assert ascii(text[refused.start]) in line and "PYTHONIOENCODING=utf-8" in line
+    else:
+        assert status == 0
+
+
+@pytest.mark.slow  # a process of its own: matplotlib reads the variable when first imported (2 s)
+def test_a_backend_matplotlib_does_not_know_does_not_stop_a_plot(tmp_path):
+    """MPLBACKEND=nonsense made matplotlib's import raise ValueError; attnseq draws to files with
+    Agg whatever the variable says."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "attnseq.cli", "plot", "positional", "--out", str(tmp_path / "p.png")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "MPLBACKEND": "nonsense"},
+                          cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0 and (tmp_path / "p.png").stat().st_size > 0, done.stderr[-2000:]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
@@ -81,12 +82,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def stdout_refuses(err: UnicodeEncodeError) -> str | None:
+    """Standard output's encoding when it cannot write the character ``err`` is about (what an
+    encoder refused there was standard output's), else None."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    try:
+        err.object[err.start].encode(encoding or "utf-8")
+    except UnicodeEncodeError:
+        return encoding
+    except LookupError:
+        pass
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status.
 
     A command stopped by Ctrl-C or SIGTERM returns 130 or 143; when it is the process's own
     command (no ``argv``), later signals are ignored while the process ends, so a second Ctrl-C
     after training saved cannot end it with a traceback."""
+    # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
+    # has no say; one matplotlib does not know would end its import in a ValueError
+    os.environ.pop("MPLBACKEND", None)
     try:
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
@@ -107,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         if os_error_message(err) is None:
             raise
         print(f"attnseq: error: {os_error_message(err)}", file=sys.stderr)
+        return 2
+    except UnicodeEncodeError as err:  # an output standard output's encoding cannot hold; any other is a bug
+        encoding = stdout_refuses(err)
+        if encoding is None:
+            raise
+        print(f"attnseq: error: standard output's encoding, {encoding} (PYTHONIOENCODING or the locale), cannot "
+              f"write {ascii(err.object[err.start])} of the output; set PYTHONIOENCODING=utf-8", file=sys.stderr)
         return 2
     except UnicodeDecodeError as err:  # an input that is not text, read where no reader named it
         print(f"attnseq: error: an input file is not UTF-8 text ({err.reason} at byte {err.start}); "
