@@ -10,6 +10,7 @@ import ctypes
 import functools
 import os
 import platform
+import re
 import sys
 import time
 
@@ -131,6 +132,21 @@ def keep_freed_memory() -> bool:
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_BELOW)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREE))
     except (OSError, AttributeError):
         return False
+
+
+# GNU OpenMP's GOMP_CPU_AFFINITY: CPU numbers, ranges (4-7) and ranges with a stride (0-15:2), separated by
+# spaces or commas
+AFFINITY = re.compile(r"[\s,]*\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?(?:[\s,]+\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?)*[\s,]*",
+                      re.ASCII)  # (a digit of another script, "０", is one of the values that hang)
+
+
+def check_openmp_affinity(value: str | None) -> None:
+    """A UserError naming ``GOMP_CPU_AFFINITY`` when ``value`` is not in its grammar: the OpenMP
+    runtime torch loads reads it as torch is imported, and some values outside the grammar
+    ("abc", "1:2", "1.5") make that import loop for ever (any program's ``import torch``)."""
+    if value is not None and not AFFINITY.fullmatch(value):
+        raise UserError(f"GOMP_CPU_AFFINITY={value!r}: not a list of CPUs (such as 0 2 4-7 or 0-15:2, spaces or "
+                        "commas between them), and torch's OpenMP runtime can hang reading it; correct or unset it")
 
 
 # what CTranslate2 takes for AVX-512 (its cpu_supports_avx512)

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from attnseq.cli import build_parser, main
@@ -373,3 +373,35 @@ def test_a_backend_matplotlib_does_not_know_does_not_stop_a_plot(tmp_path):
                           capture_output=True, text=True, timeout=120, env={**os.environ, "MPLBACKEND": "nonsense"},
                           cwd=Path(__file__).parent.parent)
     assert done.returncode == 0 and (tmp_path / "p.png").stat().st_size > 0, done.stderr[-2000:]
+
+
+def test_an_openmp_affinity_torch_could_hang_on_is_one_line(monkeypatch, tmp_path):
+    """GOMP_CPU_AFFINITY=abc made any command hang for ever as it imported torch (its OpenMP
+    runtime's parser loops): refused in one line before anything imports torch."""
+    monkeypatch.setenv("GOMP_CPU_AFFINITY", "abc")
+    status, _, err = run_main(["translate", "no-such-run"], tmp_path)
+    line = assert_one_clear_line(status, err, "GOMP_CPU_AFFINITY=abc")
+    assert status == 2 and line.startswith("attnseq: error: GOMP_CPU_AFFINITY='abc': not a list of CPUs")
+
+
+@pytest.mark.slow  # a process importing torch each example (about 1.5 s)
+@settings(max_examples=12, deadline=None)
+@given(value=st.text(st.sampled_from("0123456789 ,-:.x"), min_size=1, max_size=8))
+@example(value="0 3 1-2 4-15:2")
+@example(value="\uff10")  # a digit of another script: it hangs
+def test_an_openmp_affinity_attnseq_accepts_never_hangs_torchs_import(value):
+    """Every value of GOMP_CPU_AFFINITY the check lets through is one torch imports with (the
+    check's grammar is GNU OpenMP's documented one; outside it some values loop for ever)."""
+    import subprocess
+    import sys
+
+    from attnseq.errors import UserError
+    from attnseq.hardware import check_openmp_affinity
+
+    try:
+        check_openmp_affinity(value)
+    except UserError:
+        return
+    done = subprocess.run([sys.executable, "-c", "import torch; torch.ones(4096).add_(1)"], capture_output=True,
+                          timeout=60, env={**os.environ, "GOMP_CPU_AFFINITY": value})
+    assert done.returncode == 0, (value, done.stderr[-500:])
