@@ -163,9 +163,7 @@ def ctranslate2_isa() -> str | None:
     +7-13%, float32 beam 5 +3-6%, int8 greedy +1-7%, float32 greedy 1-5% slower, outputs
     unchanged (README, *Decoding with CTranslate2*). Elsewhere (Intel's AVX-512, not measured
     here; no AVX-512) CTranslate2 chooses."""
-    if cpuinfo("vendor_id") == "AuthenticAMD" and all(flag in cpu_flags() for flag in AVX512_FLAGS):
-        return "AVX512"
-    return None
+    return "AVX512" if cpuinfo("vendor_id") == "AuthenticAMD" and ctranslate2_isas().get("AVX512") else None
 
 
 def ctranslate2_isas() -> dict[str, bool]:
