@@ -93,7 +93,8 @@ def test_recommended_char_learns_dates_of_every_locale(tmp_path):
 def test_recommended_subword_learns_number_words(numbers, tmp_path):
     summary = attnseq.fit(CONFIGS / "recommended-subword.yaml", tmp_path / "run",
                           [f"data.dir={numbers}", "data.tokenizer.vocab_size=120", "train.max_steps=600",
-                           "train.eval_every=300", *BUDGET])
-    assert summary["dev_bleu"] >= 90  # 100 here
+                           "train.eval_every=100", "train.target_exact_match=0.95", *BUDGET])
+    # (stops once 95% of dev is exact: update 400 here, 64 s alone, where 600 updates took 85-100 s)
+    assert summary["dev_bleu"] >= 90  # 98.2 here
     test = attnseq.load(tmp_path / "run").evaluate(read_tsv(numbers / "test.tsv"))
-    assert test["bleu"] >= 90 and test["exact_match"] >= 0.9  # 99.8 and 0.997 here
+    assert test["bleu"] >= 90 and test["exact_match"] >= 0.9  # 99.2 and 0.98 here
