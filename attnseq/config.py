@@ -28,6 +28,7 @@ from .data.pipeline import UNICODE_FORMS
 from .data.sources import SOURCES
 from .data.tokenizers import TOKENIZERS
 from .errors import ConfigError
+from .hardware import MAX_THREADS
 from .schema import Variant, build, choice, number, plain, tagged, variant
 
 TIES = ("none", "decoder", "all")  # model.tie_embeddings: which embeddings are the output layer's matrix
@@ -234,7 +235,7 @@ class TrainConfig:
     select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy", "auto"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))
     precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast where faster (GPU, AMX), else fp32
-    threads: int = number(0, 0)  # torch intra-op threads; 0: torch's default
+    threads: int = number(0, 0, MAX_THREADS)  # torch intra-op threads; 0: torch's default
     # torch.compile the training step; the first update's time, compilation included, is logged.
     # Needs a C++ compiler on a CPU. Slower than eager on the CPU presets so far (graph breaks at
     # packed sequences, a recompilation per new length): the README's Benchmarks say by how much

@@ -151,6 +151,17 @@ def test_reproduce_records_the_options_given_not_where_it_writes(monkeypatch):
                         "attnseq reproduce placement --threads 4"]
 
 
+@pytest.mark.parametrize("threads", ["0", "-1", "1025", "100000"])
+def test_reproduce_refuses_threads_no_machine_runs(monkeypatch, capsys, threads):
+    """--threads 100000 spun 100,000 threads (a load of 40 on 2 cores) until it was killed; below 1
+    it was passed on as train.threads, an error naming a key the user never wrote."""
+    import attnseq.reproduce
+
+    monkeypatch.setattr(attnseq.reproduce, "reproduce", lambda *args, **kwargs: pytest.fail("reproduced"))
+    assert main(["reproduce", "placement", "--threads", threads]) == 2
+    assert capsys.readouterr().err.startswith(f"attnseq: error: reproduce: --threads must be 1 to 1,024, got {threads} ")
+
+
 def test_a_run_is_used_without_the_training_modules(quick_runs, tmp_path):
     """translate, evaluate and serve, and attnseq.load from Python, use a run without importing
     attnseq.train (nor does building the parser import torch): one fresh interpreter for all."""

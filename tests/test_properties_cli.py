@@ -396,12 +396,32 @@ def test_an_openmp_affinity_attnseq_accepts_never_hangs_torchs_import(value):
     import sys
 
     from attnseq.errors import UserError
-    from attnseq.hardware import check_openmp_affinity
+    from attnseq.hardware import check_openmp_environment
 
     try:
-        check_openmp_affinity(value)
+        check_openmp_environment({"GOMP_CPU_AFFINITY": value})
     except UserError:
         return
     done = subprocess.run([sys.executable, "-c", "import torch; torch.ones(4096).add_(1)"], capture_output=True,
                           timeout=60, env={**os.environ, "GOMP_CPU_AFFINITY": value})
     assert done.returncode == 0, (value, done.stderr[-500:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.one_of(st.integers(0, 10**6).map(str), st.lists(st.integers(0, 5000), min_size=1, max_size=3).map(
+    lambda ns: ",".join(map(str, ns))), st.text(max_size=8)))
+@example(value="100000")  # torch's OpenMP runtime failed to create its threads and ended the process
+def test_an_omp_num_threads_no_machine_runs_is_one_line(value):
+    """OMP_NUM_THREADS, whatever it holds: accepted unless one of its numbers (a nested list such as
+    "4,2" has several) asks for more than hardware.MAX_THREADS threads; that is a UserError
+    naming the variable, before torch creates them."""
+    from attnseq.errors import UserError
+    from attnseq.hardware import MAX_THREADS, check_openmp_environment
+    from attnseq.utils import whole_number
+
+    too_many = any((n := whole_number(part)) is not None and n > MAX_THREADS for part in value.split(","))
+    if too_many:
+        with pytest.raises(UserError, match=r"^OMP_NUM_THREADS=.*: more threads than attnseq runs"):
+            check_openmp_environment({"OMP_NUM_THREADS": value})
+    else:
+        check_openmp_environment({"OMP_NUM_THREADS": value})

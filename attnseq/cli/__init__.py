@@ -17,7 +17,7 @@ import sys
 
 from ..errors import UserError
 from ..files import os_error_message
-from ..hardware import check_openmp_affinity
+from ..hardware import check_openmp_environment
 from . import average, compare, data, demo, evaluate, export, plot, reproduce, serve, train, translate
 from .arguments import HelpFormatter, command_line_message
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     # has no say; one matplotlib does not know would end its import in a ValueError
     os.environ.pop("MPLBACKEND", None)
     try:
-        check_openmp_affinity(os.environ.get("GOMP_CPU_AFFINITY"))  # before anything imports torch
+        check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
         logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                             format="%(message)s", stream=sys.stderr)

@@ -3,9 +3,11 @@ its page; ``--list`` lists the reproductions."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..errors import UserError
+from ..hardware import MAX_THREADS
 from .arguments import add_overwrite, add_set, given_options
 
 HELP = "check a claim of the literature: train, tabulate, plot, write a page"
@@ -51,6 +53,9 @@ def run(args: argparse.Namespace) -> None:
         return
     if args.jobs < 1:
         raise UserError(f"reproduce: --jobs must be at least 1, got {args.jobs}")
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        raise UserError(f"reproduce: --threads must be 1 to {MAX_THREADS:,}, got {args.threads} (the cores, "
+                        f"{os.cpu_count() or 1} here, are the most that helps)")
     if args.jobs > 1 and not args.all:
         raise UserError("reproduce --jobs runs several reproductions at once: it goes with --all")
     if args.all:
@@ -69,8 +74,6 @@ def run_all(args: argparse.Namespace) -> None:
     """``--all``: every reproduction at its default budget, one after the other or ``--jobs`` at a
     time (each in its own process, with the cores shared out among them); every page is checked
     before the first one trains (page.check_page), and the index is written once all have run."""
-    import os
-
     from ..reproduce import REPRODUCTIONS, reproduce
     from ..reproduce.page import check_page, write_index
     from ..reproduce.runner import reproduce_in_processes
