@@ -425,3 +425,47 @@ def test_an_omp_num_threads_no_machine_runs_is_one_line(value):
             check_openmp_environment({"OMP_NUM_THREADS": value})
     else:
         check_openmp_environment({"OMP_NUM_THREADS": value})
+
+
+def _refused_memory():
+    """What torch's CPU allocator raises when the system refuses it memory (as ulimit -v made
+    translate --beam 100000 raise; a traceback before)."""
+    import torch
+
+    try:
+        torch.empty(1 << 62, dtype=torch.uint8)
+    except RuntimeError as err:
+        return err
+    raise AssertionError("an exbibyte tensor was allocated")
+
+
+@pytest.mark.parametrize("raised, said", [
+    (_refused_memory, "out of memory (4,294,967,296.00 GiB asked at once)"),
+    (lambda: MemoryError(), "out of memory (MemoryError)"),
+    (lambda: __import__("numpy").empty(1 << 62, dtype="uint8"), "out of memory (Unable to allocate"),
+])
+def test_memory_the_system_refuses_is_one_line_saying_what_to_ask_less_of(raised, said, tmp_path):
+    """Memory asked of the system and refused (torch's allocator, NumPy's, Python's MemoryError):
+    exit 2 in one line saying how much was asked and which settings ask for less."""
+    from attnseq.cli import translate
+
+    def run(args):
+        found = raised()
+        raise found if isinstance(found, BaseException) else AssertionError("allocated")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(translate, "run", run)
+        status, _, err = run_main(["translate", "some-run"], tmp_path)
+    line = assert_one_clear_line(status, err, said)
+    assert status == 2 and line.startswith(f"attnseq: error: {said}") and "decode.beam_size" in line, line
+
+
+def test_another_runtime_error_is_still_a_bugs_traceback(tmp_path):
+    from attnseq.cli import translate
+
+    def run(args):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(RuntimeError, match="shape mismatch"):
+        patch.setattr(translate, "run", run)
+        run_main(["translate", "some-run"], tmp_path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 
@@ -96,6 +97,19 @@ def stdout_refuses(err: UnicodeEncodeError) -> str | None:
     return None
 
 
+def out_of_memory(err: BaseException) -> str | None:
+    """What was refused when ``err`` is the system refusing memory (NumPy's MemoryError, torch's
+    allocators: "can't allocate memory: you tried to allocate N bytes" on the CPU, CUDA's
+    out of memory), else None."""
+    text = str(err)
+    if isinstance(err, MemoryError) or "can't allocate memory" in text or "out of memory" in text.lower():
+        asked = re.search(r"tried to allocate (\d+) bytes", text)
+        if asked:
+            return f"{int(asked.group(1)) / 2**30:,.2f} GiB asked at once"
+        return text.strip().splitlines()[0][:200] if text.strip() else type(err).__name__
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status.
 
@@ -126,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
         if os_error_message(err) is None:
             raise
         print(f"attnseq: error: {os_error_message(err)}", file=sys.stderr)
+        return 2
+    except (MemoryError, RuntimeError) as err:  # memory asked of the system and refused; any other is a bug
+        if not out_of_memory(err):
+            raise
+        print(f"attnseq: error: out of memory ({out_of_memory(err)}); ask for less at once: decode.batch_size "
+              "and decode.beam_size (--beam) when decoding, train.batch_size or train.batch_tokens when training",
+              file=sys.stderr)
         return 2
     except UnicodeEncodeError as err:  # an output standard output's encoding cannot hold; any other is a bug
         encoding = stdout_refuses(err)
