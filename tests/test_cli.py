@@ -291,3 +291,17 @@ def test_an_api_error_is_told_by_the_flag_the_command_has(argument, detail, key)
         assert not line.startswith(argument) and (line.startswith(word) if word else line == detail)
         flags = {o for _, p in parsers(build_parser()) for a in p._actions for o in a.option_strings}
         assert not word or word in flags
+
+
+def test_data_refuses_more_workers_than_cpus(monkeypatch, capsys, tmp_path):
+    """--workers above the CPUs this process may use: one line, nothing written (the output is the
+    same for any number; each worker is a process)."""
+    import attnseq.hardware
+
+    monkeypatch.setattr(attnseq.hardware, "usable_cpus", lambda: 2)
+    assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "3",
+                 "--out", str(tmp_path / "d")]) == 2
+    assert capsys.readouterr().err.startswith("attnseq: error: --workers 3: more processes than the 2 CPUs")
+    assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())
+    assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "2",
+                 "--out", str(tmp_path / "d")]) == 0

@@ -217,3 +217,15 @@ def test_a_cache_that_cannot_be_written_is_one_line_naming_the_setting(tmp_path,
     with pytest.raises(UserError, match=rf"^{tmp_path / 'file'}\S* \({re.escape(chosen_by)}\): cannot keep the "
                                         r"prepared training data there \(.*\); set data.cache to a folder you can write$"):
         prepare_training(data, TsvText(path))
+
+
+def test_more_processes_than_cpus_is_one_line_naming_the_key(tmp_path, monkeypatch):
+    """data.processes above the CPUs this process may use: a ConfigError naming the key (they gain
+    nothing; a corpus of gigabytes has thousands of parts, each would have had its process)."""
+    from attnseq.errors import ConfigError
+
+    path = write_tsv(tmp_path / "train.tsv", reverse_pairs(20))
+    monkeypatch.setattr(prepare, "usable_cpus", lambda: 2)
+    with pytest.raises(ConfigError, match=r"^data.processes: 3 processes on the 2 CPUs .* give at most 2 \(0: one per"):
+        prepare_training(settings(path, tmp_path / "cache", "data.processes=3"), TsvText(path))
+    assert prepare_training(settings(path, tmp_path / "cache", "data.processes=2"), TsvText(path))[1]

@@ -204,8 +204,14 @@ def data_passages(args) -> None:
 
 
 def _workers(args) -> int:
+    """--workers, or one per CPU; more than the CPUs this process may use is a UserError (they
+    gain nothing, the output being the same for any number, and each is a process)."""
     from ..data.generated import default_workers
+    from ..hardware import usable_cpus
 
+    if args.workers and args.workers > usable_cpus():
+        raise UserError(f"--workers {args.workers}: more processes than the {usable_cpus()} CPUs this process may use "
+                        f"gain nothing (the output is the same for any number); give at most {usable_cpus()}")
     return args.workers or default_workers()
 
 
