@@ -45,6 +45,14 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def past_cpus(count: int, name: str) -> str | None:
+    """The message when ``name`` asks for ``count`` processes, more than the CPUs this process may
+    use (they would gain nothing), else None."""
+    cpus = usable_cpus()
+    return f"{name}: {count} processes on the {cpus} CPUs this process may use gain nothing; give at most {cpus}" \
+        if count > cpus else None
+
+
 def cpu_model() -> str:
     """The CPU's model name (e.g. "AMD EPYC"), or what the platform reports."""
     return cpuinfo("model name") or platform.processor() or platform.machine()

@@ -301,7 +301,8 @@ def test_data_refuses_more_workers_than_cpus(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(attnseq.hardware, "usable_cpus", lambda: 2)
     assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "3",
                  "--out", str(tmp_path / "d")]) == 2
-    assert capsys.readouterr().err.startswith("attnseq: error: --workers 3: more processes than the 2 CPUs")
+    assert capsys.readouterr().err.startswith("attnseq: error: --workers: 3 processes on the 2 CPUs this process may "
+                                              "use gain nothing; give at most 2 (the output is the same for any")
     assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())
     assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "2",
                  "--out", str(tmp_path / "d")]) == 0

@@ -142,9 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"attnseq: error: {os_error_message(err)}", file=sys.stderr)
         return 2
     except (MemoryError, RuntimeError) as err:  # memory asked of the system and refused; any other is a bug
-        if not out_of_memory(err):
+        refused = out_of_memory(err)
+        if not refused:
             raise
-        print(f"attnseq: error: out of memory ({out_of_memory(err)}); ask for less at once: decode.batch_size "
+        print(f"attnseq: error: out of memory ({refused}); ask for less at once: decode.batch_size "
               "and decode.beam_size (--beam) when decoding, train.batch_size or train.batch_tokens when training",
               file=sys.stderr)
         return 2

@@ -206,13 +206,12 @@ def data_passages(args) -> None:
 def _workers(args) -> int:
     """--workers, or one per CPU; more than the CPUs this process may use is a UserError (they
     gain nothing, the output being the same for any number, and each is a process)."""
-    from ..data.generated import default_workers
-    from ..hardware import usable_cpus
+    from ..hardware import past_cpus, usable_cpus
 
-    if args.workers and args.workers > usable_cpus():
-        raise UserError(f"--workers {args.workers}: more processes than the {usable_cpus()} CPUs this process may use "
-                        f"gain nothing (the output is the same for any number); give at most {usable_cpus()}")
-    return args.workers or default_workers()
+    too_many = past_cpus(args.workers or 0, "--workers")
+    if too_many:
+        raise UserError(f"{too_many} (the output is the same for any number)")
+    return args.workers or usable_cpus()
 
 
 def write_generated(args, splits, counts: dict[str, int], what: str = "pairs") -> None:

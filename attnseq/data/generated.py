@@ -21,7 +21,6 @@ from itertools import chain, islice
 from pathlib import Path
 
 from ..files import open_outputs
-from ..hardware import usable_cpus
 from ..progress import StepProgress
 from .dates import DateBlocks
 from .splits import SPLIT_NAMES, check_split_sizes, make_date_splits, tsv_text
@@ -31,11 +30,6 @@ Maker = Callable[[int, int], list[Pair]]  # (block index, pairs) -> the block's 
 Blocks = Iterable[tuple[int, str]]  # (pairs, their TSV text) of each block in turn
 BLOCK_PAIRS = 20_000
 DISTINCT_DATES = 100_000  # the first training dates, like dev and test, have distinct sources
-
-
-def default_workers() -> int:
-    """Processes to generate with: one per CPU this process may run on."""
-    return usable_cpus()
 
 
 def blocks(make: Maker, n: int, workers: int = 1, first: int = 0, size: int | None = None) -> Iterator[tuple[int, str]]:

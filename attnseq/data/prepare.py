@@ -45,7 +45,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import ConfigError, DataError, UserError
-from ..hardware import usable_cpus
+from ..hardware import past_cpus, usable_cpus
 from ..schema import plain
 from .corpus import CorpusChecks, Tally as Lines
 from .pipeline import FixedWidth, TextPipeline, normalise, warn_too_long
@@ -231,9 +231,9 @@ def process_count(data, size: int) -> int:
     process may use), one for every PROCESS_BYTES at most; one where processes cannot be forked.
     More than the CPUs is a ConfigError: they gain nothing, and thousands (a corpus of gigabytes
     has as many parts) would each hold a copy of the process."""
-    if data.processes > usable_cpus():
-        raise ConfigError(f"data.processes: {data.processes} processes on the {usable_cpus()} CPUs this process may use "
-                          f"gain nothing; give at most {usable_cpus()} (0: one per CPU)", key="data.processes")
+    too_many = past_cpus(data.processes, "data.processes")
+    if too_many:
+        raise ConfigError(f"{too_many} (0: one per CPU)", key="data.processes")
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(data.processes or usable_cpus(), size // PROCESS_BYTES))

@@ -31,13 +31,13 @@ class FormulasOptions:
 def formula_data(folder: Path, o: FormulasOptions) -> Path:
     """``folder`` holding the formulas of ``o`` (generated unless it holds the same counts)."""
     from ..data.formulas import formula_files
-    from ..data.generated import default_workers
     from ..files import write_files
+    from ..hardware import usable_cpus
 
     counts = {"train": o.train, "dev": o.dev, "test": o.test}
     if all((folder / f"{s}.tsv").exists() and count(folder, s) == n for s, n in counts.items()):
         return folder
-    write_files(folder, formula_files(counts, seed=o.seed, workers=default_workers()), overwrite=True)
+    write_files(folder, formula_files(counts, seed=o.seed, workers=usable_cpus()), overwrite=True)
     return folder
 
 
