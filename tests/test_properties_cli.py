@@ -469,3 +469,36 @@ def test_another_runtime_error_is_still_a_bugs_traceback(tmp_path):
     with pytest.MonkeyPatch.context() as patch, pytest.raises(RuntimeError, match="shape mismatch"):
         patch.setattr(translate, "run", run)
         run_main(["translate", "some-run"], tmp_path)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.one_of(st.integers(-3, 2000).map(str), st.text(max_size=6)),
+       command=st.sampled_from(["workers", "threads"]))
+@example(value="\u0663", command="threads")
+@example(value="1025", command="threads")
+@example(value="3", command="workers")
+def test_a_count_of_processes_or_threads_is_done_or_one_line(value, command, tmp_path_factory):
+    """data --workers and reproduce --threads, whatever they are given (on a machine of 2 CPUs):
+    the data written or the reproduction started, or exit 2 in one line naming the option; past
+    the CPUs (workers) or 1,024 (threads) never reaches a pool or torch."""
+    import attnseq.hardware
+    import attnseq.reproduce
+
+    folder = tmp_path_factory.mktemp("counts")
+    argv = (["data", "dates", "--train", "40", "--dev", "5", "--test", "5", "--out", str(folder / "d"), "--workers"]
+            if command == "workers" else ["reproduce", "placement", "--out", str(folder / "p"), "--threads"])
+    started = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(attnseq.hardware, "usable_cpus", lambda: 2)
+        patch.setattr(attnseq.reproduce, "reproduce", lambda *args, threads, **kwargs: started.append(threads))
+        status, _, err = run_main([*argv, value], folder)
+    line = assert_one_clear_line(status, err, [*argv, value])
+    try:
+        number = int(value)  # (as argparse reads both: "٣", "1_0" and " 2" are numbers too)
+    except ValueError:
+        number = None
+    fits = number is not None and 1 <= number <= (2 if command == "workers" else 1024)
+    if line is not None:
+        assert "--workers" in line or "--threads" in line, line
+    assert (status == 0) == fits, (value, line)
+    assert started == ([number] if fits and command == "threads" else [])
