@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tokenize
@@ -159,6 +160,9 @@ TRAINED = ["train.max_steps=2500", "train.threads=1", "train.progress=false", "t
 
 # Commands not run, by their first word.
 SKIPPED = {"make": "make is the CI itself (it installs .venv and runs this suite)"}
+# Commands that need a program of the system besides attnseq: where it is not installed they, and
+# the commands that read what they write, are skipped with the reason, as their own tests are.
+NEEDS = {("attnseq", "data", "speech"): "espeak-ng", ("attnseq", "reproduce", "speech"): "espeak-ng"}
 
 
 def slow_reason(words: list[str], home: Path | None = None) -> str | None:
@@ -207,6 +211,7 @@ class Reader:
     stdout: str = ""  # what the last command printed
     checked: int = 0  # values stated in python comments that were checked
     not_made: set = field(default_factory=set)  # what the slow commands left out would have written (--out)
+    unmade: dict = field(default_factory=dict)  # what commands skipped for a missing program would have written
 
     @classmethod
     def checkout(cls, tmp_path: Path, monkeypatch, **kwargs) -> "Reader":
@@ -248,6 +253,12 @@ class Reader:
         if missing := missing_path(words):
             return Outcome(snippet, "skipped", missing)
         reads = {w.rpartition("=")[2] for w in words}
+        unmade = [p for p in self.unmade if any(r == p or r.startswith(p + "/") for r in reads)]
+        if unmade or ((program := NEEDS.get(tuple(words[:3]))) and not shutil.which(program)):
+            program = self.unmade[unmade[0]] if unmade else program
+            self.unmade |= {words[i + 1]: program for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
+            return Outcome(snippet, "skipped", f"needs {program}, which is not installed (apt-get install {program}; "
+                                               ".ci/run does)")
         if not self.run_slow and (made := [p for p in self.not_made if any(r == p or r.startswith(p + "/") for r in reads)]):
             return Outcome(snippet, "slow", f"slow: reads {made[0]}, which a slow command writes")
         if (slow := slow_reason(words, self.home)) and not self.run_slow:
