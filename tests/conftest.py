@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from learning import seed
+
 if TYPE_CHECKING:
     import torch
 
@@ -243,7 +245,7 @@ def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     from attnseq.config import load_config
     from attnseq.nn import build_model
 
-    torch.manual_seed(0)
+    torch.manual_seed(seed(0))
     cfg = load_config(None, [f"model.embed_size={hidden // 2}", f"model.hidden_size={hidden}", *overrides]).model
     model = build_model(cfg, V, V)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
@@ -260,7 +262,7 @@ def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
 
 # What every attention design needs to learn the reversal task perfectly.
 LEARN = ["train.epochs=12", "train.lr=0.003", "train.schedule=plateau", "train.select_by=loss",
-         "model.hidden_size=64"]
+         "model.hidden_size=64", f"train.seed={seed(1)}"]
 
 TINY = [
     "model.embed_size=16",

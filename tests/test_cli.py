@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from attnseq.cli import build_parser, main
 
 from conftest import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
+from learning import at_least, learns
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -43,6 +44,7 @@ def trained(reverse_dir, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@learns
 def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
     assert main(["-q", "evaluate", str(trained), "--data", str(reverse_dir / "test.tsv"), "--json"]) == 0
     metrics = json.loads(capsys.readouterr().out)
@@ -50,7 +52,7 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
         assert key in metrics
     assert "bleu" not in metrics  # one-word references: BLEU-4 would be 0 however right they are
     assert metrics["sentences"] == 40
-    assert metrics["exact_match"] == 1.0 and metrics["token_accuracy"] == 1.0
+    at_least("test exact match", metrics["exact_match"], 1.0)
     # a data folder means its test split
     assert main(["-q", "evaluate", str(trained), "--data", str(reverse_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sentences"] == 40

@@ -28,6 +28,7 @@ from attnseq.nn.rnn.decoders import DECODERS
 from attnseq.nn.rnn.encoders import ENCODERS
 
 from conftest import ROOT, copy_batch, padded_batch, train_task
+from learning import at_least, at_most, learns
 
 V, V_TGT = 12, 15
 SMALL = ["model.embed_size=8", "model.hidden_size=12"]
@@ -120,25 +121,26 @@ def test_int8_steps_and_encodes_like_fp32_within_quantisation():
 
 
 @pytest.mark.slow
+@learns
 def test_a_trained_model_decodes_alike_in_int8():
     """A model trained to reverse sequences: int8 gives fp32's outputs on nearly every sentence,
     the log-probabilities of the right tokens within 0.02 and every probability within 0.02 (the
     log-probabilities of tokens the model all but rules out, below e^-10, move more)."""
-    model = train_task("model.decoder=luong", "model.attention=general", steps=150, reverse=True)
+    model = train_task("model.decoder=luong", "model.attention=general", steps=300, reverse=True)
     quantised = quantize_int8(copy.deepcopy(model))
     src, mask, tgt_in, tgt_out, tgt_mask, (targets, lengths) = copy_batch(200, torch.Generator().manual_seed(7),
                                                                          reverse=True)
     with torch.no_grad():
         fp32, int8 = (torch.log_softmax(m.logits(src, mask, tgt_in), -1) for m in (model, quantised))
         right = [x.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)[tgt_mask] for x in (fp32, int8)]
-        assert (right[0] - right[1]).abs().max() < 0.02
-        assert (fp32.exp() - int8.exp())[tgt_mask].abs().max() < 0.02
+        at_most("largest change of a right token's log-probability", (right[0] - right[1]).abs().max(), 0.02)
+        at_most("largest change of a probability", (fp32.exp() - int8.exp())[tgt_mask].abs().max(), 0.02)
         settings = dataclasses.replace(load_config(None).decode, beam_size=1, max_len=8)
         outputs = [h[0].tokens for h in search(model, src, mask, settings)]
         int8_outputs = [h[0].tokens for h in search(quantised, src, mask, settings)]
     expected = [y[: int(n)].tolist() for y, n in zip(targets, lengths)]
-    assert sum(a == b for a, b in zip(outputs, expected)) >= 0.95 * len(expected)  # the model has learned
-    assert sum(a == b for a, b in zip(outputs, int8_outputs)) >= 0.97 * len(outputs)
+    at_least("fp32 exact match", sum(a == b for a, b in zip(outputs, expected)) / len(expected), 0.95)
+    at_least("int8 outputs equal to fp32's", sum(a == b for a, b in zip(outputs, int8_outputs)) / len(outputs), 0.97)
 
 
 # -- the setting reaches the model ---------------------------------------------------------------

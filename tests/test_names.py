@@ -12,6 +12,7 @@ import pytest
 from attnseq.data.names import make_name_splits
 
 from conftest import ROOT, sets
+from learning import at_least, at_most, learns
 
 NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
@@ -79,6 +80,7 @@ def test_a_copying_run_trains_and_translates_names_it_never_saw(tmp_path):
 
 
 @pytest.mark.slow
+@learns
 def test_copy_attention_writes_unseen_names_that_the_same_model_cannot(tmp_path):
     """configs/copy-names.yaml: >= 95% test exact match on requests whose every name is new; the
     same model without copying (model.copy=false), trained as long, gets almost none."""
@@ -87,5 +89,5 @@ def test_copy_attention_writes_unseen_names_that_the_same_model_cannot(tmp_path)
     copying = train_names(data, tmp_path / "copy", "train.max_steps=400", "train.threads=1")
     minutes = (time.perf_counter() - started) / 60
     plain = train_names(data, tmp_path / "plain", "model.copy=false", "train.max_steps=400", "train.threads=1")
-    assert copying >= 0.95, (copying, plain, minutes)
-    assert plain <= 0.05, (copying, plain)
+    at_least("test exact match with copying", copying, 0.95)
+    at_most("test exact match without copying", plain, 0.05)

@@ -17,6 +17,7 @@ from attnseq.data.dates import ALL_LOCALES
 from attnseq.data.splits import make_date_splits, write_split_dir
 
 from conftest import ROOT
+from learning import at_least, learns
 
 CONFIGS = ROOT / "configs"
 BUDGET = ["train.progress=false", "train.log_every=0", "train.threads=1"]
@@ -79,22 +80,25 @@ def numbers(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@learns
 def test_recommended_char_learns_dates_of_every_locale(tmp_path):
     folder = tmp_path / "dates"
     write_split_dir(folder, *make_date_splits(8_000, 300, 300, seed=0, locales=ALL_LOCALES))
     summary = attnseq.fit(CONFIGS / "recommended-char.yaml", tmp_path / "run",
                           [f"data.dir={folder}", "train.max_steps=500", "train.eval_every=250", *BUDGET])
-    assert summary["dev_exact_match"] >= 0.9  # 0.97 here
+    at_least("dev exact match", summary["dev_exact_match"], 0.9)
     test = attnseq.load(tmp_path / "run").evaluate(read_tsv(folder / "test.tsv"))
-    assert test["exact_match"] >= 0.9  # 0.98 here
+    at_least("test exact match", test["exact_match"], 0.9)
 
 
 @pytest.mark.slow
+@learns
 def test_recommended_subword_learns_number_words(numbers, tmp_path):
     summary = attnseq.fit(CONFIGS / "recommended-subword.yaml", tmp_path / "run",
                           [f"data.dir={numbers}", "data.tokenizer.vocab_size=120", "train.max_steps=600",
                            "train.eval_every=100", "train.target_exact_match=0.95", *BUDGET])
     # (stops once 95% of dev is exact: update 400 here, 64 s alone, where 600 updates took 85-100 s)
-    assert summary["dev_bleu"] >= 90  # 98.2 here
+    at_least("dev BLEU", summary["dev_bleu"], 90)
     test = attnseq.load(tmp_path / "run").evaluate(read_tsv(numbers / "test.tsv"))
-    assert test["bleu"] >= 90 and test["exact_match"] >= 0.9  # 99.2 and 0.98 here
+    at_least("test BLEU", test["bleu"], 90)
+    at_least("test exact match", test["exact_match"], 0.9)

@@ -13,6 +13,7 @@ from attnseq.nn.attention import SCORERS, build_scorer
 from attnseq.schema import Variant
 
 from conftest import learn_task, scorer_variant
+from learning import at_least, learns
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
 LENGTHS = torch.tensor([7, 5, 2])
@@ -204,13 +205,14 @@ def test_cosine_ignores_the_query_length_and_has_a_temperature():
 
 
 @pytest.mark.slow
+@learns
 @pytest.mark.parametrize("name", SCORERS.names())
 def test_copy_task_learned(name):
     """Each scorer inside the Luong decoder learns to copy strings of 3-5 symbols."""
     variant = scorer_variant(name, window=2, size=16)
     accuracy = learn_task(f"model.attention={json.dumps(variant.plain())}", "model.decoder=luong",
                           "model.decoder.input_feeding=false")
-    assert accuracy >= 0.9, (name, accuracy)
+    at_least("exact match", accuracy, 0.85)
 
 
 def test_local_m_on_a_reversed_source_centres_on_the_mirror_position():

@@ -13,6 +13,7 @@ from attnseq.cli import main
 from attnseq.data.audio import SAMPLE_RATE, read_wav, resample, wav_bytes
 from attnseq.data.features import FeatureSettings, hz_to_mel, log_mel, mel_filters, mel_to_hz
 from attnseq.errors import DataError
+from learning import at_least, learns, seed
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None,
                                   reason="espeak-ng is not installed: attnseq data speech speaks with it "
@@ -221,6 +222,7 @@ def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_cover
 
 
 @pytest.mark.slow
+@learns
 def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path):
     """The preset, small, on sequences of two tones (no espeak-ng needed; 4 frames, 40 ms, a listener
     step, so a tone of 120 ms spans three; with the preset's two pyramidal layers the listener
@@ -240,8 +242,8 @@ def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path
                  *sets("data.tokenizer=word", "model.hidden_size=64", "train.max_steps=800",
                        "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}", "train.eval_every=100",
                        "train.patience=0", "train.progress=false", "train.log_every=0",
-                       "train.target_exact_match=1.0")]) == 0
+                       "train.target_exact_match=1.0", f"train.seed={seed(1)}")]) == 0
     pairs = [line.split("\t") for line in (data / "test.tsv").read_text().splitlines()]
     found = attnseq.load(run).search([str(data / name) for name, _ in pairs], keep_attention=True)
-    assert exact_match([t.outputs[0] for t in found], [text for _, text in pairs]) >= 0.95
-    assert monotonic_share(found) >= 0.95
+    at_least("test exact match", exact_match([t.outputs[0] for t in found], [text for _, text in pairs]), 0.95)
+    at_least("monotonic share", monotonic_share(found), 0.95)

@@ -15,6 +15,7 @@ from attnseq.nn.model import build_model, count_parameters
 from attnseq.nn.transformer.layers import causal_mask, scaled_dot_product
 
 from conftest import ROOT
+from learning import at_least, learns, seed
 
 SRC_V, TGT_V = 11, 13
 
@@ -250,8 +251,9 @@ def reversal(n: int, g: torch.Generator) -> list[Example]:
 
 
 @pytest.mark.slow
+@learns
 def test_learns_to_reverse_sequences():
-    torch.manual_seed(0)
+    torch.manual_seed(seed(0))
     model = build_model(model_config(layers=1, heads=4, hidden_size=64, ff_size=128), 12, 12)
     steps, warmup = 220, 30
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98))
@@ -269,7 +271,7 @@ def test_learns_to_reverse_sequences():
     test = reversal(200, g)
     b = collate(test, range(len(test)))
     hyps = greedy_search(model, b.src, b.src_mask, max_lengths(b.src_mask, 1.0, 2, 20))
-    assert [h[0].tokens for h in hyps] == [e.tgt for e in test]
+    at_least("exact match", sum(h[0].tokens == e.tgt for h, e in zip(hyps, test)) / len(test), 1.0)
 
 
 @pytest.mark.parametrize("preset", ["transformer-tiny", "transformer-gettext-de"])
