@@ -39,6 +39,36 @@ def cpu_flags() -> frozenset[str]:
     return frozenset((cpuinfo("flags") or "").split())
 
 
+# The variables that hold torch's libraries (and MKL beneath CTranslate2) to an instruction set
+# below the CPU's own, to compute as an older CPU does (bench/isa.py), and the values that hold
+# them to AVX2 or less: there none of them runs AVX-512, its VNNI and BF16, AVX-VNNI or AMX.
+KERNEL_CAPS = ("MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY")
+AVX2_OR_LESS = {"AVX2", "AVX", "SSE4_2", "SSE41", "DEFAULT"}
+PAST_AVX2 = ("avx512", "amx", "avx_vnni")
+
+
+def kernel_cap() -> str | None:
+    """``VARIABLE=value`` of the first of KERNEL_CAPS that holds the kernels to AVX2 or less, or
+    None where the kernels may use all the CPU has."""
+    for name in KERNEL_CAPS:
+        if os.environ.get(name, "").strip().upper() in AVX2_OR_LESS:
+            return f"{name}={os.environ[name]}"
+    return None
+
+
+def kernel_flags() -> frozenset[str]:
+    """The CPU's flags that its kernels may use: all of cpu_flags(), less the instructions past
+    AVX2 where kernel_cap() holds them back."""
+    flags = cpu_flags()
+    return flags if kernel_cap() is None else frozenset(f for f in flags if not f.startswith(PAST_AVX2))
+
+
+def where_held() -> str:
+    """ " (its kernels held to AVX2 by VARIABLE=value)" where they are, else nothing: the end of
+    a reason that names the CPU."""
+    return f" (its kernels held to AVX2 by {cap})" if (cap := kernel_cap()) else ""
+
+
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity; the machine's count where the system
     does not say)."""
@@ -66,7 +96,7 @@ def bf16_in_hardware(device_type: str = "cpu") -> bool:
         import torch
 
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    return bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
+    return bool({"avx512_bf16", "amx_bf16"} & kernel_flags())
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,10 +144,10 @@ def int8_in_hardware() -> tuple[bool, str]:
     when it does not). int8 decoding (decode.precision int8) needs it: without VNNI or AMX the
     kernels multiply in pairs through 16-bit sums, which saturate unless activations lose a bit,
     and gain little over float32."""
-    found = [flag for flag in INT8_FLAGS if flag in cpu_flags()]
+    found = [flag for flag in INT8_FLAGS if flag in kernel_flags()]
     if found:
         return True, ""
-    return False, f"({cpu_model()}) has no int8 dot-product instructions ({', '.join(INT8_FLAGS)})"
+    return False, f"({cpu_model()}{where_held()}) has no int8 dot-product instructions ({', '.join(INT8_FLAGS)})"
 
 
 # glibc's mallopt parameters (malloc.h)

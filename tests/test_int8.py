@@ -146,8 +146,10 @@ def test_a_trained_model_decodes_alike_in_int8():
 # -- the setting reaches the model ---------------------------------------------------------------
 @pytest.fixture
 def vnni(monkeypatch):
-    """A CPU with int8 dot products, whatever this machine's is today (the kernels run anyway)."""
+    """A CPU with int8 dot products and its kernels free to use them, whatever this machine's is
+    today and whatever bench/isa.py holds them to (the kernels run anyway)."""
     monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset({"avx2", "avx512_vnni"}))
+    monkeypatch.setattr(hardware, "kernel_cap", lambda: None)
 
 
 @pytest.fixture

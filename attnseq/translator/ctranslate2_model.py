@@ -36,6 +36,7 @@ from the torch engine's when hypotheses score alike; greedy search is the same s
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -47,10 +48,12 @@ from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis, gnmt_penalty
 from ..decoding.options import output_limits
 from ..errors import ConfigError, UserError
-from ..hardware import import_ctranslate2, usable_cpus
+from ..hardware import import_ctranslate2, int8_in_hardware, usable_cpus
 from ..runs import EXPORT_FILE
 from ..utils import whole_number
 from .base import Translator
+
+log = logging.getLogger("attnseq")
 
 
 def read_export(folder: str | Path) -> dict:
@@ -250,7 +253,8 @@ class CTranslate2Translator(Translator):
         ``threads``: None for the config's train.threads (0: OMP_NUM_THREADS, else the cores)."""
         from ..data.pipeline import TextPipeline
 
-        exported = read_export(folder)["checkpoint"]
+        record = read_export(folder)
+        exported = record["checkpoint"]
         if checkpoint not in ("best", exported):
             raise UserError(f"--checkpoint {checkpoint}: {folder} holds the weights of the run's {exported} checkpoint "
                             f"(attnseq export RUN --checkpoint {checkpoint} exports the other)")
@@ -258,6 +262,11 @@ class CTranslate2Translator(Translator):
         # decode.precision int8 (--precision int8) computes in int8 whatever the export stores
         # (CTranslate2 quantises float32 weights as it loads them); fp32 computes as the export stores
         compute_type = "int8" if config.decode.precision == "int8" else "default"
+        if device == "cpu" and (compute_type == "int8" or record.get("quantization") == "int8"):
+            has, why_not = int8_in_hardware()
+            if not has:  # MKL's int8 products without VNNI saturate: CTranslate2's outputs come out wrong
+                log.warning("int8: this CPU %s; CTranslate2 decodes the export in float32", why_not)
+                compute_type = "float32"
         translator = cls(folder, pipeline, config, device, config.train.threads if threads is None else threads,
                          compute_type)
         translator.precision = "int8" if translator.model.compute_type.startswith("int8") else "fp32"
