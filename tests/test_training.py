@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -102,6 +103,9 @@ def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monk
 @pytest.mark.slow
 def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, tmp_path, caplog):
     """train.compile: the same losses as eager steps (within float noise), the first update's time logged."""
+    if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() in ("avx2", "default"):
+        pytest.skip("torch.compile's code diverges to nan at the first update with ATEN_CPU_CAPABILITY set below "
+                    "the CPU's own (torch 2.13; seen on an AVX-512 Xeon held to avx2), not on the CPU's own kernels")
     def losses(run, *extra):
         Trainer(config(reverse_data, "train.max_steps=4", "train.log_every=1", "model.dropout=0", *extra), run).fit()
         return [json.loads(line)["loss"] for line in (run / "metrics.jsonl").read_text().splitlines()
