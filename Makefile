@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench drill clean
+.PHONY: install demo test test-fast test-kernels margins bench drill clean
 
 # Python keeps compiled modules, and pytest its rewritten test modules, in __pycache__: a shell
 # that sets PYTHONDONTWRITEBYTECODE makes every run compile them again (3-5 s of each test run).
@@ -31,6 +31,18 @@ test: install
 # commands run one by one), < 40 s.
 test-fast: install
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests
+
+# The tests that train a model to a threshold (marked learns) again, with torch, MKL, oneDNN and
+# CTranslate2 held to other kernels than this CPU's own: KERNELS=avx2 or plainest (bench/isa.py);
+# by default AVX2 on an AVX-512 machine, else the plainest. A threshold tuned to one CPU's
+# arithmetic fails here, not on a user's machine. .ci/run runs it after make test.
+test-kernels: install
+	env $$($(BIN)/python bench/isa.py $(or $(KERNELS),second)) $(BIN)/python -m pytest -q -n 2 -m learns tests
+
+# The learning tests over seeds 0-2 under this CPU's kernels, AVX2 and the plainest: each
+# measure's worst value beside its threshold (bench/margins.py; about 30 minutes on 2 cores).
+margins: install
+	$(BIN)/python bench/margins.py
 
 # The benchmark table (matmul ceiling, training and decoding speed, peak RSS); with
 # AGAINST=REV, that commit measured in the same run and each figure's ratio to it.
