@@ -95,7 +95,12 @@ def bf16_in_hardware(device_type: str = "cpu") -> bool:
     if device_type == "cuda":
         import torch
 
-        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        if not torch.cuda.is_available():
+            return False
+        try:  # torch >= 2.3 counts the bfloat16 a GPU before Ampere emulates unless told not to
+            return torch.cuda.is_bf16_supported(including_emulation=False)
+        except TypeError:  # an older torch counts hardware alone
+            return torch.cuda.is_bf16_supported()
     return bool({"avx512_bf16", "amx_bf16"} & kernel_flags())
 
 

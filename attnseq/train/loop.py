@@ -116,7 +116,9 @@ def set_rng_states(states: dict[str, Any]) -> None:
     np.random.set_state(states["numpy"])
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
+        # one state per GPU the saving process saw: a machine with fewer restores those it has
+        for index, state in enumerate(states["cuda"][: torch.cuda.device_count()]):
+            torch.cuda.set_rng_state(state, index)
 
 
 class Trainer(EpochLoop):
