@@ -43,8 +43,8 @@ def collected(select: list[str]) -> list[str]:
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
-def run(kernels: str, seed: int, records: Path, select: list[str], workers: int) -> tuple[float, int]:
-    """One pytest run of the learning tests; (seconds, pytest's exit status)."""
+def run(kernels: str, seed: int, records: Path, select: list[str], workers: int) -> None:
+    """One pytest run of the learning tests, its closing line and failures printed."""
     env = {**os.environ, **environment(kernels), "ATTNSEQ_TEST_SEED": str(seed), "ATTNSEQ_MARGINS": str(records)}
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
@@ -54,7 +54,6 @@ def run(kernels: str, seed: int, records: Path, select: list[str], workers: int)
     for line in done.stdout.splitlines():  # an assertion of a test beside its measures (tests/learning.py)
         if line.startswith(("FAILED ", "ERROR ")):
             print(f"    {line}", flush=True)
-    return time.perf_counter() - started, done.returncode
 
 
 def table(records: list[dict], tests: list[str] | None = None) -> str:
