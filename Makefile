@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast test-kernels margins bench drill clean
+.PHONY: install demo lint test test-fast test-kernels margins bench drill clean
 
 # Python keeps compiled modules, and pytest its rewritten test modules, in __pycache__: a shell
 # that sets PYTHONDONTWRITEBYTECODE makes every run compile them again (3-5 s of each test run).
@@ -24,12 +24,17 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/attnseq demo --out runs/demo --overwrite
 
-test: install
+# ruff's lint rules and its formatting ([tool.ruff] in pyproject.toml); `ruff format .` mends the latter.
+lint: install
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+
+test: lint
 	$(BIN)/python -m pytest -q -n 2 tests
 
 # The edit loop: everything but the tests marked slow (models trained to an accuracy, the README's
 # commands run one by one), < 40 s.
-test-fast: install
+test-fast: lint
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests
 
 # The tests that train a model to a threshold (marked learns) again, with torch, MKL, oneDNN and

@@ -1,19 +1,25 @@
 """attnseq: attention-based sequence-to-sequence learning, readable and fast."""
+
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
 
-def load(run_dir, checkpoint: str = "best", device: str = "cpu", overrides=(), precision: str | None = None,
-         engine: str | None = None):
+def load(
+    run_dir,
+    checkpoint: str = "best",
+    device: str = "cpu",
+    overrides=(),
+    precision: str | None = None,
+    engine: str | None = None,
+):
     """The model trained in ``run_dir``, as a Translator: ``attnseq.load(d).translate([...])``;
     ``overrides`` change its decode settings, ``precision="int8"`` quantises it,
     ``engine="ctranslate2"`` decodes a torch Transformer run with CTranslate2 (attnseq.api.load);
     a model exported with ``attnseq export`` loads as a run does."""
     from .api import load as _load
 
-    return _load(run_dir, checkpoint=checkpoint, device=device, overrides=overrides, precision=precision,
-                 engine=engine)
+    return _load(run_dir, checkpoint=checkpoint, device=device, overrides=overrides, precision=precision, engine=engine)
 
 
 def fit(config, run_dir, overrides=(), resume: bool = False, overwrite: bool = False):

@@ -15,25 +15,39 @@ of the item) at fault, ``texts[2]: expected a str, got NoneType``. Both are also
 ``attnseq.errors.UserError``s, as are a run folder's or the data's own problems (a damaged
 checkpoint, a malformed data file), which keep their types.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from .config import DECODE_PRECISIONS, Config, load_config, parse_override
 from .engines import ENGINES, engine_for
 from .errors import ConfigError
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
 from .translator import Translation, Translator
-from .translator.arguments import (ArgumentTypeError, ArgumentValueError, choice_argument, device_argument, flag,
-                                   path_argument, strings_argument)
+from .translator.arguments import (
+    ArgumentTypeError,
+    ArgumentValueError,
+    choice_argument,
+    device_argument,
+    flag,
+    path_argument,
+    strings_argument,
+)
 
 __all__ = ["load", "fit", "Translator", "Translation"]
 
 
-def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: str = "best", device: str = "cpu",
-         overrides: Sequence[str] = (), precision: str | None = None, engine: str | None = None) -> Translator:
+def load(
+    run_dir: str | os.PathLike | Sequence[str | os.PathLike],
+    checkpoint: str = "best",
+    device: str = "cpu",
+    overrides: Sequence[str] = (),
+    precision: str | None = None,
+    engine: str | None = None,
+) -> Translator:
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
     of "key=value" strings, change its decode settings (``decode.beam_size=5``). ``precision``
@@ -55,8 +69,11 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
     folder, an override of a setting the model was trained with, ``run_dir[1]`` that cannot
     join the ensemble, int8 for the numpy engine, ...)."""
     several = isinstance(run_dir, (list, tuple))
-    runs = ([path_argument(run, f"run_dir[{i}]") for i, run in enumerate(run_dir)] if several
-            else [path_argument(run_dir, "run_dir")])
+    runs = (
+        [path_argument(run, f"run_dir[{i}]") for i, run in enumerate(run_dir)]
+        if several
+        else [path_argument(run_dir, "run_dir")]
+    )
     if not runs:
         raise ArgumentValueError("run_dir", "empty; give a run folder, or a list of them for their ensemble")
     checkpoint = choice_argument(checkpoint, "checkpoint", CHECKPOINTS)
@@ -82,8 +99,9 @@ def load(run_dir: str | os.PathLike | Sequence[str | os.PathLike], checkpoint: s
     try:
         if several:
             if engine not in (None, "torch"):
-                raise ArgumentValueError("engine", f"{engine}: an ensemble decodes torch models, through the "
-                                         "decoder step protocol")
+                raise ArgumentValueError(
+                    "engine", f"{engine}: an ensemble decodes torch models, through the decoder step protocol"
+                )
             return _ensemble(runs, configs, checkpoint, device)
         config = configs[0]
         if engine is None or engine == config.engine:
@@ -126,22 +144,32 @@ def _ensemble(runs: list[Path], configs: list[Config], checkpoint: str, device: 
 
     for i, (run, config) in enumerate(zip(runs, configs)):
         if config.engine != "torch":
-            raise ArgumentValueError(f"run_dir[{i}]", f"{run}: a {config.engine}-engine run; an ensemble decodes "
-                                     "torch-engine runs only (engine: torch), through the decoder step protocol")
+            raise ArgumentValueError(
+                f"run_dir[{i}]",
+                f"{run}: a {config.engine}-engine run; an ensemble decodes "
+                "torch-engine runs only (engine: torch), through the decoder step protocol",
+            )
         why = pipeline_difference(run, config, runs[0], configs[0])
         if why:
             raise ArgumentValueError(f"run_dir[{i}]", why)
     members = [engine_for(config).load(run, config, checkpoint, device) for run, config in zip(runs, configs)]
     for i, (run, member) in enumerate(zip(runs, members)):
         if not isinstance(member, TorchTranslator):
-            raise ArgumentValueError(f"run_dir[{i}]", f"{run}: its {type(member).__name__} cannot join an ensemble; "
-                                     "an ensemble decodes torch models")
+            raise ArgumentValueError(
+                f"run_dir[{i}]",
+                f"{run}: its {type(member).__name__} cannot join an ensemble; an ensemble decodes torch models",
+            )
     return EnsembleTranslator(members, runs)
 
 
-def fit(config: Config | str | os.PathLike, run_dir: str | os.PathLike, overrides: Sequence[str] = (),
-        resume: bool = False, overwrite: bool = False,
-        on_eval: Callable[[dict], None] | None = None) -> dict | None:
+def fit(
+    config: Config | str | os.PathLike,
+    run_dir: str | os.PathLike,
+    overrides: Sequence[str] = (),
+    resume: bool = False,
+    overwrite: bool = False,
+    on_eval: Callable[[dict], None] | None = None,
+) -> dict | None:
     """Train ``config`` (a Config, or a YAML file with ``overrides``, a list of "key=value"
     strings) into ``run_dir`` with the engine it names; the summary of the run (its last
     evaluation record). A run already in ``run_dir`` is continued with ``resume``, replaced with

@@ -14,19 +14,30 @@ config, the text pipeline (vocabularies, tokenizer models, pipeline.json) and ``
 whose metadata says which run and steps it averages. It has no ``last.safetensors`` (it cannot
 be resumed: there is no training state to average) and no metrics log.
 """
+
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from .errors import UserError
 from .files import check_folder, same_file, write_files
-from .runs import (BEST, CONFIG_FILE, LOCK, PIPELINE_FILES, RUN_FILES, RunLock, checkpoint_bytes, kept_checkpoints,
-                   read_checkpoint, remove_run_files)
+from .runs import (
+    BEST,
+    CONFIG_FILE,
+    LOCK,
+    PIPELINE_FILES,
+    RUN_FILES,
+    RunLock,
+    checkpoint_bytes,
+    kept_checkpoints,
+    read_checkpoint,
+    remove_run_files,
+)
 
 log = logging.getLogger("attnseq")
 AVERAGED = "attnseq.averaged"  # the metadata entry of an averaged checkpoint: {"run": ..., "steps": [...]}
@@ -42,12 +53,16 @@ def average_weights(checkpoints: Sequence[tuple[Path, dict[str, np.ndarray]]]) -
     for path, weights in rest:
         if weights.keys() != first.keys():
             differ = sorted(set(weights) ^ set(first))
-            raise UserError(f"{path}: holds other weights than {first_path} ({', '.join(differ[:4])}); "
-                            "a run's checkpoints are of one model")
+            raise UserError(
+                f"{path}: holds other weights than {first_path} ({', '.join(differ[:4])}); "
+                "a run's checkpoints are of one model"
+            )
         for name, value in weights.items():
             if value.shape != first[name].shape or value.dtype != first[name].dtype:
-                raise UserError(f"{path}: {name} is {value.dtype} {value.shape}, {first_path} holds "
-                                f"{first[name].dtype} {first[name].shape}; a run's checkpoints are of one model")
+                raise UserError(
+                    f"{path}: {name} is {value.dtype} {value.shape}, {first_path} holds "
+                    f"{first[name].dtype} {first[name].shape}; a run's checkpoints are of one model"
+                )
     n = len(checkpoints)
     averaged = {}
     for name, value in first.items():
@@ -58,7 +73,9 @@ def average_weights(checkpoints: Sequence[tuple[Path, dict[str, np.ndarray]]]) -
                 difference += weights[name].astype(np.float64) - base
             averaged[name] = (base + difference / n).astype(value.dtype)
         else:
-            averaged[name] = (sum(weights[name].astype(np.int64) for _, weights in checkpoints) // n).astype(value.dtype)
+            averaged[name] = (sum(weights[name].astype(np.int64) for _, weights in checkpoints) // n).astype(
+                value.dtype
+            )
     return averaged
 
 
@@ -80,9 +97,11 @@ def average_run(run_dir: str | Path, last: int, out: str | Path, overwrite: bool
     kept = kept_checkpoints(run_dir)
     if len(kept) < last:
         held = f"keeps {len(kept)} checkpoint(s)" if kept else "keeps no checkpoints"
-        raise UserError(f"{run_dir}: {held}, fewer than --last {last}; average at most {len(kept)}, or train "
-                        f"with train.keep_checkpoints={last} (or more) to keep the weights of the last {last} "
-                        "evaluations")
+        raise UserError(
+            f"{run_dir}: {held}, fewer than --last {last}; average at most {len(kept)}, or train "
+            f"with train.keep_checkpoints={last} (or more) to keep the weights of the last {last} "
+            "evaluations"
+        )
     chosen = kept[-last:]
     names = [name for name in PIPELINE_FILES if (run_dir / name).is_file()]
     inputs = [run_dir / name for name in RUN_FILES] + [path for _, path in kept]

@@ -12,29 +12,42 @@ as ``comparison.md`` and ``comparison.csv`` in OUT, and ``curves.png`` draws eac
 against minutes of training. Those files, like the runs, are replaced only with ``overwrite``
 (``--overwrite``), and that is checked before anything trains.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .config import load_config
 from .data.corpus import read_tsv
 from .engines import engine_for
 from .errors import UserError
-from .runs import read_metrics
 from .files import check_output, write_output
+from .runs import read_metrics
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ("config", "parameters", "steps", "best_step", "train_seconds", "tokens_per_second",
-           "dev_exact_match", "test_exact_match", "dev_bleu", "test_bleu")
+COLUMNS = (
+    "config",
+    "parameters",
+    "steps",
+    "best_step",
+    "train_seconds",
+    "tokens_per_second",
+    "dev_exact_match",
+    "test_exact_match",
+    "dev_bleu",
+    "test_bleu",
+)
 TABLE_FILES = ("comparison.md", "comparison.csv", "curves.png")  # what a comparison writes beside its runs
-RULE = ("Scores are those of each run's best checkpoint (best.safetensors: the evaluation with the best "
-        "train.select_by, ties broken by the lower dev loss), evaluated on the whole dev and test sets; "
-        "best_step is its step.")
+RULE = (
+    "Scores are those of each run's best checkpoint (best.safetensors: the evaluation with the best "
+    "train.select_by, ties broken by the lower dev loss), evaluated on the whole dev and test sets; "
+    "best_step is its step."
+)
 
 
 def run_names(configs: Sequence[str | Path]) -> list[str]:
@@ -48,25 +61,46 @@ def run_names(configs: Sequence[str | Path]) -> list[str]:
     return names
 
 
-def train_and_evaluate(config_path: str | Path, name: str, data_dir: str | Path, budget_minutes: float,
-                       out_dir: Path, overrides: Sequence[str] = (), overwrite: bool = False,
-                       resume: bool = False) -> dict:
+def train_and_evaluate(
+    config_path: str | Path,
+    name: str,
+    data_dir: str | Path,
+    budget_minutes: float,
+    out_dir: Path,
+    overrides: Sequence[str] = (),
+    overwrite: bool = False,
+    resume: bool = False,
+) -> dict:
     """Train one config under the budget (continuing the run there with ``resume``); its row of
     the table."""
     from .api import load
 
-    config = load_config(config_path, ["data.format=tsv", f"data.dir={data_dir}", "data.train=", "data.dev=",
-                                       "data.test=", f"train.max_minutes={budget_minutes}", *overrides])
+    config = load_config(
+        config_path,
+        [
+            "data.format=tsv",
+            f"data.dir={data_dir}",
+            "data.train=",
+            "data.dev=",
+            "data.test=",
+            f"train.max_minutes={budget_minutes}",
+            *overrides,
+        ],
+    )
     engine = engine_for(config)
     config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
     summary = engine.train(config, run_dir, resume=resume, overwrite=overwrite)
     bests = [r["step"] for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best")]
-    row = {"config": name, "parameters": summary["parameters"], "steps": summary["step"],
-           "best_step": bests[-1] if bests else summary["step"],
-           "train_seconds": round(summary["train_seconds"], 1),
-           "tokens_per_second": summary["tokens_per_second"]}
+    row = {
+        "config": name,
+        "parameters": summary["parameters"],
+        "steps": summary["step"],
+        "best_step": bests[-1] if bests else summary["step"],
+        "train_seconds": round(summary["train_seconds"], 1),
+        "tokens_per_second": summary["tokens_per_second"],
+    }
     translator = load(run_dir)  # the best checkpoint, as users evaluate it
     for split in ("dev", "test"):
         path = Path(data_dir) / f"{split}.tsv"
@@ -109,8 +143,14 @@ def csv_table(rows: Sequence[dict]) -> str:
     return buffer.getvalue()
 
 
-def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minutes: float,
-                out_dir: str | Path, overrides: Sequence[str] = (), overwrite: bool = False) -> list[dict]:
+def run_compare(
+    configs: Sequence[str | Path],
+    data_dir: str | Path,
+    budget_minutes: float,
+    out_dir: str | Path,
+    overrides: Sequence[str] = (),
+    overwrite: bool = False,
+) -> list[dict]:
     """Train and evaluate every config; print the table, write comparison.md/.csv; the rows."""
     if not configs:
         raise UserError("compare: give at least one config")
@@ -123,12 +163,17 @@ def run_compare(configs: Sequence[str | Path], data_dir: str | Path, budget_minu
     for name in TABLE_FILES:  # refused before anything is trained
         check_output(out_dir / name, inputs=inputs, overwrite=overwrite)
     out_dir.mkdir(parents=True, exist_ok=True)
-    rows = [train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides, overwrite)
-            for path, name in zip(configs, run_names(configs))]
+    rows = [
+        train_and_evaluate(path, name, data_dir, budget_minutes, out_dir, overrides, overwrite)
+        for path, name in zip(configs, run_names(configs))
+    ]
     table = markdown_table(rows)
-    write_output(out_dir / "comparison.md",
-                 f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n" + table,
-                 inputs=inputs, overwrite=overwrite)
+    write_output(
+        out_dir / "comparison.md",
+        f"Budget: {budget_minutes:g} training minutes per config; data: {data_dir}\n\n{RULE}\n\n" + table,
+        inputs=inputs,
+        overwrite=overwrite,
+    )
     write_output(out_dir / "comparison.csv", csv_table(rows), inputs=inputs, overwrite=overwrite)
     from .viz.curves import plot_progress
 

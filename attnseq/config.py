@@ -15,6 +15,7 @@ ConfigError whose message names the key (``model.attention.window``) and what it
 Model and training variants are checked by the engine that runs them
 (``attnseq.engines.engine_for(config).check(config)``); the rest here, when the config is read.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -73,9 +74,12 @@ class DataConfig:
         build_input(self).check(self)
         tokenizer = self.tokenizer
         if self.shared_vocab and tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
-            raise ConfigError("data.shared_vocab: the two sides have their own sentencepiece models "
-                              "(data.tokenizer.joint: false), and the target's cannot write the source's pieces; "
-                              "set data.tokenizer.joint: true for one vocabulary", key="data.shared_vocab")
+            raise ConfigError(
+                "data.shared_vocab: the two sides have their own sentencepiece models "
+                "(data.tokenizer.joint: false), and the target's cannot write the source's pieces; "
+                "set data.tokenizer.joint: true for one vocabulary",
+                key="data.shared_vocab",
+            )
 
 
 @dataclass
@@ -189,8 +193,13 @@ class HANConfig:
     separator: str = "."  # the source token that ends a sentence
 
 
-MODEL_CONFIGS = {"rnn": RNNConfig, "transformer": TransformerConfig,  # model.arch -> its settings
-                 "memn2n": MemN2NConfig, "ntm": NTMConfig, "han": HANConfig}
+MODEL_CONFIGS = {
+    "rnn": RNNConfig,
+    "transformer": TransformerConfig,  # model.arch -> its settings
+    "memn2n": MemN2NConfig,
+    "ntm": NTMConfig,
+    "han": HANConfig,
+}
 ModelConfig = RNNConfig | TransformerConfig | MemN2NConfig | NTMConfig | HANConfig
 
 
@@ -208,7 +217,9 @@ class TrainConfig:
     optimizer: Variant = variant("adam")  # {name: adam, betas: [0.9, 0.999], eps: 1e-8}, sgd
     lr: float = number(1e-3, 0.0, 1e6, low_open=True)  # peak rate with the noam schedule
     weight_decay: float = number(0.0, 0.0)
-    schedule: Variant = variant("constant")  # constant, {name: noam, warmup_steps: 4000}, {name: plateau, decay: 0.5, patience: 0}
+    schedule: Variant = variant(
+        "constant"
+    )  # constant, {name: noam, warmup_steps: 4000}, {name: plateau, decay: 0.5, patience: 0}
     clip_norm: float = number(5.0, 0.0)  # global gradient-norm clip; 0: none
     label_smoothing: float = number(0.0, 0.0, 1.0, high_open=True)
     accumulate: int = number(1, 1)  # gradient accumulation: batches per update
@@ -268,8 +279,10 @@ class DecodeConfig:
 
     def __post_init__(self):
         if self.n_best > self.beam_size:
-            raise ConfigError(f"decode.n_best ({self.n_best}) must not exceed decode.beam_size "
-                              f"({self.beam_size})", key="decode.n_best")
+            raise ConfigError(
+                f"decode.n_best ({self.n_best}) must not exceed decode.beam_size ({self.beam_size})",
+                key="decode.n_best",
+            )
 
 
 @dataclass
@@ -356,8 +369,11 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         if loader is not None:
             loader.dispose()
     if values is None:
-        raise ConfigError(f"{path}: an empty config; give the settings that differ from the defaults (data, "
-                          "model, train, decode), or leave the config out for the recommended preset", key=None)
+        raise ConfigError(
+            f"{path}: an empty config; give the settings that differ from the defaults (data, "
+            "model, train, decode), or leave the config out for the recommended preset",
+            key=None,
+        )
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: expected a mapping of sections (data, model, train, decode)", key=None)
     return values
@@ -381,8 +397,11 @@ def repeated_key(node: yaml.Node, path: Path, prefix: str = "", visited: set[int
         line = key_node.start_mark.line + 1
         if isinstance(key_node, yaml.ScalarNode) and key != "<<":
             if (key_node.tag, key) in seen:
-                raise ConfigError(f"{path}:{line}: {prefix}{key} is given twice (first on line "
-                                  f"{seen[key_node.tag, key]}); keep one of them", key=f"{prefix}{key}")
+                raise ConfigError(
+                    f"{path}:{line}: {prefix}{key} is given twice (first on line "
+                    f"{seen[key_node.tag, key]}); keep one of them",
+                    key=f"{prefix}{key}",
+                )
             seen[key_node.tag, key] = line
         repeated_key(value_node, path, f"{prefix}{key}.", visited)
 

@@ -1,4 +1,5 @@
 """``attnseq demo``: generated dates -> an attention model -> accuracy, examples and plots."""
+
 from __future__ import annotations
 
 import logging
@@ -21,8 +22,8 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrit
     ``out`` may hold files (an earlier demo's) only with ``overwrite``: they are replaced."""
     from .data.splits import make_date_splits, write_split_dir
     from .files import check_folder
-    from .train.loop import Trainer
     from .runs import read_metrics
+    from .train.loop import Trainer
     from .viz.attention import plot_attention
     from .viz.curves import plot_curve
 
@@ -34,15 +35,30 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrit
 
     # done once every dev date is right, looked at every 100 updates (a fifth of an epoch) so that
     # the demo stops soon after the model is good, not at the next epoch's end
-    config = load_config(PRESET, [f"data.dir={data_dir}", f"train.max_minutes={minutes}",
-                                  "train.target_exact_match=1.0", "train.eval_every=100"])
+    config = load_config(
+        PRESET,
+        [
+            f"data.dir={data_dir}",
+            f"train.max_minutes={minutes}",
+            "train.target_exact_match=1.0",
+            "train.eval_every=100",
+        ],
+    )
     run_dir = out / "run"
     started = time.perf_counter()
-    trainer = Trainer(config, run_dir, overwrite=True,
-                      on_eval=lambda r: print(f"  epoch {r['epoch']:.2f}: dev exact match "
-                                              f"{r.get('dev_exact_match', 0):.2%}, loss {r.get('dev_loss', 0):.4f}"))
-    print(f"Training a {trainer.parameters:,}-parameter attention model until every dev date is right "
-          f"(at most {config.train.epochs} epochs or {minutes:g} minutes)...")
+    trainer = Trainer(
+        config,
+        run_dir,
+        overwrite=True,
+        on_eval=lambda r: print(
+            f"  epoch {r['epoch']:.2f}: dev exact match "
+            f"{r.get('dev_exact_match', 0):.2%}, loss {r.get('dev_loss', 0):.4f}"
+        ),
+    )
+    print(
+        f"Training a {trainer.parameters:,}-parameter attention model until every dev date is right "
+        f"(at most {config.train.epochs} epochs or {minutes:g} minutes)..."
+    )
     trainer.fit()
     seconds = time.perf_counter() - started
     why = trainer.stopped_by or f"{config.train.epochs} epochs (train.epochs)"
@@ -52,8 +68,10 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrit
 
     translator = load(run_dir)
     metrics = translator.evaluate(test, bleu=False)
-    print(f"\nTest exact match: {metrics['exact_match']:.2%} on {len(test)} dates "
-          f"(token accuracy {metrics['token_accuracy']:.2%})\n")
+    print(
+        f"\nTest exact match: {metrics['exact_match']:.2%} on {len(test)} dates "
+        f"(token accuracy {metrics['token_accuracy']:.2%})\n"
+    )
     sources = [s for s, _ in test[:10]]
     outputs = translator.translate(sources)
     for (src, ref), hyp in zip(test[:10], outputs):
@@ -62,8 +80,13 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrit
 
     example = max(sources, key=len)
     result = translator.search([example], keep_attention=True)[0]
-    attention_png = plot_attention(result.attention[0], result.source_tokens, result.output_tokens[0],
-                                   out / "attention.png", title=f"{example} → {result.outputs[0]}")
+    attention_png = plot_attention(
+        result.attention[0],
+        result.source_tokens,
+        result.output_tokens[0],
+        out / "attention.png",
+        title=f"{example} → {result.outputs[0]}",
+    )
     curve_png = plot_curve(read_metrics(run_dir), out / "curve.png")
     print(f"\nWrote {attention_png} and {curve_png}")
     print(f"Try it: attnseq translate {run_dir}   (type a date, e.g. 3/4/21 or Tuesday, 25 December 1984),")

@@ -1,4 +1,5 @@
 """Errors that mean "the user asked for something wrong", reported as one line by the CLI."""
+
 from __future__ import annotations
 
 

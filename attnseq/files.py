@@ -18,6 +18,7 @@ The rule, the same for every command:
 
 Every message reads ``<path>: <what is wrong>; <what to do>``.
 """
+
 from __future__ import annotations
 
 import errno
@@ -25,9 +26,10 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, TextIO
+from typing import TextIO
 
 from .errors import UserError
 from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
@@ -117,8 +119,9 @@ def is_stream(path: Path) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def check_folder(folder: PathLike, names: Iterable[str] = (), *, inputs: Iterable[PathLike | None] = (),
-                 overwrite: bool = False) -> Path:
+def check_folder(
+    folder: PathLike, names: Iterable[str] = (), *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
+) -> Path:
     """``folder`` when a command may write the files ``names`` into it; otherwise a UserError:
     it is a file or under one, it holds anything already and ``overwrite`` is False, or one of
     ``names`` may not be written (see check_output)."""
@@ -132,16 +135,18 @@ def check_folder(folder: PathLike, names: Iterable[str] = (), *, inputs: Iterabl
         held = sorted(entry.name for entry in folder.iterdir())
         if held:
             shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
-            raise UserError(f"{folder}: holds files already ({shown}); give --overwrite to write into it, "
-                            "or another folder")
+            raise UserError(
+                f"{folder}: holds files already ({shown}); give --overwrite to write into it, or another folder"
+            )
     inputs = list(inputs)
     for name in names:
         check_output(folder / name, inputs=inputs, overwrite=True)
     return folder
 
 
-def write_output(path: PathLike, data: Data, *, inputs: Iterable[PathLike | None] = (),
-                 overwrite: bool = False) -> Path:
+def write_output(
+    path: PathLike, data: Data, *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
+) -> Path:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` after check_output; returns the path.
     The file appears whole or not at all; an operating-system error (a full or read-only disk)
     becomes a UserError naming ``path``."""
@@ -161,8 +166,9 @@ def write_output(path: PathLike, data: Data, *, inputs: Iterable[PathLike | None
     return path
 
 
-def write_files(folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable[PathLike | None] = (),
-                overwrite: bool = False) -> dict[str, Path]:
+def write_files(
+    folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
+) -> dict[str, Path]:
     """Write each of ``files`` ({name: data}) into ``folder``, every one checked before any is
     written (check_folder); {name: path}."""
     inputs = list(inputs)
@@ -171,8 +177,9 @@ def write_files(folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable
 
 
 @contextmanager
-def open_outputs(folder: PathLike, names: Iterable[str], *, inputs: Iterable[PathLike | None] = (),
-                 overwrite: bool = False) -> Iterator[dict[str, TextIO]]:
+def open_outputs(
+    folder: PathLike, names: Iterable[str], *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
+) -> Iterator[dict[str, TextIO]]:
     """{name: a text stream (UTF-8, lines as written)} writing each of ``names`` into ``folder``,
     for output too large to hold in memory; checked first as write_files checks (check_folder).
 
@@ -191,8 +198,9 @@ def open_outputs(folder: PathLike, names: Iterable[str], *, inputs: Iterable[Pat
                 path = folder / name
                 if not is_stream(path):  # a device or a pipe is written into, never replaced
                     temporary[name] = temporary_beside(path)
-                streams[name] = open(temporary.get(name, path), "w", encoding="utf-8", newline="",
-                                     buffering=STREAM_BUFFER)
+                streams[name] = open(
+                    temporary.get(name, path), "w", encoding="utf-8", newline="", buffering=STREAM_BUFFER
+                )
             yield streams
             for stream in streams.values():
                 stream.close()
@@ -226,8 +234,9 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def check_new_folder(folder: PathLike, *, marker: str, inputs: Iterable[PathLike | None] = (),
-                     overwrite: bool = False) -> Path:
+def check_new_folder(
+    folder: PathLike, *, marker: str, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
+) -> Path:
     """``folder`` when write_folder may make it (see there); otherwise a UserError that names it:
     it holds one of ``inputs`` or is one, it is a file or under one, it holds files and
     ``overwrite`` is False, or they are not an earlier output of the kind (no ``marker``)."""
@@ -244,16 +253,26 @@ def check_new_folder(folder: PathLike, *, marker: str, inputs: Iterable[PathLike
     if held:
         shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
         if not overwrite:
-            raise UserError(f"{folder}: holds files already ({shown}); give --overwrite to replace it, "
-                            "or another folder")
+            raise UserError(
+                f"{folder}: holds files already ({shown}); give --overwrite to replace it, or another folder"
+            )
         if marker not in held:
-            raise UserError(f"{folder}: holds files that are not an earlier output of this command ({shown}; "
-                            f"no {marker}); --overwrite replaces only such a folder: give a new or empty one")
+            raise UserError(
+                f"{folder}: holds files that are not an earlier output of this command ({shown}; "
+                f"no {marker}); --overwrite replaces only such a folder: give a new or empty one"
+            )
     return folder
 
 
-def write_folder(folder: PathLike, files: Mapping[str, Data], build: Callable[[Path], None] | None = None, *,
-                 marker: str, inputs: Iterable[PathLike | None] = (), overwrite: bool = False) -> Path:
+def write_folder(
+    folder: PathLike,
+    files: Mapping[str, Data],
+    build: Callable[[Path], None] | None = None,
+    *,
+    marker: str,
+    inputs: Iterable[PathLike | None] = (),
+    overwrite: bool = False,
+) -> Path:
     """Make ``folder`` whole or not at all: ``files`` ({name: data}) are written into a new
     temporary folder beside it and ``build(tmp)`` adds what a library writes itself (a model
     saved by its engine), then the temporary folder is renamed to ``folder``; returns the folder.

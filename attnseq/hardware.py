@@ -4,6 +4,7 @@ it is faster than float32 here, whether it has int8 dot-product instructions; ho
 library's allocator should treat the large tensors a step frees and allocates again; and
 CTranslate2 loaded beside torch with its own OpenMP runtime and the instruction set its kernels
 run best with here."""
+
 from __future__ import annotations
 
 import ctypes
@@ -13,13 +14,13 @@ import platform
 import re
 import sys
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 from .errors import UserError
 from .utils import whole_number
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cpuinfo(field: str) -> str | None:
     """The first value of ``field`` ("flags", "model name", "vendor_id") in /proc/cpuinfo, None
     where there is none."""
@@ -79,8 +80,11 @@ def past_cpus(count: int, name: str) -> str | None:
     """The message when ``name`` asks for ``count`` processes, more than the CPUs this process may
     use (they would gain nothing), else None."""
     cpus = usable_cpus()
-    return f"{name}: {count} processes on the {cpus} CPUs this process may use gain nothing; give at most {cpus}" \
-        if count > cpus else None
+    return (
+        f"{name}: {count} processes on the {cpus} CPUs this process may use gain nothing; give at most {cpus}"
+        if count > cpus
+        else None
+    )
 
 
 def cpu_model() -> str:
@@ -135,8 +139,10 @@ def bf16_pays(device_type: str = "cpu") -> tuple[bool, str]:
         return True, ""
     fp32, bf16 = cpu_matmul_rates()
     if bf16 < 1.25 * fp32:
-        return False, (f"runs bfloat16 matrix products at {bf16:.0f} GFLOP/s and float32 ones at {fp32:.0f} "
-                       "(bfloat16 would not train faster)")
+        return False, (
+            f"runs bfloat16 matrix products at {bf16:.0f} GFLOP/s and float32 ones at {fp32:.0f} "
+            "(bfloat16 would not train faster)"
+        )
     return True, ""
 
 
@@ -181,8 +187,9 @@ def keep_freed_memory() -> bool:
 
 # GNU OpenMP's GOMP_CPU_AFFINITY: CPU numbers, ranges (4-7) and ranges with a stride (0-15:2), separated by
 # spaces or commas
-AFFINITY = re.compile(r"[\s,]*\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?(?:[\s,]+\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?)*[\s,]*",
-                      re.ASCII)  # (a digit of another script, "０", is one of the values that hang)
+AFFINITY = re.compile(
+    r"[\s,]*\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?(?:[\s,]+\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?)*[\s,]*", re.ASCII
+)  # (a digit of another script, "０", is one of the values that hang)
 
 
 # threads a setting may ask for (train.threads, reproduce --threads, OMP_NUM_THREADS): far above any core count
@@ -198,13 +205,17 @@ def check_openmp_environment(environ: Mapping[str, str] = os.environ) -> None:
     program's ``import torch``), or ``OMP_NUM_THREADS`` asking for more than MAX_THREADS threads."""
     value = environ.get("GOMP_CPU_AFFINITY")
     if value is not None and not AFFINITY.fullmatch(value):
-        raise UserError(f"GOMP_CPU_AFFINITY={value!r}: not a list of CPUs (such as 0 2 4-7 or 0-15:2, spaces or "
-                        "commas between them), and torch's OpenMP runtime can hang reading it; correct or unset it")
+        raise UserError(
+            f"GOMP_CPU_AFFINITY={value!r}: not a list of CPUs (such as 0 2 4-7 or 0-15:2, spaces or "
+            "commas between them), and torch's OpenMP runtime can hang reading it; correct or unset it"
+        )
     threads = [whole_number(part) for part in environ.get("OMP_NUM_THREADS", "").split(",")]  # (nested: "4,2")
     if any(n is not None and n > MAX_THREADS for n in threads):
-        raise UserError(f"OMP_NUM_THREADS={environ['OMP_NUM_THREADS']!r}: more threads than attnseq runs (at most "
-                        f"{MAX_THREADS:,}; creating many more fails and ends the process); give at most the cores, "
-                        f"{usable_cpus()} here")
+        raise UserError(
+            f"OMP_NUM_THREADS={environ['OMP_NUM_THREADS']!r}: more threads than attnseq runs (at most "
+            f"{MAX_THREADS:,}; creating many more fails and ends the process); give at most the cores, "
+            f"{usable_cpus()} here"
+        )
 
 
 # what CTranslate2 takes for AVX-512 (its cpu_supports_avx512)
@@ -230,8 +241,12 @@ def ctranslate2_isas() -> dict[str, bool]:
     if platform.machine().lower() in ("aarch64", "arm64"):
         return {"NEON": True, "GENERIC": True}
     flags = cpu_flags()
-    return {"AVX512": all(flag in flags for flag in AVX512_FLAGS), "AVX2": "avx2" in flags, "AVX": "avx" in flags,
-            "GENERIC": True}
+    return {
+        "AVX512": all(flag in flags for flag in AVX512_FLAGS),
+        "AVX2": "avx2" in flags,
+        "AVX": "avx" in flags,
+        "GENERIC": True,
+    }
 
 
 def check_ctranslate2_isa(value: str) -> None:
@@ -240,8 +255,11 @@ def check_ctranslate2_isa(value: str) -> None:
     them), or an instruction set this processor lacks. Empty is CTranslate2's own choice."""
     isas = ctranslate2_isas()
     if value and not isas.get(value):
-        why = (f"this processor does not have it (it has {', '.join(name for name, has in isas.items() if has)})"
-               if value in isas else f"CTranslate2 takes {', '.join(isas)}")
+        why = (
+            f"this processor does not have it (it has {', '.join(name for name, has in isas.items() if has)})"
+            if value in isas
+            else f"CTranslate2 takes {', '.join(isas)}"
+        )
         raise UserError(f"CT2_FORCE_CPU_ISA={value!r}: {why}; unset it to let attnseq choose")
 
 

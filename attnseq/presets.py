@@ -8,6 +8,7 @@
 ``formulas.yaml`` where every source names an image file (data.input image: image to markup), and
 ``chan2016-las.yaml`` where every source names a WAV file (data.input audio: speech to text).
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,8 +20,12 @@ from .errors import UserError
 log = logging.getLogger("attnseq")
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-RECOMMENDED = {"char": "recommended-char.yaml", "subword": "recommended-subword.yaml", "image": "formulas.yaml",
-               "audio": "chan2016-las.yaml"}
+RECOMMENDED = {
+    "char": "recommended-char.yaml",
+    "subword": "recommended-subword.yaml",
+    "image": "formulas.yaml",
+    "audio": "chan2016-las.yaml",
+}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp")
 FILE_SUFFIXES = {"image": IMAGE_SUFFIXES, "audio": (".wav",)}  # sources naming such files: that kind's preset
 SUBWORD_WORDS = 4000  # distinct target words from which text is better read in subwords
@@ -46,14 +51,26 @@ def recommended_config(data: str | Path) -> Path:
     for kind, suffixes in FILE_SUFFIXES.items():
         if all(source.lower().endswith(suffixes) for source, _ in pairs):
             path = CONFIGS / RECOMMENDED[kind]
-            log.info("no config given: every training source names an %s file -> %s (data.input %s); give a "
-                     "config to choose", kind, path.name, kind)
+            log.info(
+                "no config given: every training source names an %s file -> %s (data.input %s); give a "
+                "config to choose",
+                kind,
+                path.name,
+                kind,
+            )
             return path
     kind, words, per_line = kind_of_data(pairs)
     path = CONFIGS / RECOMMENDED[kind]
     if not path.exists():
         raise UserError(f"no config given and no recommended preset at {path}; give a config")
-    log.info("no config given: %s training pairs%s, targets of %.1f words on average, %s distinct -> %s (%s); "
-             "give a config to choose", f"{len(pairs):,}", " (the file's first)" if len(pairs) == SAMPLE_PAIRS else "",
-             per_line, f"{words:,}", path.name, "characters" if kind == "char" else "subwords")
+    log.info(
+        "no config given: %s training pairs%s, targets of %.1f words on average, %s distinct -> %s (%s); "
+        "give a config to choose",
+        f"{len(pairs):,}",
+        " (the file's first)" if len(pairs) == SAMPLE_PAIRS else "",
+        per_line,
+        f"{words:,}",
+        path.name,
+        "characters" if kind == "char" else "subwords",
+    )
     return path

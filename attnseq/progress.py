@@ -3,12 +3,14 @@ decoding many lines): a tqdm bar with its rate on a terminal; elsewhere (a log f
 plain log line every ``interval`` seconds; nothing with ``-q``. The training's epoch display
 (train.epochs.ProgressDisplay) is one, counting batches.
 """
+
 from __future__ import annotations
 
 import logging
 import sys
 import time
-from typing import Iterable, Iterator, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from tqdm import tqdm
 
@@ -21,16 +23,31 @@ class StepProgress:
     the end. ``total`` may be None (a stream of unknown length: the bar shows count and rate).
     ``enabled=False`` shows nothing, as ``-q`` does (the ``attnseq`` logger above INFO)."""
 
-    def __init__(self, description: str, total: int | None = None, unit: str = "pair", enabled: bool = True,
-                 interval: float = 30.0, scale: bool = False, done: int = 0):
+    def __init__(
+        self,
+        description: str,
+        total: int | None = None,
+        unit: str = "pair",
+        enabled: bool = True,
+        interval: float = 30.0,
+        scale: bool = False,
+        done: int = 0,
+    ):
         self.description, self.total, self.unit, self.interval = description, total, unit, interval
         self.done = self.done_before = done  # done: units done before this display began (a resumed epoch)
         self.started = self.last = time.perf_counter()
         enabled = enabled and log.isEnabledFor(logging.INFO)
         self.bar = None
         if enabled and sys.stderr.isatty():
-            self.bar = tqdm(total=total, initial=done, desc=description, unit=unit, leave=False, dynamic_ncols=True,
-                            unit_scale=scale)
+            self.bar = tqdm(
+                total=total,
+                initial=done,
+                desc=description,
+                unit=unit,
+                leave=False,
+                dynamic_ncols=True,
+                unit_scale=scale,
+            )
         self.lines = enabled and self.bar is None
 
     def update(self, n: int = 1, **figures: str) -> None:
@@ -70,7 +87,7 @@ class StepProgress:
             self.bar.close()
             self.bar = None
 
-    def __enter__(self) -> "StepProgress":
+    def __enter__(self) -> StepProgress:
         return self
 
     def __exit__(self, *exc) -> None:

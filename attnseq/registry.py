@@ -8,13 +8,16 @@ A config names a variant as ``attention: local_p`` or ``attention: {name: local_
 option is an error naming the key), and ``build`` constructs the class with ``options=`` that
 dataclass. Unknown names raise a ConfigError listing the choices.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .errors import ConfigError
-from .schema import Variant, build as build_settings, plain
+from .schema import Variant, plain
+from .schema import build as build_settings
 
 T = TypeVar("T")
 
@@ -31,7 +34,7 @@ class Registry(Generic[T]):
     config's field does not name it (``model.attention``: the torch engine's scorers), so every
     option of every variant can be found from the registries (``Registry.every``)."""
 
-    every: list["Registry"] = []  # every registry made, in the order their modules were imported
+    every: list[Registry] = []  # every registry made, in the order their modules were imported
 
     def __init__(self, kind: str, key: str | None = None):
         self.kind = kind
@@ -76,8 +79,9 @@ class Registry(Generic[T]):
         cls = self._options[variant.name]
         if cls is NoOptions and variant.options:
             option = next(iter(variant.options))
-            raise ConfigError(f"{key}.{option}: unknown option; {self.kind} {variant.name!r} takes no options",
-                              key=f"{key}.{option}")
+            raise ConfigError(
+                f"{key}.{option}: unknown option; {self.kind} {variant.name!r} takes no options", key=f"{key}.{option}"
+            )
         return build_settings(cls, variant.options, key + ".")
 
     def resolve(self, variant: Variant | str, key: str) -> Variant:

@@ -12,6 +12,7 @@ share one file, so a run killed at any moment keeps a consistent checkpoint to r
 process training a run holds the lock of ``.lock`` in its folder (RunLock), so a second training
 into the same folder is refused.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,9 @@ import logging
 import os
 import re
 import socket
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,19 +46,46 @@ KEPT = "checkpoints"  # the folder of the weights of the last train.keep_checkpo
 KEPT_NAME = re.compile(r"step-(\d+)\.safetensors")  # a kept checkpoint's name in KEPT (its step)
 TARGET_VOCAB = "vocab.target.json"
 # how the run reads and writes text: vocabularies, tokenizer models, the text layout (data/pipeline.py)
-PIPELINE_FILES = ("vocab.source.json", TARGET_VOCAB, "spm.joint.model", "spm.source.model", "spm.target.model",
-                  PIPELINE_FILE)
+PIPELINE_FILES = (
+    "vocab.source.json",
+    TARGET_VOCAB,
+    "spm.joint.model",
+    "spm.source.model",
+    "spm.target.model",
+    PIPELINE_FILE,
+)
 # what a run writes (``--overwrite`` removes these, and the kept checkpoints, and nothing else)
 RUN_FILES = (CONFIG_FILE, METRICS_FILE, BEST, LAST, *PIPELINE_FILES)
 # an exported model (attnseq export): its record (format, quantization, checkpoint, run, positions)
 # and the files an export to CTranslate2 writes beside the run's pipeline files
 EXPORT_FILE = "export.json"
-CTRANSLATE2_FILES = ("model.bin", "config.json", "shared_vocabulary.json", "source_vocabulary.json",
-                     "target_vocabulary.json", EXPORT_FILE)
+CTRANSLATE2_FILES = (
+    "model.bin",
+    "config.json",
+    "shared_vocabulary.json",
+    "source_vocabulary.json",
+    "target_vocabulary.json",
+    EXPORT_FILE,
+)
 # what ``--resume`` may change: limits and display of the run, decode settings, where the data is
-RESUMABLE = ("train.epochs", "train.max_steps", "train.max_minutes", "train.target_exact_match", "train.log_every",
-             "train.progress", "train.threads", "train.device", "train.keep_checkpoints", "decode.", "data.dir",
-             "data.train", "data.dev", "data.test", "data.cache", "data.processes")
+RESUMABLE = (
+    "train.epochs",
+    "train.max_steps",
+    "train.max_minutes",
+    "train.target_exact_match",
+    "train.log_every",
+    "train.progress",
+    "train.threads",
+    "train.device",
+    "train.keep_checkpoints",
+    "decode.",
+    "data.dir",
+    "data.train",
+    "data.dev",
+    "data.test",
+    "data.cache",
+    "data.processes",
+)
 # what may be changed in a trained run's config when it is loaded to translate or evaluate
 INFERENCE_SECTIONS = ("decode",)
 
@@ -70,14 +99,17 @@ def read_run_config(run_dir: str | Path, overrides: Sequence[str] = ()) -> Confi
     for text in overrides:
         key = ".".join(parse_override(text)[0])  # a malformed --set is refused as such, naming it
         if key.split(".")[0] not in INFERENCE_SECTIONS:
-            raise ConfigError(f"{key}: fixed when the model was trained; only decode.* settings can be "
-                              "changed for a trained run", key=key)
+            raise ConfigError(
+                f"{key}: fixed when the model was trained; only decode.* settings can be changed for a trained run",
+                key=key,
+            )
     saved = read_yaml(run_dir / CONFIG_FILE)
     try:
         from_dict(saved)
     except ConfigError as err:  # the run's own file (edited by hand, or of another version): say so
-        raise ConfigError(f"{run_dir / CONFIG_FILE}: {err} (the config the run was trained with)",
-                          key=err.key) from None
+        raise ConfigError(
+            f"{run_dir / CONFIG_FILE}: {err} (the config the run was trained with)", key=err.key
+        ) from None
     return from_dict(apply_overrides(saved, list(overrides)))
 
 
@@ -107,8 +139,11 @@ def log_metrics(run_dir: str | Path, record: dict) -> None:
         for key in ("dev_loss", "dev_exact_match", "dev_token_accuracy", "dev_bleu", "dev_chrf"):
             if key in record:
                 value = record[key]
-                parts.append(f"{key[4:]} {value:.2%}" if key in ("dev_exact_match", "dev_token_accuracy")
-                             else f"{key[4:]} {value:.3f}")
+                parts.append(
+                    f"{key[4:]} {value:.2%}"
+                    if key in ("dev_exact_match", "dev_token_accuracy")
+                    else f"{key[4:]} {value:.3f}"
+                )
         log.info("  ".join(parts))
 
 
@@ -124,8 +159,10 @@ def read_metrics(path: str | Path) -> list[dict]:
     except OSError as err:
         raise UserError(f"{path}: cannot read the metrics log ({err.strerror})") from None
     except UnicodeDecodeError as err:
-        raise UserError(f"{path}: the metrics log is not UTF-8 text ({err.reason} at byte {err.start}); "
-                        "it was not written by attnseq, or was damaged") from None
+        raise UserError(
+            f"{path}: the metrics log is not UTF-8 text ({err.reason} at byte {err.start}); "
+            "it was not written by attnseq, or was damaged"
+        ) from None
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -138,8 +175,12 @@ def read_metrics(path: str | Path) -> list[dict]:
         if isinstance(record, dict) and isinstance(record.get("type"), str):
             records.append(record)
         else:  # JSON, but no record attnseq writes (edited by hand, or another program's)
-            log.warning("%s:%d: not a record (%s), skipped", path, number,
-                        "an object without its type" if isinstance(record, dict) else "a JSON value that is no object")
+            log.warning(
+                "%s:%d: not a record (%s), skipped",
+                path,
+                number,
+                "an object without its type" if isinstance(record, dict) else "a JSON value that is no object",
+            )
     return records
 
 
@@ -163,8 +204,10 @@ class RunLock:
             holder = os.pread(fd, 256, 0).decode(errors="replace").split()
             os.close(fd)
             who = f"process {holder[0]} on {holder[1]}" if len(holder) == 2 else "another process"
-            raise UserError(f"{run_dir} is being trained by {who} (it holds {self.path}); wait for it to end or "
-                            "stop it (Ctrl-C or kill: it saves first), or train into another --out") from None
+            raise UserError(
+                f"{run_dir} is being trained by {who} (it holds {self.path}); wait for it to end or "
+                "stop it (Ctrl-C or kill: it saves first), or train into another --out"
+            ) from None
         # written in place, not atomically: a new file would be a lock nobody holds
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
@@ -179,8 +222,9 @@ class RunLock:
     __del__ = release  # a trainer dropped without finishing (its set-up failed) unlocks too
 
 
-def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False,
-                    overwrite: bool = False) -> tuple[bool, RunLock]:
+def prepare_run_dir(
+    run_dir: str | Path, config: Config, resume: bool = False, overwrite: bool = False
+) -> tuple[bool, RunLock]:
     """Lock ``run_dir`` and make it ready for training ``config``: (True when there is a
     checkpoint to resume, the folder's RunLock, to release when training ends).
 
@@ -198,8 +242,10 @@ def prepare_run_dir(run_dir: str | Path, config: Config, resume: bool = False,
         if resume and not exists:
             raise UserError(f"nothing to resume in {run_dir} (no run there: no {CONFIG_FILE})")
         if exists and not (resume or overwrite):
-            raise UserError(f"{run_dir} holds a run already: continue it with --resume, or replace it with "
-                            "--overwrite (or give another --out)")
+            raise UserError(
+                f"{run_dir} holds a run already: continue it with --resume, or replace it with "
+                "--overwrite (or give another --out)"
+            )
         run_dir.mkdir(parents=True, exist_ok=True)
         lock = lock or RunLock(run_dir)  # a run started into the same new folder at the same time is refused
         return _clear_run_dir(run_dir, config, resume, overwrite), lock
@@ -219,8 +265,11 @@ def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool)
     if resume:
         check_resumable(read_run_config(run_dir), config)
         if not (run_dir / LAST).exists():
-            log.warning("%s: no %s to resume from yet (it holds the training state); training starts from "
-                 "the beginning", run_dir, LAST)
+            log.warning(
+                "%s: no %s to resume from yet (it holds the training state); training starts from the beginning",
+                run_dir,
+                LAST,
+            )
             return False
     return resume
 
@@ -255,7 +304,9 @@ def check_resumable(saved: Config, wanted: Config) -> None:
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
                 "target_exact_match, log_every, progress, threads, device, keep_checkpoints, decode.*, where the "
                 "data is and how it is prepared: data.cache, data.processes); "
-                "start a new run (--out) to change it", key=key)
+                "start a new run (--out) to change it",
+                key=key,
+            )
 
 
 # -- checkpoints -----------------------------------------------------------------------------------
@@ -298,8 +349,9 @@ def _decode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
     return {k: _decode(v, arrays) for k, v in value.items()}
 
 
-def _checkpoint_arrays(weights: dict[str, np.ndarray], state: dict | None,
-                       metadata: dict[str, str] | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def _checkpoint_arrays(
+    weights: dict[str, np.ndarray], state: dict | None, metadata: dict[str, str] | None
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """(the arrays, the metadata) of a checkpoint file: ``weights`` contiguous, the ``state``'s
     arrays among them and the rest of it in the metadata."""
     arrays = {name: np.ascontiguousarray(value) for name, value in weights.items()}
@@ -309,8 +361,9 @@ def _checkpoint_arrays(weights: dict[str, np.ndarray], state: dict | None,
     return arrays, metadata
 
 
-def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: dict | None = None,
-                     metadata: dict[str, str] | None = None) -> None:
+def write_checkpoint(
+    path: str | Path, weights: dict[str, np.ndarray], state: dict | None = None, metadata: dict[str, str] | None = None
+) -> None:
     """Write ``weights`` (name -> array) and, for a checkpoint to resume from, the training
     ``state`` (nested dicts, lists, tuples, numbers, arrays and tensors) into one safetensors file,
     atomically. Serialised in memory, then written by Python: a failing disk raises an OSError
@@ -318,8 +371,9 @@ def write_checkpoint(path: str | Path, weights: dict[str, np.ndarray], state: di
     atomic_write_bytes(path, checkpoint_bytes(weights, state, metadata))
 
 
-def checkpoint_bytes(weights: dict[str, np.ndarray], state: dict | None = None,
-                     metadata: dict[str, str] | None = None) -> bytes:
+def checkpoint_bytes(
+    weights: dict[str, np.ndarray], state: dict | None = None, metadata: dict[str, str] | None = None
+) -> bytes:
     """The safetensors file write_checkpoint writes, as bytes (for a command that writes it
     through attnseq.files)."""
     from safetensors.numpy import save
@@ -343,8 +397,10 @@ def read_checkpoint(path: str | Path, with_state: bool = False):
             arrays = {key: fh.get_tensor(key) for key in fh.keys()}
     except (SafetensorError, OSError, ValueError) as err:
         other = "last" if path.name == BEST else "best"
-        raise UserError(f"{path}: a damaged or incomplete checkpoint ({err}); the run's other "
-                        f"checkpoint may be whole (--checkpoint {other})") from None
+        raise UserError(
+            f"{path}: a damaged or incomplete checkpoint ({err}); the run's other "
+            f"checkpoint may be whole (--checkpoint {other})"
+        ) from None
     weights = {k: v for k, v in arrays.items() if not k.startswith(STATE)}
     if not with_state:
         return weights, metadata
@@ -365,8 +421,10 @@ def restoring(path: str | Path):
     except UserError:
         raise
     except Exception as err:  # noqa: BLE001  (the state is the file's: anything in it can be wrong)
-        raise UserError(f"{path}: its training state does not restore ({type(err).__name__}: {err}); resume "
-                        "from a whole checkpoint, or train the run anew (--overwrite)") from None
+        raise UserError(
+            f"{path}: its training state does not restore ({type(err).__name__}: {err}); resume "
+            "from a whole checkpoint, or train the run anew (--overwrite)"
+        ) from None
 
 
 def truncate_metrics(run_dir: str | Path, step: int) -> None:

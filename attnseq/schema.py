@@ -9,6 +9,7 @@ Field helpers carry the checks in the field's metadata: ``choice`` (one of a few
 ``number`` (a range), ``variant`` (a registered variant by name, with options of its own) and
 ``tagged`` (a section whose dataclass is chosen by one of its keys, e.g. ``model.arch``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,12 +53,14 @@ def choice(default: str, choices: Any, help: str = "", booleans: bool = False, f
     ``booleans``: true and false are taken too (a setting that was a flag before it named its
     choices): false is read as the choice ``false_means`` when it names one, so a config written
     before reads as one written today; true is kept as it is (its reader says what it meant)."""
-    return field(default=default, metadata={"choices": choices, "help": help, "booleans": booleans,
-                                            "false_means": false_means})
+    return field(
+        default=default, metadata={"choices": choices, "help": help, "booleans": booleans, "false_means": false_means}
+    )
 
 
-def number(default: float, low: float | None = None, high: float | None = None,
-           low_open: bool = False, high_open: bool = False) -> Any:
+def number(
+    default: float, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False
+) -> Any:
     """A number field limited to [low, high] (``low_open``/``high_open`` exclude the ends)."""
     return field(default=default, metadata={"range": (low, high, low_open, high_open)})
 
@@ -191,8 +194,9 @@ def _tagged(key: str, value: Any, meta: dict) -> Any:
     tag, classes = meta["tag"], meta["classes"]
     name = value.get(tag, getattr(meta["default"](), tag))
     if not isinstance(name, str) or name not in classes:  # a list or a mapping is no name
-        raise ConfigError(f"{key}.{tag}: unknown value {name!r}; choose one of {', '.join(classes)}",
-                          key=f"{key}.{tag}")
+        raise ConfigError(
+            f"{key}.{tag}: unknown value {name!r}; choose one of {', '.join(classes)}", key=f"{key}.{tag}"
+        )
     return build(classes[name], value, key + ".")
 
 

@@ -1,12 +1,13 @@
 """Small shared helpers: atomic file writes, seeding, devices, a value quoted in a message."""
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 def _umask() -> int:
@@ -76,7 +77,7 @@ def shown(value, width: int = 40) -> str:
         text = json.dumps(value, ensure_ascii=True)
     except (TypeError, ValueError):
         text = type(value).__name__
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def whole_number(text: str) -> int | None:

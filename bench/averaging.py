@@ -22,6 +22,7 @@ processes keep busy, give ``--threads 1``: there two threads per training ran a 
 preset 10-20 times slower than one (0.6-0.75 s against 7-12 s, measured alternately on the
 project's 2-core machine under a load of 15), as they wait for each other at every product.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def start(*words: str, threads: int) -> subprocess.Popen:
     """``attnseq WORDS`` started with this tree's attnseq, its output captured."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": str(threads)}
-    return subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", *words], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", "-q", *words],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(process: subprocess.Popen) -> str:
@@ -59,13 +65,27 @@ def train(args, data: Path, run: Path, seed: int) -> subprocess.Popen | None:
     """Start training one model into ``run`` (unless --reuse finds it there)."""
     if args.reuse and (run / "best.safetensors").exists():
         return None
-    settings = [f"train.max_minutes={args.minutes}", f"train.seed={seed}", f"train.keep_checkpoints={args.keep}",
-                f"train.threads={args.threads}", "train.progress=false", *args.set]
+    settings = [
+        f"train.max_minutes={args.minutes}",
+        f"train.seed={seed}",
+        f"train.keep_checkpoints={args.keep}",
+        f"train.threads={args.threads}",
+        "train.progress=false",
+        *args.set,
+    ]
     if args.eval_every:
         settings.append(f"train.eval_every={args.eval_every}")
-    return start("train", args.config, "--data", str(data), "--out", str(run),
-                 *(["--overwrite"] if args.overwrite else []), *[w for s in settings for w in ("--set", s)],
-                 threads=args.threads)
+    return start(
+        "train",
+        args.config,
+        "--data",
+        str(data),
+        "--out",
+        str(run),
+        *(["--overwrite"] if args.overwrite else []),
+        *[w for s in settings for w in ("--set", s)],
+        threads=args.threads,
+    )
 
 
 def train_both(args, data: Path, runs: list[Path]) -> dict[Path, float | None]:
@@ -110,24 +130,39 @@ def splits(data: Path, folder: Path, sentences: int) -> dict[str, Path]:
 
 def scores(runs: list[Path], files: dict[str, Path], threads: int) -> dict:
     """BLEU and chrF of ``runs`` (one, or several as their ensemble) on each of ``files`` (dev, test)."""
-    return {split: json.loads(attnseq("evaluate", *map(str, runs), "--data", str(path), "--json",
-                                      threads=threads).splitlines()[-1]) for split, path in files.items()}
+    return {
+        split: json.loads(
+            attnseq("evaluate", *map(str, runs), "--data", str(path), "--json", threads=threads).splitlines()[-1]
+        )
+        for split, path in files.items()
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default="data/gettext-de", help="a data folder (made with attnseq data gettext "
-                                                                  "--lang de when it holds no train.tsv)")
+    parser.add_argument(
+        "--data",
+        default="data/gettext-de",
+        help="a data folder (made with attnseq data gettext --lang de when it holds no train.tsv)",
+    )
     parser.add_argument("--config", default=str(ROOT / "configs" / "recommended-subword.yaml"))
     parser.add_argument("--minutes", type=float, default=30.0, help="training budget of each model")
     parser.add_argument("--keep", type=int, default=5, help="the checkpoints averaged (train.keep_checkpoints)")
-    parser.add_argument("--eval-every", type=int, default=0,
-                        help="updates between evaluations (0: the preset's; a short budget needs --keep of them)")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        help="updates between evaluations (0: the preset's; a short budget needs --keep of them)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="threads of each process")
-    parser.add_argument("--side-by-side", action="store_true",
-                        help="train the two models at once (give --threads 1 on 2 cores): half the wall clock")
-    parser.add_argument("--sentences", type=int, default=0,
-                        help="evaluate on the first N dev and test pairs (0: all of them)")
+    parser.add_argument(
+        "--side-by-side",
+        action="store_true",
+        help="train the two models at once (give --threads 1 on 2 cores): half the wall clock",
+    )
+    parser.add_argument(
+        "--sentences", type=int, default=0, help="evaluate on the first N dev and test pairs (0: all of them)"
+    )
     parser.add_argument("--runs", default="runs/averaging", help="where the runs go")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="more training settings")
     parser.add_argument("--overwrite", action="store_true", help="replace runs already in --runs")
@@ -139,31 +174,49 @@ def main() -> int:
         attnseq("data", "gettext", "--lang", "de", "--out", str(data), threads=args.threads)
     first, second, averaged = runs / "seed1", runs / "seed2", runs / f"seed1-avg{args.keep}"
     trained = train_both(args, data, [first, second])
-    summary = json.loads(attnseq("average", str(first), "--last", str(args.keep), "--out", str(averaged),
-                                 *(["--overwrite"] if args.overwrite or args.reuse else []),
-                                 threads=args.threads).splitlines()[-1])
+    summary = json.loads(
+        attnseq(
+            "average",
+            str(first),
+            "--last",
+            str(args.keep),
+            "--out",
+            str(averaged),
+            *(["--overwrite"] if args.overwrite or args.reuse else []),
+            threads=args.threads,
+        ).splitlines()[-1]
+    )
     files = splits(data, runs, args.sentences)
     rows = {
         f"seed 1, best checkpoint (step {best_step(first)})": scores([first], files, args.threads),
-        f"seed 1, average of its last {args.keep} (steps {', '.join(map(str, summary['steps']))})":
-            scores([averaged], files, args.threads),
+        f"seed 1, average of its last {args.keep} (steps {', '.join(map(str, summary['steps']))})": scores(
+            [averaged], files, args.threads
+        ),
         f"seed 2, best checkpoint (step {best_step(second)})": scores([second], files, args.threads),
         "ensemble of seed 1 and seed 2 (best checkpoints)": scores([first, second], files, args.threads),
     }
-    print(f"{Path(args.config).name} on {data}, {args.minutes:g} minutes of training each"
-          + "".join(f"; {run.name} trained in {t:.1f} min" for run, t in trained.items() if t is not None)
-          + ("; side by side" if args.side_by_side else "")
-          + f"; {args.threads} threads; evaluated on "
-          + ", ".join(f"{split} ({sum(1 for _ in open(path, encoding='utf-8')):,} pairs)" for split, path in files.items()))
+    print(
+        f"{Path(args.config).name} on {data}, {args.minutes:g} minutes of training each"
+        + "".join(f"; {run.name} trained in {t:.1f} min" for run, t in trained.items() if t is not None)
+        + ("; side by side" if args.side_by_side else "")
+        + f"; {args.threads} threads; evaluated on "
+        + ", ".join(
+            f"{split} ({sum(1 for _ in open(path, encoding='utf-8')):,} pairs)" for split, path in files.items()
+        )
+    )
     print("| model | dev BLEU | test BLEU | dev chrF | test chrF | dev sent/s |")
     print("|---|---|---|---|---|---|")
     for name, s in rows.items():
-        print(f"| {name} | {s['dev'].get('bleu', float('nan')):.2f} | {s['test'].get('bleu', float('nan')):.2f} | "
-              f"{s['dev']['chrf']:.2f} | {s['test']['chrf']:.2f} | {s['dev']['sentences_per_second']:.1f} |")
+        print(
+            f"| {name} | {s['dev'].get('bleu', float('nan')):.2f} | {s['test'].get('bleu', float('nan')):.2f} | "
+            f"{s['dev']['chrf']:.2f} | {s['test']['chrf']:.2f} | {s['dev']['sentences_per_second']:.1f} |"
+        )
     (best_1, avg, best_2, ensemble) = (s["dev"].get("bleu", float("nan")) for s in rows.values())
     better = max(best_1, best_2)
-    print(f"average - best single checkpoint: {avg - best_1:+.2f} dev BLEU; "
-          f"ensemble - better single model: {ensemble - better:+.2f} dev BLEU")
+    print(
+        f"average - best single checkpoint: {avg - best_1:+.2f} dev BLEU; "
+        f"ensemble - better single model: {ensemble - better:+.2f} dev BLEU"
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ code is timed against the NumPy engine in one run by ``bench/scratch_speed.py --
 
 The NumPy engine's own reproduction of the book is bench/scratch_speed.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,10 @@ def main() -> None:
     train, dev, test = load_book(args.file)
     work = Path(tempfile.mkdtemp(prefix="book-date-"))
     write_split_dir(work / "data", train, dev, test)
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "book-attention.yaml",
-                         [f"data.dir={work / 'data'}", f"train.epochs={args.epochs}", "train.progress=false",
-                          *args.set])
+    config = load_config(
+        Path(__file__).resolve().parents[1] / "configs" / "book-attention.yaml",
+        [f"data.dir={work / 'data'}", f"train.epochs={args.epochs}", "train.progress=false", *args.set],
+    )
     rows = []
     last_train = [0.0]
 
@@ -51,13 +53,17 @@ def main() -> None:
         seconds = time.perf_counter() - started
         rows.append((record["epoch"], record["train_seconds"] - last_train[0], seconds, metrics["exact_match"]))
         last_train[0] = record["train_seconds"]
-        print(f"epoch {record['epoch']:.0f}: train {rows[-1][1]:.1f} s, test decode {seconds:.1f} s "
-              f"({len(test) / seconds:,.0f} sentences/s), test exact match {metrics['exact_match']:.3%}",
-              flush=True)
+        print(
+            f"epoch {record['epoch']:.0f}: train {rows[-1][1]:.1f} s, test decode {seconds:.1f} s "
+            f"({len(test) / seconds:,.0f} sentences/s), test exact match {metrics['exact_match']:.3%}",
+            flush=True,
+        )
 
     trainer = Trainer(config, work / "run", on_eval=on_eval)
-    print(f"book-attention on {args.file}: {len(trainer.train_store)} train / {len(test)} test, "
-          f"{trainer.parameters:,} parameters, threads={args.threads}")
+    print(
+        f"book-attention on {args.file}: {len(trainer.train_store)} train / {len(test)} test, "
+        f"{trainer.parameters:,} parameters, threads={args.threads}"
+    )
     trainer.fit()
     print("book (NumPy): 0.000% / 51.760% / 99.900% after epochs 1-3 (its seconds: bench/scratch_speed.py --book-code)")
 

@@ -12,6 +12,7 @@ table says so), then ``data split`` cuts the generated dates' train.tsv (2,000 d
 pairs). The machine is shared: take figures of one run, and re-run on a quiet machine before
 quoting them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,9 @@ def timed(args: list[str]) -> dict:
     """Run ``python -m attnseq.cli -q ARGS``: seconds, peak RSS MB of its process and of its tree."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", *args], env=env, cwd=ROOT,
-                               stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", "-q", *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL
+    )
     peak = 0
     while True:
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
@@ -89,22 +91,41 @@ def corpus_table(pairs: int, workers: list[int], sources: list[str]) -> str:
                 note = "" if first is None else ("same output" if same == first else "OUTPUT DIFFERS")
                 first = first or same
                 rows.append((f"data {source}", n, pairs, m, megabytes(out), note))
-                print(f"  data {source}, {n} worker(s): {pairs / m['seconds']:,.0f} pairs/s", file=sys.stderr, flush=True)
+                print(
+                    f"  data {source}, {n} worker(s): {pairs / m['seconds']:,.0f} pairs/s", file=sys.stderr, flush=True
+                )
                 if source != "dates" or n != workers[-1]:
                     shutil.rmtree(out)
         dates = tmp / f"dates-{workers[-1]}"
         if dates.exists():
             out = tmp / "split"
-            m = timed(["data", "split", "--input", str(dates / "train.tsv"), "--out", str(out), "--dev", "2000",
-                       "--test", "2000"])
+            m = timed(
+                [
+                    "data",
+                    "split",
+                    "--input",
+                    str(dates / "train.tsv"),
+                    "--out",
+                    str(out),
+                    "--dev",
+                    "2000",
+                    "--test",
+                    "2000",
+                ]
+            )
             rows.append(("data split (dates' train.tsv)", 1, pairs, m, megabytes(out), ""))
             print(f"  data split: {pairs / m['seconds']:,.0f} pairs/s", file=sys.stderr, flush=True)
-    lines = [f"Corpora of {pairs:,} training pairs ({os.cpu_count()} CPUs)", "",
-             "| step | workers | pairs | seconds | pairs/s | peak RSS MB | with workers MB | written MB | |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Corpora of {pairs:,} training pairs ({os.cpu_count()} CPUs)",
+        "",
+        "| step | workers | pairs | seconds | pairs/s | peak RSS MB | with workers MB | written MB | |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for step, n, count, m, size, note in rows:
-        lines.append(f"| {step} | {n} | {count:,} | {m['seconds']:.1f} | {count / m['seconds']:,.0f} | "
-                     f"{m['rss']:,.0f} | {m['tree_rss']:,.0f} | {size:,.0f} | {note} |")
+        lines.append(
+            f"| {step} | {n} | {count:,} | {m['seconds']:.1f} | {count / m['seconds']:,.0f} | "
+            f"{m['rss']:,.0f} | {m['tree_rss']:,.0f} | {size:,.0f} | {note} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -17,6 +17,7 @@ precision's, and with a run the quality of the outputs against the TSV's referen
 match, and BLEU where the references are text). bench/measure.py's ``decode-int8`` (the int8
 table of ``make bench``) runs the same comparison.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -121,13 +122,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--vocab", type=int, default=8000, help="vocabulary size of the untrained model")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--precisions", nargs="+", choices=DECODE_PRECISIONS, default=["fp32"],
-                        help="decode.precision of each model, timed in turn (the first is the reference)")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=DECODE_PRECISIONS,
+        default=["fp32"],
+        help="decode.precision of each model, timed in turn (the first is the reference)",
+    )
     parser.add_argument("--repeat", type=int, default=1, help="times each precision is timed (the best kept)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="wall-clock, or process CPU time (1 thread; steadier on a shared machine)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="config override for the untrained model")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall-clock, or process CPU time (1 thread; steadier on a shared machine)",
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="config override for the untrained model"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     global CLOCK
@@ -162,8 +173,11 @@ def main(argv: list[str] | None = None) -> None:
                 line += f" ({speeds[p] / speeds[first]:.2f}x), {100 * same:.1f}% of outputs as {first}"
             if pairs is not None:
                 line += "; " + ", ".join(f"{k} {v:.2f}" for k, v in quality(translators[p], pairs, beam).items())
-            print(line + f"  ({len(sources)} sentences, batch {args.batch_size}, {args.threads} "
-                  f"thread{'s' * (args.threads > 1)}, {args.clock} clock, {what})", flush=True)
+            print(
+                line + f"  ({len(sources)} sentences, batch {args.batch_size}, {args.threads} "
+                f"thread{'s' * (args.threads > 1)}, {args.clock} clock, {what})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

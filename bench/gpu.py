@@ -43,6 +43,7 @@ left is skipped, saying so. The table (and its JSON) is written again after ever
 cut short keeps what it measured. A row that fails is listed with its error and the exit status
 is 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,8 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -100,12 +101,38 @@ class Sizes:
     warm_up: int  # sentences decoded before timing
 
 
-GPU = Sizes(text=(20_000, 500, 1_000), lexicon=5_000, vocab_size=None, dates=(40_000, 2_000, 2_000), steps=300,
-            log_every=50, eval_sentences=100, eval_every=100, date_steps=0, date_eval_sentences=0, decode=2_000,
-            cpu_decode=256, chunk=512, warm_up=16)
-TINY = Sizes(text=(1_500, 40, 48), lexicon=400, vocab_size=300, dates=(1_500, 100, 100), steps=6, log_every=2,
-             eval_sentences=8, eval_every=10, date_steps=20, date_eval_sentences=50, decode=48, cpu_decode=16,
-             chunk=16, warm_up=4)
+GPU = Sizes(
+    text=(20_000, 500, 1_000),
+    lexicon=5_000,
+    vocab_size=None,
+    dates=(40_000, 2_000, 2_000),
+    steps=300,
+    log_every=50,
+    eval_sentences=100,
+    eval_every=100,
+    date_steps=0,
+    date_eval_sentences=0,
+    decode=2_000,
+    cpu_decode=256,
+    chunk=512,
+    warm_up=16,
+)
+TINY = Sizes(
+    text=(1_500, 40, 48),
+    lexicon=400,
+    vocab_size=300,
+    dates=(1_500, 100, 100),
+    steps=6,
+    log_every=2,
+    eval_sentences=8,
+    eval_every=10,
+    date_steps=20,
+    date_eval_sentences=50,
+    decode=48,
+    cpu_decode=16,
+    chunk=16,
+    warm_up=4,
+)
 
 
 @dataclasses.dataclass
@@ -133,8 +160,10 @@ def invented_words(count: int, consonants: str, vowels: str, rng: random.Random)
     while len(words) < count:
         rank = len(words)
         syllables = min(4, 1 + int(math.log10(rank + 1)) + rng.randint(0, 1))
-        word = "".join(rng.choice(consonants) + rng.choice(vowels) + (rng.choice(consonants) if rng.random() < 0.3
-                                                                      else "") for _ in range(syllables))
+        word = "".join(
+            rng.choice(consonants) + rng.choice(vowels) + (rng.choice(consonants) if rng.random() < 0.3 else "")
+            for _ in range(syllables)
+        )
         if word not in seen:
             seen.add(word)
             words.append(word)
@@ -172,8 +201,12 @@ def write_data(work: Path, sizes: Sizes) -> tuple[Path, Path]:
     """(the made-up text folder, the dates folder), each train/dev/test.tsv under ``work``."""
     text, dates = work / "text", work / "dates"
     n_train, n_dev, n_test = sizes.text
-    write_split_dir(text, made_up_pairs(n_train, sizes.lexicon, 1), made_up_pairs(n_dev, sizes.lexicon, 2),
-                    made_up_pairs(n_test, sizes.lexicon, 3))
+    write_split_dir(
+        text,
+        made_up_pairs(n_train, sizes.lexicon, 1),
+        made_up_pairs(n_dev, sizes.lexicon, 2),
+        made_up_pairs(n_test, sizes.lexicon, 3),
+    )
     write_split_dir(dates, *make_date_splits(*sizes.dates, seed=0, locales=ALL_LOCALES))
     return text, dates
 
@@ -217,13 +250,18 @@ class Table:
         return row
 
     def markdown(self) -> str:
-        lines = [*self.header, "",
-                 "| measure | setting | device | value | unit | peak GPU MiB | row seconds | notes |",
-                 "|---|---|---|---|---|---|---|---|"]
+        lines = [
+            *self.header,
+            "",
+            "| measure | setting | device | value | unit | peak GPU MiB | row seconds | notes |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in self.rows:
-            lines.append(f"| {r.measure} | {r.setting} | {r.device} | {'-' if r.value is None else fmt(r.value)} | "
-                         f"{r.unit} | {'-' if r.peak_mib is None else f'{r.peak_mib:,.0f}'} | "
-                         f"{'-' if r.seconds is None else f'{r.seconds:.1f}'} | {r.notes} |")
+            lines.append(
+                f"| {r.measure} | {r.setting} | {r.device} | {'-' if r.value is None else fmt(r.value)} | "
+                f"{r.unit} | {'-' if r.peak_mib is None else f'{r.peak_mib:,.0f}'} | "
+                f"{'-' if r.seconds is None else f'{r.seconds:.1f}'} | {r.notes} |"
+            )
         return "\n".join(lines)
 
     def write(self) -> None:
@@ -247,7 +285,7 @@ class Peak:
     def __init__(self, device: str):
         self.cuda, self.mib = device.startswith("cuda"), None
 
-    def __enter__(self) -> "Peak":
+    def __enter__(self) -> Peak:
         if self.cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
@@ -292,10 +330,16 @@ def train_row(preset: str, precision: str, data: Path, args, sizes: Sizes, work:
     ``seconds``), the median of its metrics windows after the first."""
     row = Row(f"train {preset}", precision, args.device, unit="target tokens/s")
     run = work / f"{preset}-{precision}"
-    settings = [f"data.dir={data}", *common_settings(args, work), f"train.precision={precision}",
-                f"train.max_steps={sizes.steps}", f"train.max_minutes={seconds / 60:.4f}",
-                f"train.log_every={sizes.log_every}", f"train.eval_every={sizes.steps}",
-                f"train.eval_max_sentences={sizes.eval_sentences}"]
+    settings = [
+        f"data.dir={data}",
+        *common_settings(args, work),
+        f"train.precision={precision}",
+        f"train.max_steps={sizes.steps}",
+        f"train.max_minutes={seconds / 60:.4f}",
+        f"train.log_every={sizes.log_every}",
+        f"train.eval_every={sizes.steps}",
+        f"train.eval_max_sentences={sizes.eval_sentences}",
+    ]
     if sizes.vocab_size and not args.text_data:
         settings.append(f"data.tokenizer.vocab_size={sizes.vocab_size}")
     summary = fit(preset, run, settings)
@@ -305,17 +349,24 @@ def train_row(preset: str, precision: str, data: Path, args, sizes: Sizes, work:
         return row
     timed = windows[1:] or windows
     row.value = statistics.median(r["tokens_per_second"] for r in timed)
-    notes = [f"{summary['step']} updates, median of {len(timed)} windows of {sizes.log_every} updates"
-             + ("" if len(windows) > 1 else " (the warm-up's alone)"),
-             f"loss {windows[-1]['loss']:.3f} at the end", f"{summary['parameters']:,} parameters"]
+    notes = [
+        f"{summary['step']} updates, median of {len(timed)} windows of {sizes.log_every} updates"
+        + ("" if len(windows) > 1 else " (the warm-up's alone)"),
+        f"loss {windows[-1]['loss']:.3f} at the end",
+        f"{summary['parameters']:,} parameters",
+    ]
     if summary["step"] < sizes.steps:
         notes.append(f"stopped by {summary['stopped_by']}")
     if precision == "bf16" and (why := bf16_note(args.device)):
         notes.append(why)
     row.notes = "; ".join(notes)
-    row.extra = {"updates": summary["step"], "windows": [r["tokens_per_second"] for r in windows],
-                 "loss": windows[-1]["loss"], "dev_loss": summary.get("dev_loss"),
-                 "overall_tokens_per_second": summary["tokens_per_second"]}
+    row.extra = {
+        "updates": summary["step"],
+        "windows": [r["tokens_per_second"] for r in windows],
+        "loss": windows[-1]["loss"],
+        "dev_loss": summary.get("dev_loss"),
+        "overall_tokens_per_second": summary["tokens_per_second"],
+    }
     return row
 
 
@@ -324,9 +375,14 @@ def dates_row(data: Path, args, sizes: Sizes, work: Path, seconds: float) -> Row
     the run clock and update of the first evaluation that reached it."""
     row = Row(f"recommended-char to {args.target:.0%} dev exact", "fp32", args.device, unit="wall seconds")
     run = work / "recommended-char"
-    settings = [f"data.dir={data}", *common_settings(args, work), f"train.target_exact_match={args.target}",
-                f"train.eval_every={args.eval_every or sizes.eval_every}", f"train.max_minutes={seconds / 60:.4f}",
-                "train.log_every=0"]
+    settings = [
+        f"data.dir={data}",
+        *common_settings(args, work),
+        f"train.target_exact_match={args.target}",
+        f"train.eval_every={args.eval_every or sizes.eval_every}",
+        f"train.max_minutes={seconds / 60:.4f}",
+        "train.log_every=0",
+    ]
     if sizes.date_steps:
         settings.append(f"train.max_steps={sizes.date_steps}")
     if sizes.date_eval_sentences:
@@ -338,21 +394,30 @@ def dates_row(data: Path, args, sizes: Sizes, work: Path, seconds: float) -> Row
     last = evaluations[-1]
     if reached is not None:
         row.value = reached["wall_seconds"]
-        row.notes = (f"update {reached['step']:,} (dev exact {reached['dev_exact_match']:.1%}); run clock: set-up, "
-                     f"data and evaluations included")
+        row.notes = (
+            f"update {reached['step']:,} (dev exact {reached['dev_exact_match']:.1%}); run clock: set-up, "
+            f"data and evaluations included"
+        )
     else:
-        row.notes = (f"not reached in {last['step']:,} updates, {last['wall_seconds']:.1f} s (best dev exact "
-                     f"{best.get('dev_exact_match', 0):.1%} at update {best['step']:,}; stopped by "
-                     f"{summary['stopped_by']})")
+        row.notes = (
+            f"not reached in {last['step']:,} updates, {last['wall_seconds']:.1f} s (best dev exact "
+            f"{best.get('dev_exact_match', 0):.1%} at update {best['step']:,}; stopped by "
+            f"{summary['stopped_by']})"
+        )
     hit = reached or last
-    row.extra = {"reached": reached is not None, "updates": hit["step"], "seconds": hit["wall_seconds"],
-                 "best_dev_exact_match": best.get("dev_exact_match"),
-                 "curve": [(r["step"], r["wall_seconds"], r.get("dev_exact_match")) for r in evaluations]}
+    row.extra = {
+        "reached": reached is not None,
+        "updates": hit["step"],
+        "seconds": hit["wall_seconds"],
+        "best_dev_exact_match": best.get("dev_exact_match"),
+        "curve": [(r["step"], r["wall_seconds"], r.get("dev_exact_match")) for r in evaluations],
+    }
     return row
 
 
-def decode(translator, texts: list[str], beam: int, sizes: Sizes, seconds: float
-           ) -> tuple[float, list[str], float, float]:
+def decode(
+    translator, texts: list[str], beam: int, sizes: Sizes, seconds: float
+) -> tuple[float, list[str], float, float]:
     """(sentences/s, outputs, mean output tokens, seconds) of ``translator`` searching ``texts``
     (beam 1: greedy) in calls of ``sizes.chunk`` sentences, after a warm-up, until they are done
     or ``seconds`` have passed."""
@@ -360,7 +425,7 @@ def decode(translator, texts: list[str], beam: int, sizes: Sizes, seconds: float
     outputs, tokens = [], 0
     started = time.perf_counter()
     for start in range(0, len(texts), sizes.chunk):
-        for result in translator.search(texts[start: start + sizes.chunk], beam_size=beam):
+        for result in translator.search(texts[start : start + sizes.chunk], beam_size=beam):
             outputs.append(result.outputs[0])
             tokens += len(result.output_tokens[0])
         if time.perf_counter() - started > seconds:
@@ -394,12 +459,16 @@ def ctranslate2_translator(run: Path, export: Path, device: str, threads: int, s
     index = torch.cuda.current_device() if device == "cuda" else 0
     if device == "cuda":
         if ctranslate2.get_cuda_device_count() == 0:
-            return None, (f"ctranslate2 {ctranslate2.__version__} sees no CUDA device (a build without CUDA, or its "
-                          "CUDA libraries not found)")
+            return None, (
+                f"ctranslate2 {ctranslate2.__version__} sees no CUDA device (a build without CUDA, or its "
+                "CUDA libraries not found)"
+            )
         supported = ctranslate2.get_supported_compute_types("cuda", index)
         if "int8_float16" not in supported:
-            return None, (f"ctranslate2 {ctranslate2.__version__} has no int8_float16 on this GPU (it has "
-                          f"{', '.join(sorted(supported))})")
+            return None, (
+                f"ctranslate2 {ctranslate2.__version__} has no int8_float16 on this GPU (it has "
+                f"{', '.join(sorted(supported))})"
+            )
     say("exporting the Transformer run to CTranslate2")
     with contextlib.redirect_stdout(sys.stderr):  # its one line, "wrote ...", is progress here
         code = attnseq_main(["-q", "export", str(run), "--to", "ctranslate2", "--out", str(export)])
@@ -414,15 +483,19 @@ def ctranslate2_translator(run: Path, export: Path, device: str, threads: int, s
     from attnseq.translator.ctranslate2_model import CTranslate2Translator
 
     config = read_run_config(export)
-    translator = CTranslate2Translator(export, TextPipeline.load(config.data, export), config, f"cuda:{index}",
-                                       threads, compute_type="int8_float16")
+    translator = CTranslate2Translator(
+        export, TextPipeline.load(config.data, export), config, f"cuda:{index}", threads, compute_type="int8_float16"
+    )
     translator.precision = "int8"
     return translator, None
 
 
 # -- the run ------------------------------------------------------------------------------------------
-ROW_KEYS = [*(f"train {p} {q}" for p in TEXT_PRESETS for q in ("fp32", "bf16")), "dates",
-            *(f"decode {w} {b}" for w in ("device", "cpu", "transformer", "ctranslate2") for b in (1, 5))]
+ROW_KEYS = [
+    *(f"train {p} {q}" for p in TEXT_PRESETS for q in ("fp32", "bf16")),
+    "dates",
+    *(f"decode {w} {b}" for w in ("device", "cpu", "transformer", "ctranslate2") for b in (1, 5)),
+]
 
 
 def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], None]) -> None:
@@ -435,8 +508,9 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
     def run_row(key: str, cap: float, measure_: str, setting_: str, where: str, work_: Callable[[float], Row]):
         seconds = budget.give(key, cap)
         if seconds < min(cap, 5.0):
-            return table.add(Row(measure_, setting_, where, notes=f"skipped: the run's --minutes {args.minutes:g} "
-                                                                  "are spent"))
+            return table.add(
+                Row(measure_, setting_, where, notes=f"skipped: the run's --minutes {args.minutes:g} are spent")
+            )
         say(f"{measure_}, {setting_} on {where} (at most {seconds:.0f} s)")
         started = time.perf_counter()
         try:
@@ -445,8 +519,13 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
             row.peak_mib = row.peak_mib if row.peak_mib is not None else peak.mib
         except Exception as err:  # noqa: BLE001  (one row's failure is reported; the rest still run)
             traceback.print_exc()
-            row = Row(measure_, setting_, where, failed=True,
-                      notes=f"failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
+            row = Row(
+                measure_,
+                setting_,
+                where,
+                failed=True,
+                notes=f"failed: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}",
+            )
         row.seconds = time.perf_counter() - started
         release(device)
         return table.add(row)
@@ -456,10 +535,22 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
     text_data = Path(args.text_data) if args.text_data else text
     for preset in TEXT_PRESETS:
         for precision in ("fp32", "bf16"):
-            run_row(f"train {preset} {precision}", row_cap, f"train {preset}", precision, device,
-                    lambda s, p=preset, q=precision: train_row(p, q, text_data, args, sizes, work, s))
-    run_row("dates", 2 * row_cap, f"recommended-char to {args.target:.0%} dev exact", "fp32", device,
-            lambda s: dates_row(dates, args, sizes, work, s))
+            run_row(
+                f"train {preset} {precision}",
+                row_cap,
+                f"train {preset}",
+                precision,
+                device,
+                lambda s, p=preset, q=precision: train_row(p, q, text_data, args, sizes, work, s),
+            )
+    run_row(
+        "dates",
+        2 * row_cap,
+        f"recommended-char to {args.target:.0%} dev exact",
+        "fp32",
+        device,
+        lambda s: dates_row(dates, args, sizes, work, s),
+    )
 
     # decoding the dates model: on the device, then on this process's CPU
     char_run, outputs = work / "recommended-char", {}
@@ -475,8 +566,16 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
             notes = [f"{len(found):,} sentences in {took:.1f} s{threads}", f"{tokens:.1f} output tokens each"]
             if against is not None and (key, beam) != against and against in outputs:
                 notes.append(f"outputs equal to the torch engine's: {equal(found, outputs[against])}")
-            return Row(measure_, setting(beam), where, rate, "sentences/s", "; ".join(notes),
-                       extra={"sentences": len(found), "mean_output_tokens": tokens})
+            return Row(
+                measure_,
+                setting(beam),
+                where,
+                rate,
+                "sentences/s",
+                "; ".join(notes),
+                extra={"sentences": len(found), "mean_output_tokens": tokens},
+            )
+
         if engine_load is None and not (run_dir / "config.yaml").exists():
             return table.add(Row(measure_, setting(beam), where, notes=f"skipped: no run {run_dir.name} was trained"))
         return run_row(f"decode {key} {beam}", decode_cap, measure_, setting(beam), where, work_)
@@ -486,11 +585,25 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
     for beam in (1, 5):
         decode_row("cpu", "decode recommended-char", char_run, "cpu", date_sources[: sizes.cpu_decode], beam)
     for beam in (1, 5):  # the GPU's outputs against the CPU's, and how much faster
-        gpu, cpu = (next((r for r in table.rows if r.measure == "decode recommended-char" and r.setting == setting(beam)
-                          and r.device == where and r.value), None) for where in (device, "cpu"))
+        gpu, cpu = (
+            next(
+                (
+                    r
+                    for r in table.rows
+                    if r.measure == "decode recommended-char"
+                    and r.setting == setting(beam)
+                    and r.device == where
+                    and r.value
+                ),
+                None,
+            )
+            for where in (device, "cpu")
+        )
         if gpu is not None and cpu is not None and gpu is not cpu:
-            gpu.notes += (f"; outputs equal to the CPU's: {equal(outputs[('device', beam)], outputs[('cpu', beam)])}; "
-                          f"{gpu.value / cpu.value:.1f}x the CPU's rate")
+            gpu.notes += (
+                f"; outputs equal to the CPU's: {equal(outputs[('device', beam)], outputs[('cpu', beam)])}; "
+                f"{gpu.value / cpu.value:.1f}x the CPU's rate"
+            )
     table.write()
 
     # the Transformer: the torch engine on the device, then CTranslate2 on the same sentences
@@ -501,25 +614,47 @@ def measure(args, sizes: Sizes, work: Path, table: Table, say: Callable[[str], N
     translator, why_not, failed = None, "no Transformer run was trained", False
     if (transformer / "config.yaml").exists():
         try:
-            translator, why_not = ctranslate2_translator(transformer, work / "transformer-ctranslate2", device,
-                                                         args.threads, say)
+            translator, why_not = ctranslate2_translator(
+                transformer, work / "transformer-ctranslate2", device, args.threads, say
+            )
         except Exception as err:  # noqa: BLE001  (CTranslate2 loads its CUDA libraries here: one missing is a reason)
             traceback.print_exc()
             why_not = f"CTranslate2 could not export or load the run on {device} ({type(err).__name__}: {err})"
             failed = device == "cpu"  # nothing is missing on the smoke run's CPU: a bug
     for beam in (1, 5):
         if translator is None:
-            table.add(Row("CTranslate2 transformer-gettext-de", setting(beam), device, failed=failed,
-                          notes=f"{'failed' if failed else 'skipped'}: {why_not}"))
+            table.add(
+                Row(
+                    "CTranslate2 transformer-gettext-de",
+                    setting(beam),
+                    device,
+                    failed=failed,
+                    notes=f"{'failed' if failed else 'skipped'}: {why_not}",
+                )
+            )
             continue
-        row = decode_row("ctranslate2", "CTranslate2 transformer-gettext-de", None, device, text_sources, beam,
-                         against=("transformer", beam), engine_load=lambda: translator)
+        row = decode_row(
+            "ctranslate2",
+            "CTranslate2 transformer-gettext-de",
+            None,
+            device,
+            text_sources,
+            beam,
+            against=("transformer", beam),
+            engine_load=lambda: translator,
+        )
         if row.value is not None:
             row.setting += f", {translator.model.compute_type}"
             if device.startswith("cuda"):  # torch's peak is not CTranslate2's memory
                 row.peak_mib, row.notes = None, row.notes + "; GPU memory: CTranslate2's own, not counted"
-            torch_row = next((r for r in table.rows if r.measure == "decode transformer-gettext-de"
-                              and r.setting == setting(beam) and r.value), None)
+            torch_row = next(
+                (
+                    r
+                    for r in table.rows
+                    if r.measure == "decode transformer-gettext-de" and r.setting == setting(beam) and r.value
+                ),
+                None,
+            )
             if torch_row is not None:
                 row.notes += f"; {row.value / torch_row.value:.1f}x the torch engine's rate"
             table.write()
@@ -529,8 +664,9 @@ def revision() -> str:
     """This checkout's commit (and whether files differ from it), or "no git" where there is none."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        )
     except OSError:  # no git on this machine
         return "no git"
     if commit.returncode != 0:
@@ -545,8 +681,10 @@ def header(args, sizes: Sizes) -> list[str]:
     if args.device == "cuda":
         index = torch.cuda.current_device()
         props = torch.cuda.get_device_properties(index)
-        device = (f"{torch.cuda.get_device_name(index)} ({props.total_memory / 2**30:.0f} GiB, compute capability "
-                  f"{props.major}.{props.minor}), CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")
+        device = (
+            f"{torch.cuda.get_device_name(index)} ({props.total_memory / 2**30:.0f} GiB, compute capability "
+            f"{props.major}.{props.minor}), CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}"
+        )
     else:
         device = "no GPU: the smoke run on the CPU"
     try:
@@ -555,39 +693,73 @@ def header(args, sizes: Sizes) -> list[str]:
         ct2 = f"ctranslate2 {import_ctranslate2().__version__}"
     except ImportError:
         ct2 = "no ctranslate2"
-    text = f"--text-data {args.text_data}" if args.text_data else (
-        f"a made-up language pair ({sizes.text[0]:,} / {sizes.text[1]:,} / {sizes.text[2]:,}, {sizes.lexicon:,} "
-        "words a side)")
-    return [f"bench/gpu.py --device {args.device}: {device}",
-            f"torch {torch.__version__}, {ct2}; CPU {cpu_model()}, torch threads {torch.get_num_threads()}; "
-            f"{datetime.date.today()}, attnseq at {revision()}",
-            f"Data: {text}; dates in every locale ({sizes.dates[0]:,} / {sizes.dates[1]:,} / {sizes.dates[2]:,}). "
-            f"Training rows: {sizes.steps} updates each"
-            + (f", {sizes.vocab_size} sentencepiece pieces" if sizes.vocab_size and not args.text_data else "")
-            + f"; tokens/s the median of the metrics windows of {sizes.log_every} updates after the first."]
+    text = (
+        f"--text-data {args.text_data}"
+        if args.text_data
+        else (
+            f"a made-up language pair ({sizes.text[0]:,} / {sizes.text[1]:,} / {sizes.text[2]:,}, {sizes.lexicon:,} "
+            "words a side)"
+        )
+    )
+    return [
+        f"bench/gpu.py --device {args.device}: {device}",
+        f"torch {torch.__version__}, {ct2}; CPU {cpu_model()}, torch threads {torch.get_num_threads()}; "
+        f"{datetime.date.today()}, attnseq at {revision()}",
+        f"Data: {text}; dates in every locale ({sizes.dates[0]:,} / {sizes.dates[1]:,} / {sizes.dates[2]:,}). "
+        f"Training rows: {sizes.steps} updates each"
+        + (f", {sizes.vocab_size} sentencepiece pieces" if sizes.vocab_size and not args.text_data else "")
+        + f"; tokens/s the median of the metrics windows of {sizes.log_every} updates after the first.",
+    ]
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"), help="cuda (the default: the current "
-                        "GPU; CUDA_VISIBLE_DEVICES picks another), or cpu: the same pipeline at tiny sizes, a smoke "
-                        "test")
-    parser.add_argument("--out", type=Path, help="write the table here (Markdown) and its JSON beside (FILE.json), "
-                        "again after every row")
-    parser.add_argument("--minutes", type=float, help="the whole run's budget in minutes (default: 6.5 on a GPU, 3 "
-                        "on a CPU)")
-    parser.add_argument("--minutes-per-row", type=float, default=1.0, help="a training row's cap (the dates row: "
-                        "twice it) (default: 1.0)")
+    parser.add_argument(
+        "--device",
+        default="cuda",
+        choices=("cuda", "cpu"),
+        help="cuda (the default: the current "
+        "GPU; CUDA_VISIBLE_DEVICES picks another), or cpu: the same pipeline at tiny sizes, a smoke "
+        "test",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="write the table here (Markdown) and its JSON beside (FILE.json), again after every row",
+    )
+    parser.add_argument(
+        "--minutes", type=float, help="the whole run's budget in minutes (default: 6.5 on a GPU, 3 on a CPU)"
+    )
+    parser.add_argument(
+        "--minutes-per-row",
+        type=float,
+        default=1.0,
+        help="a training row's cap (the dates row: twice it) (default: 1.0)",
+    )
     parser.add_argument("--decode-seconds", type=float, default=12.0, help="a decoding row's cap (default: 12)")
     parser.add_argument("--target", type=float, default=0.99, help="the dates row's dev exact match (default: 0.99)")
-    parser.add_argument("--eval-every", type=int, default=0, help="the dates row's updates between evaluations "
-                        f"(default: {GPU.eval_every} on a GPU, {TINY.eval_every} on a CPU)")
-    parser.add_argument("--text-data", help="a data folder (train/dev/test.tsv) for the two subword presets instead of "
-                        "the made-up language pair")
-    parser.add_argument("--threads", type=int, help="torch's CPU threads (train.threads, CTranslate2's on a CPU); 0: "
-                        "torch's default (default: 0 on a GPU, 1 on a CPU, whose smoke run needs no more)")
-    parser.add_argument("--work", type=Path, help="keep the data and runs in this folder, new or empty (default: a "
-                        "temporary one, removed)")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        help="the dates row's updates between evaluations "
+        f"(default: {GPU.eval_every} on a GPU, {TINY.eval_every} on a CPU)",
+    )
+    parser.add_argument(
+        "--text-data",
+        help="a data folder (train/dev/test.tsv) for the two subword presets instead of the made-up language pair",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="torch's CPU threads (train.threads, CTranslate2's on a CPU); 0: "
+        "torch's default (default: 0 on a GPU, 1 on a CPU, whose smoke run needs no more)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="keep the data and runs in this folder, new or empty (default: a temporary one, removed)",
+    )
     parser.add_argument("--tiny", action="store_true", help="the CPU's tiny sizes on any device (a quick check)")
     args = parser.parse_args(argv)
     if args.minutes is None:
@@ -609,8 +781,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
-        print("gpu: no CUDA device here (torch sees none); --device cpu runs the same pipeline as a smoke test",
-              file=sys.stderr)
+        print(
+            "gpu: no CUDA device here (torch sees none); --device cpu runs the same pipeline as a smoke test",
+            file=sys.stderr,
+        )
         return 2
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -18,6 +18,7 @@ Each route's line gives its sentences/s (the best of ``--repeat``, process CPU t
 thread), its ratio to fp32, the share of outputs equal to fp32's, the seconds quantising took
 (imports included) and the warnings and lines it printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -102,9 +103,12 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             seconds = time.perf_counter() - started
         lines = [line for line in printed.getvalue().splitlines() if line.strip()]
-        print(f"{route}: converted in {seconds:.1f} s; {len(caught)} warning(s)"
-              + "".join(f"\n    warning: {str(w.message).splitlines()[0][:100]}" for w in caught[:2])
-              + "".join(f"\n    printed: {line[:100]}" for line in lines[:2]), flush=True)
+        print(
+            f"{route}: converted in {seconds:.1f} s; {len(caught)} warning(s)"
+            + "".join(f"\n    warning: {str(w.message).splitlines()[0][:100]}" for w in caught[:2])
+            + "".join(f"\n    printed: {line[:100]}" for line in lines[:2]),
+            flush=True,
+        )
     for beam in args.beams:
         settings = dataclasses.replace(translator.config.decode, beam_size=beam, n_best=1, batch_size=64)
         for route, model in list(models.items()):
@@ -116,11 +120,17 @@ def main(argv: list[str] | None = None) -> None:
         speeds, outputs = speed.in_turn(models, sources, settings, args.repeat)
         reference = outputs.get("fp32")
         for route in models:
-            same = "" if reference is None else \
-                f", {100 * sum(a == b for a, b in zip(outputs[route], reference)) / len(sources):.0f}% of outputs as fp32"
+            same = (
+                ""
+                if reference is None
+                else f", {100 * sum(a == b for a, b in zip(outputs[route], reference)) / len(sources):.0f}% of outputs as fp32"
+            )
             ratio = f" ({speeds[route] / speeds['fp32']:.2f}x)" if "fp32" in speeds else ""
-            print(f"{'greedy' if beam == 1 else f'beam {beam}':>8} {route:>15}: {speeds[route]:8.1f} sentences/s"
-                  f"{ratio}{same}", flush=True)
+            print(
+                f"{'greedy' if beam == 1 else f'beam {beam}':>8} {route:>15}: {speeds[route]:8.1f} sentences/s"
+                f"{ratio}{same}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

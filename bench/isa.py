@@ -8,6 +8,7 @@ CTranslate2 choose from, set through their environment variables before they loa
 arithmetic on any later CPU); ``plainest`` to their generic, SSE4 kernels. A result that holds
 under all three holds on any x86 machine the project meets, whatever the CPU's own kernels are.
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,10 +16,18 @@ from pathlib import Path
 
 KERNELS: dict[str, dict[str, str]] = {
     "native": {},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
-             "CT2_FORCE_CPU_ISA": "AVX2"},
-    "plainest": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-                 "ONEDNN_MAX_CPU_ISA": "SSE41", "CT2_FORCE_CPU_ISA": "GENERIC"},
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "CT2_FORCE_CPU_ISA": "AVX2",
+    },
+    "plainest": {
+        "ATEN_CPU_CAPABILITY": "default",
+        "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+        "ONEDNN_MAX_CPU_ISA": "SSE41",
+        "CT2_FORCE_CPU_ISA": "GENERIC",
+    },
 }
 
 

@@ -5,6 +5,7 @@ against a naive loop that applies a Linear layer to concat(h_{t-1}, x_t) at ever
 
 Prints milliseconds per forward + backward on 1 thread. (A benchmark, not a test.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,15 +57,16 @@ class _NaivePeepholeLSTM(nn.Module):
         return torch.stack(outputs, 1)
 
 
-def benchmark(batch: int = 64, steps: int = 20, input_size: int = 64, hidden: int = 128,
-               repeats: int = 20) -> None:
+def benchmark(batch: int = 64, steps: int = 20, input_size: int = 64, hidden: int = 128, repeats: int = 20) -> None:
     """Print forward+backward milliseconds of the hoisted loop against the naive loop
     (sets torch to 1 thread)."""
     torch.set_num_threads(1)
     torch.manual_seed(0)
     x = torch.randn(batch, steps, input_size)
-    pairs = {"mingru": (MinimalGRULayer(input_size, hidden), _NaiveMinimalGRU(input_size, hidden)),
-             "lstm_peephole": (PeepholeLSTMLayer(input_size, hidden), _NaivePeepholeLSTM(input_size, hidden))}
+    pairs = {
+        "mingru": (MinimalGRULayer(input_size, hidden), _NaiveMinimalGRU(input_size, hidden)),
+        "lstm_peephole": (PeepholeLSTMLayer(input_size, hidden), _NaivePeepholeLSTM(input_size, hidden)),
+    }
 
     def timed(fn) -> float:
         for _ in range(3):
@@ -75,10 +77,12 @@ def benchmark(batch: int = 64, steps: int = 20, input_size: int = 64, hidden: in
         return (time.perf_counter() - started) / repeats * 1000
 
     for name, (layer, naive) in pairs.items():
-        hoisted = timed(lambda: layer(x)[0])
-        baseline = timed(lambda: naive(x))
-        print(f"{name:14s} hoisted {hoisted:6.2f} ms  naive {baseline:6.2f} ms  speed-up {baseline / hoisted:4.2f}x"
-              f"  (1 thread, B {batch}, T {steps}, I {input_size}, H {hidden})")
+        hoisted = timed(lambda layer=layer: layer(x)[0])
+        baseline = timed(lambda naive=naive: naive(x))
+        print(
+            f"{name:14s} hoisted {hoisted:6.2f} ms  naive {baseline:6.2f} ms  speed-up {baseline / hoisted:4.2f}x"
+            f"  (1 thread, B {batch}, T {steps}, I {input_size}, H {hidden})"
+        )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ A test that recorded nothing in a run (it failed before measuring, or was skippe
 under the table. The records are appended to ``--out`` (JSON lines) so that runs made apart, or
 in other sessions on other CPUs, make one table with ``--from``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def collected(select: list[str]) -> list[str]:
     """The ids of the learning tests that ``select`` (pytest's -k) picks."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-m", "learns", *select, "tests"],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-m", "learns", *select, "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
@@ -47,8 +52,26 @@ def run(kernels: str, seed: int, records: Path, select: list[str], workers: int)
     """One pytest run of the learning tests, its closing line and failures printed."""
     env = {**os.environ, **environment(kernels), "ATTNSEQ_TEST_SEED": str(seed), "ATTNSEQ_MARGINS": str(records)}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
-                           "-m", "learns", *select, "tests"], cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            str(workers),
+            "-m",
+            "learns",
+            *select,
+            "tests",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
     print(f"  {kernels:9} seed {seed}: {tail[0]} ({time.perf_counter() - started:.0f} s)", flush=True)
     for line in done.stdout.splitlines():  # an assertion of a test beside its measures (tests/learning.py)
@@ -81,15 +104,24 @@ def table(records: list[dict], tests: list[str] | None = None) -> str:
         for k in kernels:
             mine = [r for r in rs if r["kernels"] == k]
             per.append(f"{worst_of(mine):.3g}" if mine else "-")
-        short = [f"{r['kernels']}/{r['seed']}" for r in rs
-                 if (r["value"] < bound if r["kind"] == "at_least" else r["value"] > bound)]
-        lines.append(f"| {test.removeprefix('tests/')} | {what} | {sign} {bound:g} | {worst_of(rs):.3g} | "
-                     + " | ".join(per) + f" | {margin(rs):+.3g} | {len(rs)} | {' '.join(short) or '-'} |")
+        short = [
+            f"{r['kernels']}/{r['seed']}"
+            for r in rs
+            if (r["value"] < bound if r["kind"] == "at_least" else r["value"] > bound)
+        ]
+        lines.append(
+            f"| {test.removeprefix('tests/')} | {what} | {sign} {bound:g} | {worst_of(rs):.3g} | "
+            + " | ".join(per)
+            + f" | {margin(rs):+.3g} | {len(rs)} | {' '.join(short) or '-'} |"
+        )
     runs = sorted({(r["kernels"], r["seed"]) for r in records})
     silent = []
     for test in tests or sorted({r["test"] for r in records}):
-        missing = [f"{k}/{s}" for k, s in runs if not any(r["test"] == test and r["kernels"] == k and r["seed"] == s
-                                                          for r in records)]
+        missing = [
+            f"{k}/{s}"
+            for k, s in runs
+            if not any(r["test"] == test and r["kernels"] == k and r["seed"] == s for r in records)
+        ]
         if missing:
             silent.append(f"- {test}: no value recorded in {', '.join(missing)}")
     if silent:
@@ -112,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     select = ["-k", args.select] if args.select else []
     tests = collected(select)
-    print(f"{len(tests)} learning tests; {cpu_model()}; "
-          f"kernels {' '.join(args.kernels)}; seeds {' '.join(map(str, args.seeds))}", flush=True)
+    print(
+        f"{len(tests)} learning tests; {cpu_model()}; "
+        f"kernels {' '.join(args.kernels)}; seeds {' '.join(map(str, args.seeds))}",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         records_file = Path(tmp) / "records.jsonl"
         records_file.touch()

@@ -30,6 +30,7 @@ Times are wall-clock seconds, or with ``--clock cpu`` the process's CPU seconds 
 something else runs on the machine; with 1 thread only); matmul FLOPs per step are counted with
 torch's FlopCounterMode.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,14 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-REFERENCE = ["model.embed_size=256", "model.hidden_size=256", "model.cell=lstm", "model.decoder=luong",
-             "model.attention=general", "train.batch_size=64"]
+REFERENCE = [
+    "model.embed_size=256",
+    "model.hidden_size=256",
+    "model.cell=lstm",
+    "model.decoder=luong",
+    "model.attention=general",
+    "train.batch_size=64",
+]
 
 
 def ceiling(threads: int, sizes=(512, 1024, 1536, 2048)) -> dict:
@@ -69,8 +76,10 @@ def ceiling(threads: int, sizes=(512, 1024, 1536, 2048)) -> dict:
 def reference_config():
     from attnseq.config import load_config
 
-    for bidirectional in (["model.encoder.bidirectional=true", "model.decoder.input_feeding=true"],
-                          ["model.bidirectional=true", "model.input_feeding=true"]):  # this version / 0.1.0
+    for bidirectional in (
+        ["model.encoder.bidirectional=true", "model.decoder.input_feeding=true"],
+        ["model.bidirectional=true", "model.input_feeding=true"],
+    ):  # this version / 0.1.0
         try:
             return load_config(None, REFERENCE + bidirectional)
         except Exception:  # noqa: BLE001  (the other version's keys)
@@ -90,6 +99,7 @@ def fitted(preset: str, data: str, overrides: list[str], split: str = "train"):
         from attnseq.data.sources import read_pairs
         from attnseq.train.loop import check_source
     except ImportError:  # a revision before sources that are files
+
         def read(path):
             return [tuple(line.split("\t")) for line in Path(path).read_text(encoding="utf-8").splitlines()]
     else:
@@ -97,6 +107,7 @@ def fitted(preset: str, data: str, overrides: list[str], split: str = "train"):
 
         def read(path):
             return read_pairs(path, config.data)
+
     pipeline = TextPipeline.fit(config.data, read(Path(data, "train.tsv")), Path(data))
     return config, pipeline, read(Path(data, f"{split}.tsv"))
 
@@ -112,8 +123,13 @@ def random_examples(n: int, vocab: int, seed: int = 0):
 
     g = torch.Generator().manual_seed(seed)
     lengths = torch.randint(16, 25, (n, 2), generator=g)
-    return [Example(torch.randint(4, vocab, (int(s),), generator=g).tolist(),
-                    torch.randint(4, vocab, (int(t),), generator=g).tolist()) for s, t in lengths]
+    return [
+        Example(
+            torch.randint(4, vocab, (int(s),), generator=g).tolist(),
+            torch.randint(4, vocab, (int(t),), generator=g).tolist(),
+        )
+        for s, t in lengths
+    ]
 
 
 CLOCK = time.perf_counter
@@ -136,7 +152,6 @@ def peak_rss_mb() -> float:
 
 def train(preset: str, data: str | None, steps: int, threads: int, overrides: list[str]) -> dict:
     """CPU seconds per training step, target tokens/s, sentences/s and matmul FLOPs per step."""
-    from attnseq.config import load_config
     from attnseq.data.batching import batch_indices, collate
     from attnseq.nn.model import build_model
     from attnseq.train.optim import build_optimizer
@@ -152,8 +167,13 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         examples = examples_of(pairs, pipeline)
         src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
     features = getattr(getattr(pipeline, "inputs", None), "feature_size", 0) if preset != "reference" else 0
-    model = build_model(config.model, src_vocab, tgt_vocab, shares_vocab=config.data.shared_vocab,
-                        **({"features": features} if features else {})).train()
+    model = build_model(
+        config.model,
+        src_vocab,
+        tgt_vocab,
+        shares_vocab=config.data.shared_vocab,
+        **({"features": features} if features else {}),
+    ).train()
     optimizer = build_optimizer(model.parameters(), config.train)
     clip = config.train.clip_norm
     indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
@@ -180,10 +200,15 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     seconds = CLOCK() - started
     rss = peak_rss_mb()
     matmul_seconds = replay()  # after the peak RSS: it holds every operand of the step at once
-    return {"peak_rss_mb": rss, "tokens_per_second": tokens / seconds, "sentences_per_second": sentences / seconds,
-            "ms_per_step": 1000 * seconds / (len(batches) - 3), "gflop_per_token": flops_per_token / 1e9,
-            "matmul_ms_per_step": 1000 * matmul_seconds,  # the first batch's products alone
-            "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}  # the machine as it was just now
+    return {
+        "peak_rss_mb": rss,
+        "tokens_per_second": tokens / seconds,
+        "sentences_per_second": sentences / seconds,
+        "ms_per_step": 1000 * seconds / (len(batches) - 3),
+        "gflop_per_token": flops_per_token / 1e9,
+        "matmul_ms_per_step": 1000 * matmul_seconds,  # the first batch's products alone
+        "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"],
+    }  # the machine as it was just now
 
 
 def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
@@ -213,17 +238,21 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
         search(model, src, mask, settings)  # warm-up
         started = CLOCK()
         for start in range(0, len(sources), 64):
-            src, mask = pad(sources[start:start + 64])
+            src, mask = pad(sources[start : start + 64])
             outputs += [h[0].tokens for h in search(model, src, mask, settings)]
         seconds = CLOCK() - started
         rss = peak_rss_mb()
         with MatmulFlops() as count:  # the same searches again, counting their matmul FLOPs
             for start in range(0, len(sources), 64):
-                search(model, *pad(sources[start:start + 64]), settings)
+                search(model, *pad(sources[start : start + 64]), settings)
     digest = hashlib.sha1(json.dumps(outputs).encode()).hexdigest()[:12]  # the same outputs?
-    return {"peak_rss_mb": rss, "sentences_per_second": len(sources) / seconds, "outputs": digest,
-            "gflop_per_sentence": count.total() / len(sources) / 1e9,
-            "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"]}
+    return {
+        "peak_rss_mb": rss,
+        "sentences_per_second": len(sources) / seconds,
+        "outputs": digest,
+        "gflop_per_sentence": count.total() / len(sources) / 1e9,
+        "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"],
+    }
 
 
 def decode_int8(target: str, beam: int, sentences: int, data: str | None, repeat: int) -> dict:
@@ -280,7 +309,8 @@ def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
         for quantization in ("float32", "int8"):
             folder = export_ctranslate2(run, Path(tmp) / quantization, quantization)
             translators[f"ctranslate2 {quantization}"] = CTranslate2Translator.load(
-                folder, read_run_config(folder), threads=threads)
+                folder, read_run_config(folder), threads=threads
+            )
     from attnseq.eval.metrics import sacrebleu_score
 
     sources = [s for s, _ in pairs]
@@ -293,14 +323,21 @@ def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
             results[name]["outputs"] = [r.outputs[0] for r in found]
     references = [translators["torch"].pipeline.normalise(t) for _, t in pairs]  # as evaluate scores them
     for found in results.values():
-        found.update(sentences=len(pairs), sentences_per_second=len(pairs) / found.pop("seconds"),
-                     bleu=sacrebleu_score("bleu", found["outputs"], references)[0],
-                     same_outputs=sum(a == b for a, b in zip(found["outputs"], results["torch"]["outputs"])))
+        found.update(
+            sentences=len(pairs),
+            sentences_per_second=len(pairs) / found.pop("seconds"),
+            bleu=sacrebleu_score("bleu", found["outputs"], references)[0],
+            same_outputs=sum(a == b for a, b in zip(found["outputs"], results["torch"]["outputs"])),
+        )
     for found in results.values():
         del found["outputs"]
     compute = {name: t.model.compute_type for name, t in translators.items() if name != "torch"}
-    return {"engines": results, "compute_types": compute, "cpu_isa": os.environ.get("CT2_FORCE_CPU_ISA"),
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "engines": results,
+        "compute_types": compute,
+        "cpu_isa": os.environ.get("CT2_FORCE_CPU_ISA"),
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 class MatmulFlops:
@@ -332,6 +369,7 @@ class MatmulFlops:
                 passes = 3 if grads else 1
                 self.fused += passes * 2 * positions * sum(w.numel() for w in weights if w.dim() == 2)
             return out
+
         return call
 
     def __enter__(self):
@@ -353,8 +391,14 @@ class MatmulFlops:
 class MatmulShapes(TorchDispatchMode):
     """Records the shapes of every matrix product run inside ``with`` (mm, addmm, bmm, ...)."""
 
-    OPS = {"aten::mm": "mm", "aten::addmm": "addmm", "aten::addmm_": "addmm", "aten::bmm": "bmm",
-           "aten::baddbmm": "baddbmm", "aten::baddbmm_": "baddbmm"}
+    OPS = {
+        "aten::mm": "mm",
+        "aten::addmm": "addmm",
+        "aten::addmm_": "addmm",
+        "aten::bmm": "bmm",
+        "aten::baddbmm": "baddbmm",
+        "aten::baddbmm_": "baddbmm",
+    }
 
     def __init__(self):
         super().__init__()
@@ -413,8 +457,9 @@ def decode_files(preset: str, data: str, beam: int, sentences: int, threads: int
 
     config, pipeline, pairs = fitted(preset, data, [], "test")
     torch.manual_seed(0)
-    model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab),
-                        features=pipeline.inputs.feature_size).eval()
+    model = build_model(
+        config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), features=pipeline.inputs.feature_size
+    ).eval()
     allocator_as_the_engine_sets_it()
     paths = [source for source, _ in pairs][:sentences]
     settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)
@@ -423,7 +468,7 @@ def decode_files(preset: str, data: str, beam: int, sentences: int, threads: int
         started = CLOCK()
         features = sorted((pipeline.read_source(p).ids for p in paths), key=len)
         for start in range(0, len(features), 64):
-            search(model, *pad_sources(features[start:start + 64]), settings)
+            search(model, *pad_sources(features[start : start + 64]), settings)
         seconds = CLOCK() - started
     return {"peak_rss_mb": peak_rss_mb(), "sentences_per_second": len(paths) / seconds}
 

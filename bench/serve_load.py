@@ -5,6 +5,7 @@ the server is started and stopped by this script.
 
     python bench/serve_load.py runs/demo/run --requests 200 --beam 1 --beam 5
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,13 @@ def start_server(*runs: str, log: bool = True, capture: bool = False) -> tuple[s
     the server's log goes to this process' stderr (else nowhere); ``capture``: to a pipe, read
     with ``communicate()`` once the server ends."""
     stderr = subprocess.PIPE if capture else None if log else subprocess.DEVNULL
-    server = subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", "serve", *map(str, runs), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", "-q", "serve", *map(str, runs), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        cwd=ROOT,
+    )
     line = server.stdout.readline()  # "Serving NAME at http://127.0.0.1:PORT/ ..."
     if "http://" not in line:
         server.kill()
@@ -90,9 +96,11 @@ def load_check(port: int, run: str | Path, requests: list[dict], timeout: float 
             differ += [h["output"] for h in result[2]["hypotheses"]] != alone.outputs
     latencies = [r[3] for r in results if r and r[1] == 200]
     beams = sorted({r["beam_size"] for r in requests})
-    lines = [f"{len(requests)} concurrent requests (beams {beams}) in {wall:.2f} s: "
-             f"{len(latencies)} answered 200, {resets} connection resets, {server_errors} 5xx, "
-             f"{client_errors} 4xx, {len(errors)} other failures, {differ} differ from sequential decoding"]
+    lines = [
+        f"{len(requests)} concurrent requests (beams {beams}) in {wall:.2f} s: "
+        f"{len(latencies)} answered 200, {resets} connection resets, {server_errors} 5xx, "
+        f"{client_errors} 4xx, {len(errors)} other failures, {differ} differ from sequential decoding"
+    ]
     if latencies:
         lines.append(f"latency p50 {percentile(latencies, 0.5):.3f} s, p99 {percentile(latencies, 0.99):.3f} s")
     if errors:
@@ -108,8 +116,9 @@ def date_requests(count: int, beams: list[int], texts: list[str] | None = None) 
 
         texts = [s for s, _ in generate_dates(50, seed=11)]
     rng = random.Random(0)
-    return [{"text": rng.choice(texts), "beam_size": rng.choice(beams), "return_attention": False}
-            for _ in range(count)]
+    return [
+        {"text": rng.choice(texts), "beam_size": rng.choice(beams), "return_attention": False} for _ in range(count)
+    ]
 
 
 def main() -> None:

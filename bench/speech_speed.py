@@ -10,6 +10,7 @@ workers (the files must be the same: the table says so). Features and the traini
 this process on one thread, each the best of ``--repeat`` rounds, librosa and torch.stft in turn.
 The machine is shared: take figures of one run, and re-run on a quiet machine before quoting them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,7 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import numpy as np
     import torch
-
     from corpus_speed import timed
 
     torch.set_num_threads(1)
@@ -80,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
         out = work / f"speech-{workers}"
         result = timed(["data", "speech", "--out", str(out), *counts, "--workers", str(workers)])
         digests[workers] = folder_digest(out)
-        rows.append((f"data speech, {total} utterances, {workers} worker(s)",
-                     f"{total / result['seconds']:,.1f} utterances/s", f"{result['tree_rss']:,.0f} MB peak RSS"))
+        rows.append(
+            (
+                f"data speech, {total} utterances, {workers} worker(s)",
+                f"{total / result['seconds']:,.1f} utterances/s",
+                f"{result['tree_rss']:,.0f} MB peak RSS",
+            )
+        )
     rows.append(("1 and 2 workers wrote the same files", "yes" if digests[1] == digests[2] else "NO", ""))
 
     from attnseq.data.audio import read_wav
@@ -98,12 +103,25 @@ def main(argv: list[str] | None = None) -> int:
     else:
         s = FeatureSettings()
         theirs_of = lambda: librosa.feature.melspectrogram(  # noqa: E731
-            y=samples, sr=16000, n_fft=s.n_fft, hop_length=s.hop, win_length=s.window, n_mels=s.n_mels,
-            center=True, pad_mode="constant", power=2.0)
+            y=samples,
+            sr=16000,
+            n_fft=s.n_fft,
+            hop_length=s.hop,
+            win_length=s.window,
+            n_mels=s.n_mels,
+            center=True,
+            pad_mode="constant",
+            power=2.0,
+        )
         theirs = best_of(args.repeat, theirs_of)
         difference = float(np.abs(np.log(theirs_of() + 1e-6).T - log_mel(samples).numpy()).max())
-        rows.append((f"librosa {librosa.__version__} melspectrogram, the same utterance", f"{theirs * 1000:.2f} ms",
-                     f"largest log difference {difference:.1e}"))
+        rows.append(
+            (
+                f"librosa {librosa.__version__} melspectrogram, the same utterance",
+                f"{theirs * 1000:.2f} ms",
+                f"largest log difference {difference:.1e}",
+            )
+        )
 
     from attnseq.config import load_config
     from attnseq.data.batching import pad_features
@@ -115,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     # attention (issue 29), measured in turn
     steps = {}
     for label, settings in (("chan2016-las", []), ("chan2016-las, general attention", ["model.attention=general"])):
-        config = check_config(load_config(ROOT / "configs" / "chan2016-las.yaml",
-                                          [f"data.dir={work / 'speech-1'}", *settings]))
+        config = check_config(
+            load_config(ROOT / "configs" / "chan2016-las.yaml", [f"data.dir={work / 'speech-1'}", *settings])
+        )
         kind = build_input(config.data)
         lines = (work / "speech-1" / "train.tsv").read_text(encoding="utf-8").splitlines()[:32]
         features = [kind.read(work / "speech-1" / line.split("\t")[0]) for line in lines]
@@ -129,8 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         for label, step in steps.items():
             best[label] = min(best[label], best_of(1, step, rounds=3))
     for label, step_seconds in best.items():
-        rows.append((f"{label} training step, 32 utterances ({src.shape[1]} frames padded), 1 thread",
-                     f"{step_seconds * 1000:,.0f} ms", f"{32 * 24 / step_seconds:,.0f} target tokens/s"))
+        rows.append(
+            (
+                f"{label} training step, 32 utterances ({src.shape[1]} frames padded), 1 thread",
+                f"{step_seconds * 1000:,.0f} ms",
+                f"{32 * 24 / step_seconds:,.0f} target tokens/s",
+            )
+        )
     shutil.rmtree(work, ignore_errors=True)
     table = "\n".join(["| what | figure | note |", "|---|---|---|", *(f"| {a} | {b} | {c} |" for a, b, c in rows)])
     print(table)

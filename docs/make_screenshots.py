@@ -10,6 +10,7 @@
 writes docs/images/rnn-beam5-second.png, transformer-heads.png and side-by-side.png; with
 ``--local RUN`` (a local_p run) also local-p-window.png.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,14 +21,25 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "images"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TEXT = "Tuesday, 25 December 1984"
 
 
 def start(runs: list[str]) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen([sys.executable, "-m", "attnseq.cli", "-q", "serve", *runs, "--port", "0"],
-                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", "-q", "serve", *runs, "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     line = server.stdout.readline()
     if "http://" not in line:
         server.kill()
@@ -48,10 +60,14 @@ def main() -> None:
     server, url = start(runs)
     shots = {
         "rnn-beam5-second.png": ([("text", TEXT), ("beam", 5), ("run", "rnn"), ("hyp", 2)], (1000, 800)),
-        "transformer-heads.png": ([("text", TEXT), ("beam", 1), ("run", "transformer"), ("layer", 2),
-                                   ("head", 3)], (1000, 800)),
-        "side-by-side.png": ([("text", "Sep 27, 1994"), ("beam", 3), ("run", "rnn"), ("run", "transformer")],
-                             (1400, 800)),
+        "transformer-heads.png": (
+            [("text", TEXT), ("beam", 1), ("run", "transformer"), ("layer", 2), ("head", 3)],
+            (1000, 800),
+        ),
+        "side-by-side.png": (
+            [("text", "Sep 27, 1994"), ("beam", 3), ("run", "rnn"), ("run", "transformer")],
+            (1400, 800),
+        ),
     }
     if args.local:
         shots["local-p-window.png"] = ([("text", "september 27, 1994"), ("beam", 1), ("run", "local")], (1000, 800))

@@ -8,6 +8,7 @@ a Gaussian kernel with a fixed bandwidth, and one whose bandwidth is learned lea
 Prints each one's mean squared error against the noiseless function and writes two PNGs:
 the three fits, and the learned kernel's attention weights (queries x training inputs).
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """Shared fixtures: small generated data sets and quick configs."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-
 from learning import seed
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ def book_file(name: str) -> Path:
     return path
 
 
-def reverse_pairs(n: int, seed: int = 0, symbols: str = "abcdef", lengths=(3, 7), reverse: bool = True) -> list[tuple[str, str]]:
+def reverse_pairs(
+    n: int, seed: int = 0, symbols: str = "abcdef", lengths=(3, 7), reverse: bool = True
+) -> list[tuple[str, str]]:
     """Pairs (w, reversed w) over ``symbols``: a task only attention-free memory or attention solves."""
     rng = random.Random(seed)
     pairs = []
@@ -76,7 +78,7 @@ def bar_image(tokens: list[str]) -> np.ndarray:
     pixels = np.full((16, 10 * len(tokens) + 4), 255, np.uint8)
     for i, token in enumerate(tokens):
         top, bottom = BARS[token]
-        pixels[top:bottom, 4 + 10 * i: 10 + 10 * i] = 0
+        pixels[top:bottom, 4 + 10 * i : 10 + 10 * i] = 0
     return pixels
 
 
@@ -104,13 +106,15 @@ def png_bytes(pixels: np.ndarray) -> bytes:
 
 def write_bars(folder: Path, n: int, seed: int, split: str, longest: int = 4) -> None:
     """``folder``/SPLIT.tsv of ``n`` images of 1 to ``longest`` bars (img/SPLIT{i}.png) and their tokens."""
-    write_sources(folder, n, seed, split, longest, BARS, "img/%s%d.png", lambda tokens, rng: png_bytes(bar_image(tokens)))
+    write_sources(
+        folder, n, seed, split, longest, BARS, "img/%s%d.png", lambda tokens, rng: png_bytes(bar_image(tokens))
+    )
 
 
 def write_bars_dir(folder: Path) -> Path:
     """``folder`` with train/dev/test.tsv (48 / 8 / 8) of images of bars, for data.input image."""
-    for split, n, seed in (("train", 48, 1), ("dev", 8, 2), ("test", 8, 3)):
-        write_bars(folder, n, seed, split)
+    for split, n, split_seed in (("train", 48, 1), ("dev", 8, 2), ("test", 8, 3)):
+        write_bars(folder, n, split_seed, split)
     return folder
 
 
@@ -138,8 +142,8 @@ def write_tones(folder: Path, n: int, seed: int, split: str, longest: int = 4) -
 
 def write_tones_dir(folder: Path, sizes=(48, 8, 8), longest: int = 4) -> Path:
     """``folder`` with train/dev/test.tsv (``sizes``) of WAV files of tones, for data.input audio."""
-    for split, n, seed in zip(("train", "dev", "test"), sizes, (1, 2, 3)):
-        write_tones(folder, n, seed, split, longest)
+    for split, n, split_seed in zip(("train", "dev", "test"), sizes, (1, 2, 3)):
+        write_tones(folder, n, split_seed, split, longest)
     return folder
 
 
@@ -221,8 +225,9 @@ def copy_batch(n: int, generator: torch.Generator, lengths=(3, 5), reverse: bool
     return src, mask, tgt_in, tgt_out, tgt_out != 0, (target, size)
 
 
-def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128,
-               hidden: int = 32) -> float:
+def learn_task(
+    *overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128, hidden: int = 32
+) -> float:
     """Exact match (0..1) of greedy search on 100 fresh sequences after training a model with
     ``overrides`` (embeddings hidden / 2) for ``steps`` Adam updates on copying (reversing)
     sequences over 6 symbols."""
@@ -236,8 +241,9 @@ def learn_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
     return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
 
 
-def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128,
-               hidden: int = 32) -> torch.nn.Module:
+def train_task(
+    *overrides: str, steps: int = 120, reverse: bool = False, lengths=(3, 5), batch: int = 128, hidden: int = 32
+) -> torch.nn.Module:
     """A model with ``overrides`` (embeddings hidden / 2) after ``steps`` Adam updates on copying
     (reversing) sequences over 6 symbols, in eval mode."""
     import torch
@@ -261,8 +267,14 @@ def train_task(*overrides: str, steps: int = 120, reverse: bool = False, lengths
 
 
 # What every attention design needs to learn the reversal task perfectly.
-LEARN = ["train.epochs=12", "train.lr=0.003", "train.schedule=plateau", "train.select_by=loss",
-         "model.hidden_size=64", f"train.seed={seed(1)}"]
+LEARN = [
+    "train.epochs=12",
+    "train.lr=0.003",
+    "train.schedule=plateau",
+    "train.select_by=loss",
+    "model.hidden_size=64",
+    f"train.seed={seed(1)}",
+]
 
 TINY = [
     "model.embed_size=16",
@@ -278,22 +290,49 @@ TINY = [
 QUICK_RUNS = {
     "transformer": ("transformer-tiny.yaml", ["model.hidden_size=32", "model.ff_size=64", "model.heads=4"]),
     "local_p": ("luong2015-local-p.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # source reversed
-    "local_m": ("luong2015-local-m.yaml", ["model.hidden_size=32", "model.embed_size=16",
-                                           "data.reverse_source=false"]),
-    "multihead": ("luong2015-general.yaml", ["model.hidden_size=32", "model.embed_size=16",
-                                             "model.attention={name: multihead, heads: 2}"]),
-    "rnn": ("luong2015-general.yaml", ["model.hidden_size=64", "model.embed_size=16", "train.lr=0.005",
-                                       "model.encoder={name: stacked, bidirectional: true}", "model.dropout=0",
-                                       "model.decoder={name: luong, input_feeding: false}",
-                                       "model.encoder_layers=1", "model.decoder_layers=1", "model.bridge=linear",
-                                       "data.reverse_source=false"]),
-    "numpy": ("book-attention.yaml", ["engine=numpy", "data.strip=true", "model.hidden_size=16",
-                                      "model.embed_size=8", "decode.max_len=10"]),
+    "local_m": ("luong2015-local-m.yaml", ["model.hidden_size=32", "model.embed_size=16", "data.reverse_source=false"]),
+    "multihead": (
+        "luong2015-general.yaml",
+        ["model.hidden_size=32", "model.embed_size=16", "model.attention={name: multihead, heads: 2}"],
+    ),
+    "rnn": (
+        "luong2015-general.yaml",
+        [
+            "model.hidden_size=64",
+            "model.embed_size=16",
+            "train.lr=0.005",
+            "model.encoder={name: stacked, bidirectional: true}",
+            "model.dropout=0",
+            "model.decoder={name: luong, input_feeding: false}",
+            "model.encoder_layers=1",
+            "model.decoder_layers=1",
+            "model.bridge=linear",
+            "data.reverse_source=false",
+        ],
+    ),
+    "numpy": (
+        "book-attention.yaml",
+        ["engine=numpy", "data.strip=true", "model.hidden_size=16", "model.embed_size=8", "decode.max_len=10"],
+    ),
     "copy": ("copy-names.yaml", ["model.hidden_size=32", "model.embed_size=16"]),  # p_gen beside the rows
-    "image": ("formulas.yaml", ["data.input.height=16", "model.hidden_size=16", "model.embed_size=8",  # bars
-                                "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}"]),
-    "audio": ("chan2016-las.yaml", ["data.input.n_mels=16", "model.hidden_size=16", "model.embed_size=8",  # tones
-                                    "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}"]),
+    "image": (
+        "formulas.yaml",
+        [
+            "data.input.height=16",
+            "model.hidden_size=16",
+            "model.embed_size=8",  # bars
+            "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}",
+        ],
+    ),
+    "audio": (
+        "chan2016-las.yaml",
+        [
+            "data.input.n_mels=16",
+            "model.hidden_size=16",
+            "model.embed_size=8",  # tones
+            "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}",
+        ],
+    ),
 }
 FILE_RUNS = {"image": write_bars_dir, "audio": write_tones_dir}  # QUICK_RUNS that read files: their data
 
@@ -304,11 +343,27 @@ def train_quick(kind: str, data_dir: Path, run_dir: Path, steps: int = 2, extra:
     from attnseq.cli import main
 
     config, settings = QUICK_RUNS[kind]
-    settings = settings + list(extra) + [f"train.max_steps={steps}", "train.progress=false", "train.log_every=0",
-                           "train.eval_max_sentences=10"]
+    settings = (
+        settings
+        + list(extra)
+        + [f"train.max_steps={steps}", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=10"]
+    )
     with contextlib.redirect_stdout(io.StringIO()):  # the training summary is no test's output
-        assert main(["-q", "train", str(ROOT / "configs" / config), "--data", str(data_dir), "--out",
-                     str(run_dir), *sets(*settings)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "train",
+                    str(ROOT / "configs" / config),
+                    "--data",
+                    str(data_dir),
+                    "--out",
+                    str(run_dir),
+                    *sets(*settings),
+                ]
+            )
+            == 0
+        )
     return run_dir
 
 
@@ -319,7 +374,7 @@ class LiveServer:
     def __init__(self, app):
         self.app = app
 
-    def __enter__(self) -> "LiveServer":
+    def __enter__(self) -> LiveServer:
         import threading
         import time
 
@@ -374,8 +429,15 @@ def quick_runs(tmp_path_factory) -> QuickRuns:
 # -- runs trained through the CLI (test_runs, test_stopping) ---------------------------------------
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")  # the preset the run tests train, small
 SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
-TIMING = {"train_seconds", "wall_seconds", "cpu_seconds", "eval_seconds", "tokens_per_second", "seconds",
-          "sentences_per_second"}
+TIMING = {
+    "train_seconds",
+    "wall_seconds",
+    "cpu_seconds",
+    "eval_seconds",
+    "tokens_per_second",
+    "seconds",
+    "sentences_per_second",
+}
 
 
 def weights(path: Path) -> dict[str, np.ndarray]:
@@ -390,6 +452,7 @@ def same_records(a: Path, b: Path) -> None:
 
     def clean(path):
         return [{k: v for k, v in r.items() if k not in TIMING} for r in read_metrics(path) if r["type"] != "start"]
+
     assert clean(a) == clean(b)
 
 

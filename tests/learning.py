@@ -9,6 +9,7 @@ Two environment variables turn the suite's learning tests into a measurement (be
   before its first miss; bench/margins.py gives the verdict.
 Without them the tests assert as any test does, from the seeds they were written with.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,15 @@ def _held(what: str, value: float, bound: float, kind: str) -> None:
     ok = value >= bound if kind == "at_least" else value <= bound
     path = os.environ.get("ATTNSEQ_MARGINS")
     if path:
-        record = {"test": _test_name(), "what": what, "value": value, "bound": float(bound), "kind": kind,
-                  "seed": seed(), "kernels": os.environ.get("ATTNSEQ_KERNELS", "native")}
+        record = {
+            "test": _test_name(),
+            "what": what,
+            "value": value,
+            "bound": float(bound),
+            "kind": kind,
+            "seed": seed(),
+            "kernels": os.environ.get("ATTNSEQ_KERNELS", "native"),
+        }
         with open(path, "a", encoding="utf-8") as f:  # one short line per write: whole under O_APPEND
             f.write(json.dumps(record) + "\n")
         return

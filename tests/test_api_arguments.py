@@ -2,6 +2,7 @@
 Translator.translate, search, evaluate) answers arbitrary Python values for its arguments with
 a right answer, or a TypeError / ValueError whose message starts with the argument at fault
 (``texts[2]: ...``); never another exception type."""
+
 from __future__ import annotations
 
 import math
@@ -9,14 +10,14 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import attnseq
 from attnseq.api import fit, load
 from attnseq.errors import UserError
 from attnseq.translator.arguments import ArgumentTypeError, ArgumentValueError
-
-from conftest import ROOT
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -24,12 +25,28 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 # a decomposed accent, blanks).
 ODD = ["\ud800", "\x00", "e\u0301", "\u00e9", "\u200b", "   ", "", "\t", "abc", "cab", "ab\nc"]
 texts_of = st.one_of(st.text(max_size=12), st.sampled_from(ODD))
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 20), st.integers(), st.floats(), texts_of,
-                    st.binary(max_size=6), st.just(object()), st.just(Path("no/such/run")))
-anything = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.tuples(inner, inner), st.tuples(inner, inner, inner),
-    st.dictionaries(st.text(max_size=4), inner, max_size=3), st.frozensets(st.integers(), max_size=3)),
-    max_leaves=8)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 20),
+    st.integers(),
+    st.floats(),
+    texts_of,
+    st.binary(max_size=6),
+    st.just(object()),
+    st.just(Path("no/such/run")),
+)
+anything = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.tuples(inner, inner, inner),
+        st.dictionaries(st.text(max_size=4), inner, max_size=3),
+        st.frozensets(st.integers(), max_size=3),
+    ),
+    max_leaves=8,
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,34 +74,46 @@ def right_outputs(outputs, texts) -> None:
 
 
 @FUZZ
-@given(engine=st.sampled_from(["torch", "numpy"]),
-       texts=st.one_of(anything, texts_of, st.lists(texts_of, max_size=4)),
-       return_attention=st.one_of(st.booleans(), anything),
-       beam_size=st.one_of(st.none(), st.integers(-1, 4), anything))
+@given(
+    engine=st.sampled_from(["torch", "numpy"]),
+    texts=st.one_of(anything, texts_of, st.lists(texts_of, max_size=4)),
+    return_attention=st.one_of(st.booleans(), anything),
+    beam_size=st.one_of(st.none(), st.integers(-1, 4), anything),
+)
 def test_translate_answers_or_names_the_argument(models, engine, texts, return_attention, beam_size):
     model = models[engine]
-    result = outcome(lambda: model.translate(texts, return_attention=return_attention, beam_size=beam_size),
-                     ("texts", "return_attention", "beam_size"))
+    result = outcome(
+        lambda: model.translate(texts, return_attention=return_attention, beam_size=beam_size),
+        ("texts", "return_attention", "beam_size"),
+    )
     if isinstance(result, Exception):
         return
     single = isinstance(texts, str)
     outputs, attention = result if return_attention else (result, None)
     right_outputs([outputs] if single else outputs, [texts] if single else list(texts))
     if return_attention:
-        for a in ([attention] if single else attention):
+        for a in [attention] if single else attention:
             assert a is not None and a.ndim == 2
 
 
 @FUZZ
-@given(engine=st.sampled_from(["torch", "numpy"]),
-       texts=st.one_of(anything, st.lists(texts_of, max_size=4)),
-       keep_attention=st.one_of(st.booleans(), anything), progress=st.one_of(st.booleans(), anything),
-       request=st.dictionaries(st.sampled_from(["beam_size", "n_best", "length_penalty", "max_len", "bogus"]),
-                               st.one_of(st.integers(-1, 4), st.floats(-1, 3), anything), max_size=3))
+@given(
+    engine=st.sampled_from(["torch", "numpy"]),
+    texts=st.one_of(anything, st.lists(texts_of, max_size=4)),
+    keep_attention=st.one_of(st.booleans(), anything),
+    progress=st.one_of(st.booleans(), anything),
+    request=st.dictionaries(
+        st.sampled_from(["beam_size", "n_best", "length_penalty", "max_len", "bogus"]),
+        st.one_of(st.integers(-1, 4), st.floats(-1, 3), anything),
+        max_size=3,
+    ),
+)
 def test_search_answers_or_names_the_argument(models, engine, texts, keep_attention, progress, request):
     model = models[engine]
-    result = outcome(lambda: model.search(texts, keep_attention=keep_attention, progress=progress, **request),
-                     ("texts", "keep_attention", "progress", *request))
+    result = outcome(
+        lambda: model.search(texts, keep_attention=keep_attention, progress=progress, **request),
+        ("texts", "keep_attention", "progress", *request),
+    )
     if isinstance(result, Exception):
         return
     right_outputs([r.outputs[0] for r in result], list(texts))
@@ -94,14 +123,22 @@ def test_search_answers_or_names_the_argument(models, engine, texts, keep_attent
 
 
 @FUZZ
-@given(engine=st.sampled_from(["torch", "numpy"]),
-       pairs=st.one_of(anything, st.lists(st.tuples(texts_of, texts_of), max_size=4),
-                       st.lists(st.one_of(st.tuples(texts_of, texts_of), anything), max_size=3)),
-       beam_size=st.one_of(st.none(), st.integers(-1, 3), anything),
-       bleu=st.one_of(st.booleans(), anything), progress=st.one_of(st.booleans(), anything))
+@given(
+    engine=st.sampled_from(["torch", "numpy"]),
+    pairs=st.one_of(
+        anything,
+        st.lists(st.tuples(texts_of, texts_of), max_size=4),
+        st.lists(st.one_of(st.tuples(texts_of, texts_of), anything), max_size=3),
+    ),
+    beam_size=st.one_of(st.none(), st.integers(-1, 3), anything),
+    bleu=st.one_of(st.booleans(), anything),
+    progress=st.one_of(st.booleans(), anything),
+)
 def test_evaluate_answers_or_names_the_argument(models, engine, pairs, beam_size, bleu, progress):
-    metrics = outcome(lambda: models[engine].evaluate(pairs, beam_size=beam_size, bleu=bleu, progress=progress),
-                      ("pairs", "beam_size", "bleu", "progress"))
+    metrics = outcome(
+        lambda: models[engine].evaluate(pairs, beam_size=beam_size, bleu=bleu, progress=progress),
+        ("pairs", "beam_size", "bleu", "progress"),
+    )
     if isinstance(metrics, Exception):
         return
     assert 0 <= metrics["exact_match"] <= 1 and 0 <= metrics["token_accuracy"] <= 1
@@ -111,52 +148,92 @@ def test_evaluate_answers_or_names_the_argument(models, engine, pairs, beam_size
 
 
 @FUZZ
-@given(run=st.one_of(st.just("torch"), anything), checkpoint=st.one_of(st.sampled_from(["best", "last"]), anything),
-       device=st.one_of(st.sampled_from(["cpu", "cuda", "cuda:0", "gpu"]), anything),
-       overrides=st.one_of(st.lists(st.sampled_from(["decode.beam_size=2", "decode.beam_size=0", "model.hidden_size=3",
-                                                     "x", "=", "decode.nope=1"]), max_size=2), anything))
+@given(
+    run=st.one_of(st.just("torch"), anything),
+    checkpoint=st.one_of(st.sampled_from(["best", "last"]), anything),
+    device=st.one_of(st.sampled_from(["cpu", "cuda", "cuda:0", "gpu"]), anything),
+    overrides=st.one_of(
+        st.lists(
+            st.sampled_from(
+                ["decode.beam_size=2", "decode.beam_size=0", "model.hidden_size=3", "x", "=", "decode.nope=1"]
+            ),
+            max_size=2,
+        ),
+        anything,
+    ),
+)
 def test_load_answers_or_names_the_argument(quick_runs, run, checkpoint, device, overrides):
     run_dir = quick_runs["local_p"] if run == "torch" else run
-    model = outcome(lambda: load(run_dir, checkpoint=checkpoint, device=device, overrides=overrides),
-                    ("run_dir", "checkpoint", "device", "overrides"))
+    model = outcome(
+        lambda: load(run_dir, checkpoint=checkpoint, device=device, overrides=overrides),
+        ("run_dir", "checkpoint", "device", "overrides"),
+    )
     if not isinstance(model, Exception):
         assert isinstance(model.translate("abc"), str)
 
 
 @FUZZ
-@given(config=st.one_of(anything, st.text(max_size=8).map(lambda s: f"/no/such/config/{s}.yaml")),
-       overrides=st.one_of(st.lists(st.text(max_size=8), max_size=2), anything),
-       resume=st.one_of(st.booleans(), anything), overwrite=st.one_of(st.booleans(), anything),
-       on_eval=st.one_of(st.none(), st.just(print), anything))
-def test_fit_refuses_what_it_cannot_train_naming_the_argument(tmp_path_factory, config, overrides, resume,
-                                                             overwrite, on_eval):
+@given(
+    config=st.one_of(anything, st.text(max_size=8).map(lambda s: f"/no/such/config/{s}.yaml")),
+    overrides=st.one_of(st.lists(st.text(max_size=8), max_size=2), anything),
+    resume=st.one_of(st.booleans(), anything),
+    overwrite=st.one_of(st.booleans(), anything),
+    on_eval=st.one_of(st.none(), st.just(print), anything),
+)
+def test_fit_refuses_what_it_cannot_train_naming_the_argument(
+    tmp_path_factory, config, overrides, resume, overwrite, on_eval
+):
     run_dir = tmp_path_factory.getbasetemp() / "never-trained"
-    result = outcome(lambda: fit(config, run_dir, overrides, resume=resume, overwrite=overwrite, on_eval=on_eval),
-                     ("config", "run_dir", "overrides", "resume", "overwrite", "on_eval"))
+    result = outcome(
+        lambda: fit(config, run_dir, overrides, resume=resume, overwrite=overwrite, on_eval=on_eval),
+        ("config", "run_dir", "overrides", "resume", "overwrite", "on_eval"),
+    )
     assert isinstance(result, Exception)  # nothing here is a config that trains
     assert not run_dir.exists()
 
 
 # -- the messages, one by one ----------------------------------------------------------------------
-@pytest.mark.parametrize("call, kind, message", [
-    (lambda m: m.translate([None]), TypeError, "texts[0]: expected a str, got NoneType"),
-    (lambda m: m.translate(["ok", 3]), TypeError, "texts[1]: expected a str, got int"),
-    (lambda m: m.translate(b"abc"), TypeError, "texts: expected a list of str, got bytes"),
-    (lambda m: m.translate({"abc"}), TypeError, "texts: expected a list of str, got set"),
-    (lambda m: m.translate("abc", beam_size=True), TypeError, "beam_size: expected a whole number or None, got bool"),
-    (lambda m: m.translate("abc", beam_size=2.0), TypeError, "beam_size: expected a whole number or None, got float"),
-    (lambda m: m.translate("abc", beam_size=0), ValueError, "beam_size (decode.beam_size): expected a value >= 1, got 0"),
-    (lambda m: m.translate("abc", return_attention="yes"), TypeError, "return_attention: expected True or False"),
-    (lambda m: m.evaluate([]), ValueError, "pairs: empty; give at least one (source, reference) pair"),
-    (lambda m: m.evaluate("abc"), TypeError, "pairs: expected a list of (source, reference) pairs, got str"),
-    (lambda m: m.evaluate([("a", "b"), ("a", "b", "c")]), ValueError,
-     "pairs[1]: expected a (source, reference) pair, got 3 items"),
-    (lambda m: m.evaluate([("a", "b"), "ab"]), TypeError, "pairs[1]: expected a (source, reference) pair, got str"),
-    (lambda m: m.evaluate([("a", None)]), TypeError, "pairs[0][1]: expected a str, got NoneType"),
-    (lambda m: m.evaluate([("a", "b")], bleu=None), TypeError, "bleu: expected True or False, got NoneType"),
-    (lambda m: m.search(["a"], beam=3), TypeError, "beam: not a decode setting; a request takes beam_size"),
-    (lambda m: m.search(["a"], beam_size=2, n_best=3), ValueError, "n_best (decode.n_best): decode.n_best (3) must not exceed"),
-])
+@pytest.mark.parametrize(
+    "call, kind, message",
+    [
+        (lambda m: m.translate([None]), TypeError, "texts[0]: expected a str, got NoneType"),
+        (lambda m: m.translate(["ok", 3]), TypeError, "texts[1]: expected a str, got int"),
+        (lambda m: m.translate(b"abc"), TypeError, "texts: expected a list of str, got bytes"),
+        (lambda m: m.translate({"abc"}), TypeError, "texts: expected a list of str, got set"),
+        (
+            lambda m: m.translate("abc", beam_size=True),
+            TypeError,
+            "beam_size: expected a whole number or None, got bool",
+        ),
+        (
+            lambda m: m.translate("abc", beam_size=2.0),
+            TypeError,
+            "beam_size: expected a whole number or None, got float",
+        ),
+        (
+            lambda m: m.translate("abc", beam_size=0),
+            ValueError,
+            "beam_size (decode.beam_size): expected a value >= 1, got 0",
+        ),
+        (lambda m: m.translate("abc", return_attention="yes"), TypeError, "return_attention: expected True or False"),
+        (lambda m: m.evaluate([]), ValueError, "pairs: empty; give at least one (source, reference) pair"),
+        (lambda m: m.evaluate("abc"), TypeError, "pairs: expected a list of (source, reference) pairs, got str"),
+        (
+            lambda m: m.evaluate([("a", "b"), ("a", "b", "c")]),
+            ValueError,
+            "pairs[1]: expected a (source, reference) pair, got 3 items",
+        ),
+        (lambda m: m.evaluate([("a", "b"), "ab"]), TypeError, "pairs[1]: expected a (source, reference) pair, got str"),
+        (lambda m: m.evaluate([("a", None)]), TypeError, "pairs[0][1]: expected a str, got NoneType"),
+        (lambda m: m.evaluate([("a", "b")], bleu=None), TypeError, "bleu: expected True or False, got NoneType"),
+        (lambda m: m.search(["a"], beam=3), TypeError, "beam: not a decode setting; a request takes beam_size"),
+        (
+            lambda m: m.search(["a"], beam_size=2, n_best=3),
+            ValueError,
+            "n_best (decode.n_best): decode.n_best (3) must not exceed",
+        ),
+    ],
+)
 def test_wrong_arguments_are_named(models, call, kind, message):
     with pytest.raises(kind) as err:
         call(models["torch"])

@@ -1,6 +1,7 @@
 """What the attention page shows of a hypothesis (decoding/attention_views.py): the
 Transformer's every layer and head and its encoder self-attention, a multi-head scorer's heads,
 local attention's window; all consistent with the attention the search itself kept."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -2,6 +2,7 @@
 (pruned as it goes, and after a resume as if never interrupted), and ``attnseq average`` makes a
 new run of their mean (identical checkpoints give the very same weights, two known ones their
 mean), refusing in one line what it cannot do."""
+
 from __future__ import annotations
 
 import json
@@ -9,21 +10,30 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import PRESET, SMALL, sets, weights
 
 import attnseq
 from attnseq.average import AVERAGED, average_weights
 from attnseq.cli import main
 from attnseq.config import load_config
 from attnseq.errors import ConfigError, UserError
-from attnseq.runs import kept_checkpoint_path, kept_checkpoints, prune_kept_checkpoints, read_checkpoint, write_checkpoint
-
-from conftest import PRESET, SMALL, sets, weights
+from attnseq.runs import (
+    kept_checkpoint_path,
+    kept_checkpoints,
+    prune_kept_checkpoints,
+    read_checkpoint,
+    write_checkpoint,
+)
 
 
 def arrays(seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return {"w": rng.standard_normal((3, 4)).astype(np.float32), "b": rng.standard_normal(5),  # float64
-            "count": rng.integers(0, 9, (2,)), "flag": np.array([True, False])}
+    return {
+        "w": rng.standard_normal((3, 4)).astype(np.float32),
+        "b": rng.standard_normal(5),  # float64
+        "count": rng.integers(0, 9, (2,)),
+        "flag": np.array([True, False]),
+    }
 
 
 def test_averaging_identical_checkpoints_gives_the_same_weights_bit_for_bit():
@@ -96,17 +106,25 @@ def test_average_writes_a_run_of_the_mean_and_refuses_in_one_line(tmp_path, caps
     run, out = fake_run(tmp_path / "run", [3, 6, 9, 12]), tmp_path / "avg"
     assert main(["-q", "average", str(run), "--last", "3", "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out) == {"run": str(run), "out": str(out), "steps": [6, 9, 12]}
-    assert sorted(p.name for p in out.iterdir()) == ["best.safetensors", "config.yaml", "vocab.source.json",
-                                                     "vocab.target.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "best.safetensors",
+        "config.yaml",
+        "vocab.source.json",
+        "vocab.target.json",
+    ]
     averaged, metadata = read_checkpoint(out / "best.safetensors")
     assert averaged["w"].tolist() == [9.0, 9.0] and metadata["engine"] == "torch"
     assert json.loads(metadata[AVERAGED]) == {"run": str(run), "steps": [6, 9, 12]}
     for argv, words in [
-        (["average", str(run), "--last", "5", "--out", str(tmp_path / "new")],
-         f"{run}: keeps 4 checkpoint(s), fewer than --last 5; average at most 4, or train with "
-         "train.keep_checkpoints=5 (or more)"),
-        (["average", str(fake_run(tmp_path / "none", [])), "--last", "2", "--out", str(tmp_path / "new")],
-         "keeps no checkpoints, fewer than --last 2"),
+        (
+            ["average", str(run), "--last", "5", "--out", str(tmp_path / "new")],
+            f"{run}: keeps 4 checkpoint(s), fewer than --last 5; average at most 4, or train with "
+            "train.keep_checkpoints=5 (or more)",
+        ),
+        (
+            ["average", str(fake_run(tmp_path / "none", [])), "--last", "2", "--out", str(tmp_path / "new")],
+            "keeps no checkpoints, fewer than --last 2",
+        ),
         (["average", str(run), "--last", "2", "--out", str(out)], f"{out}: holds files already"),
         (["average", str(run), "--last", "2", "--out", str(run), "--overwrite"], "this is the run averaged"),
         (["average", str(run), "--last", "2", "--out", str(run / "."), "--overwrite"], "this is the run averaged"),
@@ -122,8 +140,13 @@ def test_average_writes_a_run_of_the_mean_and_refuses_in_one_line(tmp_path, caps
     (out / "metrics.jsonl").write_text("{}\n")
     (out / "notes.txt").write_text("mine")
     assert main(["-q", "average", str(run), "--last", "2", "--out", str(out), "--overwrite"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["best.safetensors", "config.yaml", "notes.txt",
-                                                     "vocab.source.json", "vocab.target.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "best.safetensors",
+        "config.yaml",
+        "notes.txt",
+        "vocab.source.json",
+        "vocab.target.json",
+    ]
     assert weights(out / "best.safetensors")["w"].tolist() == [10.5, 10.5]
 
 
@@ -141,15 +164,17 @@ def test_kept_checkpoints_are_pruned_survive_a_resume_and_average_into_a_run(rev
     straight, cut = tmp_path / "straight", tmp_path / "cut"
     assert train(reverse_data, straight, *keep, "train.max_steps=10") == 0
     assert [s for s, _ in kept_checkpoints(straight)] == [6, 8, 10]
-    assert np.array_equal(weights(kept_checkpoint_path(straight, 10))["decoder.generator.weight"],
-                          weights(straight / "last.safetensors")["decoder.generator.weight"])
+    assert np.array_equal(
+        weights(kept_checkpoint_path(straight, 10))["decoder.generator.weight"],
+        weights(straight / "last.safetensors")["decoder.generator.weight"],
+    )
     assert train(reverse_data, cut, *keep, "train.max_steps=4") == 0
     assert [s for s, _ in kept_checkpoints(cut)] == [2, 4]
     shutil.copy(kept_checkpoint_path(cut, 2), kept_checkpoint_path(cut, 12))  # as if killed before last at 12
     assert train(reverse_data, cut, *keep, "train.max_steps=10", flags=("--resume",)) == 0
     assert [s for s, _ in kept_checkpoints(cut)] == [6, 8, 10]
     for step in (6, 8, 10):
-        assert (kept_checkpoint_path(cut, step).read_bytes() == kept_checkpoint_path(straight, step).read_bytes())
+        assert kept_checkpoint_path(cut, step).read_bytes() == kept_checkpoint_path(straight, step).read_bytes()
     capsys.readouterr()
     out = tmp_path / "avg"
     assert main(["-q", "average", str(cut), "--last", "3", "--out", str(out)]) == 0
@@ -159,6 +184,20 @@ def test_kept_checkpoints_are_pruned_survive_a_resume_and_average_into_a_run(rev
     assert main(["-q", "evaluate", str(out), "--data", str(reverse_data / "test.tsv"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sentences"] == 40
     assert isinstance(attnseq.load(out).translate("abc"), str)
-    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(cut), "--overwrite",
-                 *sets(*SMALL, "train.max_steps=1")]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                PRESET,
+                "--data",
+                str(reverse_data),
+                "--out",
+                str(cut),
+                "--overwrite",
+                *sets(*SMALL, "train.max_steps=1"),
+            ]
+        )
+        == 0
+    )
     assert not (cut / "checkpoints").exists()  # --overwrite removes the kept checkpoints with the run

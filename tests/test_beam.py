@@ -1,4 +1,5 @@
 """Beam search: scores worked out by hand on a table model, greedy equivalence, batch invariance."""
+
 from __future__ import annotations
 
 import json
@@ -6,6 +7,7 @@ import math
 
 import pytest
 import torch
+from conftest import TINY, scorer_variant
 
 from attnseq.config import load_config
 from attnseq.data.batching import pad
@@ -18,8 +20,6 @@ from attnseq.errors import ConfigError
 from attnseq.nn.attention import SCORERS
 from attnseq.nn.model import build_model
 from attnseq.nn.state import Memory, State
-
-from conftest import TINY, scorer_variant
 
 EOS, A, B = 2, 4, 5  # Vocab: pad 0, bos 1, eos 2, unk 3; two real tokens a and b
 V = 6
@@ -125,8 +125,7 @@ def test_beam_three_with_length_penalty_and_a_limit_by_hand():
     # step 4 = the limit: b a a eos ln .0972 / 1.5 = -1.554, b a a a ln .00648 / 1.5 = -3.359 ...
     #         all finish; the best three overall:
     (found,) = table_search(beam=3, n_best=3, alpha=1.0, limit=4)
-    assert_hyps(found, [([B, A], ln(0.198) / (8 / 6)), ([A], ln(0.225) / (7 / 6)),
-                        ([A, B], ln(0.135) / (8 / 6))])
+    assert_hyps(found, [([B, A], ln(0.198) / (8 / 6)), ([A], ln(0.225) / (7 / 6)), ([A, B], ln(0.135) / (8 / 6))])
 
 
 def test_a_beam_wider_than_the_vocabulary_finds_the_most_probable_outputs():
@@ -203,8 +202,9 @@ DESIGNS = {
 # (with a window around it where the scorer takes one)
 LOCATING = [name for name in SCORERS.names() if SCORERS.get(name).locates]
 LOCATED = {name: scorer_variant(name, window=2, back=1, anchor="peak").plain() for name in LOCATING}
-DESIGNS.update({f"luong-{name}": ["model.decoder=luong", f"model.attention={json.dumps(LOCATED[name])}"]
-                for name in LOCATING})
+DESIGNS.update(
+    {f"luong-{name}": ["model.decoder=luong", f"model.attention={json.dumps(LOCATED[name])}"] for name in LOCATING}
+)
 
 
 @pytest.mark.parametrize("design", ["luong", "transformer", *(f"luong-{name}" for name in LOCATING)])
@@ -228,8 +228,7 @@ def test_batch_invariance(design):
     batched = beam_search(model, src, mask, limits, beam_size=4, n_best=2, keep_attention=True)
     for i in range(0, 64, 6):  # a sample of the sentences, decoded alone
         one_src, one_mask = pad([sources[i]])
-        alone = beam_search(model, one_src, one_mask, limits[i : i + 1], beam_size=4, n_best=2,
-                            keep_attention=True)[0]
+        alone = beam_search(model, one_src, one_mask, limits[i : i + 1], beam_size=4, n_best=2, keep_attention=True)[0]
         assert [h.tokens for h in alone] == [h.tokens for h in batched[i]]
         for a, b in zip(alone, batched[i]):
             assert a.score == pytest.approx(b.score, abs=1e-5)
@@ -260,8 +259,9 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities(design):
         log_probs = model.logits(src[index], mask[index], tgt_in).log_softmax(-1)  # (N, T, V)
     token_log_probs = log_probs.gather(2, tgt_out.unsqueeze(2)).squeeze(2) * tgt_mask
     scores = [h.score for hyps in found for h in hyps]
-    torch.testing.assert_close(token_log_probs.sum(1).double(), torch.tensor(scores, dtype=torch.float64),
-                               atol=1e-4, rtol=0)
+    torch.testing.assert_close(
+        token_log_probs.sum(1).double(), torch.tensor(scores, dtype=torch.float64), atol=1e-4, rtol=0
+    )
 
 
 def test_n_best_is_ordered_and_distinct_and_beam_beats_greedy():
@@ -271,8 +271,9 @@ def test_n_best_is_ordered_and_distinct_and_beam_beats_greedy():
     limits = torch.full((24,), 10)
     greedy = greedy_search(model, src, mask, limits)
     for alpha in (0.0, 0.6):
-        decode = load_config(None, ["decode.beam_size=5", "decode.n_best=5", "decode.max_len=10",
-                                    f"decode.length_penalty={alpha}"]).decode
+        decode = load_config(
+            None, ["decode.beam_size=5", "decode.n_best=5", "decode.max_len=10", f"decode.length_penalty={alpha}"]
+        ).decode
         for hyps in search(model, src, mask, decode):
             assert len(hyps) == 5
             scores = [h.score for h in hyps]
@@ -314,8 +315,10 @@ def test_beam_search_over_a_large_vocabulary_matches_plain_top_k(monkeypatch):
     runs = []
     for block in (scores.BLOCK, 10**9):  # blocks; one block too wide: torch's top-k
         monkeypatch.setattr(scores, "BLOCK", block)
-        runs.append([[(h.tokens, h.score) for h in b] for b in beam_search(model, src, mask, limits, 4, n_best=3)]
-                    + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, src, mask, limits)])
+        runs.append(
+            [[(h.tokens, h.score) for h in b] for b in beam_search(model, src, mask, limits, 4, n_best=3)]
+            + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, src, mask, limits)]
+        )
     assert runs[0] == runs[1]
 
 
@@ -328,8 +331,12 @@ def every_variant() -> dict[str, list[str]]:
     variants = dict(DESIGNS)
     variants.update({f"scorer {n}": ["model.decoder=luong", f"model.attention={n}"] for n in SCORERS.names()})
     variants.update({f"cell {n}": ["model.decoder=bahdanau", f"model.cell={n}"] for n in CELLS.names()})
-    variants.update({f"encoder {n}": ["model.decoder=luong", f"model.encoder={n}", "model.encoder_layers=2"]
-                     for n in ENCODERS.names()})
+    variants.update(
+        {
+            f"encoder {n}": ["model.decoder=luong", f"model.encoder={n}", "model.encoder_layers=2"]
+            for n in ENCODERS.names()
+        }
+    )
     variants.update({f"decoder {n}": [f"model.decoder={n}"] for n in DECODERS.names()})
     return variants
 
@@ -354,8 +361,10 @@ def test_decoding_layout_changes_strides_not_results(variant):
     src, mask = pad(sources)
     limits = torch.tensor([len(s) + 4 for s in sources])
     for beam in (1, 3):
-        before, after = (beam_search(m, src, mask, limits, beam_size=beam, n_best=beam, keep_attention=True)
-                         for m in (model, laid_out))
+        before, after = (
+            beam_search(m, src, mask, limits, beam_size=beam, n_best=beam, keep_attention=True)
+            for m in (model, laid_out)
+        )
         for a, b in zip(before, after):
             assert [h.tokens for h in a] == [h.tokens for h in b]
             assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6)

@@ -1,17 +1,17 @@
 """Every registered recurrent cell: shapes, padding, gradients, hand-computed steps, a task learned."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 import torch
+from learning import at_least, learns, seed
 from torch import nn
 
 from attnseq.nn.rnn.cells import CELLS, build_rnn, reverse_within
 from attnseq.nn.rnn.loop_cells import MinimalGRULayer, PeepholeLSTMLayer
 from attnseq.schema import Variant
-from learning import at_least, learns, seed
-
 
 B, T, I, H = 3, 5, 4, 6
 CUSTOM = ["mingru", "lstm_peephole"]

@@ -1,4 +1,5 @@
 """The command line: train a tiny config, evaluate --json, translate; errors are one line."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,18 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from learning import at_least, learns
 
 from attnseq.cli import build_parser, main
 
-from conftest import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
-from learning import at_least, learns
-
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "attnseq.cli", *args], input=stdin, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "attnseq.cli", *args], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +36,33 @@ def reverse_dir(tmp_path_factory) -> Path:
 def trained(reverse_dir, tmp_path_factory) -> Path:
     """The book preset, adapted to the reversal task, trained through the CLI."""
     run_dir = tmp_path_factory.mktemp("runs") / "run"
-    settings = TINY + LEARN + ["data.strip=true",
-                       "data.reverse_source=false", "model.encoder.bidirectional=true", "model.bridge=linear",
-                       "model.attention=general", "model.init=default"]
-    assert main(["-q", "train", "configs/book-attention.yaml", "--data", str(reverse_dir), "--out", str(run_dir),
-                 *sets(*settings)]) == 0
+    settings = (
+        TINY
+        + LEARN
+        + [
+            "data.strip=true",
+            "data.reverse_source=false",
+            "model.encoder.bidirectional=true",
+            "model.bridge=linear",
+            "model.attention=general",
+            "model.init=default",
+        ]
+    )
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "configs/book-attention.yaml",
+                "--data",
+                str(reverse_dir),
+                "--out",
+                str(run_dir),
+                *sets(*settings),
+            ]
+        )
+        == 0
+    )
     return run_dir
 
 
@@ -63,8 +86,22 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
 
     # n-best lists: "score<TAB>hypothesis", best first; the beam widens to n when needed
     (trained / "sources.txt").write_text("abc\nfedd\n")
-    assert main(["-q", "translate", str(trained), "--input", str(trained / "sources.txt"), "--n-best", "3",
-                 "--output", str(trained / "nbest.txt")]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "translate",
+                str(trained),
+                "--input",
+                str(trained / "sources.txt"),
+                "--n-best",
+                "3",
+                "--output",
+                str(trained / "nbest.txt"),
+            ]
+        )
+        == 0
+    )
     lines = (trained / "nbest.txt").read_text().splitlines()
     assert len(lines) == 3 * 2 and lines[0].endswith("\tcba") and lines[3].endswith("\tddef")
     scores = [float(line.split("\t")[0]) for line in lines[:3]]
@@ -87,15 +124,20 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
     assert abs(attention[0].sum(1) - 1).max() < 1e-5
 
 
-@pytest.mark.parametrize("args, words", [
-    (["train", "configs/book-attention.yaml", "--set", "model.hiden=3"], ["model.hiden", "unknown key"]),
-    (["train", "configs/book-attention.yaml", "--set", "model.attention=magic"], ["model.attention", "dot"]),
-    (["train", "configs/nope.yaml"], ["nope.yaml"]),
-    (["train", "configs/book-attention.yaml", "--data", "/nonexistent"], ["/nonexistent", "no such file"]),
-    (["evaluate", "/nonexistent", "--data", "x.tsv"], ["not a run folder"]),
-    (["train", "configs/book-attention.yaml", "--set", "train.target_exact_match=1.5"],
-     ["train.target_exact_match", "[0, 1]"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["train", "configs/book-attention.yaml", "--set", "model.hiden=3"], ["model.hiden", "unknown key"]),
+        (["train", "configs/book-attention.yaml", "--set", "model.attention=magic"], ["model.attention", "dot"]),
+        (["train", "configs/nope.yaml"], ["nope.yaml"]),
+        (["train", "configs/book-attention.yaml", "--data", "/nonexistent"], ["/nonexistent", "no such file"]),
+        (["evaluate", "/nonexistent", "--data", "x.tsv"], ["not a run folder"]),
+        (
+            ["train", "configs/book-attention.yaml", "--set", "train.target_exact_match=1.5"],
+            ["train.target_exact_match", "[0, 1]"],
+        ),
+    ],
+)
 def test_user_errors_are_one_line(args, words, capsys):
     assert main(args) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -146,11 +188,34 @@ def test_reproduce_records_the_options_given_not_where_it_writes(monkeypatch):
 
     commands = []
     monkeypatch.setattr(attnseq.reproduce, "reproduce", lambda *args, command, **kwargs: commands.append(command))
-    assert main(["reproduce", "placement", "--out", "o", "--runs", "r", "--budget-minutes", "0.5", "--seeds", "3",
-                 "--set", "a=1", "--threads", "2", "--set", "b=2"]) == 0
+    assert (
+        main(
+            [
+                "reproduce",
+                "placement",
+                "--out",
+                "o",
+                "--runs",
+                "r",
+                "--budget-minutes",
+                "0.5",
+                "--seeds",
+                "3",
+                "--set",
+                "a=1",
+                "--threads",
+                "2",
+                "--set",
+                "b=2",
+            ]
+        )
+        == 0
+    )
     assert main(["reproduce", "placement", "--threads", "4"]) == 0
-    assert commands == ["attnseq reproduce placement --budget-minutes 0.5 --seeds 3 --threads 2 --set a=1 --set b=2",
-                        "attnseq reproduce placement --threads 4"]
+    assert commands == [
+        "attnseq reproduce placement --budget-minutes 0.5 --seeds 3 --threads 2 --set a=1 --set b=2",
+        "attnseq reproduce placement --threads 4",
+    ]
 
 
 @pytest.mark.parametrize("threads", ["0", "-1", "1025", "100000"])
@@ -161,7 +226,9 @@ def test_reproduce_refuses_threads_no_machine_runs(monkeypatch, capsys, threads)
 
     monkeypatch.setattr(attnseq.reproduce, "reproduce", lambda *args, **kwargs: pytest.fail("reproduced"))
     assert main(["reproduce", "placement", "--threads", threads]) == 2
-    assert capsys.readouterr().err.startswith(f"attnseq: error: reproduce: --threads must be 1 to 1,024, got {threads} ")
+    assert capsys.readouterr().err.startswith(
+        f"attnseq: error: reproduce: --threads must be 1 to 1,024, got {threads} "
+    )
 
 
 def test_a_run_is_used_without_the_training_modules(quick_runs, tmp_path):
@@ -200,8 +267,20 @@ def test_training_stops_once_dev_exact_match_reaches_the_target(tmp_path, caplog
         write_tsv(data / f"{split}.tsv", [(word, "x") for word, _ in reverse_pairs(n, seed=n)])
     caplog.set_level(logging.INFO, logger="attnseq")
     settings = TINY + ["train.epochs=50", "train.eval_every=1", "train.lr=0.003", "train.target_exact_match=1.0"]
-    assert main(["train", "configs/book-attention.yaml", "--data", str(data), "--out", str(tmp_path / "run"),
-                 *sets(*settings)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "configs/book-attention.yaml",
+                "--data",
+                str(data),
+                "--out",
+                str(tmp_path / "run"),
+                *sets(*settings),
+            ]
+        )
+        == 0
+    )
     evaluations = [r for r in read_metrics(tmp_path / "run") if r["type"] == "eval"]
     assert [r["dev_exact_match"] == 1.0 for r in evaluations] == [False] * (len(evaluations) - 1) + [True]
     assert len(evaluations) > 1 and evaluations[-1]["step"] < 50 * 8  # while training, long before its epochs
@@ -224,13 +303,17 @@ def test_an_os_error_a_user_causes_is_one_line_without_a_traceback(tmp_path):
     result = run("data", "dates", "--out", str(tmp_path / "file" / "data"), "--train", "3")
     assert result.returncode == 2 and result.stderr.strip() == (
         f"attnseq: error: {tmp_path / 'file' / 'data'}: {tmp_path / 'file'} is a file, not a folder; "
-        "give a path under a folder")
+        "give a path under a folder"
+    )
 
 
-@pytest.mark.parametrize("text, words", [
-    ("model:\n  hidden_size: 8\n  hidden_size: 9\n", ":3: model.hidden_size is given twice (first on line 2)"),
-    ("\n# nothing yet\n", ": an empty config"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("model:\n  hidden_size: 8\n  hidden_size: 9\n", ":3: model.hidden_size is given twice (first on line 2)"),
+        ("\n# nothing yet\n", ": an empty config"),
+    ],
+)
 def test_a_config_with_a_key_twice_or_empty_is_one_line(tmp_path, capsys, text, words):
     config = tmp_path / "c.yaml"
     config.write_text(text, encoding="utf-8")
@@ -244,8 +327,7 @@ def test_data_sort_with_its_defaults_draws_a_priority_for_every_item(tmp_path):
     otherwise), so the command as documented works."""
     from attnseq.data.corpus import read_tsv
 
-    assert main(["-q", "data", "sort", "--out", str(tmp_path / "s"), "--train", "4", "--dev", "2",
-                 "--test", "2"]) == 0
+    assert main(["-q", "data", "sort", "--out", str(tmp_path / "s"), "--train", "4", "--dev", "2", "--test", "2"]) == 0
     source, _ = read_tsv(tmp_path / "s" / "test-len40.tsv")[0]
     assert len(set(source.split()[1::2])) == 40  # 40 distinct priorities
 
@@ -254,17 +336,26 @@ def test_evaluate_on_a_file_without_pairs_names_the_file(quick_runs, tmp_path, c
     empty = tmp_path / "empty.tsv"
     empty.write_text("", encoding="utf-8")
     assert main(["evaluate", str(quick_runs["rnn"]), "--data", str(empty)]) == 2
-    assert capsys.readouterr().err.strip() == (f"attnseq: error: {empty}: no pairs to evaluate; give a file of "
-                                               "source<TAB>reference lines")
+    assert capsys.readouterr().err.strip() == (
+        f"attnseq: error: {empty}: no pairs to evaluate; give a file of source<TAB>reference lines"
+    )
 
 
-@pytest.mark.parametrize("args, line", [
-    (["translate", "/nonexistent"], "/nonexistent: not a run folder (no config.yaml)"),
-    (["translate", "RUN", "--set", "decode.nope=3"], "--set decode.nope: unknown key; decode takes "),
-    (["evaluate", "RUN", "--data", "x.tsv", "--set", "decode.beam_size=0"],
-     "--set decode.beam_size: expected a value >= 1, got 0"),
-    (["translate", "RUN", "--set", "model.hidden_size=8"], "--set model.hidden_size: fixed when the model was trained"),
-])
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["translate", "/nonexistent"], "/nonexistent: not a run folder (no config.yaml)"),
+        (["translate", "RUN", "--set", "decode.nope=3"], "--set decode.nope: unknown key; decode takes "),
+        (
+            ["evaluate", "RUN", "--data", "x.tsv", "--set", "decode.beam_size=0"],
+            "--set decode.beam_size: expected a value >= 1, got 0",
+        ),
+        (
+            ["translate", "RUN", "--set", "model.hidden_size=8"],
+            "--set model.hidden_size: fixed when the model was trained",
+        ),
+    ],
+)
 def test_errors_of_the_api_are_told_in_the_command_lines_words(quick_runs, args, line, capsys, monkeypatch):
     """A command that calls the Python API names what was wrong by its flag (--set), not by the
     API's argument (overrides, run_dir)."""
@@ -275,9 +366,24 @@ def test_errors_of_the_api_are_told_in_the_command_lines_words(quick_runs, args,
 
 
 @settings(max_examples=40, deadline=None)
-@given(argument=st.sampled_from(["run_dir", "run_dir[2]", "overrides", "overrides[0]", "precision", "beam_size",
-                                 "n_best", "checkpoint", "config", "on_eval"]),
-       detail=st.text(min_size=1, max_size=30), key=st.one_of(st.none(), st.just("decode.beam_size")))
+@given(
+    argument=st.sampled_from(
+        [
+            "run_dir",
+            "run_dir[2]",
+            "overrides",
+            "overrides[0]",
+            "precision",
+            "beam_size",
+            "n_best",
+            "checkpoint",
+            "config",
+            "on_eval",
+        ]
+    ),
+    detail=st.text(min_size=1, max_size=30),
+    key=st.one_of(st.none(), st.just("decode.beam_size")),
+)
 def test_an_api_error_is_told_by_the_flag_the_command_has(argument, detail, key):
     """Whatever API argument an error names, the command line's line names a flag some command
     has, or the argument as the API does (a Python-only argument), never both."""
@@ -301,10 +407,46 @@ def test_data_refuses_more_workers_than_cpus(monkeypatch, capsys, tmp_path):
     import attnseq.hardware
 
     monkeypatch.setattr(attnseq.hardware, "usable_cpus", lambda: 2)
-    assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "3",
-                 "--out", str(tmp_path / "d")]) == 2
-    assert capsys.readouterr().err.startswith("attnseq: error: --workers: 3 processes on the 2 CPUs this process may "
-                                              "use gain nothing; give at most 2 (the output is the same for any")
+    assert (
+        main(
+            [
+                "data",
+                "dates",
+                "--train",
+                "100",
+                "--dev",
+                "5",
+                "--test",
+                "5",
+                "--workers",
+                "3",
+                "--out",
+                str(tmp_path / "d"),
+            ]
+        )
+        == 2
+    )
+    assert capsys.readouterr().err.startswith(
+        "attnseq: error: --workers: 3 processes on the 2 CPUs this process may "
+        "use gain nothing; give at most 2 (the output is the same for any"
+    )
     assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())
-    assert main(["data", "dates", "--train", "100", "--dev", "5", "--test", "5", "--workers", "2",
-                 "--out", str(tmp_path / "d")]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "dates",
+                "--train",
+                "100",
+                "--dev",
+                "5",
+                "--test",
+                "5",
+                "--workers",
+                "2",
+                "--out",
+                str(tmp_path / "d"),
+            ]
+        )
+        == 0
+    )

@@ -1,25 +1,32 @@
 """attnseq compare: several configs trained under one budget, evaluated and tabulated."""
+
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 import attnseq
 from attnseq.cli import main
 from attnseq.compare import COLUMNS, markdown_table, run_compare, run_names
 from attnseq.data.corpus import read_tsv
-from attnseq.runs import read_metrics
 from attnseq.data.splits import make_date_splits, write_split_dir
 from attnseq.errors import UserError
-
-from conftest import ROOT
+from attnseq.runs import read_metrics
 
 CONFIGS = ROOT / "configs"
-SMALL = ["model.embed_size=8", "model.hidden_size=16", "train.max_steps=3",
-         "train.batch_size=16", "train.progress=false", "train.log_every=0", "train.threads=1",
-         "train.eval_max_sentences=8"]
+SMALL = [
+    "model.embed_size=8",
+    "model.hidden_size=16",
+    "train.max_steps=3",
+    "train.batch_size=16",
+    "train.progress=false",
+    "train.log_every=0",
+    "train.threads=1",
+    "train.eval_max_sentences=8",
+]
 
 
 @pytest.fixture

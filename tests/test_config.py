@@ -1,5 +1,6 @@
 """Configs: defaults, overrides, variants with their own options, arch-specific model settings,
 and errors that name the key."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnseq.config import MODEL_CONFIGS, Config, RNNConfig, TransformerConfig, from_dict, load_config
 from attnseq.engines import ENGINES, engine_for
@@ -39,8 +41,11 @@ def test_defaults_and_overrides():
 
 
 def test_round_trip_through_dict():
-    c = checked("model.attention={name: local_p, window: 3}", "data.reverse_source=true",
-                "train.schedule={name: noam, warmup_steps: 10}")
+    c = checked(
+        "model.attention={name: local_p, window: 3}",
+        "data.reverse_source=true",
+        "train.schedule={name: noam, warmup_steps: 10}",
+    )
     assert from_dict(c.to_dict()) == c
     assert c.to_dict()["model"]["attention"] == {"name": "local_p", "window": 3, "size": 0}
 
@@ -55,8 +60,15 @@ def test_checked_config_writes_out_every_option():
 
 
 def test_options_of_a_variant_set_in_short_form():
-    c = load_config(None, ["model.attention=local_m", "model.attention.window=2",
-                           "model.decoder.input_feeding=false", "model.encoder.bidirectional=false"])
+    c = load_config(
+        None,
+        [
+            "model.attention=local_m",
+            "model.attention.window=2",
+            "model.decoder.input_feeding=false",
+            "model.encoder.bidirectional=false",
+        ],
+    )
     assert c.model.attention == Variant("local_m", {"window": 2})
     assert c.model.decoder == Variant("luong", {"input_feeding": False})  # the default design's name kept
     assert c.model.encoder == Variant("stacked", {"bidirectional": False})
@@ -75,41 +87,44 @@ def test_the_architecture_chooses_the_model_settings():
             load_config(None, ["model.arch=transformer", f"model.{key}=1"])
 
 
-@pytest.mark.parametrize("override, words", [
-    ("model.hiden_size=3", ["model.hiden_size", "unknown key", "hidden_size"]),
-    ("modle.x=1", ["modle", "unknown key", "model"]),
-    ("model.hidden_size=abc", ["model.hidden_size", "whole number"]),
-    ("model.hidden_size=0", ["model.hidden_size", ">= 1", "got 0"]),
-    ("model.dropout=-0.5", ["model.dropout", "[0, 1)"]),
-    ("train.lr=true", ["train.lr", "number"]),
-    ("train.lr=-1", ["train.lr", "(0, 1e+06]"]),
-    ("train.lr=1e40", ["train.lr", "(0, 1e+06]"]),
-    ("train.max_minutes=.inf", ["train.max_minutes", "finite"]),
-    ("train.lr=.nan", ["train.lr", "nan"]),
-    ("train.batch_size=-4", ["train.batch_size", ">= 1"]),
-    ("train.accumulate=0", ["train.accumulate", ">= 1"]),
-    ("decode.max_len=-5", ["decode.max_len", ">= 1"]),
-    ("decode.beam_size=0", ["decode.beam_size", ">= 1"]),
-    ("decode.n_best=3", ["decode.n_best (3)", "decode.beam_size (1)"]),
-    ("model.encoder_layers=-1", ["model.encoder_layers", ">= 1"]),
-    ("model.bidirectional=3", ["model.bidirectional", "unknown key"]),
-    ("model.encoder.bidirectional=3", ["model.encoder.bidirectional", "true or false"]),
-    ("train.optimizer=rmsprop", ["train.optimizer", "adam", "sgd"]),
-    ("train.optimizer.betas=[0.9]", ["train.optimizer.betas", "2 numbers"]),
-    ("train.schedule.warmup_steps=10", ["train.schedule.warmup_steps", "unknown option", "constant"]),
-    ("model.attention=magic", ["model.attention", "dot", "general", "concat"]),
-    ("model.attention.window=3", ["model.attention", "name"]),  # no scorer named to take it
-    ("model.attention={name: general, window: 3}", ["model.attention.window", "unknown option", "general"]),
-    ("model.attention={name: multihead, head: {name: local_m, size: 3}}", ["model.attention.head.size", "window"]),
-    ("model.decoder=magic", ["model.decoder", "luong", "bahdanau", "book", "none"]),
-    ("model.cell=magic", ["model.cell", "lstm", "gru"]),
-    ("model.init={name: book, range: 0.1}", ["model.init.range", "unknown option"]),
-    ("data.tokenizer=bytes", ["data.tokenizer", "char", "word"]),
-    ("data.tokenizer.vocab_size=100", ["data.tokenizer.vocab_size", "unknown option", "char"]),
-    ("data.format=csv", ["data.format", "tsv", "book"]),
-    ("engine=jax", ["engine", "torch", "numpy"]),
-    ("noequals", ["key=value"]),
-])
+@pytest.mark.parametrize(
+    "override, words",
+    [
+        ("model.hiden_size=3", ["model.hiden_size", "unknown key", "hidden_size"]),
+        ("modle.x=1", ["modle", "unknown key", "model"]),
+        ("model.hidden_size=abc", ["model.hidden_size", "whole number"]),
+        ("model.hidden_size=0", ["model.hidden_size", ">= 1", "got 0"]),
+        ("model.dropout=-0.5", ["model.dropout", "[0, 1)"]),
+        ("train.lr=true", ["train.lr", "number"]),
+        ("train.lr=-1", ["train.lr", "(0, 1e+06]"]),
+        ("train.lr=1e40", ["train.lr", "(0, 1e+06]"]),
+        ("train.max_minutes=.inf", ["train.max_minutes", "finite"]),
+        ("train.lr=.nan", ["train.lr", "nan"]),
+        ("train.batch_size=-4", ["train.batch_size", ">= 1"]),
+        ("train.accumulate=0", ["train.accumulate", ">= 1"]),
+        ("decode.max_len=-5", ["decode.max_len", ">= 1"]),
+        ("decode.beam_size=0", ["decode.beam_size", ">= 1"]),
+        ("decode.n_best=3", ["decode.n_best (3)", "decode.beam_size (1)"]),
+        ("model.encoder_layers=-1", ["model.encoder_layers", ">= 1"]),
+        ("model.bidirectional=3", ["model.bidirectional", "unknown key"]),
+        ("model.encoder.bidirectional=3", ["model.encoder.bidirectional", "true or false"]),
+        ("train.optimizer=rmsprop", ["train.optimizer", "adam", "sgd"]),
+        ("train.optimizer.betas=[0.9]", ["train.optimizer.betas", "2 numbers"]),
+        ("train.schedule.warmup_steps=10", ["train.schedule.warmup_steps", "unknown option", "constant"]),
+        ("model.attention=magic", ["model.attention", "dot", "general", "concat"]),
+        ("model.attention.window=3", ["model.attention", "name"]),  # no scorer named to take it
+        ("model.attention={name: general, window: 3}", ["model.attention.window", "unknown option", "general"]),
+        ("model.attention={name: multihead, head: {name: local_m, size: 3}}", ["model.attention.head.size", "window"]),
+        ("model.decoder=magic", ["model.decoder", "luong", "bahdanau", "book", "none"]),
+        ("model.cell=magic", ["model.cell", "lstm", "gru"]),
+        ("model.init={name: book, range: 0.1}", ["model.init.range", "unknown option"]),
+        ("data.tokenizer=bytes", ["data.tokenizer", "char", "word"]),
+        ("data.tokenizer.vocab_size=100", ["data.tokenizer.vocab_size", "unknown option", "char"]),
+        ("data.format=csv", ["data.format", "tsv", "book"]),
+        ("engine=jax", ["engine", "torch", "numpy"]),
+        ("noequals", ["key=value"]),
+    ],
+)
 def test_errors_name_the_key_and_choices(override, words):
     with pytest.raises(ConfigError) as err:
         checked(override)
@@ -265,8 +280,9 @@ def invalid_values(hint: Any, meta: dict) -> st.SearchStrategy:
     """Values a field of type ``hint`` (``meta``: its choices or range) refuses."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None: None is allowed
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    containers = st.one_of(st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
-                                                                               min_size=1, max_size=2))
+    containers = st.one_of(
+        st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), min_size=1, max_size=2)
+    )
     if hint is bool:
         return st.one_of(st.integers(), st.floats(), st.text(), containers)
     if hint in (int, float):  # a value no float field takes, no int field takes either
@@ -289,13 +305,22 @@ def invalid_values(hint: Any, meta: dict) -> st.SearchStrategy:
         flags = [] if meta.get("booleans") else [st.booleans()]  # a choice that was a flag takes true/false
         return st.one_of(st.text().filter(lambda s: s not in allowed), st.integers(), *flags, containers)
     if hint is Variant:  # not a name or a mapping, no name, or a name nothing registers
-        return st.one_of(st.integers(), st.booleans(), st.lists(st.text(), max_size=2), st.just(""),
-                         st.text(min_size=1).map(lambda s: f"not registered: {s}"))
+        return st.one_of(
+            st.integers(),
+            st.booleans(),
+            st.lists(st.text(), max_size=2),
+            st.just(""),
+            st.text(min_size=1).map(lambda s: f"not registered: {s}"),
+        )
     if typing.get_origin(hint) is tuple:
         n = len(typing.get_args(hint))
         numbers = st.floats(0, 1)
-        return st.one_of(st.integers(), st.text(), st.lists(numbers, max_size=n - 1),
-                         st.lists(numbers, min_size=n + 1, max_size=n + 2))
+        return st.one_of(
+            st.integers(),
+            st.text(),
+            st.lists(numbers, max_size=n - 1),
+            st.lists(numbers, min_size=n + 1, max_size=n + 2),
+        )
     raise TypeError(f"no invalid values for {hint!r}")
 
 
@@ -325,8 +350,19 @@ def test_an_invalid_value_is_refused_naming_its_key(case, data):
 
 def test_the_keys_come_from_every_section():
     keys = {".".join(path) for path, *_ in KEYS}
-    assert {"engine", "data.tokenizer.vocab_size", "model.arch", "model.hops", "model.encoder.bidirectional",
-            "train.optimizer.betas", "decode.max_source_len"} <= keys
+    assert {
+        "engine",
+        "data.tokenizer.vocab_size",
+        "model.arch",
+        "model.hops",
+        "model.encoder.bidirectional",
+        "train.optimizer.betas",
+        "decode.max_source_len",
+    } <= keys
     assert len(keys) > 80
-    assert {"model.attention.width", "model.attention.head.window", "train.schedule.patience",
-            "model.cell.projection_size"} <= keys  # options of variants that are not the defaults
+    assert {
+        "model.attention.width",
+        "model.attention.head.window",
+        "train.schedule.patience",
+        "model.cell.projection_size",
+    } <= keys  # options of variants that are not the defaults

@@ -3,10 +3,12 @@ the mixture over the extended vocabulary, its loss and gradients, every attendin
 Transformer stepped as trained, unseen source tokens copied by greedy and beam search, coverage
 carried through the beam's reordering, the extended ids of the text pipeline, and the settings
 refused by name."""
+
 from __future__ import annotations
 
 import pytest
 import torch
+from conftest import assert_teacher_forcing_equals_stepping, padded_batch
 
 from attnseq.config import load_config
 from attnseq.data.batching import collate
@@ -20,8 +22,6 @@ from attnseq.nn import build_model
 from attnseq.nn.copy import PointerGenerator, extended_size
 from attnseq.nn.loss import coverage_loss, linear_log_prob, pointer_generator_nll
 from attnseq.nn.rnn.decoders import DECODERS
-
-from conftest import assert_teacher_forcing_equals_stepping, padded_batch
 
 V_SRC, V = 10, 13  # source and target vocabularies; extended target ids from 13
 ATTENDING = [name for name in DECODERS.names() if DECODERS.get(name).uses_attention]
@@ -48,16 +48,17 @@ def test_p_gen_is_a_probability_and_the_mixture_sums_to_one_over_the_extended_vo
     torch.testing.assert_close(probs.sum(1), torch.ones(4, dtype=torch.float64))
     # the token outside the vocabulary gets (1 - p_gen) times the attention on both its positions
     copied = (1 - torch.sigmoid(gate[0])) * alignment[0, :2].sum()
-    torch.testing.assert_close(probs[0, V + 2], copied + (1 - torch.sigmoid(gate[0])) *
-                               alignment[0, 2:][extended[0, 2:] == V + 2].sum())
+    torch.testing.assert_close(
+        probs[0, V + 2], copied + (1 - torch.sigmoid(gate[0])) * alignment[0, 2:][extended[0, 2:] == V + 2].sum()
+    )
 
 
 def test_the_copy_distribution_passes_gradcheck():
     pointer, logits, gate, alignment, extended, size = random_mixture(1)
-    assert torch.autograd.gradcheck(lambda l, g, a: pointer.mixture(l, g, a, extended, size),
-                                    (logits, gate, alignment))
-    assert torch.autograd.gradcheck(lambda l, g, a: pointer.log_probs(l, g, a, extended, size)[:, :V],
-                                    (logits, gate, alignment))
+    assert torch.autograd.gradcheck(lambda l, g, a: pointer.mixture(l, g, a, extended, size), (logits, gate, alignment))
+    assert torch.autograd.gradcheck(
+        lambda l, g, a: pointer.log_probs(l, g, a, extended, size)[:, :V], (logits, gate, alignment)
+    )
 
 
 def test_the_loss_is_minus_the_log_of_the_mixture_and_passes_gradcheck(monkeypatch):
@@ -72,13 +73,17 @@ def test_the_loss_is_minus_the_log_of_the_mixture_and_passes_gradcheck(monkeypat
     got = pointer.loss(features, generator, gate, alignment, extended, target)
     probs = pointer.mixture(generator(features), gate, alignment, extended, size)
     torch.testing.assert_close(got, -probs.gather(1, target[:, None]).log().sum())
-    assert torch.autograd.gradcheck(lambda x, w, b: linear_log_prob(x, w, b, target.clamp(max=V - 1)),
-                                    (features, generator.weight, generator.bias))
+    assert torch.autograd.gradcheck(
+        lambda x, w, b: linear_log_prob(x, w, b, target.clamp(max=V - 1)), (features, generator.weight, generator.bias)
+    )
     assert torch.autograd.gradcheck(
         lambda x, w, b, gt, a: pointer_generator_nll(
-            linear_log_prob(x, w, b, target.clamp(max=V - 1)).masked_fill(target >= V, float("-inf")), gt,
-            (a * (extended == target[:, None])).sum(1)),
-        (features, generator.weight, generator.bias, gate, alignment))
+            linear_log_prob(x, w, b, target.clamp(max=V - 1)).masked_fill(target >= V, float("-inf")),
+            gt,
+            (a * (extended == target[:, None])).sum(1),
+        ),
+        (features, generator.weight, generator.bias, gate, alignment),
+    )
 
 
 def copy_batch():
@@ -95,16 +100,25 @@ def copy_batch():
 
 def copying_model(*overrides: str):
     arch = next((o for o in overrides if o.startswith("model.arch")), None)
-    sizes = (["model.hidden_size=16", "model.ff_size=32", "model.layers=2"] if arch
-             else ["model.embed_size=8", "model.hidden_size=12"])
+    sizes = (
+        ["model.hidden_size=16", "model.ff_size=32", "model.layers=2"]
+        if arch
+        else ["model.embed_size=8", "model.hidden_size=12"]
+    )
     torch.manual_seed(0)
     return build_model(load_config(None, sizes + ["model.copy=true", *overrides]).model, V_SRC, V).double().eval()
 
 
-@pytest.mark.parametrize("variant", [[f"model.decoder={d}"] for d in ATTENDING] + [
-    ["model.decoder=luong", "model.decoder.input_feeding=false"],
-    ["model.decoder=bahdanau", "model.attention=concat", "model.coverage=true"],
-    ["model.arch=transformer"]], ids=lambda v: ",".join(v))
+@pytest.mark.parametrize(
+    "variant",
+    [[f"model.decoder={d}"] for d in ATTENDING]
+    + [
+        ["model.decoder=luong", "model.decoder.input_feeding=false"],
+        ["model.decoder=bahdanau", "model.attention=concat", "model.coverage=true"],
+        ["model.arch=transformer"],
+    ],
+    ids=lambda v: ",".join(v),
+)
 def test_stepping_gives_the_distribution_the_loss_is_trained_on(variant):
     """Each step's log-probabilities over the extended vocabulary sum to one, and at the targets
     they add up to the teacher-forced loss (with coverage, plus the coverage loss)."""
@@ -118,7 +132,7 @@ def test_stepping_gives_the_distribution_the_loss_is_trained_on(variant):
         log_probs, state, alignment = model.decoder.step(tgt_out[:, t - 1] if t else tgt_in[:, 0], state)
         assert log_probs.shape == (3, V + 2)
         torch.testing.assert_close(log_probs.exp().sum(1), torch.ones(3, dtype=torch.float64))
-        stepped = stepped - log_probs.gather(1, tgt_out[:, t:t + 1]).squeeze(1)[tgt_mask[:, t]].sum()
+        stepped = stepped - log_probs.gather(1, tgt_out[:, t : t + 1]).squeeze(1)[tgt_mask[:, t]].sum()
         alignments.append(alignment)
     if "model.coverage=true" in variant:
         stepped = stepped + coverage_loss(torch.stack(alignments, 1), tgt_mask)
@@ -151,8 +165,9 @@ def copying_translator(*decode: str, gate: float = -40.0):
     from attnseq.translator.torch_model import TorchTranslator
 
     pipeline = word_pipeline()
-    config = load_config(None, ["model.embed_size=8", "model.hidden_size=12", "model.copy=true",
-                                "data.tokenizer=word", *decode])
+    config = load_config(
+        None, ["model.embed_size=8", "model.hidden_size=12", "model.copy=true", "data.tokenizer=word", *decode]
+    )
     torch.manual_seed(0)
     model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), True)
     with torch.no_grad():
@@ -177,8 +192,9 @@ def test_a_source_token_outside_the_vocabulary_is_copied_by_greedy_and_beam_sear
     # the same through the searches themselves, the extended ids as the translator passes them
     src = torch.tensor([[Vocab.unk_id]])
     search = greedy_search if beam == 1 else lambda *a, **k: beam_search(*a[:4], beam, **k)
-    assert search(model, src, src != 0, torch.tensor([1]), src_ext=torch.tensor([[len(pipeline.tgt_vocab)]])
-                  )[0][0].tokens == [len(pipeline.tgt_vocab)]
+    assert search(model, src, src != 0, torch.tensor([1]), src_ext=torch.tensor([[len(pipeline.tgt_vocab)]]))[0][
+        0
+    ].tokens == [len(pipeline.tgt_vocab)]
 
 
 def test_p_gen_is_drawn_beside_the_heatmap_and_sent_to_the_page(tmp_path):
@@ -212,10 +228,18 @@ def test_the_pipeline_numbers_the_tokens_outside_the_vocabulary_per_sentence():
     [example] = pipeline.encode_pairs([("send Quorin the report", "to Quorin tomorrow")], extended=True)
     batch = collate([example], [0])
     assert batch.src_ext[0].tolist() == example.src_ext and batch.oov == [("Quorin",)]
-    assert batch.tgt_out[0].tolist() == [pipeline.tgt_vocab.stoi["to"], size, pipeline.tgt_vocab.stoi["tomorrow"],
-                                         Vocab.eos_id]
-    assert batch.tgt_in[0].tolist() == [Vocab.bos_id, pipeline.tgt_vocab.stoi["to"], Vocab.unk_id,
-                                        pipeline.tgt_vocab.stoi["tomorrow"]]  # read back as unk
+    assert batch.tgt_out[0].tolist() == [
+        pipeline.tgt_vocab.stoi["to"],
+        size,
+        pipeline.tgt_vocab.stoi["tomorrow"],
+        Vocab.eos_id,
+    ]
+    assert batch.tgt_in[0].tolist() == [
+        Vocab.bos_id,
+        pipeline.tgt_vocab.stoi["to"],
+        Vocab.unk_id,
+        pipeline.tgt_vocab.stoi["tomorrow"],
+    ]  # read back as unk
 
 
 # -- coverage --------------------------------------------------------------------------------------
@@ -249,21 +273,37 @@ def test_coverage_is_carried_through_the_beams_reordering(copy):
     its tokens gives the alignments the search kept, which depend on the coverage of that
     history alone (a coverage row left behind when the beam reorders would change them)."""
     torch.manual_seed(3)
-    model = build_model(load_config(None, ["model.embed_size=8", "model.hidden_size=12", "model.attention=concat",
-                                           "model.coverage=true", f"model.copy={str(copy).lower()}"]).model,
-                        V_SRC, V).double().eval()
+    model = (
+        build_model(
+            load_config(
+                None,
+                [
+                    "model.embed_size=8",
+                    "model.hidden_size=12",
+                    "model.attention=concat",
+                    "model.coverage=true",
+                    f"model.copy={str(copy).lower()}",
+                ],
+            ).model,
+            V_SRC,
+            V,
+        )
+        .double()
+        .eval()
+    )
     with torch.no_grad():
         model.decoder.scorer.w_c.weight.mul_(20)
     src, mask, src_ext, *_ = copy_batch()
-    hypotheses = beam_search(model, src, mask, torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True,
-                             src_ext=src_ext if copy else None)
+    hypotheses = beam_search(
+        model, src, mask, torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True, src_ext=src_ext if copy else None
+    )
     reordered = 0
     for b, nbest in enumerate(hypotheses):
         assert len(nbest) == 4
         for h in nbest:
             steps = h.alignment.shape[0]
             tgt_in = torch.tensor([[Vocab.bos_id] + h.tokens][:steps])[:, :steps]
-            memory = model.encode(src[b:b + 1], mask[b:b + 1], src_ext[b:b + 1] if copy else None)
+            memory = model.encode(src[b : b + 1], mask[b : b + 1], src_ext[b : b + 1] if copy else None)
             _, alignment = model.decoder(memory, tgt_in)
             n = int(mask[b].sum())
             torch.testing.assert_close(alignment[0, :, :n].float(), h.alignment, atol=1e-5, rtol=1e-4)
@@ -272,30 +312,42 @@ def test_coverage_is_carried_through_the_beams_reordering(copy):
 
 
 # -- settings refused by name ----------------------------------------------------------------------
-@pytest.mark.parametrize("overrides, key", [
-    (["model.decoder=cho2014", "model.copy=true"], "model.copy"),  # no attention to copy with
-    (["model.decoder=none", "model.coverage=true"], "model.coverage"),
-    (["model.coverage=true"], "model.coverage"),  # general attention has no coverage term
-    (["model.coverage=true", "model.attention={name: multihead, head: concat}"], "model.coverage"),
-    (["model.coverage_loss_weight=2"], "model.coverage_loss_weight"),  # without coverage
-    (["model.arch=transformer", "model.coverage=true"], "model.coverage"),  # not a Transformer key
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        (["model.decoder=cho2014", "model.copy=true"], "model.copy"),  # no attention to copy with
+        (["model.decoder=none", "model.coverage=true"], "model.coverage"),
+        (["model.coverage=true"], "model.coverage"),  # general attention has no coverage term
+        (["model.coverage=true", "model.attention={name: multihead, head: concat}"], "model.coverage"),
+        (["model.coverage_loss_weight=2"], "model.coverage_loss_weight"),  # without coverage
+        (["model.arch=transformer", "model.coverage=true"], "model.coverage"),  # not a Transformer key
+    ],
+)
 def test_copy_and_coverage_where_they_do_not_apply_are_refused_by_name(overrides, key):
     with pytest.raises(ConfigError) as err:
         build_model(load_config(None, overrides).model, V_SRC, V)
     assert err.value.key == key and str(err.value).startswith(key)
 
 
-NUMPY_BOOK = ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.encoder.bidirectional=false",
-              "model.bridge=copy", "model.init=book"]  # the book's attention model, which the NumPy engine runs
+NUMPY_BOOK = [
+    "engine=numpy",
+    "model.decoder=book",
+    "model.attention=dot",
+    "model.encoder.bidirectional=false",
+    "model.bridge=copy",
+    "model.init=book",
+]  # the book's attention model, which the NumPy engine runs
 
 
-@pytest.mark.parametrize("overrides, key", [
-    (["model.copy=true", "train.label_smoothing=0.1"], "train.label_smoothing"),
-    (["model.copy=true", "data.tokenizer={name: sentencepiece, joint: false}"], "data.tokenizer.joint"),
-    (["model.copy=true", *NUMPY_BOOK], "model.copy"),
-    (["model.coverage=true", *NUMPY_BOOK], "model.coverage"),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        (["model.copy=true", "train.label_smoothing=0.1"], "train.label_smoothing"),
+        (["model.copy=true", "data.tokenizer={name: sentencepiece, joint: false}"], "data.tokenizer.joint"),
+        (["model.copy=true", *NUMPY_BOOK], "model.copy"),
+        (["model.coverage=true", *NUMPY_BOOK], "model.coverage"),
+    ],
+)
 def test_a_copying_run_the_engine_cannot_train_is_refused_by_name(overrides, key):
     from attnseq.engines import engine_for
 

@@ -6,6 +6,7 @@ decodes, and a design the specification cannot express is refused by name.
 
 The tests that decode need the optional ``ctranslate2`` package (``pip install
 'attnseq[ctranslate2]'``, in the dev extra too) and are skipped, saying so, without it."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT, reverse_pairs, write_tsv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +28,6 @@ from attnseq.export.ctranslate2_spec import check_exportable, special_names
 from attnseq.hardware import import_ctranslate2
 from attnseq.schema import Variant
 
-from conftest import ROOT, reverse_pairs, write_tsv
-
 
 @pytest.fixture(scope="module")
 def ct2():
@@ -36,8 +36,9 @@ def ct2():
     try:
         module = import_ctranslate2()  # as attnseq imports it: its own OpenMP runtime
     except ImportError:
-        pytest.skip("ctranslate2 is an optional extra: pip install 'attnseq[ctranslate2]' (make install puts it in "
-                    ".venv)")
+        pytest.skip(
+            "ctranslate2 is an optional extra: pip install 'attnseq[ctranslate2]' (make install puts it in .venv)"
+        )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("OMP_NUM_THREADS", "1")  # CTranslate2's intra_threads where a run sets none
         yield module
@@ -51,8 +52,10 @@ def random_run(folder: Path, *overrides: str, pairs=None) -> Path:
     from attnseq.nn.model import build_model, check_model, model_weights
     from attnseq.runs import write_checkpoint
 
-    config = load_config(ROOT / "configs" / "transformer-tiny.yaml",
-                         ["model.hidden_size=32", "model.ff_size=64", "model.heads=4", *overrides])
+    config = load_config(
+        ROOT / "configs" / "transformer-tiny.yaml",
+        ["model.hidden_size=32", "model.ff_size=64", "model.heads=4", *overrides],
+    )
     config = dataclasses.replace(config, model=check_model(config.model))
     folder.mkdir(parents=True)
     pipeline = TextPipeline.fit(config.data, pairs or reverse_pairs(200, seed=1), folder)
@@ -75,10 +78,21 @@ WORDS = [("a <s> b", "b </s> a"), ("<blank> c", "c <unk>"), ("b b a", "a b b")] 
 DESIGNS = {  # name: (--set values, training pairs, sources)
     "pre-norm, sinusoidal, two vocabularies": ([], None, SOURCES),
     "post-norm, learned positions, one tied vocabulary, reversed source": (
-        ["model.pre_norm=false", "model.positional={name: learned, max_positions: 64}", "data.shared_vocab=true",
-         "model.tie_embeddings=true", "data.reverse_source=true"], None, SOURCES),
-    "words spelt as CTranslate2's special tokens": (["data.tokenizer=word"], WORDS,
-                                                    ["a <s> b", "<blank> c </s>", "b", "c a <s>"]),
+        [
+            "model.pre_norm=false",
+            "model.positional={name: learned, max_positions: 64}",
+            "data.shared_vocab=true",
+            "model.tie_embeddings=true",
+            "data.reverse_source=true",
+        ],
+        None,
+        SOURCES,
+    ),
+    "words spelt as CTranslate2's special tokens": (
+        ["data.tokenizer=word"],
+        WORDS,
+        ["a <s> b", "<blank> c </s>", "b", "c a <s>"],
+    ),
 }
 
 
@@ -114,8 +128,11 @@ def test_the_float32_export_searches_greedily_as_the_torch_engine(models):
         np.testing.assert_allclose(r.attention[0].sum(1), 1.0, atol=1e-5)
     outputs, attention = ct2_model.translate(["abc", ""], return_attention=True)
     assert outputs[1] == "" and attention[0].shape[1] == 3 and attention[1].shape == (0, 0)
-    with pytest.raises(ValueError, match=r"^engine: engine: .* the ctranslate2 engine, which the torch engine "
-                                         "cannot decode"):
+    with pytest.raises(
+        ValueError,
+        match=r"^engine: engine: .* the ctranslate2 engine, which the torch engine "
+        "cannot decode",
+    ):
         attnseq.load(folder, engine="torch")
 
 
@@ -126,8 +143,9 @@ def test_every_design_of_the_transformer_exports(tmp_path, ct2, design):
     run = random_run(tmp_path / "run", *settings, pairs=pairs)
     torch_model, ct2_model = attnseq.load(run), attnseq.load(exported(run))
     assert_same_search(torch_model.search(sources, keep_attention=True), ct2_model.search(sources, keep_attention=True))
-    assert_same_search(torch_model.search(sources, beam_size=3, n_best=2), ct2_model.search(sources, beam_size=3,
-                                                                                           n_best=2), atol=1e-3)
+    assert_same_search(
+        torch_model.search(sources, beam_size=3, n_best=2), ct2_model.search(sources, beam_size=3, n_best=2), atol=1e-3
+    )
     if "learned" in design:  # past the learned positions: the same error from both engines
         for model in (torch_model, ct2_model):
             with pytest.raises(ConfigError) as error:
@@ -242,30 +260,50 @@ def test_export_and_decode_from_the_command_line(models, tmp_path, capsys):
         return err[0]
 
     assert "give --overwrite to replace it" in refused("export", str(run), "--to", "ctranslate2", "--out", str(out))
-    assert main(["-q", "export", str(run), "--to", "ctranslate2", "--out", str(out), "--overwrite",
-                 "--quantization", "int8"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "export",
+                str(run),
+                "--to",
+                "ctranslate2",
+                "--out",
+                str(out),
+                "--overwrite",
+                "--quantization",
+                "int8",
+            ]
+        )
+        == 0
+    )
     assert json.loads((out / "export.json").read_text())["quantization"] == "int8"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary folder left
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep")
-    assert "not an earlier output" in refused("export", str(run), "--to", "ctranslate2", "--out", str(mine),
-                                              "--overwrite")
+    assert "not an earlier output" in refused(
+        "export", str(run), "--to", "ctranslate2", "--out", str(mine), "--overwrite"
+    )
     assert (mine / "notes.txt").read_text() == "keep"
-    assert "holds the input" in refused("export", str(run), "--to", "ctranslate2", "--out", str(run.parent),
-                                        "--overwrite")
+    assert "holds the input" in refused(
+        "export", str(run), "--to", "ctranslate2", "--out", str(run.parent), "--overwrite"
+    )
     assert "holds the weights of the run's best checkpoint" in refused("translate", str(out), "--checkpoint", "last")
 
 
-@pytest.mark.parametrize("values, key", [
-    ({"model": {"arch": "rnn"}}, "model.arch"),
-    ({"model": {"arch": "memn2n"}}, "model.arch"),
-    ({"model": {"arch": "ntm"}}, "model.arch"),
-    ({"model": {"arch": "han"}}, "model.arch"),
-    ({"engine": "numpy", "model": {"arch": "transformer"}}, "engine"),
-    ({"model": {"arch": "transformer", "copy": True}}, "model.copy"),
-    ({"data": {"input": "image"}, "model": {"arch": "transformer", "frontend": "conv"}}, "model.frontend"),
-])
+@pytest.mark.parametrize(
+    "values, key",
+    [
+        ({"model": {"arch": "rnn"}}, "model.arch"),
+        ({"model": {"arch": "memn2n"}}, "model.arch"),
+        ({"model": {"arch": "ntm"}}, "model.arch"),
+        ({"model": {"arch": "han"}}, "model.arch"),
+        ({"engine": "numpy", "model": {"arch": "transformer"}}, "engine"),
+        ({"model": {"arch": "transformer", "copy": True}}, "model.copy"),
+        ({"data": {"input": "image"}, "model": {"arch": "transformer", "frontend": "conv"}}, "model.frontend"),
+    ],
+)
 def test_a_run_ctranslate2_cannot_express_is_refused_by_name(values, key):
     with pytest.raises(ConfigError) as error:
         check_exportable(from_dict(values))
@@ -283,8 +321,11 @@ def test_an_option_or_an_encoding_the_exporter_does_not_express_is_refused_by_na
     a relative-position window) is refused naming it, as is a positional encoding it does not know."""
     Relative = dataclasses.make_dataclass("Relative", [("relative_window", int, 16)], bases=(TransformerConfig,))
     config = from_dict({"model": {"arch": "transformer"}})
-    with pytest.raises(ConfigError, match=r"^model\.relative_window: CTranslate2's Transformer specification "
-                                          "cannot express") as error:
+    with pytest.raises(
+        ConfigError,
+        match=r"^model\.relative_window: CTranslate2's Transformer specification "
+        "cannot express",
+    ) as error:
         check_exportable(dataclasses.replace(config, model=Relative()))
     assert error.value.key == "model.relative_window"
     rotary = dataclasses.replace(config, model=TransformerConfig(positional=Variant("rotary")))
@@ -301,8 +342,10 @@ def test_an_rnn_run_is_refused_in_one_line(tmp_path, capsys):
     save_config(load_config(ROOT / "configs" / "luong2015-general.yaml"), run / "config.yaml")  # read before weights
     assert main(["export", str(run), "--to", "ctranslate2", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("attnseq: error: model.arch: rnn: CTranslate2's Transformer "
-                                               "specification cannot express a recurrent encoder-decoder"), err
+    assert len(err) == 1 and err[0].startswith(
+        "attnseq: error: model.arch: rnn: CTranslate2's Transformer "
+        "specification cannot express a recurrent encoder-decoder"
+    ), err
     assert not (tmp_path / "x").exists()
 
 
@@ -311,7 +354,11 @@ def test_special_tokens_keep_ctranslate2s_names_unless_the_data_spells_them():
 
     assert special_names(Vocab(["a", "b"])) == {"pad": "<blank>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
     assert special_names(Vocab(["<s>", "<s#1>"]), Vocab(["</s>"])) == {
-        "pad": "<blank>", "bos": "<s#2>", "eos": "</s#1>", "unk": "<unk>"}
+        "pad": "<blank>",
+        "bos": "<s#2>",
+        "eos": "</s#1>",
+        "unk": "<unk>",
+    }
 
 
 BINDS = """
@@ -330,8 +377,14 @@ def gomp_parallel_of_ctranslate2(env: dict) -> str:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", BINDS], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "LD_DEBUG": "bindings", **env})
+    done = subprocess.run(
+        [sys.executable, "-c", BINDS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LD_DEBUG": "bindings", **env},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [line for line in done.stderr.splitlines() if "libctranslate2" in line and "`GOMP_parallel'" in line]
     assert len(lines) == 1, lines
@@ -367,9 +420,15 @@ def test_batches_decoded_at_once_give_what_one_at_a_time_gives(models, beam):
         assert_same_search(alone, three.search(sources, keep_attention=True, beam_size=beam, batch_size=size))
 
 
-@pytest.mark.parametrize("vendor, missing, expected", [("AuthenticAMD", None, "AVX512"),
-                                                       ("AuthenticAMD", "avx512bw", None),
-                                                       ("GenuineIntel", None, None), (None, None, None)])
+@pytest.mark.parametrize(
+    "vendor, missing, expected",
+    [
+        ("AuthenticAMD", None, "AVX512"),
+        ("AuthenticAMD", "avx512bw", None),
+        ("GenuineIntel", None, None),
+        (None, None, None),
+    ],
+)
 def test_ctranslate2_runs_avx512_on_amd_processors_that_have_it(monkeypatch, vendor, missing, expected):
     """AVX-512 for CTranslate2's kernels on an AMD processor with every AVX-512 subset CTranslate2
     needs (measured faster there); CTranslate2's own choice on one without them, on Intel's
@@ -398,16 +457,24 @@ def test_importing_ctranslate2_sets_its_isa_unless_the_environment_does(ct2, giv
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "CT2_FORCE_CPU_ISA"}
-    done = subprocess.run([sys.executable, "-c", ISA], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**env, **({"CT2_FORCE_CPU_ISA": given} if given else {})})
+    done = subprocess.run(
+        [sys.executable, "-c", ISA],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, **({"CT2_FORCE_CPU_ISA": given} if given else {})},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     seen, chosen = done.stdout.strip().split(",")
     assert seen == (given or str(chosen))
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.one_of(st.sampled_from(["AVX512", "AVX2", "AVX", "GENERIC", "NEON", "avx2", "AVX2 "]), st.text()),
-       flags=st.sets(st.sampled_from(["avx", "avx2", *__import__("attnseq.hardware").hardware.AVX512_FLAGS])))
+@given(
+    value=st.one_of(st.sampled_from(["AVX512", "AVX2", "AVX", "GENERIC", "NEON", "avx2", "AVX2 "]), st.text()),
+    flags=st.sets(st.sampled_from(["avx", "avx2", *__import__("attnseq.hardware").hardware.AVX512_FLAGS])),
+)
 def test_an_instruction_set_ctranslate2_would_refuse_is_one_line_naming_the_variable(value, flags):
     """CT2_FORCE_CPU_ISA, whatever it holds: accepted when empty or one of CTranslate2's names
     (its spelling) that the processor has; else a UserError naming the variable and the value,
@@ -417,8 +484,12 @@ def test_an_instruction_set_ctranslate2_would_refuse_is_one_line_naming_the_vari
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
         patch.setattr(hardware.platform, "machine", lambda: "x86_64")
-        has = {"AVX512": set(hardware.AVX512_FLAGS) <= flags, "AVX2": "avx2" in flags, "AVX": "avx" in flags,
-               "GENERIC": True}
+        has = {
+            "AVX512": set(hardware.AVX512_FLAGS) <= flags,
+            "AVX2": "avx2" in flags,
+            "AVX": "avx" in flags,
+            "GENERIC": True,
+        }
         if not value or has.get(value):
             hardware.check_ctranslate2_isa(value)
         else:
@@ -426,8 +497,9 @@ def test_an_instruction_set_ctranslate2_would_refuse_is_one_line_naming_the_vari
                 hardware.check_ctranslate2_isa(value)
 
 
-def test_translate_with_an_instruction_set_ctranslate2_refuses_says_so_in_one_line(models, monkeypatch, capsys,
-                                                                                    tmp_path):
+def test_translate_with_an_instruction_set_ctranslate2_refuses_says_so_in_one_line(
+    models, monkeypatch, capsys, tmp_path
+):
     """The command line's boundary: exit 2 and one line naming the variable, not CTranslate2's
     ValueError from inside the search blamed on the export."""
     _, folder, _, _ = models
@@ -448,9 +520,14 @@ def test_a_setting_of_ctranslate2s_that_breaks_the_load_is_named_beside_the_expo
 
     _, folder, _, _ = models
     (tmp_path / "in.txt").write_text("Open the file\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(folder), "--input",
-                           str(tmp_path / "in.txt")], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CT2_VERBOSE": "abc"})
+    done = subprocess.run(
+        [sys.executable, "-m", "attnseq.cli", "translate", str(folder), "--input", str(tmp_path / "in.txt")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CT2_VERBOSE": "abc"},
+    )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
     assert "CTranslate2 also reads CT2_VERBOSE='abc' from the environment" in lines[0]

@@ -2,15 +2,16 @@
 bytes): each command that reads a run (translate, evaluate, plot curve) ends in a result or in
 one clear line, never a traceback. The files damaged are the run's own, listed when the test
 runs, so a file runs gain later is damaged too."""
+
 from __future__ import annotations
 
 import os
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from conftest import write_tsv
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_properties_cli import assert_one_clear_line, run_main
 
 KINDS = ["rnn", "transformer", "numpy", "copy"]
@@ -22,8 +23,13 @@ def kept(quick_runs, tmp_path_factory):
     from conftest import train_quick
 
     quick_runs["rnn"]  # (writes the reverse data)
-    return train_quick("rnn", quick_runs.data, tmp_path_factory.mktemp("kept") / "run", steps=4,
-                       extra=("train.keep_checkpoints=3", "train.eval_every=1"))
+    return train_quick(
+        "rnn",
+        quick_runs.data,
+        tmp_path_factory.mktemp("kept") / "run",
+        steps=4,
+        extra=("train.keep_checkpoints=3", "train.eval_every=1"),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +63,11 @@ def damaged(draw, data: bytes) -> bytes:
 
 
 @pytest.mark.slow  # 30 examples of three commands (8-10 s; ATTNSEQ_EXAMPLES=400 searches longer)
-@settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 30)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 30)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, kept, exported, tmp_path_factory, data):
     kind = data.draw(st.sampled_from(KINDS + ["kept"] + (["ctranslate2"] if exported else [])), label="kind")
@@ -71,10 +80,12 @@ def test_a_damaged_run_is_read_or_named_in_one_line(quick_runs, kept, exported, 
     (run / name).write_bytes(data.draw(damaged((run / name).read_bytes()), label="bytes"))
     pairs = write_tsv(folder / "test.tsv", [("a b c", "c b a"), ("d e", "e d")])
     (folder / "in.txt").write_text("a b c\nd e f\n", encoding="utf-8")
-    for argv in (["translate", str(run), "--input", str(folder / "in.txt")],
-                 ["evaluate", str(run), "--data", str(pairs)],
-                 ["plot", "curve", str(run), "--out", str(folder / "curve.png")],
-                 *([["average", str(run), "--last", "2", "--out", str(folder / "mean")]] if kind == "kept" else [])):
+    for argv in (
+        ["translate", str(run), "--input", str(folder / "in.txt")],
+        ["evaluate", str(run), "--data", str(pairs)],
+        ["plot", "curve", str(run), "--out", str(folder / "curve.png")],
+        *([["average", str(run), "--last", "2", "--out", str(folder / "mean")]] if kind == "kept" else []),
+    ):
         status, _, err = run_main(argv, folder)
         assert_one_clear_line(status, err, [name, *argv])
 
@@ -91,8 +102,11 @@ def test_a_config_with_a_character_yaml_refuses_names_its_line(tmp_path):
 
 
 @pytest.mark.slow  # 20 resumed runs of a step each (about 10 s; ATTNSEQ_EXAMPLES=500 searches longer)
-@settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 20)), deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 20)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_resuming_a_damaged_run_trains_on_or_names_it_in_one_line(quick_runs, tmp_path_factory, data):
     """``train --resume`` on a run with one of its files damaged: a run trained on (one more
@@ -108,8 +122,18 @@ def test_resuming_a_damaged_run_trains_on_or_names_it_in_one_line(quick_runs, tm
     name = data.draw(st.sampled_from(files), label="file")
     (run / name).write_bytes(data.draw(damaged((run / name).read_bytes()), label="bytes"))
     config, settings_ = QUICK_RUNS[kind]
-    argv = ["-q", "train", str(ROOT / "configs" / config), "--data", str(quick_runs.data), "--out", str(run),
-            "--resume", *sets(*settings_, "train.max_steps=3", "train.progress=false", "train.log_every=0",
-                              "train.eval_max_sentences=10")]
+    argv = [
+        "-q",
+        "train",
+        str(ROOT / "configs" / config),
+        "--data",
+        str(quick_runs.data),
+        "--out",
+        str(run),
+        "--resume",
+        *sets(
+            *settings_, "train.max_steps=3", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=10"
+        ),
+    ]
     status, _, err = run_main(argv, folder)
     assert_one_clear_line(status, err, [name, *argv])

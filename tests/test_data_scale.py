@@ -1,6 +1,7 @@
 """Data at scale: corpora read a line at a time in memory that does not grow with them, split in
 three streaming passes, generated in seeded blocks (the same corpus whoever makes which block),
 sentencepiece's sample drawn by a reservoir, and progress shown as training's display shows it."""
+
 from __future__ import annotations
 
 import inspect
@@ -25,8 +26,7 @@ from attnseq.data.corpus import CorpusChecks, decode_lines, iter_aligned, iter_t
 from attnseq.data.dates import ALL_LOCALES, DateBlocks, _parse_locale, date_patterns, normalize_spaces
 from attnseq.data.generated import blocks, date_corpus
 from attnseq.data.passages import MAX_WORDS, PassageBlocks
-from attnseq.data.splits import (SPLIT_NAMES, ShuffleBuffer, make_date_splits, split_corpus, split_pairs,
-                                 write_split_dir)
+from attnseq.data.splits import SPLIT_NAMES, ShuffleBuffer, make_date_splits, split_corpus, split_pairs, write_split_dir
 from attnseq.data.subword import sample_sentences
 from attnseq.errors import DataError, UserError
 from attnseq.files import open_outputs
@@ -132,8 +132,9 @@ def test_a_split_is_complete_disjoint_deterministic_and_exact(tmp_path):
     every = [pair for name in SPLIT_NAMES for pair in parts[name]]
     assert Counter(every) == Counter(tuple(line.rstrip("\n").split("\t")) for line in lines)  # complete
     sources = {name: {s for s, _ in parts[name]} for name in SPLIT_NAMES}
-    assert not (sources["train"] & sources["dev"] or sources["train"] & sources["test"]
-                or sources["dev"] & sources["test"])  # a source in one split only
+    assert not (
+        sources["train"] & sources["dev"] or sources["train"] & sources["test"] or sources["dev"] & sources["test"]
+    )  # a source in one split only
     assert len(parts["dev"]) in range(300, 303) and len(parts["test"]) in range(150, 153)  # groups of 2-3 pairs
     again = split_file(tmp_path, lines, "a", 0.1, 0.05, seed=3, overwrite=True)
     assert again == parts
@@ -172,7 +173,7 @@ def test_a_split_holds_a_bounded_part_of_the_corpus_in_memory(tmp_path, monkeypa
         source = tmp_path / f"{n}.tsv"
         source.write_text("".join(tsv_lines(n)), encoding="utf-8")
         read = lambda checks, source=source: iter_tsv(source, checks=checks)  # noqa: E731
-        peaks[n] = traced_peak(lambda: split_corpus(read, tmp_path / f"out{n}", 100, 100))
+        peaks[n] = traced_peak(lambda read=read, n=n: split_corpus(read, tmp_path / f"out{n}", 100, 100))
     held = traced_peak(lambda: read_tsv(tmp_path / "8000.tsv"))
     assert peaks[8000] < 1.3 * peaks[2000], peaks  # does not grow with the corpus
     assert peaks[8000] < held / 4, (peaks, held)
@@ -200,8 +201,24 @@ def test_data_split_command_reports_and_names_the_file(tmp_path, capsys, caplog)
     assert f"{source}: skipped 1 empty lines or pairs with an empty side (line 41)" in caplog.text
     assert f"{source}: 1 pair(s) with a side of more than 256 words (line 42), kept" in caplog.text
     assert "wrote 37 train, 2 dev, 2 test pairs" in capsys.readouterr().out
-    assert main(["-q", "data", "split", "--input", str(source), "--out", str(tmp_path / "o2"), "--dev", "30",
-                 "--test", "20"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "split",
+                "--input",
+                str(source),
+                "--out",
+                str(tmp_path / "o2"),
+                "--dev",
+                "30",
+                "--test",
+                "20",
+            ]
+        )
+        == 2
+    )
     assert "in.tsv: --dev/--test: 30 dev and 20 test pairs asked of a corpus of 41" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
 
@@ -234,8 +251,9 @@ def test_a_full_disk_while_streaming_is_one_line_naming_the_folder(tmp_path):
 def test_dates_are_written_as_babel_writes_them():
     patterns = date_patterns(list(ALL_LOCALES) + ["en_GB"])
     rng = random.Random(0)
-    days = [date.fromordinal(rng.randint(date(1950, 1, 1).toordinal(), date(2049, 12, 31).toordinal()))
-            for _ in range(12)] + [date(2000, 2, 29), date(1950, 1, 1), date(2049, 12, 31)]
+    days = [
+        date.fromordinal(rng.randint(date(1950, 1, 1).toordinal(), date(2049, 12, 31).toordinal())) for _ in range(12)
+    ] + [date(2000, 2, 29), date(1950, 1, 1), date(2049, 12, 31)]
     for pattern in patterns:
         for day in days:
             babel = normalize_spaces(parse_pattern(pattern.pattern).apply(day, _parse_locale(pattern.locale)))
@@ -243,8 +261,26 @@ def test_dates_are_written_as_babel_writes_them():
 
 
 def test_data_dates_writes_what_make_date_splits_gives_at_small_sizes(tmp_path, capsys):
-    assert main(["-q", "data", "dates", "--out", str(tmp_path / "cli"), "--train", "300", "--dev", "20",
-                 "--test", "20", "--seed", "4"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "dates",
+                "--out",
+                str(tmp_path / "cli"),
+                "--train",
+                "300",
+                "--dev",
+                "20",
+                "--test",
+                "20",
+                "--seed",
+                "4",
+            ]
+        )
+        == 0
+    )
     write_split_dir(tmp_path / "list", *make_date_splits(300, 20, 20, seed=4))
     for name in SPLIT_NAMES:
         assert (tmp_path / "cli" / f"{name}.tsv").read_bytes() == (tmp_path / "list" / f"{name}.tsv").read_bytes()
@@ -306,8 +342,22 @@ def test_data_passages_makes_dev_and_test_of_messages_no_training_passage_holds(
     for source, target in messages(400, seed=3):
         catalog.append(polib.POEntry(msgid=source + " " + target, msgstr=target.upper()))
     catalog.save(str(tmp_path / "de.po"))
-    argv = ["-q", "data", "passages", "--lang", "de", "--from", str(tmp_path / "de.po"), "--train", "500",
-            "--dev", "20", "--test", "20", "--out"]
+    argv = [
+        "-q",
+        "data",
+        "passages",
+        "--lang",
+        "de",
+        "--from",
+        str(tmp_path / "de.po"),
+        "--train",
+        "500",
+        "--dev",
+        "20",
+        "--test",
+        "20",
+        "--out",
+    ]
     assert main(argv + [str(tmp_path / "p")]) == 0
     parts = read_split(tmp_path / "p")
     assert [len(parts[name]) for name in SPLIT_NAMES] == [500, 20, 20]

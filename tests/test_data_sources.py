@@ -1,4 +1,5 @@
 """Tests of the data sources: generated dates, TSV splits and the book's data sets."""
+
 from __future__ import annotations
 
 import logging
@@ -7,6 +8,7 @@ from datetime import date, datetime
 
 import numpy as np
 import pytest
+from conftest import book_file
 
 from attnseq.data.book import book_split_indices, load_book, read_book_pairs
 from attnseq.data.corpus import read_aligned, read_tsv
@@ -27,12 +29,11 @@ from attnseq.data.splits import (
 )
 from attnseq.errors import DataError, UserError
 
-from conftest import book_file
-
 LOCALES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv")
 
 
 # ---------------------------------------------------------------- generated dates
+
 
 def test_same_seed_same_pairs_and_different_seed_different_pairs():
     assert generate_dates(300, seed=7) == generate_dates(300, seed=7)
@@ -43,6 +44,7 @@ def test_same_seed_same_pairs_and_different_seed_different_pairs():
 
 def test_generation_leaves_the_global_rng_alone():
     import random
+
     state = random.getstate()
     generate_dates(100, seed=1)
     assert random.getstate() == state
@@ -59,10 +61,24 @@ def test_sources_are_clean_single_lines_and_targets_valid_iso_dates_in_range():
         assert start <= date.fromisoformat(target) <= end
 
 
-_EN_TEXT_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%A, %B %d, %Y",
-                    "%a, %b %d, %Y", "%A, %d %B %Y", "%a, %d %b %Y", "%A %d %B %Y",
-                    "%a %d %b %Y", "%B %d %Y", "%b %d %Y", "%Y %B %d", "%Y %b %d",
-                    "%d-%b-%Y", "%Y-%b-%d")
+_EN_TEXT_FORMATS = (
+    "%B %d, %Y",
+    "%b %d, %Y",
+    "%d %B %Y",
+    "%d %b %Y",
+    "%A, %B %d, %Y",
+    "%a, %b %d, %Y",
+    "%A, %d %B %Y",
+    "%a, %d %b %Y",
+    "%A %d %B %Y",
+    "%a %d %b %Y",
+    "%B %d %Y",
+    "%b %d %Y",
+    "%Y %B %d",
+    "%Y %b %d",
+    "%d-%b-%Y",
+    "%Y-%b-%d",
+)
 
 
 def _parse_english(source: str) -> date | None:
@@ -107,8 +123,12 @@ def test_two_digit_year_patterns_are_dropped_for_ranges_over_a_century():
 
 def _sample_days() -> list[date]:
     """Days where day and month are interchangeable and two-digit years meet days."""
-    return [date(year, month, day) for year in (1950, 1999, 2000, 2003, 2012, 2049)
-            for month in range(1, 13) for day in (1, 3, 5, 10, 12, 13, 28)]
+    return [
+        date(year, month, day)
+        for year in (1950, 1999, 2000, 2003, 2012, 2049)
+        for month in range(1, 13)
+        for day in (1, 3, 5, 10, 12, 13, 28)
+    ]
 
 
 def test_every_pattern_string_maps_to_exactly_one_date():
@@ -172,6 +192,7 @@ def test_bad_arguments_are_refused():
 
 # ---------------------------------------------------------------- splits and TSV
 
+
 def test_make_date_splits_sizes_no_leakage_and_determinism():
     train, dev, test = make_date_splits(800, 100, 100, seed=9)
     assert (len(train), len(dev), len(test)) == (800, 100, 100)
@@ -192,8 +213,7 @@ def test_split_pairs_keeps_a_source_in_one_split():
 
 
 def test_tsv_round_trip_keeps_trailing_spaces(tmp_path):
-    pairs = [("september 27, 1994           ", "1994-09-27"), ("16+75  ", "91  "),
-             ("4. März 1995", "1995-03-04")]
+    pairs = [("september 27, 1994           ", "1994-09-27"), ("16+75  ", "91  "), ("4. März 1995", "1995-03-04")]
     path = write_tsv(tmp_path / "pairs.tsv", pairs)
     assert read_tsv(path, strip=False) == pairs
     assert path.read_bytes().count(b"\n") == 3 and b"\r" not in path.read_bytes()
@@ -265,6 +285,7 @@ def test_a_carriage_return_inside_a_line_or_a_tab_in_an_aligned_file_names_file_
 
 # ---------------------------------------------------------------- the book's data
 
+
 def _reference_split(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The book's own code path on numpy's global RNG, restoring the global state afterwards."""
     state = np.random.get_state()
@@ -290,7 +311,7 @@ def test_book_split_matches_the_books_global_rng_shuffle():
     train, dev, test = load_book(path)
     assert (len(lines), len(train), len(dev), len(test)) == (50_000, 44_500, 500, 5_000)
     first = lines[ref_test[0]]
-    assert test[0] == (first[:first.index("_")], first[first.index("_") + 1:])
+    assert test[0] == (first[: first.index("_")], first[first.index("_") + 1 :])
     assert dev[-1] == read_book_pairs(path)[ref_train[-1]]
     assert test[0][0].endswith(" ") and len(test[0][0]) == 29 and len(test[0][1]) == 10
     full_train, no_dev, _ = load_book(path, dev_size=0)

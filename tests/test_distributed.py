@@ -1,4 +1,5 @@
 """Data-parallel training with torchrun: two gloo processes on the CPU."""
+
 from __future__ import annotations
 
 import json
@@ -8,19 +9,38 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, TINY, sets
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import ROOT, TINY, sets
 
 
 def torchrun(data: Path, out: Path, *settings: str) -> subprocess.CompletedProcess:
     """``attnseq train`` of the book's attention preset in two gloo processes (torchrun)."""
     return subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(data), "--out", str(out),
-         *sets(*settings)],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"), cwd=ROOT)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            "2",
+            "-m",
+            "attnseq.cli",
+            "-q",
+            "train",
+            "configs/book-attention.yaml",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            *sets(*settings),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.slow
@@ -46,8 +66,9 @@ def test_torchrun_refuses_fewer_batches_than_processes(reverse_data, tmp_path):
 
 def _decide_in_process(rank: int, port: int, answers) -> None:
     """One of two gloo processes: each would measure something different."""
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="2",
-                      LOCAL_RANK=str(rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank)
+    )
     import torch
 
     from attnseq.train.distributed import Distributed
@@ -90,8 +111,9 @@ def test_a_choice_resting_on_a_measurement_is_process_0s_on_every_process():
 
 
 VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
-SETTING = st.one_of(st.none(), st.integers(-2, 70000).map(str), st.sampled_from(["", " 1", "²", "1.0", "0x2"]),
-                    st.text(max_size=6))
+SETTING = st.one_of(
+    st.none(), st.integers(-2, 70000).map(str), st.sampled_from(["", " 1", "²", "1.0", "0x2"]), st.text(max_size=6)
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -125,8 +147,21 @@ def test_train_with_a_stray_world_size_says_so_in_one_line(reverse_data, tmp_pat
     for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("WORLD_SIZE", "2")
-    assert main(["-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data), "--out",
-                 str(tmp_path / "run"), *sets(*TINY, "train.max_steps=1")]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "configs/book-attention.yaml",
+                "--data",
+                str(reverse_data),
+                "--out",
+                str(tmp_path / "run"),
+                *sets(*TINY, "train.max_steps=1"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [err[0]] and err[0].startswith("attnseq: error: WORLD_SIZE=2: a job of 2 processes needs RANK"), err
     assert not (tmp_path / "run").exists()
@@ -147,6 +182,9 @@ def test_a_rendezvous_that_fails_is_one_line_naming_where(monkeypatch):
     monkeypatch.setattr(dist, "init_process_group", refuse)
     monkeypatch.setenv("MASTER_ADDR", "nowhere")
     monkeypatch.setenv("MASTER_PORT", "29500")
-    with pytest.raises(UserError, match=r"^MASTER_ADDR='nowhere', MASTER_PORT='29500': the processes could not "
-                                        r"meet there \(The client socket has failed to connect to \[nowhere\]:29500\);"):
+    with pytest.raises(
+        UserError,
+        match=r"^MASTER_ADDR='nowhere', MASTER_PORT='29500': the processes could not "
+        r"meet there \(The client socket has failed to connect to \[nowhere\]:29500\);",
+    ):
         Distributed(1, 2, 1).setup(torch.device("cpu"))

@@ -2,6 +2,7 @@
 their step the mean of the members' log-probabilities (checked by hand on two table models), an
 ensemble of one decoding exactly as its model, greedy and beam, and the runs an ensemble refuses
 (another target vocabulary, another text pipeline, the numpy engine), each in one line."""
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,9 @@ def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand()
     normalised by the search's log-softmax: a and b .369398, eos .261204. The alignment is the
     mean of the members' that attend: (1, 0) and (0, 1) give (.5, .5); a member without one is
     left out."""
-    ensemble = Ensemble([FixedModel({A: .5, B: .25, EOS: .25}, [1.0, 0.0]),
-                         FixedModel({A: .25, B: .5, EOS: .25}, [0.0, 1.0])])
+    ensemble = Ensemble(
+        [FixedModel({A: 0.5, B: 0.25, EOS: 0.25}, [1.0, 0.0]), FixedModel({A: 0.25, B: 0.5, EOS: 0.25}, [0.0, 1.0])]
+    )
     src, mask = pad([[7, 8]])
     state = ensemble.decoder.init_state(ensemble.encode(src, mask))
     logits, state, alignment = ensemble.decoder.step(torch.tensor([Vocab.bos_id]), state)
@@ -69,11 +71,12 @@ def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand()
     assert probs[A].item() == pytest.approx(0.369398, abs=1e-6)
     assert probs[B].item() == pytest.approx(0.369398, abs=1e-6)
     assert probs[EOS].item() == pytest.approx(0.261204, abs=1e-6)
-    assert logits[0, A].item() == pytest.approx(math.log(math.sqrt(.125)), abs=1e-6)  # the mean itself
+    assert logits[0, A].item() == pytest.approx(math.log(math.sqrt(0.125)), abs=1e-6)  # the mean itself
     assert alignment.tolist() == [[0.5, 0.5]]
-    partly = Ensemble([FixedModel({A: .5, B: .25, EOS: .25}, [1.0, 0.0]), FixedModel({A: .5, B: .25, EOS: .25})])
-    _, _, alignment = partly.decoder.step(torch.tensor([Vocab.bos_id]),
-                                          partly.decoder.init_state(partly.encode(src, mask)))
+    partly = Ensemble([FixedModel({A: 0.5, B: 0.25, EOS: 0.25}, [1.0, 0.0]), FixedModel({A: 0.5, B: 0.25, EOS: 0.25})])
+    _, _, alignment = partly.decoder.step(
+        torch.tensor([Vocab.bos_id]), partly.decoder.init_state(partly.encode(src, mask))
+    )
     assert alignment.tolist() == [[1.0, 0.0]]  # the member without attention is left out
     # greedy search over the ensemble: a and b tie at .369398, a comes first; then a again (the
     # members do not look at the prefix) until the limit of 3
@@ -83,9 +86,16 @@ def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand()
 
 def small_model(kind: str, seed: int):
     torch.manual_seed(seed)
-    settings = {"rnn": ["model.hidden_size=16", "model.embed_size=8", "model.attention=general"],
-                "transformer": ["model.arch=transformer", "model.hidden_size=16", "model.ff_size=32",
-                                "model.heads=2", "model.layers=2"]}[kind]
+    settings = {
+        "rnn": ["model.hidden_size=16", "model.embed_size=8", "model.attention=general"],
+        "transformer": [
+            "model.arch=transformer",
+            "model.hidden_size=16",
+            "model.ff_size=32",
+            "model.heads=2",
+            "model.layers=2",
+        ],
+    }[kind]
     return build_model(load_config(None, settings).model, 9, 9).eval()
 
 
@@ -93,8 +103,11 @@ def decoded(model, beam: int):
     """Each sentence's hypotheses (tokens, score, alignment) of a fixed batch of three."""
     src, mask = pad([[4, 5, 6, 7, 8], [8, 7, 6], [5, 5, 4, 4]])
     limits = torch.tensor([8, 6, 7])
-    hyps = (greedy_search(model, src, mask, limits, keep_attention=True) if beam == 1
-            else beam_search(model, src, mask, limits, beam, n_best=2, keep_attention=True))
+    hyps = (
+        greedy_search(model, src, mask, limits, keep_attention=True)
+        if beam == 1
+        else beam_search(model, src, mask, limits, beam, n_best=2, keep_attention=True)
+    )
     return [[(h.tokens, h.score, h.alignment) for h in sentence] for sentence in hyps]
 
 
@@ -127,8 +140,10 @@ def test_an_ensemble_of_two_steps_by_the_mean_and_decodes_otherwise_than_each(be
 
 # -- runs: the API and the command line -------------------------------------------------------------
 def search_all(model, beam: int):
-    return [(r.outputs, r.scores) for r in model.search(["abc", "fedcba", "ab"], beam_size=beam,
-                                                        n_best=1 if beam == 1 else 2)]
+    return [
+        (r.outputs, r.scores)
+        for r in model.search(["abc", "fedcba", "ab"], beam_size=beam, n_best=1 if beam == 1 else 2)
+    ]
 
 
 def test_load_of_one_run_as_a_list_decodes_as_the_run_and_two_runs_as_their_ensemble(quick_runs, tmp_path, capsys):
@@ -144,8 +159,23 @@ def test_load_of_one_run_as_a_list_decodes_as_the_run_and_two_runs_as_their_ense
     assert results != search_all(alone, 3) and all(len(outputs) == 2 for outputs, _ in results)
     _, attention = both.translate(["abc"], return_attention=True)
     assert attention[0].shape[1] == 3 and np.allclose(attention[0].sum(1), 1, atol=1e-5)
-    assert main(["-q", "translate", str(rnn), str(transformer), "--beam", "3", "--n-best", "2",
-                 "--input", str(quick_runs.data / "test.tsv")]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "translate",
+                str(rnn),
+                str(transformer),
+                "--beam",
+                "3",
+                "--n-best",
+                "2",
+                "--input",
+                str(quick_runs.data / "test.tsv"),
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 * len((quick_runs.data / "test.tsv").read_text().splitlines())
     assert all(float(line.split("\t")[0]) <= 0 for line in lines)
@@ -171,17 +201,23 @@ def test_runs_an_ensemble_cannot_hold_are_refused_by_name(quick_runs, tmp_path, 
     source = copy_run(rnn, tmp_path / "other-source")
     (source / "vocab.source.json").write_text((source / "vocab.source.json").read_text().replace('"a"', '"z"'))
     numpy_run = copy_run(rnn, tmp_path / "numpy")
-    (numpy_run / "config.yaml").write_text("engine: numpy\n" + (numpy_run / "config.yaml").read_text()
-                                           .replace("engine: torch\n", ""))
+    (numpy_run / "config.yaml").write_text(
+        "engine: numpy\n" + (numpy_run / "config.yaml").read_text().replace("engine: torch\n", "")
+    )
     reversed_run = copy_run(rnn, tmp_path / "reversed")
-    (reversed_run / "config.yaml").write_text((reversed_run / "config.yaml").read_text()
-                                              .replace("reverse_source: false", "reverse_source: true"))
-    for run, words in ((other, f"error: {other}: its target vocabulary (vocab.target.json) differs from {rnn}'s"),
-                       (source, "its text pipeline (vocab.source.json) differs"),
-                       (numpy_run, "a numpy-engine run; an ensemble decodes torch-engine runs only"),
-                       (reversed_run, "data.reverse_source is True")):
-        for command in (["translate", str(rnn), str(run)], ["evaluate", str(rnn), str(run), "--data",
-                                                           str(quick_runs.data / "test.tsv")]):
+    (reversed_run / "config.yaml").write_text(
+        (reversed_run / "config.yaml").read_text().replace("reverse_source: false", "reverse_source: true")
+    )
+    for run, words in (
+        (other, f"error: {other}: its target vocabulary (vocab.target.json) differs from {rnn}'s"),
+        (source, "its text pipeline (vocab.source.json) differs"),
+        (numpy_run, "a numpy-engine run; an ensemble decodes torch-engine runs only"),
+        (reversed_run, "data.reverse_source is True"),
+    ):
+        for command in (
+            ["translate", str(rnn), str(run)],
+            ["evaluate", str(rnn), str(run), "--data", str(quick_runs.data / "test.tsv")],
+        ):
             assert main(command) == 2
             assert words in one_error_line(capsys)
         with pytest.raises(ValueError, match=r"^run_dir\[1\]: "):

@@ -1,5 +1,6 @@
 """attnseq data formulas (data/formulas.py) and reading attention over an image
 (viz/image_attention.py): the files, their determinism, the left-to-right check, the strip."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,10 @@ def test_the_files_depend_on_the_seed_alone_and_test_formulas_are_never_trained_
 
 def test_data_formulas_writes_the_folder_through_the_writer(tmp_path, capsys):
     out = tmp_path / "f"
-    assert main(["data", "formulas", "--out", str(out), "--train", "3", "--dev", "1", "--test", "1",
-                 "--workers", "1"]) == 0
+    assert (
+        main(["data", "formulas", "--out", str(out), "--train", "3", "--dev", "1", "--test", "1", "--workers", "1"])
+        == 0
+    )
     assert (out / "images" / "train" / "000002.png").is_file() and len((out / "dev.tsv").read_text().splitlines()) == 1
     assert main(["data", "formulas", "--out", str(out), "--train", "3", "--dev", "1", "--test", "1"]) == 2
     assert "holds files already" in capsys.readouterr().err
@@ -91,6 +94,10 @@ def test_plot_attention_draws_a_strip_of_an_image(image_run, tmp_path, capsys):
     out = tmp_path / "strip.png"
     assert main(["plot", "attention", str(image_run), "--file", str(path), "--out", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
-    assert main(["plot", "attention", str(image_run), "--file", str(path), "--text", "x", "--out",
-                 str(tmp_path / "x.png")]) == 2
+    assert (
+        main(
+            ["plot", "attention", str(image_run), "--file", str(path), "--text", "x", "--out", str(tmp_path / "x.png")]
+        )
+        == 2
+    )
     assert "--file and --text" in capsys.readouterr().err

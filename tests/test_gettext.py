@@ -1,4 +1,5 @@
 """gettext catalogs: a corpus from .po/.mo files, placeholders, filling a .po file in place."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,11 +8,17 @@ import polib
 import pytest
 
 from attnseq.data.corpus import read_aligned
-from attnseq.data.gettext import (MISMATCH_COMMENT, build_gettext_corpus, placeholders,
-                                  placeholders_match, split_of, translate_po)
+from attnseq.data.gettext import (
+    MISMATCH_COMMENT,
+    build_gettext_corpus,
+    placeholders,
+    placeholders_match,
+    split_of,
+    translate_po,
+)
 from attnseq.errors import DataError, UserError
 
-HEADER = '''# German translations for demo.
+HEADER = """# German translations for demo.
 #
 msgid ""
 msgstr ""
@@ -19,9 +26,11 @@ msgstr ""
 "Content-Type: text/plain; charset=UTF-8\\n"
 "Plural-Forms: nplurals=2; plural=(n != 1);\\n"
 
-'''
+"""
 
-FIRST = HEADER + '''msgid "Open file"
+FIRST = (
+    HEADER
+    + """msgid "Open file"
 msgstr "Datei öffnen"
 
 #, fuzzy
@@ -47,9 +56,12 @@ msgstr "%s beenden"
 
 #~ msgid "Old"
 #~ msgstr "Alt"
-'''
+"""
+)
 
-SECOND = HEADER + '''msgid "Open file"
+SECOND = (
+    HEADER
+    + """msgid "Open file"
 msgstr "Datei aufmachen"
 
 msgid "Close"
@@ -58,7 +70,8 @@ msgstr "Schließen"
 msgctxt "menu"
 msgid "Help"
 msgstr "Hilfe"
-'''
+"""
+)
 
 
 def write(path: Path, text: str) -> Path:
@@ -70,10 +83,13 @@ def write(path: Path, text: str) -> Path:
 # ----------------------------------------------------------------- placeholders
 def test_placeholders_of_every_common_syntax():
     assert placeholders("Copy %s to %d places, %1$s and %2$-5.2f") == ["%s", "%d", "%1$s", "%2$-5.2f"]
-    assert placeholders("%(name)s has %lu items, 100%% done, %<PRIu64> bytes") == [
-        "%(name)s", "%lu", "%%", "%<PRIu64>"]
+    assert placeholders("%(name)s has %lu items, 100%% done, %<PRIu64> bytes") == ["%(name)s", "%lu", "%%", "%<PRIu64>"]
     assert placeholders("{name} and {0} and {} and {size:>8} but not {{braces}}") == [
-        "{name}", "{0}", "{}", "{size:>8}"]
+        "{name}",
+        "{0}",
+        "{}",
+        "{size:>8}",
+    ]
     assert placeholders("Qt says %1 of %2") == ["%1", "%2"]
     assert placeholders("50% of users, no placeholder") == []
 
@@ -93,25 +109,25 @@ def test_corpus_from_po_and_mo_files(tmp_path):
     assert (dev, test) == ([], [])
     # a.po first (sorted file list): its "Open file" wins; fuzzy, multi-line, plural,
     # placeholder-only, untranslated and obsolete entries are left out; msgctxt entries stay
-    assert sorted(train) == sorted([("Open file", "Datei öffnen"), ("Quit %s", "%s beenden"),
-                                    ("Close", "Schließen"), ("Help", "Hilfe")])
+    assert sorted(train) == sorted(
+        [("Open file", "Datei öffnen"), ("Quit %s", "%s beenden"), ("Close", "Schließen"), ("Help", "Hilfe")]
+    )
 
 
 def test_split_is_deterministic_and_a_property_of_the_source(tmp_path):
     pairs = [(f"Message number {i}", f"Meldung Nummer {i}") for i in range(400)]
     body = "".join(f'msgid "{s}"\nmsgstr "{t}"\n\n' for s, t in pairs)
     write(tmp_path / "big.po", HEADER + body)
-    train, dev, test = build_gettext_corpus("de", [tmp_path / "big.po"], seed=3,
-                                            dev_fraction=0.2, test_fraction=0.2)
-    assert (train, dev, test) == build_gettext_corpus("de", [tmp_path / "big.po"], seed=3,
-                                                      dev_fraction=0.2, test_fraction=0.2)
+    train, dev, test = build_gettext_corpus("de", [tmp_path / "big.po"], seed=3, dev_fraction=0.2, test_fraction=0.2)
+    assert (train, dev, test) == build_gettext_corpus(
+        "de", [tmp_path / "big.po"], seed=3, dev_fraction=0.2, test_fraction=0.2
+    )
     assert len(train) + len(dev) + len(test) == 400
     assert 40 < len(dev) < 120 and 40 < len(test) < 120
     assert not {s for s, _ in dev} & {s for s, _ in train}
     # a sentence's split depends only on itself and the seed, not on the rest of the corpus
     assert all(split_of(s, 3, 0.2, 0.2) == "dev" for s, _ in dev)
-    assert build_gettext_corpus("de", [tmp_path / "big.po"], seed=4, dev_fraction=0.2,
-                                test_fraction=0.2)[1] != dev
+    assert build_gettext_corpus("de", [tmp_path / "big.po"], seed=4, dev_fraction=0.2, test_fraction=0.2)[1] != dev
 
 
 def test_unreadable_catalog_and_empty_corpus_are_user_errors(tmp_path):
@@ -143,7 +159,9 @@ def test_aligned_files_with_different_line_counts_name_both_files_and_counts(tmp
 
 
 # ----------------------------------------------------------------- filling a .po file
-TO_FILL = HEADER + '''#. A comment for translators, wrapped by hand in an unusual way
+TO_FILL = (
+    HEADER
+    + """#. A comment for translators, wrapped by hand in an unusual way
 #: src/main.c:10 src/main.c:20
 #, c-format
 msgid ""
@@ -176,7 +194,8 @@ msgid "Quit"
 msgstr "Beenden"
 #~ msgid "Old"
 #~ msgstr "Alt"
-'''
+"""
+)
 
 
 class FakeTranslator:
@@ -206,9 +225,13 @@ def test_translate_po_fills_gaps_and_keeps_every_other_line(tmp_path):
     assert len(written) == len(original)
     changed = [i for i, (a, b) in enumerate(zip(original, written)) if a != b]
     assert [[line for line in original[i].splitlines() if line.startswith("msgid ")][0] for i in changed] == [
-        'msgid "Copy %s to %s"', 'msgid "Cancel"', 'msgid "%d file"']
-    assert written[changed[0]] == (f"# {MISMATCH_COMMENT}\n#: src/main.c:30\n#, fuzzy, c-format\n"
-                                   'msgid "Copy %s to %s"\nmsgstr "COPY %s NACH"')
+        'msgid "Copy %s to %s"',
+        'msgid "Cancel"',
+        'msgid "%d file"',
+    ]
+    assert written[changed[0]] == (
+        f'# {MISMATCH_COMMENT}\n#: src/main.c:30\n#, fuzzy, c-format\nmsgid "Copy %s to %s"\nmsgstr "COPY %s NACH"'
+    )
     assert written[changed[1]] == '#, fuzzy\nmsgid "Cancel"\nmsgstr "CANCEL"'
     catalog = polib.pofile(str(out))
     cancel = catalog.find("Cancel")
@@ -245,8 +268,14 @@ def test_translate_po_refuses_a_compiled_catalog(tmp_path):
 
 
 def test_markup_counts_as_placeholders():
-    assert placeholders('<b>Save</b> &amp; <a href="x">quit</a> %s') == ["<b>", "</b>", "&amp;", '<a href="x">',
-                                                                         "</a>", "%s"]
+    assert placeholders('<b>Save</b> &amp; <a href="x">quit</a> %s') == [
+        "<b>",
+        "</b>",
+        "&amp;",
+        '<a href="x">',
+        "</a>",
+        "%s",
+    ]
     assert placeholders_match("<b>Save</b>", "<b>Sichern</b>")
     assert not placeholders_match("<b>Save</b>", "<bjSave (bj bj.")
     assert placeholders("a < b and c > d") == []  # comparisons are text

@@ -4,6 +4,7 @@ the model, its batches and its optimiser's state on the GPU; bf16 training ends 
 fp32; greedy and beam search on the GPU give the CPU's outputs; a run trained on a GPU loads, and
 resumes, in a process that sees no GPU. Two settings of the GPU path that read the GPU (bf16 in
 hardware, the random generators' states) are checked against a torch that pretends to have one."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,17 +19,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import ROOT, write_reverse_dir
 
 import attnseq
-
-from conftest import ROOT, write_reverse_dir
 
 NO_GPU = not torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(NO_GPU, reason="needs a CUDA GPU (torch sees none here)")
 CONFIGS = ROOT / "configs"
 # recommended-char (a bidirectional GRU read per direction, a Luong decoder) and transformer-tiny, small
-SMALL = {"recommended-char": ["model.embed_size=16", "model.hidden_size=64"],
-         "transformer-tiny": ["model.hidden_size=32", "model.ff_size=64", "model.heads=4", "train.schedule=constant"]}
+SMALL = {
+    "recommended-char": ["model.embed_size=16", "model.hidden_size=64"],
+    "transformer-tiny": ["model.hidden_size=32", "model.ff_size=64", "model.heads=4", "train.schedule=constant"],
+}
 QUIET = ["train.batch_size=32", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=100"]
 
 
@@ -36,18 +38,26 @@ QUIET = ["train.batch_size=32", "train.progress=false", "train.log_every=0", "tr
 @pytest.mark.slow
 def test_the_gpu_table_runs_its_whole_pipeline_on_a_cpu(tmp_path):
     out = tmp_path / "gpu.md"
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu.py"), "--device", "cpu", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gpu.py"), "--device", "cpu", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     record = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     rows = record["rows"]
     assert [(r["measure"], r["setting"].split(",")[0], r["device"]) for r in rows] == [
-        ("train recommended-subword", "fp32", "cpu"), ("train recommended-subword", "bf16", "cpu"),
-        ("train transformer-gettext-de", "fp32", "cpu"), ("train transformer-gettext-de", "bf16", "cpu"),
+        ("train recommended-subword", "fp32", "cpu"),
+        ("train recommended-subword", "bf16", "cpu"),
+        ("train transformer-gettext-de", "fp32", "cpu"),
+        ("train transformer-gettext-de", "bf16", "cpu"),
         ("recommended-char to 99% dev exact", "fp32", "cpu"),
         *[("decode recommended-char", s, "cpu") for s in ("greedy", "beam 5") * 2],
         *[("decode transformer-gettext-de", s, "cpu") for s in ("greedy", "beam 5")],
-        *[("CTranslate2 transformer-gettext-de", s, "cpu") for s in ("greedy", "beam 5")]]
+        *[("CTranslate2 transformer-gettext-de", s, "cpu") for s in ("greedy", "beam 5")],
+    ]
     ctranslate2 = importlib.util.find_spec("ctranslate2")  # (not imported here: attnseq imports it its own way)
     for row in rows:
         assert not row["failed"] and row["peak_mib"] is None, row  # no GPU memory on a CPU
@@ -70,8 +80,9 @@ def test_the_gpu_table_runs_its_whole_pipeline_on_a_cpu(tmp_path):
 def test_the_gpu_table_refuses_cuda_where_there_is_none():
     if not NO_GPU:
         pytest.skip("this machine has a GPU")
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu.py")], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "gpu.py")], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and "--device cpu" in done.stderr
 
 
@@ -101,8 +112,12 @@ def test_a_state_saved_beside_more_gpus_restores_on_fewer(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device: restored.append((device, state)))
-    states = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state(),
-              "cuda": [torch.ones(4, dtype=torch.uint8), torch.zeros(4, dtype=torch.uint8)]}  # two GPUs' states
+    states = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+        "cuda": [torch.ones(4, dtype=torch.uint8), torch.zeros(4, dtype=torch.uint8)],
+    }  # two GPUs' states
     loop.set_rng_states(states)
     assert [device for device, _ in restored] == [0] and torch.equal(restored[0][1], states["cuda"][0])
 
@@ -123,8 +138,11 @@ def gpu_run(reversal, tmp_path_factory) -> Path:
     if NO_GPU:
         pytest.skip("needs a CUDA GPU (torch sees none here)")
     run = tmp_path_factory.mktemp("gpu") / "run"
-    attnseq.fit(CONFIGS / "recommended-char.yaml", run,
-                small("recommended-char", reversal, "train.device=cuda", "train.max_steps=400", "train.eval_every=200"))
+    attnseq.fit(
+        CONFIGS / "recommended-char.yaml",
+        run,
+        small("recommended-char", reversal, "train.device=cuda", "train.max_steps=400", "train.eval_every=200"),
+    )
     return run
 
 
@@ -145,16 +163,20 @@ def test_training_on_cuda_puts_the_model_its_batches_and_its_optimiser_on_the_gp
     from attnseq.config import load_config
     from attnseq.train.loop import Trainer
 
-    trainer = Trainer(load_config(CONFIGS / f"{preset}.yaml", small(preset, reversal, "train.device=cuda",
-                                                                      "train.max_steps=3")), tmp_path / "run")
+    trainer = Trainer(
+        load_config(CONFIGS / f"{preset}.yaml", small(preset, reversal, "train.device=cuda", "train.max_steps=3")),
+        tmp_path / "run",
+    )
     assert {p.device.type for p in trainer.model.parameters()} == {"cuda"}
     seen = set()  # the devices of every tensor the encoder and the decoder are given
 
     def record(module, args, kwargs):
         seen.update(t.device.type for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor))
 
-    hooks = [trainer.model.encoder.register_forward_pre_hook(record, with_kwargs=True),
-             trainer.model.decoder.register_forward_pre_hook(record, with_kwargs=True)]
+    hooks = [
+        trainer.model.encoder.register_forward_pre_hook(record, with_kwargs=True),
+        trainer.model.decoder.register_forward_pre_hook(record, with_kwargs=True),
+    ]
     trainer.fit()
     for hook in hooks:
         hook.remove()
@@ -186,9 +208,20 @@ def test_bf16_training_ends_within_noise_of_fp32(preset, reversal, tmp_path):
         pytest.skip(f"this GPU {why_not}")
     losses = {}
     for precision in ("fp32", "bf16"):
-        trainer = Trainer(load_config(CONFIGS / f"{preset}.yaml",
-                                      small(preset, reversal, "train.device=cuda", f"train.precision={precision}",
-                                            "train.max_steps=80", "train.eval_every=80")), tmp_path / precision)
+        trainer = Trainer(
+            load_config(
+                CONFIGS / f"{preset}.yaml",
+                small(
+                    preset,
+                    reversal,
+                    "train.device=cuda",
+                    f"train.precision={precision}",
+                    "train.max_steps=80",
+                    "train.eval_every=80",
+                ),
+            ),
+            tmp_path / precision,
+        )
         assert trainer.bf16 is (precision == "bf16")
         losses[precision] = trainer.fit()["dev_loss"]
     assert abs(losses["bf16"] - losses["fp32"]) <= 0.1 * losses["fp32"], losses
@@ -234,8 +267,14 @@ def test_a_run_trained_on_a_gpu_loads_and_resumes_where_there_is_none(gpu_run, r
     sources = dev_sources(reversal)[:20]
     expected = attnseq.load(run, device="cpu").translate(sources)
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-c", CPU_ONLY, str(run), json.dumps(sources)], capture_output=True,
-                          text=True, timeout=300, env=env, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", CPU_ONLY, str(run), json.dumps(sources)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.splitlines()[-1])
     assert found == {"outputs": expected, "step": 402}

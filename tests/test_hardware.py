@@ -1,5 +1,6 @@
 """The allocator setting the torch engine makes to train and to translate (hardware.keep_freed_memory):
 the mallopt calls it makes, when it makes none, and the heap it leaves a process with."""
+
 import json
 import os
 import platform
@@ -7,10 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from attnseq import hardware
-
-from conftest import ROOT
 
 # glibc's malloc.h: mallopt(M_MMAP_THRESHOLD, bytes), mallopt(M_TRIM_THRESHOLD, bytes)
 M_MMAP_THRESHOLD, M_TRIM_THRESHOLD = -3, -1
@@ -33,6 +33,7 @@ class StandInLibc:
 def keep_freed_memory(monkeypatch, libc, libc_name: str = "glibc") -> bool:
     """What keep_freed_memory answers (not its cached answer) in a process whose C library is
     ``libc_name`` and whose symbols ``libc`` stands in for: an object, or an exception to raise."""
+
     def cdll(name):
         assert name is None  # the process's own symbols, no library looked up by name
         if isinstance(libc, Exception):
@@ -111,8 +112,7 @@ print(json.dumps([done, below, above, libc.mallinfo2().arena >= 63 * MB]))
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 def test_a_process_that_sets_it_serves_blocks_under_64_mb_from_a_heap_it_keeps():
     env = {k: v for k, v in os.environ.items() if k not in THRESHOLDS}
-    result = subprocess.run([sys.executable, "-c", HEAP], capture_output=True, text=True, env=env,
-                            cwd=ROOT, timeout=60)
+    result = subprocess.run([sys.executable, "-c", HEAP], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
     done, below_mapped, above_mapped, kept = json.loads(result.stdout)
     assert done is True
@@ -129,8 +129,11 @@ def test_kernels_held_to_avx2_have_no_int8_dot_products_or_bfloat16(monkeypatch,
     for other in hardware.KERNEL_CAPS:
         monkeypatch.delenv(other, raising=False)
     monkeypatch.setenv(name, value)
-    monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset({"avx2", "fma", "avx512f", "avx512_vnni",
-                                                                   "avx512_bf16", "amx_bf16", "amx_int8"}))
+    monkeypatch.setattr(
+        hardware,
+        "cpu_flags",
+        lambda: frozenset({"avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8"}),
+    )
     held = value.upper() in ("AVX2", "SSE4_2", "SSE41", "DEFAULT")
     assert hardware.kernel_flags() == ({"avx2", "fma"} if held else hardware.cpu_flags())
     assert hardware.bf16_in_hardware("cpu") is not held

@@ -1,6 +1,7 @@
 """Bad input gets a clear error or a correct, announced handling: byte-order marks, invalid
 UTF-8, empty splits, skipped lines named, over-long lines, file permissions, quiet logs,
 bfloat16 where the CPU has none."""
+
 from __future__ import annotations
 
 import io
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +23,6 @@ import attnseq
 from attnseq.cli import main
 from attnseq.data.corpus import decode_lines, read_tsv
 from attnseq.errors import DataError
-
-from conftest import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
 
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
 SMALL = [*TINY, "train.max_steps=3", "train.eval_max_sentences=10"]
@@ -49,8 +49,10 @@ def test_invalid_utf8_names_the_line():
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(char=st.sampled_from([chr(c) for c in [*range(1, 9), 11, 12, *range(14, 32), *range(127, 160)]]),
-       before=st.lists(st.sampled_from(["ab\tba", "x y\tz"]), max_size=3))
+@given(
+    char=st.sampled_from([chr(c) for c in [*range(1, 9), 11, 12, *range(14, 32), *range(127, 160)]]),
+    before=st.lists(st.sampled_from(["ab\tba", "x y\tz"]), max_size=3),
+)
 def test_control_characters_in_training_data_are_refused_or_counted(tmp_path_factory, char, before, caplog):
     """A NUL (a binary file) is a DataError naming the file and the line; any other control
     character but tab and line ends is read as text, with one warning naming it and its lines;
@@ -143,29 +145,49 @@ def test_files_are_written_with_the_users_umask(run, tmp_path):
 def test_logs_without_a_terminal_hold_no_progress_bar(tmp_path):
     data = write_reverse_dir(tmp_path / "data")
     command = [sys.executable, "-m", "attnseq.cli", "train", PRESET, "--data", str(data), "--out"]
-    loud = subprocess.run([*command, str(tmp_path / "a"), *sets(*SMALL, "train.progress=true")],
-                          capture_output=True, text=True, cwd=ROOT)
+    loud = subprocess.run(
+        [*command, str(tmp_path / "a"), *sets(*SMALL, "train.progress=true")], capture_output=True, text=True, cwd=ROOT
+    )
     assert loud.returncode == 0 and "training" in loud.stderr
     assert "\r" not in loud.stderr and "%|" not in loud.stderr  # a pipe gets plain lines, not bar frames
-    quiet = subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", *command[3:], str(tmp_path / "b"),
-                            *sets(*SMALL, "train.progress=true")], capture_output=True, text=True, cwd=ROOT)
+    quiet = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "attnseq.cli",
+            "-q",
+            *command[3:],
+            str(tmp_path / "b"),
+            *sets(*SMALL, "train.progress=true"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert json.loads(quiet.stdout)["step"] == 3
 
 
-@pytest.mark.parametrize("in_hardware, rates, expected", [
-    (False, None, "no bfloat16 in hardware"),
-    (True, (150.0, 80.0), "bfloat16 would not train faster"),  # AVX-512 BF16 without AMX, measured
-    (True, (150.0, 900.0), None),  # AMX: bfloat16 pays, and autocast is on
-])
-def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(tmp_path, caplog, monkeypatch, in_hardware, rates,
-                                                               expected):
+@pytest.mark.parametrize(
+    "in_hardware, rates, expected",
+    [
+        (False, None, "no bfloat16 in hardware"),
+        (True, (150.0, 80.0), "bfloat16 would not train faster"),  # AVX-512 BF16 without AMX, measured
+        (True, (150.0, 900.0), None),  # AMX: bfloat16 pays, and autocast is on
+    ],
+)
+def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(
+    tmp_path, caplog, monkeypatch, in_hardware, rates, expected
+):
     import torch
 
     from attnseq import hardware
+
     if expected is None and hardware.kernel_cap() and {"avx512_bf16", "amx_bf16"} & hardware.cpu_flags():
-        pytest.skip(f"torch picks oneDNN's bfloat16 LSTM by the CPU's flags, and oneDNN held to AVX2 "
-                    f"({hardware.kernel_cap()}) cannot make it; attnseq itself does not train in bf16 so")
+        pytest.skip(
+            f"torch picks oneDNN's bfloat16 LSTM by the CPU's flags, and oneDNN held to AVX2 "
+            f"({hardware.kernel_cap()}) cannot make it; attnseq itself does not train in bf16 so"
+        )
 
     monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: in_hardware)
     monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: rates)

@@ -2,6 +2,7 @@
 registries quantised and decoding close to fp32, a trained model's outputs kept, the settings
 (config key, CLI flag, API argument) reaching the model once per load, and the refusals: one
 warning and fp32 on a CPU without int8 dot products, an error for the numpy engine and per call."""
+
 from __future__ import annotations
 
 import copy
@@ -12,6 +13,8 @@ import sys
 
 import pytest
 import torch
+from conftest import ROOT, copy_batch, padded_batch, train_task
+from learning import at_least, at_most, learns
 
 from attnseq import hardware
 from attnseq.config import load_config
@@ -27,19 +30,28 @@ from attnseq.nn.rnn.cells import CELLS
 from attnseq.nn.rnn.decoders import DECODERS
 from attnseq.nn.rnn.encoders import ENCODERS
 
-from conftest import ROOT, copy_batch, padded_batch, train_task
-from learning import at_least, at_most, learns
-
 V, V_TGT = 12, 15
 SMALL = ["model.embed_size=8", "model.hidden_size=12"]
 MEMORY_VOCAB = Vocab([".", "?", "a", "b", "c", "d", "e", "where"])
 ARCH_CASES = {  # model.arch -> its small settings (every architecture of the registry has one)
     "rnn": SMALL,
-    "transformer": ["model.arch=transformer", "model.hidden_size=16", "model.heads=2", "model.layers=2",
-                    "model.ff_size=24"],
+    "transformer": [
+        "model.arch=transformer",
+        "model.hidden_size=16",
+        "model.heads=2",
+        "model.layers=2",
+        "model.ff_size=24",
+    ],
     "memn2n": ["model.arch=memn2n", "model.embed_size=6"],
-    "ntm": ["model.arch=ntm", "model.embed_size=6", "model.hidden_size=10", "model.memory_locations=12",
-            "model.memory_width=5", "model.read_heads=2", "model.write_heads=2"],
+    "ntm": [
+        "model.arch=ntm",
+        "model.embed_size=6",
+        "model.hidden_size=10",
+        "model.memory_locations=12",
+        "model.memory_width=5",
+        "model.read_heads=2",
+        "model.write_heads=2",
+    ],
     "han": ["model.arch=han", "model.embed_size=6", "model.hidden_size=5"],
 }
 
@@ -51,16 +63,20 @@ def design_cases() -> list[list[str]]:
     for design in DECODERS.names():
         for option in dataclasses.fields(DECODERS.options_class(design)):
             if option.type in (bool, "bool"):
-                cases.append([f"model.decoder={design}", f"model.decoder.{option.name}={str(not option.default).lower()}"])
+                cases.append(
+                    [f"model.decoder={design}", f"model.decoder.{option.name}={str(not option.default).lower()}"]
+                )
     cases += [[f"model.attention={name}"] for name in SCORERS.names()]
     return cases + [[f"model.encoder={name}", "model.encoder_layers=3"] for name in ENCODERS.names()]
 
 
 # every architecture, and every cell (each has int8 code of its own), in the fast suite; the
 # designs, scorers and encoders, whose layers are linear ones, with the slow tests
-CASES = ([ARCH_CASES[arch] for arch in ARCH_CASES if arch != "rnn"]
-         + [SMALL + [f"model.cell={name}", "model.encoder_layers=2", "model.decoder_layers=2"] for name in CELLS.names()]
-         + [pytest.param(SMALL + case, marks=pytest.mark.slow) for case in design_cases()])
+CASES = (
+    [ARCH_CASES[arch] for arch in ARCH_CASES if arch != "rnn"]
+    + [SMALL + [f"model.cell={name}", "model.encoder_layers=2", "model.decoder_layers=2"] for name in CELLS.names()]
+    + [pytest.param(SMALL + case, marks=pytest.mark.slow) for case in design_cases()]
+)
 
 
 def build(overrides: list[str]):
@@ -68,8 +84,9 @@ def build(overrides: list[str]):
     torch.manual_seed(0)
     config = load_config(None, list(overrides))
     if config.model.arch in ("memn2n", "ntm", "han"):
-        model = build_model(config.model, len(MEMORY_VOCAB), len(MEMORY_VOCAB), shares_vocab=True,
-                            src_vocab=MEMORY_VOCAB)
+        model = build_model(
+            config.model, len(MEMORY_VOCAB), len(MEMORY_VOCAB), shares_vocab=True, src_vocab=MEMORY_VOCAB
+        )
     else:
         model = build_model(config.model, V, V_TGT)
     return model.eval(), config
@@ -79,7 +96,9 @@ def test_every_architecture_of_the_registry_has_a_case():
     assert set(ARCHS.names()) == set(ARCH_CASES)
 
 
-@pytest.mark.parametrize("overrides", CASES, ids=lambda case: ",".join(o.split("=", 1)[1] for o in case[2:] or case[:1]))
+@pytest.mark.parametrize(
+    "overrides", CASES, ids=lambda case: ",".join(o.split("=", 1)[1] for o in case[2:] or case[:1])
+)
 def test_every_design_decodes_at_int8_close_to_fp32(overrides):
     model, config = build(overrides)
     quantised = quantize_int8(copy.deepcopy(model))
@@ -128,8 +147,9 @@ def test_a_trained_model_decodes_alike_in_int8():
     log-probabilities of tokens the model all but rules out, below e^-10, move more)."""
     model = train_task("model.decoder=luong", "model.attention=general", steps=300, reverse=True)
     quantised = quantize_int8(copy.deepcopy(model))
-    src, mask, tgt_in, tgt_out, tgt_mask, (targets, lengths) = copy_batch(200, torch.Generator().manual_seed(7),
-                                                                         reverse=True)
+    src, mask, tgt_in, tgt_out, tgt_mask, (targets, lengths) = copy_batch(
+        200, torch.Generator().manual_seed(7), reverse=True
+    )
     with torch.no_grad():
         fp32, int8 = (torch.log_softmax(m.logits(src, mask, tgt_in), -1) for m in (model, quantised))
         right = [x.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)[tgt_mask] for x in (fp32, int8)]
@@ -239,10 +259,12 @@ def test_the_numpy_engine_refuses_int8_naming_the_key(quick_runs, tmp_path):
 def test_no_warning_of_torch_reaches_the_user():
     """Packing a weight creates a torch.qint8 tensor, which torch warns is deprecated (once per
     process): a fresh process that turns every warning into an error quantises a model."""
-    code = ("import torch, attnseq.nn.int8 as q; from attnseq.config import load_config; "
-            "from attnseq.nn import build_model; "
-            "m = q.quantize_int8(build_model(load_config(None, ['model.hidden_size=8']).model, 9, 9).eval()); "
-            "print(sum(isinstance(x, q.Int8Linear) for x in m.modules()))")
+    code = (
+        "import torch, attnseq.nn.int8 as q; from attnseq.config import load_config; "
+        "from attnseq.nn import build_model; "
+        "m = q.quantize_int8(build_model(load_config(None, ['model.hidden_size=8']).model, 9, 9).eval()); "
+        "print(sum(isinstance(x, q.Int8Linear) for x in m.modules()))"
+    )
     done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) >= 3 and done.stderr == ""

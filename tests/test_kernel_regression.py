@@ -1,14 +1,14 @@
 """Nadaraya-Watson kernel regression: attention as pooling."""
+
 from __future__ import annotations
 
 import sys
 
 import pytest
 import torch
+from conftest import ROOT
 
 from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling, silverman_bandwidth
-
-from conftest import ROOT
 
 
 def data(n: int = 60, seed: int = 0):

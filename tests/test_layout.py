@@ -1,6 +1,7 @@
 """The package's layout keeps its design: imports go downwards only, scratch/ needs NumPy alone,
 the numpy engine needs no torch, inference does not load the training package, and files are
 named for what they hold."""
+
 from __future__ import annotations
 
 import ast
@@ -9,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 PACKAGE = ROOT / "attnseq"
@@ -110,15 +110,19 @@ def test_no_import_circles_between_packages():
         graph[importer].add(imported)
     found = circles(graph)
     assert found == [], "\n".join(
-        f"{' <-> '.join(group)}: " + "; ".join(line for (a, b), lines in sorted(why.items())
-                                              if a in group and b in group for line in lines)
-        for group in found)
+        f"{' <-> '.join(group)}: "
+        + "; ".join(line for (a, b), lines in sorted(why.items()) if a in group and b in group for line in lines)
+        for group in found
+    )
 
 
-@pytest.mark.parametrize("folder, allowed", [
-    ("scratch", {"numpy", "__future__", "math", "typing", "dataclasses"}),
-    ("engines/numpy_engine", None),  # anything but torch
-])
+@pytest.mark.parametrize(
+    "folder, allowed",
+    [
+        ("scratch", {"numpy", "__future__", "math", "typing", "collections", "dataclasses"}),
+        ("engines/numpy_engine", None),  # anything but torch
+    ],
+)
 def test_numpy_code_imports_no_torch(folder, allowed):
     """scratch/ imports NumPy and the standard library only, and nothing of attnseq outside it;
     the numpy engine's adapter imports anything but torch."""
@@ -133,8 +137,10 @@ def test_numpy_code_imports_no_torch(folder, allowed):
 
 
 def test_scratch_imports_with_torch_blocked():
-    code = ("import sys; sys.modules['torch'] = None; import attnseq.scratch; import attnseq.engines; "
-            "assert not [m for m in sys.modules if m.split('.')[0] == 'torch' and sys.modules[m]]")
+    code = (
+        "import sys; sys.modules['torch'] = None; import attnseq.scratch; import attnseq.engines; "
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'torch' and sys.modules[m]]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

@@ -4,10 +4,12 @@ on the first position; every attending design carries the previous alignment fro
 (teacher forcing equals stepping) and beam search carries each hypothesis' own through its
 reordering; the settings where it does not apply are refused by name. (The registry-wide tests
 of test_scorers, test_models, test_beam and test_int8 take it up as every scorer.)"""
+
 from __future__ import annotations
 
 import pytest
 import torch
+from conftest import assert_teacher_forcing_equals_stepping, padded_batch
 
 from attnseq.config import load_config
 from attnseq.data.vocab import Vocab
@@ -18,12 +20,13 @@ from attnseq.nn.attention import SCORERS, build_scorer
 from attnseq.nn.rnn.decoders import DECODERS
 from attnseq.schema import Variant
 
-from conftest import assert_teacher_forcing_equals_stepping, padded_batch
-
 V_SRC, V = 10, 13
 ATTENDING = [name for name in DECODERS.names() if DECODERS.get(name).uses_attention]
-SMALL = ["model.embed_size=8", "model.hidden_size=12",
-         "model.attention={name: location, filters: 3, width: 5, window: 2, back: 1}"]
+SMALL = [
+    "model.embed_size=8",
+    "model.hidden_size=12",
+    "model.attention={name: location, filters: 3, width: 5, window: 2, back: 1}",
+]
 
 
 def scorer(**options):
@@ -41,9 +44,8 @@ def test_the_score_is_the_concat_score_plus_the_convolved_previous_alignment():
     previous = torch.softmax(torch.randn(2, 3, 7, generator=g, dtype=torch.double), -1)  # (B, T, S)
     filters, r = location.F.weight[:, 0], 5  # (k, r)
     padded = torch.nn.functional.pad(previous, (r // 2, r // 2))  # (B, T, S + r - 1)
-    f = torch.stack([padded[..., j:j + r] @ filters.T for j in range(7)], 2)  # (B, T, S, k)
-    expected = location.v(torch.tanh(location.W_q(query).unsqueeze(2) + keys.unsqueeze(1)
-                                      + location.U(f))).squeeze(-1)
+    f = torch.stack([padded[..., j : j + r] @ filters.T for j in range(7)], 2)  # (B, T, S, k)
+    expected = location.v(torch.tanh(location.W_q(query).unsqueeze(2) + keys.unsqueeze(1) + location.U(f))).squeeze(-1)
     torch.testing.assert_close(location.score_located(query, keys, previous), expected)
 
 
@@ -53,8 +55,9 @@ def test_the_first_step_reads_all_the_mass_on_the_first_position():
     first = location.first_alignment(mask, torch.double)
     assert torch.equal(first, torch.tensor([[1.0, 0, 0], [1.0, 0, 0]], dtype=torch.double))
     query, keys = torch.randn(2, 4, 6, dtype=torch.double), location.prepare(torch.randn(2, 3, 8, dtype=torch.double))
-    torch.testing.assert_close(location.score(query, keys),
-                               location.score_located(query, keys, first.unsqueeze(1).expand(2, 4, 3)))
+    torch.testing.assert_close(
+        location.score(query, keys), location.score_located(query, keys, first.unsqueeze(1).expand(2, 4, 3))
+    )
 
 
 def test_the_previous_alignment_moves_the_scores():
@@ -74,15 +77,19 @@ def test_a_window_keeps_the_positions_from_back_before_the_previous_median_to_wi
     query = torch.randn(2, 3, 6, generator=g, dtype=torch.double)
     keys = location.prepare(torch.randn(2, 7, 8, generator=g, dtype=torch.double))
     mask = torch.tensor([[True] * 7, [True] * 4 + [False] * 3])
-    previous = torch.tensor([[[0.1, 0.3, 0.1, 0.4, 0.1, 0, 0], [0, 0, 0, 0, 0, 0.5, 0.5], [1, 0, 0, 0, 0, 0, 0]],
-                             [[0.2, 0.2, 0.2, 0.4, 0, 0, 0], [0, 0.5, 0.5, 0, 0, 0, 0], [0, 0, 0.3, 0.7, 0, 0, 0]]],
-                            dtype=torch.double)
+    previous = torch.tensor(
+        [
+            [[0.1, 0.3, 0.1, 0.4, 0.1, 0, 0], [0, 0, 0, 0, 0, 0.5, 0.5], [1, 0, 0, 0, 0, 0, 0]],
+            [[0.2, 0.2, 0.2, 0.4, 0, 0, 0], [0, 0.5, 0.5, 0, 0, 0, 0], [0, 0, 0.3, 0.7, 0, 0, 0]],
+        ],
+        dtype=torch.double,
+    )
     medians = [[2, 5, 0], [2, 1, 3]]  # 0.1 + 0.3 + 0.1 = 0.5 at position 2; 0.2 + 0.2 + 0.2 >= 0.5 at 2; ...
     _, alignment = location(query, keys, keys, mask, previous=previous)
     for b in range(2):
         for t in range(3):
             inside = torch.zeros(7, dtype=torch.bool)
-            inside[max(medians[b][t] - 1, 0):medians[b][t] + 3] = True
+            inside[max(medians[b][t] - 1, 0) : medians[b][t] + 3] = True
             inside &= mask[b]
             assert torch.all(alignment[b, t, ~inside] == 0) and torch.all(alignment[b, t, inside] > 0), (b, t)
     first = location(query, keys, keys, mask)[1]  # no previous alignment: the first step's, m = 0
@@ -92,7 +99,7 @@ def test_a_window_keeps_the_positions_from_back_before_the_previous_median_to_wi
     for b in range(2):
         for t in range(3):
             inside = torch.zeros(7, dtype=torch.bool)
-            inside[peaks[b][t]:peaks[b][t] + 3] = True
+            inside[peaks[b][t] : peaks[b][t] + 3] = True
             inside &= mask[b]
             assert torch.all(alignment[b, t, ~inside] == 0) and torch.all(alignment[b, t, inside] > 0), (b, t)
 
@@ -103,8 +110,17 @@ def test_with_a_window_from_the_peak_no_step_looks_most_before_the_step_before()
     peaks = {}
     for window in ("", ", window: 2, anchor: peak"):
         torch.manual_seed(3)
-        model = build_model(load_config(None, SMALL[:2] + [f"model.attention={{name: location, filters: 3, width: 5"
-                                                           f"{window}}}"]).model, V_SRC, V).double().eval()
+        model = (
+            build_model(
+                load_config(
+                    None, SMALL[:2] + [f"model.attention={{name: location, filters: 3, width: 5{window}}}"]
+                ).model,
+                V_SRC,
+                V,
+            )
+            .double()
+            .eval()
+        )
         with torch.no_grad():  # a strong location term
             model.decoder.scorer.F.weight.mul_(10)
             model.decoder.scorer.U.weight.mul_(10)
@@ -116,11 +132,16 @@ def test_with_a_window_from_the_peak_no_step_looks_most_before_the_step_before()
     assert torch.any(windowed[:, 1:] > windowed[:, :-1])  # and it moves on
 
 
-@pytest.mark.parametrize("attention, forward", [
-    ("{name: location, window: 2, anchor: peak}", True),
-    ("{name: location, window: 2, anchor: peak, back: 1}", False),  # may look one position back
-    ("{name: location, window: 2}", False),  # from the median: the peak may lie after it
-    ("location", False), ("general", False)])
+@pytest.mark.parametrize(
+    "attention, forward",
+    [
+        ("{name: location, window: 2, anchor: peak}", True),
+        ("{name: location, window: 2, anchor: peak, back: 1}", False),  # may look one position back
+        ("{name: location, window: 2}", False),  # from the median: the peak may lie after it
+        ("location", False),
+        ("general", False),
+    ],
+)
 def test_a_scorer_says_whether_its_argmax_moves_forward_by_construction(attention, forward):
     """What the speech reproduction reads to say that its monotonic share cannot fail."""
     variant = load_config(None, [f"model.attention={attention}"]).model.attention
@@ -162,24 +183,27 @@ def test_beam_search_carries_each_hypothesis_its_own_previous_alignment():
         for h in nbest:
             steps = h.alignment.shape[0]
             tgt_in = torch.tensor([[Vocab.bos_id] + h.tokens])[:, :steps]
-            _, alignment = model.decoder(model.encode(src[b:b + 1], mask[b:b + 1]), tgt_in)
+            _, alignment = model.decoder(model.encode(src[b : b + 1], mask[b : b + 1]), tgt_in)
             n = int(mask[b].sum())
             torch.testing.assert_close(alignment[0, :, :n].float(), h.alignment, atol=1e-5, rtol=1e-4)
         reordered += len({tuple(h.tokens[:1]) for h in nbest}) < len(nbest)  # hypotheses that share a prefix
     assert reordered  # some beams held two continuations of one hypothesis
 
 
-@pytest.mark.parametrize("overrides, key", [
-    (["model.attention={name: location, width: 4}"], "model.attention.width"),  # not centred
-    (["model.attention={name: location, filters: 0}"], "model.attention.filters"),
-    (["model.attention={name: location, back: 2}"], "model.attention.back"),  # without a window
-    (["model.attention={name: location, anchor: peak}"], "model.attention.anchor"),
-    (["model.attention={name: location, window: 2, anchor: mode}"], "model.attention.anchor"),
-    (["model.attention={name: location, heads: 3}"], "model.attention.heads"),  # not an option of it
-    (["model.attention={name: multihead, head: location}"], "model.attention.head"),  # one previous alignment
-    (["model.attention=location", "model.coverage=true"], "model.coverage"),  # coverage is concat's term
-    (["model.decoder=none", "model.attention=location"], "model.attention"),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        (["model.attention={name: location, width: 4}"], "model.attention.width"),  # not centred
+        (["model.attention={name: location, filters: 0}"], "model.attention.filters"),
+        (["model.attention={name: location, back: 2}"], "model.attention.back"),  # without a window
+        (["model.attention={name: location, anchor: peak}"], "model.attention.anchor"),
+        (["model.attention={name: location, window: 2, anchor: mode}"], "model.attention.anchor"),
+        (["model.attention={name: location, heads: 3}"], "model.attention.heads"),  # not an option of it
+        (["model.attention={name: multihead, head: location}"], "model.attention.head"),  # one previous alignment
+        (["model.attention=location", "model.coverage=true"], "model.coverage"),  # coverage is concat's term
+        (["model.decoder=none", "model.attention=location"], "model.attention"),
+    ],
+)
 def test_where_it_does_not_apply_it_is_refused_by_name(overrides, key):
     """Refused when the config is checked (before any data is read or model built), naming the key."""
     from attnseq.engines import engine_for
@@ -194,9 +218,22 @@ def test_the_numpy_engine_refuses_it_by_name():
     """The NumPy engine runs the book's models, whose attention is the unscaled dot."""
     from attnseq.engines import engine_for
 
-    config = load_config(None, ["data.dir=x", "engine=numpy", "model.decoder=book", "model.attention=location",
-                                "model.encoder.bidirectional=false", "model.bridge=copy", "model.init=book"])
-    with pytest.raises(ConfigError, match=r"^model.attention: the numpy engine's book decoder scores with dot; "
-                                          r"got .*location") as err:
+    config = load_config(
+        None,
+        [
+            "data.dir=x",
+            "engine=numpy",
+            "model.decoder=book",
+            "model.attention=location",
+            "model.encoder.bidirectional=false",
+            "model.bridge=copy",
+            "model.init=book",
+        ],
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"^model.attention: the numpy engine's book decoder scores with dot; "
+        r"got .*location",
+    ) as err:
         engine_for(config).check(config)
     assert err.value.key == "model.attention"

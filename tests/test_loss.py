@@ -1,4 +1,5 @@
 """attnseq.nn.loss: the fused, chunked output layer + cross-entropy equals the plain one."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,13 +22,12 @@ def inputs(bias: bool, N: int = 37, features: int = 5, V: int = 11, seed: int = 
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
 @pytest.mark.parametrize("bias", [True, False])
 def test_fused_loss_and_gradients_equal_the_plain_computation(monkeypatch, bias, label_smoothing):
-    monkeypatch.setattr(loss_module, "CHUNK_BYTES", 8 * 11 * 8)   # 8 rows a chunk: 5 chunks
+    monkeypatch.setattr(loss_module, "CHUNK_BYTES", 8 * 11 * 8)  # 8 rows a chunk: 5 chunks
     x, weight, b, target = inputs(bias)
     params = [p for p in (x, weight, b) if p is not None]
     fused = linear_cross_entropy(x, weight, b, target, label_smoothing)
-    fused_grads = torch.autograd.grad(fused * 0.5, params)        # the scale reaches the grads
-    plain = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum",
-                            label_smoothing=label_smoothing)
+    fused_grads = torch.autograd.grad(fused * 0.5, params)  # the scale reaches the grads
+    plain = F.cross_entropy(F.linear(x, weight, b), target, reduction="sum", label_smoothing=label_smoothing)
     plain_grads = torch.autograd.grad(plain * 0.5, params)
     assert fused.item() == pytest.approx(plain.item(), rel=1e-12)
     for got, want in zip(fused_grads, plain_grads):
@@ -36,8 +36,7 @@ def test_fused_loss_and_gradients_equal_the_plain_computation(monkeypatch, bias,
 
 def test_fused_loss_passes_gradcheck():
     x, weight, b, target = inputs(True, N=6, V=4)
-    assert torch.autograd.gradcheck(
-        lambda x, w, b: linear_cross_entropy(x, w, b, target, 0.1), (x, weight, b))
+    assert torch.autograd.gradcheck(lambda x, w, b: linear_cross_entropy(x, w, b, target, 0.1), (x, weight, b))
 
 
 def test_without_gradients_it_is_the_plain_computation():

@@ -1,6 +1,7 @@
 """The learning tests' measurement: tests/learning.py's records and asserts, the kernels a pass
 is held to (bench/isa.py), the margins table (bench/margins.py), and that every learning test
 is marked and measures through the one helper (so the second pass of .ci/run runs them all)."""
+
 from __future__ import annotations
 
 import ast
@@ -9,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import learning
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -39,7 +39,9 @@ def test_under_the_margins_run_values_are_recorded_not_asserted(monkeypatch, tmp
     learning.at_most("error", 0.01, 0.05)
     lines = [json.loads(line) for line in records.read_text().splitlines()]
     assert [(r["what"], r["value"], r["bound"], r["kind"], r["seed"], r["kernels"]) for r in lines] == [
-        ("exact match", 0.5, 0.95, "at_least", 2, "avx2"), ("error", 0.01, 0.05, "at_most", 2, "avx2")]
+        ("exact match", 0.5, 0.95, "at_least", 2, "avx2"),
+        ("error", 0.01, 0.05, "at_most", 2, "avx2"),
+    ]
     assert lines[0]["test"] == "tests/test_margins.py::test_under_the_margins_run_values_are_recorded_not_asserted"
     assert learning.seed(1) == 3
 
@@ -66,13 +68,14 @@ def test_the_kernels_script_prints_variables_or_refuses_in_one_line():
 
 
 def record(test, what, value, bound, kernels="native", seed=0, kind="at_least"):
-    return {"test": test, "what": what, "value": value, "bound": bound, "kind": kind, "seed": seed,
-            "kernels": kernels}
+    return {"test": test, "what": what, "value": value, "bound": bound, "kind": kind, "seed": seed, "kernels": kernels}
 
 
 def test_the_table_gives_each_measures_worst_value_per_kernels_and_the_runs_short_of_it():
-    records = [record("tests/a.py::t", "exact match", v, 0.9, k, s)
-               for k, s, v in [("native", 0, 0.97), ("native", 1, 0.95), ("avx2", 0, 0.88), ("avx2", 1, 0.99)]]
+    records = [
+        record("tests/a.py::t", "exact match", v, 0.9, k, s)
+        for k, s, v in [("native", 0, 0.97), ("native", 1, 0.95), ("avx2", 0, 0.88), ("avx2", 1, 0.99)]
+    ]
     records += [record("tests/b.py::u", "plain", v, 0.05, "native", s, "at_most") for s, v in [(0, 0.0), (1, 0.02)]]
     text = margins.table(records, ["tests/a.py::t", "tests/b.py::u", "tests/c.py::never"])
     rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ") and "::" in line]
@@ -90,9 +93,10 @@ def _learning_functions() -> dict[str, tuple[bool, bool]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 marked = any(isinstance(d, ast.Name) and d.id == "learns" for d in node.decorator_list)
-                holds = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in ("at_least",
-                                                                                                      "at_most")
-                            for c in ast.walk(node))
+                holds = any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in ("at_least", "at_most")
+                    for c in ast.walk(node)
+                )
                 found[f"{path.name}::{node.name}"] = (marked, holds)
     return found
 

@@ -1,4 +1,5 @@
 """The one masked softmax of the scorers, the Transformer and the memory networks."""
+
 from __future__ import annotations
 
 import torch

@@ -1,5 +1,6 @@
 """The memory architectures' data: generated stories, algorithmic tasks and documents are
 deterministic by seed, answer what they ask, and are written by ``attnseq data ...``."""
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,9 @@ def test_stories_are_deterministic_disjoint_and_answer_their_questions():
     a = make_story_splits(n_train=60, n_dev=10, n_test=20, seed=3)
     b = make_story_splits(n_train=60, n_dev=10, n_test=20, seed=3)
     assert [s.pair() for s in a["train"]] == [s.pair() for s in b["train"]]
-    assert [s.pair() for s in a["train"]] != [s.pair() for s in make_story_splits(n_train=60, n_dev=10, n_test=20,
-                                                                                   seed=4)["train"]]
+    assert [s.pair() for s in a["train"]] != [
+        s.pair() for s in make_story_splits(n_train=60, n_dev=10, n_test=20, seed=4)["train"]
+    ]
     sources = [{s.pair()[0] for s in a[split]} for split in ("train", "dev", "test")]
     assert not (sources[0] & sources[1] or sources[0] & sources[2] or sources[1] & sources[2])
     assert len(a["train"]) == 60 * len(KINDS) and {s.kind for s in a["test"]} == set(KINDS)
@@ -88,19 +90,71 @@ def test_documents_are_labelled_by_their_verdict():
 
 
 def test_data_commands_write_the_splits_and_the_extra_test_files(tmp_path, capsys):
-    assert main(["data", "stories", "--out", str(tmp_path / "s"), "--kinds", "single,counting",
-                 "--train", "20", "--dev", "4", "--test", "6"]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "stories",
+                "--out",
+                str(tmp_path / "s"),
+                "--kinds",
+                "single,counting",
+                "--train",
+                "20",
+                "--dev",
+                "4",
+                "--test",
+                "6",
+            ]
+        )
+        == 0
+    )
     assert len(read_tsv(tmp_path / "s" / "train.tsv")) == 40
     assert len(read_tsv(tmp_path / "s" / "test-counting.tsv")) == 6
-    assert main(["data", "copy", "--out", str(tmp_path / "c"), "--train", "10", "--dev", "2", "--test", "3",
-                 "--lengths", "2-3", "--test-lengths", "7"]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "copy",
+                "--out",
+                str(tmp_path / "c"),
+                "--train",
+                "10",
+                "--dev",
+                "2",
+                "--test",
+                "3",
+                "--lengths",
+                "2-3",
+                "--test-lengths",
+                "7",
+            ]
+        )
+        == 0
+    )
     assert all(len(s.split()) == 7 for s, _ in read_tsv(tmp_path / "c" / "test-len7.tsv"))
-    assert main(["data", "sort", "--out", str(tmp_path / "o"), "--train", "5", "--lengths", "2-4",
-                 "--test-lengths", ""]) == 0
-    assert main(["data", "repeat-copy", "--out", str(tmp_path / "r"), "--train", "5", "--repeats", "2-3",
-                 "--test-lengths", ""]) == 0
-    assert main(["data", "documents", "--out", str(tmp_path / "d"), "--train", "10", "--dev", "2",
-                 "--test", "2"]) == 0
+    assert (
+        main(["data", "sort", "--out", str(tmp_path / "o"), "--train", "5", "--lengths", "2-4", "--test-lengths", ""])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "data",
+                "repeat-copy",
+                "--out",
+                str(tmp_path / "r"),
+                "--train",
+                "5",
+                "--repeats",
+                "2-3",
+                "--test-lengths",
+                "",
+            ]
+        )
+        == 0
+    )
+    assert main(["data", "documents", "--out", str(tmp_path / "d"), "--train", "10", "--dev", "2", "--test", "2"]) == 0
     capsys.readouterr()
     assert main(["data", "stories", "--out", str(tmp_path / "x"), "--kinds", "single,riddles"]) == 2
     assert "riddles" in capsys.readouterr().err

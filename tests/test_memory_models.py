@@ -1,10 +1,12 @@
 """The memory architectures (memn2n, ntm, han): sentences split from token ids, shapes and
 masks, padding that changes nothing, teacher forcing equal to stepping, the NTM's addressing
 and memory maths against finite differences, and config errors that name the key."""
+
 from __future__ import annotations
 
 import pytest
 import torch
+from conftest import assert_teacher_forcing_equals_stepping
 
 from attnseq.config import load_config
 from attnseq.data.vocab import Vocab
@@ -15,19 +17,29 @@ from attnseq.nn.memory import addressing
 from attnseq.nn.memory.memn2n import PositionEncoding
 from attnseq.nn.memory.sentences import NO_SEPARATOR, split_sentences, token_weights
 
-from conftest import assert_teacher_forcing_equals_stepping
-
 VOCAB = Vocab([".", "?", "a", "b", "c", "d", "e", "where"])
 SEP = VOCAB.stoi["."]
 A, B, C, D, E, WHERE, Q = (VOCAB.stoi[t] for t in ("a", "b", "c", "d", "e", "where", "?"))
 
 ARCHS = {
     "memn2n": ["model.arch=memn2n", "model.embed_size=6"],
-    "memn2n-layerwise-bag": ["model.arch=memn2n", "model.embed_size=6", "model.tying=layerwise", "model.sentence=bag",
-                             "model.temporal=false"],
+    "memn2n-layerwise-bag": [
+        "model.arch=memn2n",
+        "model.embed_size=6",
+        "model.tying=layerwise",
+        "model.sentence=bag",
+        "model.temporal=false",
+    ],
     "han": ["model.arch=han", "model.embed_size=6", "model.hidden_size=5"],
-    "ntm": ["model.arch=ntm", "model.embed_size=6", "model.hidden_size=10", "model.memory_locations=12",
-            "model.memory_width=5", "model.read_heads=2", "model.write_heads=2"],
+    "ntm": [
+        "model.arch=ntm",
+        "model.embed_size=6",
+        "model.hidden_size=10",
+        "model.memory_locations=12",
+        "model.memory_width=5",
+        "model.read_heads=2",
+        "model.write_heads=2",
+    ],
 }
 
 
@@ -39,9 +51,7 @@ def model_of(name: str, *extra: str):
 
 def stories():
     """Three padded sources: 3 sentences and a question; 1 sentence and a question; 2 sentences."""
-    rows = [[A, B, SEP, C, SEP, D, E, A, SEP, WHERE, B, Q],
-            [C, D, SEP, WHERE, A, Q],
-            [E, SEP, A, B, SEP]]
+    rows = [[A, B, SEP, C, SEP, D, E, A, SEP, WHERE, B, Q], [C, D, SEP, WHERE, A, Q], [E, SEP, A, B, SEP]]
     src = torch.zeros(3, 12, dtype=torch.long)
     for i, row in enumerate(rows):
         src[i, : len(row)] = torch.tensor(row)
@@ -159,13 +169,16 @@ def test_adjacent_tying_needs_one_vocabulary():
         build_model(cfg, len(VOCAB), len(VOCAB), shares_vocab=False, src_vocab=VOCAB)
 
 
-@pytest.mark.parametrize("override, key", [
-    ("model.tying=rowwise", "model.tying"),
-    ("model.sentence=sum", "model.sentence"),
-    ("model.cell=lstm", "model.cell"),  # han only
-    ("model.separator=a b", "model.separator"),
-    ("model.decoder=luong", "model.decoder"),
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("model.tying=rowwise", "model.tying"),
+        ("model.sentence=sum", "model.sentence"),
+        ("model.cell=lstm", "model.cell"),  # han only
+        ("model.separator=a b", "model.separator"),
+        ("model.decoder=luong", "model.decoder"),
+    ],
+)
 def test_config_errors_name_the_key(override, key):
     from attnseq.nn import check_model
 
@@ -195,14 +208,17 @@ def addressing_inputs(batch=2, heads=2, locations=5, width=3, shifts=3):
     }
 
 
-@pytest.mark.parametrize("function, names", [
-    (addressing.content_weights, ("memory", "key", "strength")),
-    (addressing.interpolate, ("previous", "previous", "gate")),
-    (addressing.circular_shift, ("previous", "shift")),
-    (addressing.sharpen, ("previous", "gamma")),
-    (addressing.address, ("memory", "previous", "key", "strength", "gate", "shift", "gamma")),
-    (addressing.read, ("memory", "previous")),
-])
+@pytest.mark.parametrize(
+    "function, names",
+    [
+        (addressing.content_weights, ("memory", "key", "strength")),
+        (addressing.interpolate, ("previous", "previous", "gate")),
+        (addressing.circular_shift, ("previous", "shift")),
+        (addressing.sharpen, ("previous", "gamma")),
+        (addressing.address, ("memory", "previous", "key", "strength", "gate", "shift", "gamma")),
+        (addressing.read, ("memory", "previous")),
+    ],
+)
 def test_addressing_gradients_match_finite_differences(function, names):
     values = addressing_inputs()
     inputs = tuple(values[n].clone().requires_grad_() for n in names)
@@ -269,8 +285,8 @@ def test_beam_search_finds_what_greedy_finds_and_keeps_n_best(name):
 
 def test_reading_attention_gradients_match_finite_differences():
     """A hop's read (masked softmax of u . m, weighted sum of c) and a HAN context attention."""
-    from attnseq.nn.memory.han import ContextAttention
     from attnseq.nn.attention.softmax import masked_softmax
+    from attnseq.nn.memory.han import ContextAttention
 
     g = torch.Generator().manual_seed(0)
     m, c = torch.randn(2, 4, 3, generator=g, dtype=torch.double), torch.randn(2, 4, 3, generator=g, dtype=torch.double)
@@ -292,8 +308,16 @@ def hand_set_ntm(locations: int = 12):
     """An NTM whose heads ignore the controller: gate 0 (no content), all the shift on +1, gamma
     about 21: each step moves every head one location on from where it was."""
     vocab = Vocab(["0110", "1001", "1111"])
-    cfg = load_config(None, ["model.arch=ntm", "model.embed_size=6", "model.hidden_size=10",
-                             f"model.memory_locations={locations}", "model.memory_width=5"]).model
+    cfg = load_config(
+        None,
+        [
+            "model.arch=ntm",
+            "model.embed_size=6",
+            "model.hidden_size=10",
+            f"model.memory_locations={locations}",
+            "model.memory_width=5",
+        ],
+    ).model
     model = build_model(cfg, len(vocab), len(vocab), src_vocab=vocab).double().eval()
     cell = model.encoder.cell
     heads, A, M = cell.R + cell.W, cell.addressing_size, cell.M
@@ -302,7 +326,7 @@ def hand_set_ntm(locations: int = 12):
         bias = cell.emit.bias.view(-1)[: heads * A].view(heads, A)  # key, beta, g, s (-1, 0, +1), gamma
         bias.zero_()
         bias[:, M + 1] = -30.0  # g = sigmoid(-30): the previous weighting, not the content
-        bias[:, M + 2: M + 2 + cell.shifts] = torch.tensor([-30.0, -30.0, 30.0])  # shift +1
+        bias[:, M + 2 : M + 2 + cell.shifts] = torch.tensor([-30.0, -30.0, 30.0])  # shift +1
         bias[:, -1] = 20.0  # gamma = 1 + softplus(20)
     return model, vocab
 
@@ -313,8 +337,9 @@ def test_every_head_starts_focused_so_the_first_shift_moves_it_and_writes_go_one
     model, vocab = hand_set_ntm()
     src = torch.tensor([[vocab.stoi[t] for t in ["0110", "1001", "1111", "0110", "1001"]]])
     tape = model.encode(src, torch.ones_like(src, dtype=torch.bool))
-    torch.testing.assert_close(model.encoder.cell.initial(1, tape.keys)["weights"][0, :, 0],
-                               torch.ones(2, dtype=torch.double))  # every head at location 0 before step 1
+    torch.testing.assert_close(
+        model.encoder.cell.initial(1, tape.keys)["weights"][0, :, 0], torch.ones(2, dtype=torch.double)
+    )  # every head at location 0 before step 1
     writes = tape.writing[:, :, 0].argmax(-1).numpy()  # (1, S)
     assert writes.tolist() == [[1, 2, 3, 4, 5]]  # the first shift moved the head off location 0
     assert tape.writing[0, :, 0].max(-1).values.min() > 0.99
@@ -327,8 +352,12 @@ def test_the_copy_program_shares_count_adjacent_writes_and_reads_in_written_orde
 
     from attnseq.eval.tape import adjacent_steps, reads_in_order, tape_program
 
-    writes = np.array([[0, 0, 63, 62, 61],  # the first two vectors in one location (the flaw memory.md showed)
-                       [63, 62, 61, 60, 59]])
+    writes = np.array(
+        [
+            [0, 0, 63, 62, 61],  # the first two vectors in one location (the flaw memory.md showed)
+            [63, 62, 61, 60, 59],
+        ]
+    )
     assert adjacent_steps(writes, 64).tolist() == [[False, True, True, True], [True, True, True, True]]
     assert adjacent_steps(np.array([[63, 0, 2]]), 64).tolist() == [[True, False]]  # round the circle; a jump of 2
     reads = np.array([[0, 63, 62, 61, 60, 59], [63, 62, 61, 60, 59, 58]])  # one output step more (eos)

@@ -1,4 +1,5 @@
 """Evaluation metrics: the sacrebleu scores, exact match, token accuracy, and when BLEU applies."""
+
 import pytest
 
 from attnseq.eval.metrics import bleu, bleu_applies, chrf, exact_match, token_accuracy

@@ -2,12 +2,25 @@
 design (cho2014, peeky, bahdanau, book, luong) with every cell, encoder and scorer of the
 registries: shapes, padding, teacher forcing equals stepping, gradients, the State's bookkeeping,
 and a tiny task learned."""
+
 from __future__ import annotations
 
 import dataclasses
 
 import pytest
 import torch
+from conftest import (
+    LEARN,
+    SYMBOLS,
+    TINY,
+    V,
+    assert_teacher_forcing_equals_stepping,
+    learn_task,
+    padded_batch,
+    reverse_pairs,
+    write_tsv,
+)
+from learning import at_least, learns
 
 from attnseq.config import load_config
 from attnseq.errors import ConfigError
@@ -16,10 +29,6 @@ from attnseq.nn.attention import SCORERS
 from attnseq.nn.rnn.cells import CELLS
 from attnseq.nn.rnn.decoders import DECODERS, summary_of
 from attnseq.nn.rnn.encoders import ENCODERS
-
-from conftest import (LEARN, SYMBOLS, TINY, V, assert_teacher_forcing_equals_stepping, learn_task, padded_batch,
-                      reverse_pairs, write_tsv)
-from learning import at_least, learns
 
 V_TGT = V + 3  # the target vocabulary differs from the source's: a mixed-up embedding fails
 SMALL = ["model.embed_size=8", "model.hidden_size=12"]
@@ -78,8 +87,12 @@ def test_residual_connections_add_the_layer_input():
 
 
 # -- decoder designs ---------------------------------------------------------------------------
-COMMON_VARIANTS = [[], ["model.cell=gru"], ["model.encoder.bidirectional=false", "model.bridge=copy"],
-                   ["model.encoder_layers=2", "model.decoder_layers=2"]]
+COMMON_VARIANTS = [
+    [],
+    ["model.cell=gru"],
+    ["model.encoder.bidirectional=false", "model.bridge=copy"],
+    ["model.encoder_layers=2", "model.decoder_layers=2"],
+]
 COMBINATIONS = [
     ("cho2014", ["model.cell=gru", "model.bridge=zero"]),
     ("bahdanau", ["model.cell=gru", "model.attention=concat"]),
@@ -99,13 +112,15 @@ def design_variants() -> list[tuple[str, list[str]]]:
                 cases.append((design, [f"model.decoder.{option.name}={str(not option.default).lower()}"]))
     cases += [("luong", [f"model.attention={name}"]) for name in SCORERS.names()]
     cases += [("luong", [f"model.encoder={name}", "model.encoder_layers=3"]) for name in ENCODERS.names()]
-    cases += [("luong", [f"model.cell={name}", "model.encoder_layers=2", "model.decoder_layers=2"])
-              for name in CELLS.names()]
+    cases += [
+        ("luong", [f"model.cell={name}", "model.encoder_layers=2", "model.decoder_layers=2"]) for name in CELLS.names()
+    ]
     return cases + COMBINATIONS
 
 
-@pytest.mark.parametrize("design,variant", design_variants(),
-                         ids=lambda v: ",".join(v) or "default" if isinstance(v, list) else v)
+@pytest.mark.parametrize(
+    "design,variant", design_variants(), ids=lambda v: ",".join(v) or "default" if isinstance(v, list) else v
+)
 def test_teacher_forcing_equals_stepping(design, variant):
     model = model_for(f"model.decoder={design}", *variant)
     assert_teacher_forcing_equals_stepping(model, *padded_batch(V, V_TGT))
@@ -178,8 +193,12 @@ def test_book_context_into_input_widens_the_recurrent_input():
 def test_decoders_pass_target_positions_to_local_attention():
     """Stepping the decoder gives the same alignment as the parallel path, which uses arange(T):
     the state's step counter advances by one per step."""
-    model = model_for("model.decoder=luong", "model.attention=local_m", "model.attention.window=0",
-                      "model.decoder.input_feeding=false")
+    model = model_for(
+        "model.decoder=luong",
+        "model.attention=local_m",
+        "model.attention.window=0",
+        "model.decoder.input_feeding=false",
+    )
     src, mask, tgt_in = padded_batch(V, V_TGT)
     _, alignment = model(src, mask, tgt_in)
     lengths = mask.sum(1, keepdim=True)
@@ -276,8 +295,13 @@ def test_reverse_task_learned(design, reverse_data, tmp_path):
     else:  # the whole string must pass through one state
         for split, n, seed in (("train", 1500, 1), ("dev", 100, 2), ("test", 40, 3)):
             write_tsv(reverse_data / f"{split}.tsv", reverse_pairs(n, seed=seed, lengths=(3, 5)))
-        extra += ["model.hidden_size=128", "model.cell=gru", "model.encoder.bidirectional=false", "model.bridge=copy",
-                  "train.lr=0.005"]
+        extra += [
+            "model.hidden_size=128",
+            "model.cell=gru",
+            "model.encoder.bidirectional=false",
+            "model.bridge=copy",
+            "train.lr=0.005",
+        ]
     cfg = load_config(None, TINY + LEARN + [f"model.decoder={design}", f"data.dir={reverse_data}", *extra])
     Trainer(cfg, tmp_path / "run").fit()
     metrics = load(tmp_path / "run").evaluate(read_tsv(reverse_data / "test.tsv"), bleu=False)

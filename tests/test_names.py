@@ -1,18 +1,17 @@
 """``attnseq data names``: requests naming people never seen in training, and the copy-names
 preset that writes them (copy attention), against the same model without copying."""
+
 from __future__ import annotations
 
 import contextlib
 import io
 import re
-import time
 
 import pytest
-
-from attnseq.data.names import make_name_splits
-
 from conftest import ROOT, sets
 from learning import at_least, at_most, learns
+
+from attnseq.data.names import make_name_splits
 
 NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
@@ -39,8 +38,10 @@ def test_the_command_writes_the_three_splits(tmp_path):
     from attnseq.data.corpus import read_tsv
 
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        assert main(["data", "names", "--out", str(tmp_path / "names"), "--train", "300", "--dev", "20",
-                     "--test", "30"]) == 0
+        assert (
+            main(["data", "names", "--out", str(tmp_path / "names"), "--train", "300", "--dev", "20", "--test", "30"])
+            == 0
+        )
     assert "300 train, 20 dev, 30 test requests" in out.getvalue()
     assert len(read_tsv(tmp_path / "names" / "test.tsv")) == 30
 
@@ -52,8 +53,21 @@ def train_names(data, run, *settings: str) -> float:
     from attnseq.data.corpus import read_tsv
 
     with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["-q", "train", str(ROOT / "configs" / "copy-names.yaml"), "--data", str(data), "--out", str(run),
-                     *sets("train.progress=false", "train.log_every=0", *settings)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "train",
+                    str(ROOT / "configs" / "copy-names.yaml"),
+                    "--data",
+                    str(data),
+                    "--out",
+                    str(run),
+                    *sets("train.progress=false", "train.log_every=0", *settings),
+                ]
+            )
+            == 0
+        )
     return load(run).evaluate(read_tsv(data / "test.tsv"), bleu=False)["exact_match"]
 
 
@@ -85,9 +99,7 @@ def test_copy_attention_writes_unseen_names_that_the_same_model_cannot(tmp_path)
     """configs/copy-names.yaml: >= 95% test exact match on requests whose every name is new; the
     same model without copying (model.copy=false), trained as long, gets almost none."""
     data = write_names(tmp_path / "data", 8000, 200, 300)
-    started = time.perf_counter()
     copying = train_names(data, tmp_path / "copy", "train.max_steps=400", "train.threads=1")
-    minutes = (time.perf_counter() - started) / 60
     plain = train_names(data, tmp_path / "plain", "model.copy=false", "train.max_steps=400", "train.threads=1")
     at_least("test exact match with copying", copying, 0.95)
     at_most("test exact match without copying", plain, 0.05)

@@ -1,4 +1,5 @@
 """Every ConfigError of the models and the beam search carries the key at fault (``err.key``)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,19 +16,24 @@ from attnseq.schema import Variant
 RNN = ["model.embed_size=8", "model.hidden_size=16"]
 
 
-@pytest.mark.parametrize("overrides, key", [
-    (["model.arch=transformer", "model.hidden_size=30", "model.heads=4"], "model.heads"),
-    (RNN + ["model.bridge=copy", "model.encoder_layers=1", "model.decoder_layers=2"], "model.bridge"),
-    (RNN + ["model.decoder=none", "model.attention=dot"], "model.attention"),
-    (RNN + ["model.decoder=book", "model.tie_embeddings=true"], "model.tie_embeddings"),
-    (["model.hidden_size=15", "model.encoder={name: stacked, bidirectional: true}"], "model.hidden_size"),
-    (RNN + ["model.cell={name: lstm_proj, projection_size: 16}"], "model.cell.projection_size"),
-    (RNN + ["model.encoder=gnmt", "model.encoder_layers=3", "model.cell={name: lstm_proj, projection_size: 5}"],
-     "model.encoder"),
-    (["model.arch=memn2n"], "model.tying"),  # adjacent tying without one vocabulary
-    (["model.arch=memn2n", "model.separator=a b"], "model.separator"),
-    (["model.arch=ntm", "model.memory_locations=4", "model.shift_range=2"], "model.shift_range"),
-])
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        (["model.arch=transformer", "model.hidden_size=30", "model.heads=4"], "model.heads"),
+        (RNN + ["model.bridge=copy", "model.encoder_layers=1", "model.decoder_layers=2"], "model.bridge"),
+        (RNN + ["model.decoder=none", "model.attention=dot"], "model.attention"),
+        (RNN + ["model.decoder=book", "model.tie_embeddings=true"], "model.tie_embeddings"),
+        (["model.hidden_size=15", "model.encoder={name: stacked, bidirectional: true}"], "model.hidden_size"),
+        (RNN + ["model.cell={name: lstm_proj, projection_size: 16}"], "model.cell.projection_size"),
+        (
+            RNN + ["model.encoder=gnmt", "model.encoder_layers=3", "model.cell={name: lstm_proj, projection_size: 5}"],
+            "model.encoder",
+        ),
+        (["model.arch=memn2n"], "model.tying"),  # adjacent tying without one vocabulary
+        (["model.arch=memn2n", "model.separator=a b"], "model.separator"),
+        (["model.arch=ntm", "model.memory_locations=4", "model.shift_range=2"], "model.shift_range"),
+    ],
+)
 def test_a_model_that_cannot_be_built_names_the_key(overrides, key):
     with pytest.raises(ConfigError) as err:
         build_model(load_config(None, overrides).model, 11, 11)
@@ -53,10 +59,13 @@ def test_learned_positions_name_their_limit():
     assert err.value.key == "model.positional.max_positions"
 
 
-@pytest.mark.parametrize("settings, key", [
-    ({"beam_size": 2, "n_best": 3}, "decode.n_best"),
-    ({"beam_size": 2, "length_penalty": -0.5}, "decode.length_penalty"),
-])
+@pytest.mark.parametrize(
+    "settings, key",
+    [
+        ({"beam_size": 2, "n_best": 3}, "decode.n_best"),
+        ({"beam_size": 2, "length_penalty": -0.5}, "decode.length_penalty"),
+    ],
+)
 def test_beam_search_settings_name_the_key(settings, key):
     src, mask = torch.ones(1, 3, dtype=torch.long), torch.ones(1, 3, dtype=torch.bool)
     with pytest.raises(ConfigError) as err:

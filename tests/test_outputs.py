@@ -1,6 +1,7 @@
 """Every file a command outputs goes through one writer (attnseq/files.py): written whole, never
 over an input or a run's file, over an existing file or into a folder holding files only with
 --overwrite; operating-system errors a user causes end as one line at the CLI's boundary."""
+
 from __future__ import annotations
 
 import ast
@@ -11,13 +12,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, parsers, reverse_pairs, write_tsv
 
 import attnseq.files
 from attnseq.cli import COMMANDS, build_parser, main
 from attnseq.errors import UserError
 from attnseq.files import check_folder, os_error_message, write_files, write_folder, write_output
-
-from conftest import ROOT, parsers, reverse_pairs, write_tsv
 
 PACKAGE = ROOT / "attnseq"
 
@@ -51,8 +51,12 @@ def test_an_existing_file_is_replaced_only_with_overwrite(tmp_path):
 def test_an_input_is_never_written_over_however_it_is_named(tmp_path, spelling, monkeypatch):
     source = tmp_path / "in.txt"
     source.write_text("precious")
-    target = {"same": source, "dotted": tmp_path / "." / "sub" / ".." / "in.txt",
-              "symlink": tmp_path / "link.txt", "hardlink": tmp_path / "hard.txt"}[spelling]
+    target = {
+        "same": source,
+        "dotted": tmp_path / "." / "sub" / ".." / "in.txt",
+        "symlink": tmp_path / "link.txt",
+        "hardlink": tmp_path / "hard.txt",
+    }[spelling]
     (tmp_path / "sub").mkdir()
     if spelling == "symlink":
         target.symlink_to(source)
@@ -92,8 +96,9 @@ def test_a_folder_holding_files_is_written_into_only_with_overwrite(tmp_path):
 
 def test_a_folder_output_appears_whole_and_replaces_only_an_earlier_one_of_its_kind(tmp_path):
     out = tmp_path / "model"
-    write_folder(out, {"marker.json": "{}", "a.bin": b"1"}, lambda tmp: (tmp / "b.txt").write_text("2"),
-                 marker="marker.json")
+    write_folder(
+        out, {"marker.json": "{}", "a.bin": b"1"}, lambda tmp: (tmp / "b.txt").write_text("2"), marker="marker.json"
+    )
     assert sorted(p.name for p in out.iterdir()) == ["a.bin", "b.txt", "marker.json"]
     with pytest.raises(UserError, match=r"model: holds files already \(a.bin, b.txt, marker.json\); give --overwrite"):
         write_folder(out, {"marker.json": "{}"}, marker="marker.json")
@@ -113,14 +118,18 @@ def test_a_folder_output_appears_whole_and_replaces_only_an_earlier_one_of_its_k
     with pytest.raises(UserError, match="not an earlier output of this command"):
         write_folder(mine, {"marker.json": "{}"}, marker="marker.json", overwrite=True)
     with pytest.raises(UserError, match="holds the input"):
-        write_folder(tmp_path, {"marker.json": "{}"}, marker="marker.json", inputs=[mine / "notes.txt"],
-                     overwrite=True)
+        write_folder(tmp_path, {"marker.json": "{}"}, marker="marker.json", inputs=[mine / "notes.txt"], overwrite=True)
     assert (mine / "notes.txt").read_text() == "keep"
 
 
-@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "no space left on the device; free some space"),
-                                         (errno.EROFS, "on a read-only file system; write somewhere else"),
-                                         (errno.EACCES, "permission denied")])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        (errno.ENOSPC, "no space left on the device; free some space"),
+        (errno.EROFS, "on a read-only file system; write somewhere else"),
+        (errno.EACCES, "permission denied"),
+    ],
+)
 def test_a_full_or_read_only_disk_is_one_line_naming_the_output(tmp_path, monkeypatch, code, words):
     def fail(path, data):
         raise OSError(code, os.strerror(code))  # as write() raises it: no file name
@@ -133,10 +142,14 @@ def test_a_full_or_read_only_disk_is_one_line_naming_the_output(tmp_path, monkey
 
 def test_os_error_messages_name_the_path_and_what_to_do(tmp_path):
     (tmp_path / "f").write_text("x")
-    assert os_error_message(FileExistsError(errno.EEXIST, "File exists", str(tmp_path / "f"))) == \
-        f"{tmp_path / 'f'}: a file, not a folder; give a folder's path"
-    assert os_error_message(NotADirectoryError(errno.ENOTDIR, "Not a directory", "f/x")) == \
-        "f/x: a part of the path is a file, not a folder; give a path under a folder"
+    assert (
+        os_error_message(FileExistsError(errno.EEXIST, "File exists", str(tmp_path / "f")))
+        == f"{tmp_path / 'f'}: a file, not a folder; give a folder's path"
+    )
+    assert (
+        os_error_message(NotADirectoryError(errno.ENOTDIR, "Not a directory", "f/x"))
+        == "f/x: a part of the path is a file, not a folder; give a path under a folder"
+    )
     assert os_error_message(OSError(errno.EBADF, "Bad file descriptor")) is None  # not the user's: a bug
 
 
@@ -144,19 +157,31 @@ def test_os_error_messages_name_the_path_and_what_to_do(tmp_path):
 def raising(error):
     def run(args):
         raise error
+
     return run
 
 
-@pytest.mark.parametrize("error, line", [
-    (OSError(errno.EROFS, "Read-only file system", "/mnt/x"),
-     "attnseq: error: /mnt/x: on a read-only file system; write somewhere else"),
-    (PermissionError(errno.EACCES, "Permission denied", "/etc/shadow"),
-     "attnseq: error: /etc/shadow: permission denied; check its permissions, or give another path"),
-    (IsADirectoryError(errno.EISDIR, "Is a directory", "data"),
-     "attnseq: error: data: a folder, not a file; give a file"),
-    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
-     "attnseq: error: an input file is not UTF-8 text (invalid start byte at byte 0); give a UTF-8 file"),
-])
+@pytest.mark.parametrize(
+    "error, line",
+    [
+        (
+            OSError(errno.EROFS, "Read-only file system", "/mnt/x"),
+            "attnseq: error: /mnt/x: on a read-only file system; write somewhere else",
+        ),
+        (
+            PermissionError(errno.EACCES, "Permission denied", "/etc/shadow"),
+            "attnseq: error: /etc/shadow: permission denied; check its permissions, or give another path",
+        ),
+        (
+            IsADirectoryError(errno.EISDIR, "Is a directory", "data"),
+            "attnseq: error: data: a folder, not a file; give a file",
+        ),
+        (
+            UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+            "attnseq: error: an input file is not UTF-8 text (invalid start byte at byte 0); give a UTF-8 file",
+        ),
+    ],
+)
 def test_errors_a_user_causes_are_one_line_at_the_boundary(monkeypatch, capsys, error, line):
     from attnseq.cli import plot
 
@@ -165,8 +190,9 @@ def test_errors_a_user_causes_are_one_line_at_the_boundary(monkeypatch, capsys, 
     assert capsys.readouterr().err.strip() == line
 
 
-@pytest.mark.parametrize("error", [OSError(errno.EBADF, "Bad file descriptor"), RuntimeError("a bug"),
-                                   KeyError("a bug")])
+@pytest.mark.parametrize(
+    "error", [OSError(errno.EBADF, "Bad file descriptor"), RuntimeError("a bug"), KeyError("a bug")]
+)
 def test_a_bug_still_shows_its_traceback(monkeypatch, error):
     from attnseq.cli import plot
 
@@ -175,14 +201,17 @@ def test_a_bug_still_shows_its_traceback(monkeypatch, error):
         main(["plot", "positional"])
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["data", "dates"], "data dates: the following arguments are required: --out (see attnseq data dates --help)"),
-    (["data", "dates", "--out", "x", "--train", "-1"], "argument --train: expected a whole number >= 0, got -1"),
-    (["nope"], "invalid choice: 'nope'"),
-    (["plot", "positional", "--bogus"], "unrecognized arguments: --bogus"),
-    (["plot", "positional", "-q"], "-q goes before the command: attnseq -q COMMAND"),
-    (["translate", "RUN", "--input", "a", "--po", "b.po"], "argument --po: not allowed with argument --input"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["data", "dates"], "data dates: the following arguments are required: --out (see attnseq data dates --help)"),
+        (["data", "dates", "--out", "x", "--train", "-1"], "argument --train: expected a whole number >= 0, got -1"),
+        (["nope"], "invalid choice: 'nope'"),
+        (["plot", "positional", "--bogus"], "unrecognized arguments: --bogus"),
+        (["plot", "positional", "-q"], "-q goes before the command: attnseq -q COMMAND"),
+        (["translate", "RUN", "--input", "a", "--po", "b.po"], "argument --po: not allowed with argument --input"),
+    ],
+)
 def test_a_wrong_argument_is_one_line_and_status_2(argv, words, capsys):
     assert main(argv) == 2
     assert words in one_error_line(capsys)
@@ -195,13 +224,16 @@ def test_translate_refuses_to_write_over_its_input(tmp_path, capsys):
     link = tmp_path / "link.txt"
     link.symlink_to(source)
     for output in (source, link):
-        assert main(["translate", str(tmp_path / "run"), "--input", str(source), "--output", str(output),
-                     "--overwrite"]) == 2
+        assert (
+            main(["translate", str(tmp_path / "run"), "--input", str(source), "--output", str(output), "--overwrite"])
+            == 2
+        )
         assert "this is the input" in one_error_line(capsys)
     assert source.read_text() == "abc\n"
     (tmp_path / "out.txt").write_text("earlier")
-    assert main(["translate", str(tmp_path / "run"), "--input", str(source), "--output",
-                 str(tmp_path / "out.txt")]) == 2  # refused before the run is even loaded
+    assert (
+        main(["translate", str(tmp_path / "run"), "--input", str(source), "--output", str(tmp_path / "out.txt")]) == 2
+    )  # refused before the run is even loaded
     assert "out.txt: exists; give --overwrite" in one_error_line(capsys)
 
 
@@ -217,10 +249,15 @@ def test_translate_never_writes_over_the_runs_files(tmp_path, capsys):
     assert "--po and --n-best" in one_error_line(capsys)
 
 
-@pytest.mark.parametrize("source", [["dates", "--train", "6", "--dev", "2", "--test", "2"],
-                                    ["copy", "--train", "6", "--dev", "2", "--test", "2", "--test-lengths", "12"],
-                                    ["stories", "--train", "3", "--dev", "2", "--test", "2", "--kinds", "single"],
-                                    ["documents", "--train", "6", "--dev", "2", "--test", "2"]])
+@pytest.mark.parametrize(
+    "source",
+    [
+        ["dates", "--train", "6", "--dev", "2", "--test", "2"],
+        ["copy", "--train", "6", "--dev", "2", "--test", "2", "--test-lengths", "12"],
+        ["stories", "--train", "3", "--dev", "2", "--test", "2", "--kinds", "single"],
+        ["documents", "--train", "6", "--dev", "2", "--test", "2"],
+    ],
+)
 def test_data_refuses_a_folder_holding_files_without_overwrite(tmp_path, capsys, source):
     out = tmp_path / "out"
     out.mkdir()
@@ -263,12 +300,15 @@ def test_plot_refuses_an_existing_image_and_a_format_it_cannot_draw(tmp_path, ca
     assert "a folder" in one_error_line(capsys)
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["plot", "positional", "--metric", "bleu"], "plot positional: --metric is for plot curve"),
-    (["plot", "curve", "RUN", "--text", "x"], "plot curve: --text is for plot attention and memory"),
-    (["plot", "positional", "RUN"], "plot positional: draws no run"),
-    (["reproduce", "--list", "book-ch8"], "reproduce --list and book-ch8"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["plot", "positional", "--metric", "bleu"], "plot positional: --metric is for plot curve"),
+        (["plot", "curve", "RUN", "--text", "x"], "plot curve: --text is for plot attention and memory"),
+        (["plot", "positional", "RUN"], "plot positional: draws no run"),
+        (["reproduce", "--list", "book-ch8"], "reproduce --list and book-ch8"),
+    ],
+)
 def test_a_flag_the_chosen_mode_ignores_is_refused_by_name(argv, words, capsys):
     assert main(argv) == 2
     assert words in one_error_line(capsys)
@@ -294,10 +334,16 @@ def test_demo_refuses_a_folder_holding_files_before_it_trains(tmp_path, capsys):
 
 
 # -- mechanical checks over the source --------------------------------------------------------------
-WRITES = {"write_text", "write_bytes", "savefig", "to_csv", "atomic_write", "atomic_write_text",
-          "atomic_write_bytes"}
-MOVES = {("os", "replace"), ("os", "rename"), ("shutil", "copyfile"), ("shutil", "copy"), ("shutil", "copy2"),
-         ("shutil", "copytree"), ("shutil", "move")}
+WRITES = {"write_text", "write_bytes", "savefig", "to_csv", "atomic_write", "atomic_write_text", "atomic_write_bytes"}
+MOVES = {
+    ("os", "replace"),
+    ("os", "rename"),
+    ("shutil", "copyfile"),
+    ("shutil", "copy"),
+    ("shutil", "copy2"),
+    ("shutil", "copytree"),
+    ("shutil", "move"),
+}
 # the writer (files.py) and the atomic write it ends in (utils.py: a temporary file, synced, renamed)
 WRITER = {"files.py", "utils.py"}
 # the writes outside the writer that are not a user's output: (file, call) -> how many, and why
@@ -309,14 +355,22 @@ NOT_OUTPUTS = {
     # a run's own files, written by training into the folder runs.prepare_run_dir guards
     # (refused unless --resume or --overwrite): checkpoints, the metrics log, the vocabularies,
     # the text pipeline (pipeline.json)
-    ("runs.py", "atomic_write"): 1, ("runs.py", "atomic_write_bytes"): 1, ("runs.py", "write_text"): 1, ("runs.py", "open"): 2,  # the log; the lock
-    ("config.py", "atomic_write_text"): 1, ("data/vocab.py", "atomic_write_text"): 1,
-    ("data/subword.py", "atomic_write_bytes"): 1, ("data/pipeline.py", "atomic_write_text"): 1,
+    ("runs.py", "atomic_write"): 1,
+    ("runs.py", "atomic_write_bytes"): 1,
+    ("runs.py", "write_text"): 1,
+    ("runs.py", "open"): 2,  # the log; the lock
+    ("config.py", "atomic_write_text"): 1,
+    ("data/vocab.py", "atomic_write_text"): 1,
+    ("data/subword.py", "atomic_write_bytes"): 1,
+    ("data/pipeline.py", "atomic_write_text"): 1,
     # the training data prepared once, in the cache (data.prepare), never where a user points: a
     # store's arrays and manifest, written in a folder of its own and renamed into place whole
     # (the pipeline's too); the parts the workers write; the lock; the data files' digests
-    ("data/store.py", "open"): 1, ("data/store.py", "atomic_write_text"): 1, ("data/prepare.py", "open"): 3,
-    ("data/prepare.py", "os.replace"): 2, ("data/texts.py", "atomic_write_text"): 1,
+    ("data/store.py", "open"): 1,
+    ("data/store.py", "atomic_write_text"): 1,
+    ("data/prepare.py", "open"): 3,
+    ("data/prepare.py", "os.replace"): 2,
+    ("data/texts.py", "atomic_write_text"): 1,
 }
 
 
@@ -333,8 +387,9 @@ def writes_in(path: Path) -> list[tuple[str, int]]:
             found.append((f"{owner}.{name}", node.lineno))
             continue
         if name == "open":
-            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
-                                                                 None)
+            mode = (
+                node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            )
             if isinstance(mode, ast.Constant) and not set(str(mode.value)) & set("wax+"):
                 continue  # reading
             if mode is None:
@@ -353,16 +408,23 @@ def test_every_file_written_goes_through_the_writer():
             continue
         for name, line in writes_in(path):
             counts.setdefault((where, name), []).append(line)
-    stray = [f"attnseq/{where}:{lines[0]}: {name}() writes a file; write through attnseq.files.write_output"
-             for (where, name), lines in counts.items() if len(lines) > NOT_OUTPUTS.get((where, name), 0)]
+    stray = [
+        f"attnseq/{where}:{lines[0]}: {name}() writes a file; write through attnseq.files.write_output"
+        for (where, name), lines in counts.items()
+        if len(lines) > NOT_OUTPUTS.get((where, name), 0)
+    ]
     assert not stray, "\n".join(stray)
     gone = [key for key in NOT_OUTPUTS if key not in counts]
     assert not gone, f"listed as allowed but no longer there (remove them from NOT_OUTPUTS): {gone}"
 
 
 # flags of other programs the code runs
-FOREIGN_FLAGS = {"--short": "git rev-parse --short", "--porcelain": "git status --porcelain",
-                 "--nproc_per_node": "torchrun", "--stdout": "espeak-ng --stdout"}
+FOREIGN_FLAGS = {
+    "--short": "git rev-parse --short",
+    "--porcelain": "git status --porcelain",
+    "--nproc_per_node": "torchrun",
+    "--stdout": "espeak-ng --stdout",
+}
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*")
 COMMAND = re.compile(r"attnseq ([a-z][a-z-]*(?: [a-z][a-z-]*)?)")
 
@@ -387,16 +449,21 @@ def test_every_flag_a_message_names_exists_on_its_command():
                 flag = match.group(0)
                 if flag in FOREIGN_FLAGS:
                     continue
-                line = node.value[node.value.rfind("\n", 0, match.start()) + 1:match.start()]
+                line = node.value[node.value.rfind("\n", 0, match.start()) + 1 : match.start()]
                 named = [m.group(1) for m in COMMAND.finditer(line)]  # a command named before it on its line
                 command = named[-1] if named else module_command
                 owners = commands.get(flag, set())
                 if command is not None:  # on that command, one of its subcommands, or the top level
-                    owners = {c for c in owners if c == "" or c == command or c.startswith(command + " ")
-                              or command.startswith(c + " ") and c}
+                    owners = {
+                        c
+                        for c in owners
+                        if c == "" or c == command or c.startswith(command + " ") or command.startswith(c + " ") and c
+                    }
                 if not owners:
-                    wrong.append(f"attnseq/{where}:{node.lineno}: {flag} is not a flag of "
-                                 f"{'attnseq ' + command if command else 'any command'}")
+                    wrong.append(
+                        f"attnseq/{where}:{node.lineno}: {flag} is not a flag of "
+                        f"{'attnseq ' + command if command else 'any command'}"
+                    )
     assert not wrong, "\n".join(wrong)
 
 

@@ -2,6 +2,7 @@
 driven by Playwright; no browser is downloaded): type a sentence, press Enter, read the
 heatmaps, pick the second hypothesis of the beam, switch a Transformer head and the encoder's
 self-attention, hover a cell, follow the permalink, download the SVG, see an error message."""
+
 from __future__ import annotations
 
 import json
@@ -9,13 +10,19 @@ import shutil
 import urllib.request
 
 import pytest
+from conftest import LiveServer, train_quick, write_reverse_dir
 
 from attnseq.serve.app import create_app, load_runs
 
-from conftest import LiveServer, train_quick, write_reverse_dir
-
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def chromium() -> str:
@@ -37,11 +44,22 @@ def server(tmp_path_factory):
     browser = chromium()
     root = tmp_path_factory.mktemp("page")
     data = write_reverse_dir(root / "data")
-    runs = [train_quick("rnn", data, root / "rnn", steps=300, extra=("train.batch_size=32", "train.epochs=50")),
-            train_quick("transformer", data, root / "transformer", steps=300,
-                        extra=("train.lr=0.003", "train.schedule={name: noam, warmup_steps: 60}",
-                               "train.batch_size=32", "train.epochs=50")),
-            train_quick("numpy", data, root / "numpy")]
+    runs = [
+        train_quick("rnn", data, root / "rnn", steps=300, extra=("train.batch_size=32", "train.epochs=50")),
+        train_quick(
+            "transformer",
+            data,
+            root / "transformer",
+            steps=300,
+            extra=(
+                "train.lr=0.003",
+                "train.schedule={name: noam, warmup_steps: 60}",
+                "train.batch_size=32",
+                "train.epochs=50",
+            ),
+        ),
+        train_quick("numpy", data, root / "numpy"),
+    ]
     with LiveServer(create_app(load_runs(runs))) as live:
         live.browser = browser
         yield live
@@ -63,8 +81,9 @@ def page(server):
 
 
 def api(server, **body) -> dict:
-    request = urllib.request.Request(server.url + "translate", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        server.url + "translate", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     return json.loads(urllib.request.urlopen(request, timeout=60).read())
 
 
@@ -99,7 +118,9 @@ def test_a_person_reads_the_attention_of_each_model(server, page, tmp_path):
         assert svg.locator("rect.cell").count() == 6 * len(rows)
         outputs = page.locator(f'.panel[data-run="{run}"] button.hyp .out').all_text_contents()
         assert outputs == [h["output"] or "∅" for h in expected]
-        assert page.locator(f'.panel[data-run="{run}"] output.text').inner_text() == (expected[0]["output"] or "∅ (empty)")
+        assert page.locator(f'.panel[data-run="{run}"] output.text').inner_text() == (
+            expected[0]["output"] or "∅ (empty)"
+        )
     assert page.locator('.panel[data-run="rnn"] output.text').inner_text() == "fedcba"  # it learned the task
 
     # the second hypothesis of the beam: its own output and attention
@@ -193,15 +214,13 @@ def test_the_api_docs_render_without_the_network(server, page):
     assert elsewhere == []
 
 
-
 @pytest.mark.slow
 def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
     """Beside a text run, a run that reads images: the page offers a file field, the chosen image
     is decoded by the image run (the text run answers the typed text), and each output step is
     an overlay of the image, as many as the answer's attention rows; hovering one names its token."""
-    from PIL import Image
-
     from conftest import bar_image
+    from PIL import Image
 
     path = tmp_path / "bars.png"
     Image.fromarray(bar_image(["B", "s", "B"])).save(path)
@@ -218,7 +237,8 @@ def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
         overlays = page.locator('.panel[data-run="image"] canvas.overlay')
         assert overlays.count() == len(expected["hypotheses"][0]["attention"])
         assert page.locator('.panel[data-run="image"] .output .text').inner_text() == (
-            expected["hypotheses"][0]["output"] or "∅ (empty)")
+            expected["hypotheses"][0]["output"] or "∅ (empty)"
+        )
         overlays.first.hover()
         hover = page.locator('.panel[data-run="image"] .hover').inner_text()
         assert "looks most at row" in hover and f"of the {expected['source_shape']['grid'][0]} ×" in hover
@@ -232,9 +252,9 @@ def test_an_audio_upload_plays_and_shows_the_spectrogram_with_the_attention_over
     chosen WAV is decoded by the audio run, and its panel holds an audio player of the upload, the
     spectrogram the run read (the answer's) and one row of the attention over the frames per
     output step; hovering a row names its token and where it looks."""
-    from attnseq.data.audio import wav_bytes
-
     from conftest import tone_samples
+
+    from attnseq.data.audio import wav_bytes
 
     path = tmp_path / "tones.wav"
     path.write_bytes(wav_bytes(tone_samples(["h", "l", "h"])))
@@ -256,7 +276,9 @@ def test_an_audio_upload_plays_and_shows_the_spectrogram_with_the_attention_over
         rows = len(expected["hypotheses"][0]["attention"])
         grid = page.locator(f"{panel} canvas.frames-attention")
         assert grid.evaluate("c => c.height") == 16 * rows
-        assert page.locator(f"{panel} .output .text").inner_text() == (expected["hypotheses"][0]["output"] or "∅ (empty)")
+        assert page.locator(f"{panel} .output .text").inner_text() == (
+            expected["hypotheses"][0]["output"] or "∅ (empty)"
+        )
         grid.hover(position={"x": 5, "y": 3})
         hover = page.locator(f"{panel} .hover").inner_text()
         assert "looks most at listener step" in hover and f"of {expected['source_shape']['grid'][0]} (" in hover

@@ -5,6 +5,7 @@ The numpy models (the book's layers, hand-written backward) and the torch design
 functions; ``numpy_to_torch_state`` moves weights between them. Inputs hold no pad token (torch
 packs and masks padding, the book's models read it), so both see the same sequences.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,26 +14,34 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import reverse_pairs
 
 from attnseq.config import load_config
 from attnseq.data.pipeline import TextPipeline
-from attnseq.translator.torch_model import TorchTranslator
 from attnseq.engines.numpy_engine.convert import numpy_to_torch_state, torch_to_numpy_state
 from attnseq.engines.numpy_engine.designs import numpy_design
 from attnseq.engines.numpy_engine.layouts import ArrayLayout
 from attnseq.engines.numpy_engine.translator import NumpyTranslator
 from attnseq.nn import build_model as build_torch_model
-from attnseq.scratch import build_model as build_numpy_model, fused, layers as book
-
-from conftest import reverse_pairs
+from attnseq.scratch import build_model as build_numpy_model
+from attnseq.scratch import fused
+from attnseq.scratch import layers as book
+from attnseq.translator.torch_model import TorchTranslator
 
 DESIGNS = {  # torch settings -> the numpy model they equal
     "baseline": ["model.decoder=none"],
     "peeky": ["model.decoder=peeky"],
     "attention": ["model.decoder=book", "model.attention=dot"],
 }
-COMMON = ["engine=numpy", "model.bridge=copy", "model.cell=lstm", "model.init=book", "model.embed_size=5",
-          "model.hidden_size=6", "model.encoder.bidirectional=false"]
+COMMON = [
+    "engine=numpy",
+    "model.bridge=copy",
+    "model.cell=lstm",
+    "model.init=book",
+    "model.embed_size=5",
+    "model.hidden_size=6",
+    "model.encoder.bidirectional=false",
+]
 SRC_V, TGT_V = 11, 13
 
 
@@ -40,16 +49,25 @@ def config_for(design: str, extra=()):
     return load_config(None, COMMON + DESIGNS[design] + list(extra))
 
 
-def twin_models(design: str, src_v: int = SRC_V, tgt_v: int = TGT_V, scale: float = 0.5, seed: int = 0,
-                extra=(), layers=fused):
+def twin_models(
+    design: str, src_v: int = SRC_V, tgt_v: int = TGT_V, scale: float = 0.5, seed: int = 0, extra=(), layers=fused
+):
     """(numpy model, torch model) in float64 with the same random weights (biases non-zero); the
     numpy model built from ``layers`` (by default the fused ones the engine runs)."""
     cfg = config_for(design, extra)
     assert numpy_design(cfg) == design
     rng = np.random.RandomState(seed)
-    np_model = build_numpy_model(design, src_v, cfg.model.embed_size, cfg.model.hidden_size,
-                                 dtype=np.float64, rng=rng, ignore_label=0, target_vocab_size=tgt_v,
-                                 layers=layers)
+    np_model = build_numpy_model(
+        design,
+        src_v,
+        cfg.model.embed_size,
+        cfg.model.hidden_size,
+        dtype=np.float64,
+        rng=rng,
+        ignore_label=0,
+        target_vocab_size=tgt_v,
+        layers=layers,
+    )
     for p in np_model.params:
         p[...] = rng.standard_normal(p.shape) * scale
     torch_model = build_torch_model(cfg.model, src_v, tgt_v).double()
@@ -97,8 +115,9 @@ def test_same_loss_and_gradients(design, layers):
 
 @pytest.mark.parametrize("design", sorted(DESIGNS) + ["bi-attention"])
 def test_weights_round_trip(design):
-    np_model = build_numpy_model(design, SRC_V, 5, 6, dtype=np.float64, rng=np.random.RandomState(2),
-                                 target_vocab_size=TGT_V)
+    np_model = build_numpy_model(
+        design, SRC_V, 5, 6, dtype=np.float64, rng=np.random.RandomState(2), target_vocab_size=TGT_V
+    )
     for p in np_model.params[2::3]:  # make some biases non-zero
         p += 0.25
     params = np_model.named_params()
@@ -110,18 +129,27 @@ def test_weights_round_trip(design):
 
 
 def test_bidirectional_names_match_torch():
-    np_model = build_numpy_model("bi-attention", SRC_V, 5, 6, dtype=np.float64, rng=np.random.RandomState(2),
-                                 target_vocab_size=TGT_V)
-    cfg = load_config(None, COMMON[:-1] + ["model.encoder.bidirectional=true", "model.decoder=book",
-                                           "model.attention=dot"])
+    np_model = build_numpy_model(
+        "bi-attention", SRC_V, 5, 6, dtype=np.float64, rng=np.random.RandomState(2), target_vocab_size=TGT_V
+    )
+    cfg = load_config(
+        None, COMMON[:-1] + ["model.encoder.bidirectional=true", "model.decoder=book", "model.attention=dot"]
+    )
     assert numpy_design(cfg) == "bi-attention"
     torch_model = build_torch_model(cfg.model, SRC_V, TGT_V).double()
-    torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in
-                                 numpy_to_torch_state(np_model.named_params()).items()}, strict=True)
+    torch_model.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in numpy_to_torch_state(np_model.named_params()).items()}, strict=True
+    )
 
 
-GREEDY = ["data.reverse_source=true", "model.embed_size=8", "model.hidden_size=16",
-          "decode.max_len=8", "decode.max_len_ratio=2", "decode.max_len_offset=10"]  # torch limit = 8 too
+GREEDY = [
+    "data.reverse_source=true",
+    "model.embed_size=8",
+    "model.hidden_size=16",
+    "decode.max_len=8",
+    "decode.max_len_ratio=2",
+    "decode.max_len_offset=10",
+]  # torch limit = 8 too
 
 
 @pytest.mark.parametrize("design", sorted(DESIGNS))
@@ -130,15 +158,19 @@ def test_same_greedy_outputs(design, tmp_path: Path):
     the same outputs, scores and attention for the same weights."""
     cfg = config_for(design, GREEDY)
     pipeline = TextPipeline.fit(cfg.data, reverse_pairs(200, seed=4), tmp_path)
-    np_model, _, _ = twin_models(design, len(pipeline.src_vocab), len(pipeline.tgt_vocab), scale=1.0, seed=5,
-                                 extra=GREEDY)
+    np_model, _, _ = twin_models(
+        design, len(pipeline.src_vocab), len(pipeline.tgt_vocab), scale=1.0, seed=5, extra=GREEDY
+    )
     np_model.decoder.affine.params[1][2] += 0.5  # eos more likely: outputs end at different steps
     torch_model = build_torch_model(cfg.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab)).double()
-    torch_model.load_state_dict({k: torch.from_numpy(v) for k, v in
-                                 numpy_to_torch_state(np_model.named_params()).items()})
+    torch_model.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in numpy_to_torch_state(np_model.named_params()).items()}
+    )
     texts = [w for w, _ in reverse_pairs(24, seed=6, lengths=(6, 6))]  # one length: no padding
 
-    numpy_results = NumpyTranslator(np_model, pipeline, cfg, ArrayLayout(pipeline, 6)).search(texts, keep_attention=True)
+    numpy_results = NumpyTranslator(np_model, pipeline, cfg, ArrayLayout(pipeline, 6)).search(
+        texts, keep_attention=True
+    )
     torch_results = TorchTranslator(torch_model, pipeline, cfg).search(texts, keep_attention=True)
 
     lengths = set()

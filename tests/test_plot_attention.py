@@ -1,5 +1,6 @@
 """``attnseq plot attention``: a hypothesis of the beam, a Transformer layer and head, a grid of
 heads, the encoder's self-attention, and one self-contained HTML page for a file of inputs."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import re
 import pytest
 
 from attnseq.cli import main
-
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -28,9 +28,14 @@ def image_size(path):
 def test_a_hypothesis_layer_and_head(quick_runs, tmp_path, capsys):
     tf = quick_runs["transformer"]
     outputs = {}
-    for name, args in {"best": [], "second": ["--beam", "3", "--hyp", "2"],
-                       "head": ["--layer", "1", "--head", "3"], "encoder": ["--encoder", "--head", "2"],
-                       "grid": ["--head", "all"], "every": ["--layer", "all", "--head", "all"]}.items():
+    for name, args in {
+        "best": [],
+        "second": ["--beam", "3", "--hyp", "2"],
+        "head": ["--layer", "1", "--head", "3"],
+        "encoder": ["--encoder", "--head", "2"],
+        "grid": ["--head", "all"],
+        "every": ["--layer", "all", "--head", "all"],
+    }.items():
         status, out, err = plot(capsys, tf, "--text", "abcdef", "--out", tmp_path / f"{name}.png", *args)
         assert status == 0, err
         assert out == str(tmp_path / f"{name}.png")
@@ -49,16 +54,19 @@ def test_the_local_window_and_svg_output(quick_runs, tmp_path, capsys):
     assert svg.count("#ff4d4d") >= 2  # the window outlined on the rows
 
 
-@pytest.mark.parametrize("kind, args, words", [
-    ("transformer", ["--layer", "3"], ["--layer 3", "has 2"]),
-    ("transformer", ["--head", "0"], ["--head", "from 1"]),
-    ("transformer", ["--layer", "avg"], ["--layer", "'avg' is for --head"]),
-    ("transformer", ["--beam", "2", "--hyp", "3"], ["--hyp 3", "beam of 2"]),
-    ("local_p", ["--head", "2"], ["--layer/--head", "no layers or heads"]),
-    ("local_p", ["--encoder"], ["--encoder", "no self-attention"]),
-    ("numpy", ["--beam", "3"], ["decode.beam_size", "torch-only"]),
-    ("transformer", ["--input", "nofile.txt"], ["--input", "--html"]),
-])
+@pytest.mark.parametrize(
+    "kind, args, words",
+    [
+        ("transformer", ["--layer", "3"], ["--layer 3", "has 2"]),
+        ("transformer", ["--head", "0"], ["--head", "from 1"]),
+        ("transformer", ["--layer", "avg"], ["--layer", "'avg' is for --head"]),
+        ("transformer", ["--beam", "2", "--hyp", "3"], ["--hyp 3", "beam of 2"]),
+        ("local_p", ["--head", "2"], ["--layer/--head", "no layers or heads"]),
+        ("local_p", ["--encoder"], ["--encoder", "no self-attention"]),
+        ("numpy", ["--beam", "3"], ["decode.beam_size", "torch-only"]),
+        ("transformer", ["--input", "nofile.txt"], ["--input", "--html"]),
+    ],
+)
 def test_wrong_choices_are_one_line_errors(quick_runs, kind, args, words, tmp_path, capsys):
     status, _, err = plot(capsys, quick_runs[kind], "--text", "abc", *args, "--out", tmp_path / "x.png")
     assert status == 2
@@ -68,15 +76,24 @@ def test_wrong_choices_are_one_line_errors(quick_runs, kind, args, words, tmp_pa
 
 def test_html_page_of_a_file(quick_runs, tmp_path, capsys):
     (tmp_path / "in.txt").write_text("abc\n\nfedcba\ncafe</script><!--\n")
-    status, out, err = plot(capsys, quick_runs["transformer"], "--input", tmp_path / "in.txt", "--beam", "2",
-                            "--html", tmp_path / "page.html")
+    status, out, err = plot(
+        capsys,
+        quick_runs["transformer"],
+        "--input",
+        tmp_path / "in.txt",
+        "--beam",
+        "2",
+        "--html",
+        tmp_path / "page.html",
+    )
     assert status == 0, err
     page = (tmp_path / "page.html").read_text()
     assert out == str(tmp_path / "page.html")
-    assert "<script src=" not in page and "<link rel=\"stylesheet\"" not in page  # nothing to fetch
+    assert "<script src=" not in page and '<link rel="stylesheet"' not in page  # nothing to fetch
     assert "const Heatmap" in page and "const Panel" in page
-    data = json.loads(re.search(r'<script type="application/json" id="attnseq-data">(.*?)</script>', page,
-                                re.S).group(1))
+    data = json.loads(
+        re.search(r'<script type="application/json" id="attnseq-data">(.*?)</script>', page, re.S).group(1)
+    )
     # blank lines left out; markup in the data stays data
     assert [item["source"] for item in data["items"]] == ["abc", "fedcba", "cafe</script><!--"]
     assert page.count("</script>") == page.count("<script")

@@ -1,4 +1,5 @@
 """Positional encodings: the sinusoidal formula, learned positions, the scaled input embedding."""
+
 from __future__ import annotations
 
 import math
@@ -7,9 +8,14 @@ import pytest
 import torch
 
 from attnseq.errors import ConfigError
+from attnseq.nn.transformer.positional import (
+    POSITIONAL,
+    LearnedPositions,
+    SinusoidalPositions,
+    TransformerEmbedding,
+    sinusoidal_table,
+)
 from attnseq.schema import Variant
-from attnseq.nn.transformer.positional import (POSITIONAL, LearnedPositions, SinusoidalPositions,
-                                   TransformerEmbedding, sinusoidal_table)
 
 
 def formula(pos: int, j: int, dim: int) -> float:

@@ -3,12 +3,14 @@
 Sizes are shrunk so that all presets run in seconds; the architecture keys (cell, encoder,
 decoder, attention, layers, bridge, reversal, ...) stay as each preset has them.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from conftest import FILE_RUNS, ROOT
 
 from attnseq.cli import main
 from attnseq.config import load_config
@@ -16,11 +18,15 @@ from attnseq.data.splits import make_date_splits, write_split_dir
 from attnseq.engines import engine_for
 from attnseq.schema import plain
 
-from conftest import FILE_RUNS, ROOT
-
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
-COMMON = ["train.max_steps=2", "train.batch_size=16", "train.eval_max_sentences=8", "train.progress=false",
-          "train.log_every=0", "train.threads=1"]
+COMMON = [
+    "train.max_steps=2",
+    "train.batch_size=16",
+    "train.eval_max_sentences=8",
+    "train.progress=false",
+    "train.log_every=0",
+    "train.threads=1",
+]
 SIZES = {"hidden_size": 16, "embed_size": 16, "ff_size": 32}  # shrunk where the architecture has them
 
 
@@ -43,9 +49,24 @@ def design(config) -> dict:
     if isinstance(model.get("attention"), dict):
         model["attention"] = {k: v for k, v in model["attention"].items() if k != "size"}
     return {k: v for k, v in model.items() if k not in SIZES}
-PAPER_PRESETS = ["sutskever2014", "cho2014", "bahdanau2014", "luong2015-dot", "luong2015-general",
-                 "luong2015-concat", "luong2015-local-m", "luong2015-local-p", "gnmt", "book-baseline",
-                 "book-peeky", "memn2n", "ntm-copy", "han"]
+
+
+PAPER_PRESETS = [
+    "sutskever2014",
+    "cho2014",
+    "bahdanau2014",
+    "luong2015-dot",
+    "luong2015-general",
+    "luong2015-concat",
+    "luong2015-local-m",
+    "luong2015-local-p",
+    "gnmt",
+    "book-baseline",
+    "book-peeky",
+    "memn2n",
+    "ntm-copy",
+    "han",
+]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ right answer or one clear line.
 - YAML configs over real and unknown keys, given twice, of wrong types, empty: a Config, or a
   ConfigError naming the key or the file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import parsers
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -29,11 +31,12 @@ from attnseq.cli import build_parser, main
 from attnseq.config import DataConfig, DecodeConfig, RNNConfig, TrainConfig, TransformerConfig, load_config
 from attnseq.errors import ConfigError
 
-from conftest import parsers
-
 # a few seconds each in the fast suite; ATTNSEQ_EXAMPLES=2000 searches longer
-FAST = settings(max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 40)), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=int(os.environ.get("ATTNSEQ_EXAMPLES", 40)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def run_main(argv: list[str], cwd: Path) -> tuple[int, str, str]:
@@ -75,34 +78,75 @@ def make_world(root: Path) -> dict[str, str]:
     (root / "full" / "dev.tsv").write_text("a\tb\n", encoding="utf-8")  # no train.tsv: never trains
     (root / "full" / "config.yaml").write_text("", encoding="utf-8")  # an empty config: never a run
     (root / "link.tsv").symlink_to(root / "pairs.tsv")
-    return {"file": "pairs.tsv", "text": "notes.txt", "binary": "binary.bin", "empty": "empty.txt",
-            "yaml": "config.yaml", "emptydir": "emptydir", "folder": "full", "missing": "nothing/here",
-            "under a file": "notes.txt/inside", "symlink": "link.tsv", "png": "missing.png",
-            "folder file": "full/dev.tsv", "dot": "."}
+    return {
+        "file": "pairs.tsv",
+        "text": "notes.txt",
+        "binary": "binary.bin",
+        "empty": "empty.txt",
+        "yaml": "config.yaml",
+        "emptydir": "emptydir",
+        "folder": "full",
+        "missing": "nothing/here",
+        "under a file": "notes.txt/inside",
+        "symlink": "link.tsv",
+        "png": "missing.png",
+        "folder file": "full/dev.tsv",
+        "dot": ".",
+    }
 
 
-PATH_DESTS = {"out", "output", "input", "src", "tgt", "file", "data", "po", "html", "runs", "run", "config",
-              "configs", "paths"}
+PATH_DESTS = {
+    "out",
+    "output",
+    "input",
+    "src",
+    "tgt",
+    "file",
+    "data",
+    "po",
+    "html",
+    "runs",
+    "run",
+    "config",
+    "configs",
+    "paths",
+}
 # values that keep a command fast (no large generation, no real catalog or reproduction)
-SMALL = {"train": st.integers(-2, 40), "dev": st.one_of(st.integers(-1, 8), st.floats(-1, 2)),
-         "test": st.one_of(st.integers(-1, 8), st.floats(-1, 2)), "dev_size": st.integers(-1, 8),
-         "positions": st.integers(-1, 12), "dims": st.integers(-1, 12), "bits": st.integers(-1, 10),
-         "levels": st.integers(-1, 40), "port": st.integers(-5, 70000), "threads": st.integers(-1, 3),
-         "seeds": st.integers(-1, 2), "beam": st.integers(-1, 3), "n_best": st.integers(-1, 3),
-         "hyp": st.integers(-1, 3), "max_chars": st.integers(-1, 50), "max_beam": st.integers(-1, 4),
-         "minutes": st.floats(-1, 1), "budget_minutes": st.floats(-1, 1), "max_minutes": st.floats(-1, 1),
-         "lengths": st.sampled_from(["1-3", "2-4", "0-2", "5-1", "x", "3"]),
-         "test_lengths": st.sampled_from(["5", "4,6", "", "x", "-1"]),
-         "repeats": st.sampled_from(["1-2", "2-3", "0-1", "a"]),
-         "sentences": st.sampled_from(["1-3", "2-2", "3-1", "z"]),
-         "locales": st.sampled_from(["en", "de,fr", "xx", "", "all,en"]),
-         "kinds": st.sampled_from(["single", "two,counting", "nope", ""]),
-         "lang": st.sampled_from(["zz", "qq_ZZ", ""]),
-         "name": st.sampled_from(["no-such-claim", "x", ""]),
-         "set": st.sampled_from(["train.epochs=1", "nope=1", "model.hidden_size=x", "=", "decode.beam_size=0"]),
-         "layer": st.sampled_from(["1", "all", "avg", "0", "x"]), "head": st.sampled_from(["1", "all", "avg", "-2"]),
-         "metric": st.sampled_from(["bleu", "loss", "nope"]), "text": st.text(max_size=8),
-         "host": st.sampled_from(["127.0.0.1", "no.such.host.invalid"])}
+SMALL = {
+    "train": st.integers(-2, 40),
+    "dev": st.one_of(st.integers(-1, 8), st.floats(-1, 2)),
+    "test": st.one_of(st.integers(-1, 8), st.floats(-1, 2)),
+    "dev_size": st.integers(-1, 8),
+    "positions": st.integers(-1, 12),
+    "dims": st.integers(-1, 12),
+    "bits": st.integers(-1, 10),
+    "levels": st.integers(-1, 40),
+    "port": st.integers(-5, 70000),
+    "threads": st.integers(-1, 3),
+    "seeds": st.integers(-1, 2),
+    "beam": st.integers(-1, 3),
+    "n_best": st.integers(-1, 3),
+    "hyp": st.integers(-1, 3),
+    "max_chars": st.integers(-1, 50),
+    "max_beam": st.integers(-1, 4),
+    "minutes": st.floats(-1, 1),
+    "budget_minutes": st.floats(-1, 1),
+    "max_minutes": st.floats(-1, 1),
+    "lengths": st.sampled_from(["1-3", "2-4", "0-2", "5-1", "x", "3"]),
+    "test_lengths": st.sampled_from(["5", "4,6", "", "x", "-1"]),
+    "repeats": st.sampled_from(["1-2", "2-3", "0-1", "a"]),
+    "sentences": st.sampled_from(["1-3", "2-2", "3-1", "z"]),
+    "locales": st.sampled_from(["en", "de,fr", "xx", "", "all,en"]),
+    "kinds": st.sampled_from(["single", "two,counting", "nope", ""]),
+    "lang": st.sampled_from(["zz", "qq_ZZ", ""]),
+    "name": st.sampled_from(["no-such-claim", "x", ""]),
+    "set": st.sampled_from(["train.epochs=1", "nope=1", "model.hidden_size=x", "=", "decode.beam_size=0"]),
+    "layer": st.sampled_from(["1", "all", "avg", "0", "x"]),
+    "head": st.sampled_from(["1", "all", "avg", "-2"]),
+    "metric": st.sampled_from(["bleu", "loss", "nope"]),
+    "text": st.text(max_size=8),
+    "host": st.sampled_from(["127.0.0.1", "no.such.host.invalid"]),
+}
 GARBAGE = st.sampled_from(["", "-", "--", "x", "1e999", "nan", "-7", "0", "é"])
 # arguments always given to commands whose defaults take minutes (20,000 formulas drawn, 13,500
 # utterances spoken), and flags never drawn (reproduce --all trains every reproduction; its
@@ -153,8 +197,11 @@ def command_lines(draw, world: dict[str, str]) -> list[str]:
             argv += [value(action) for _ in range(count)]
         elif action.dest in NEVER.get(words, ()):
             continue
-        elif (draw(st.integers(0, 3)) == 0 or (action.required and draw(st.integers(0, 5)) > 0)
-              or action.dest in ALWAYS.get(words, ())):
+        elif (
+            draw(st.integers(0, 3)) == 0
+            or (action.required and draw(st.integers(0, 5)) > 0)
+            or action.dest in ALWAYS.get(words, ())
+        ):
             flag = draw(st.sampled_from(action.option_strings))
             if action.nargs == 0:
                 argv.append(flag)
@@ -186,7 +233,8 @@ LINE = st.one_of(
     st.tuples(FIELD, FIELD).map(lambda p: f"{p[0]}\t{p[1]}"),  # a pair
     FIELD,  # no tab
     st.lists(FIELD, min_size=3, max_size=4).map("\t".join),  # too many tabs
-    st.just(""), st.just("   "),  # blank
+    st.just(""),
+    st.just("   "),  # blank
     st.sampled_from(["source\ttarget", "src\ttgt", "en\tde"]),  # a header
     st.tuples(FIELD, FIELD).map(lambda p: f"{p[0]}\x00\t{p[1]}"),  # a NUL
     st.just("x" * 20000 + "\t" + "y" * 20000),  # a huge line
@@ -228,10 +276,15 @@ def test_data_split_of_any_tsv_writes_a_split_or_names_the_file(content):
 
 # -- gettext catalogs into data gettext -------------------------------------------------------------
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), max_size=15)
-ENTRY = st.fixed_dictionaries({
-    "msgid": st.one_of(TEXT, st.sampled_from(["Open file", "Save %s", "Quit", "a\nb"])),
-    "msgstr": st.one_of(TEXT, st.sampled_from(["Datei öffnen", "%s speichern", "Beenden", ""])),
-    "plural": st.booleans(), "fuzzy": st.booleans(), "obsolete": st.booleans()})
+ENTRY = st.fixed_dictionaries(
+    {
+        "msgid": st.one_of(TEXT, st.sampled_from(["Open file", "Save %s", "Quit", "a\nb"])),
+        "msgstr": st.one_of(TEXT, st.sampled_from(["Datei öffnen", "%s speichern", "Beenden", ""])),
+        "plural": st.booleans(),
+        "fuzzy": st.booleans(),
+        "obsolete": st.booleans(),
+    }
+)
 
 
 @st.composite
@@ -245,8 +298,7 @@ def po_bytes(draw) -> bytes:
         if not entry["msgid"] or entry["msgid"] in seen:
             continue
         seen.add(entry["msgid"])
-        options = {"msgid": entry["msgid"], "obsolete": entry["obsolete"],
-                   "flags": ["fuzzy"] if entry["fuzzy"] else []}
+        options = {"msgid": entry["msgid"], "obsolete": entry["obsolete"], "flags": ["fuzzy"] if entry["fuzzy"] else []}
         if entry["plural"]:
             options.update(msgid_plural=entry["msgid"] + "s", msgstr_plural={0: entry["msgstr"], 1: entry["msgstr"]})
         else:
@@ -281,10 +333,29 @@ def test_data_gettext_of_any_catalog_writes_a_folder_or_names_the_file(content, 
 SECTIONS = {"data": DataConfig, "model": RNNConfig, "train": TrainConfig, "decode": DecodeConfig}
 KEYS = {name: [f for f in cls.__dataclass_fields__] + ["nope"] for name, cls in SECTIONS.items()}
 KEYS["model"] += list(TransformerConfig.__dataclass_fields__)
-VALUE = st.one_of(st.integers(-3, 600), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
-                  st.sampled_from(["lstm", "transformer", "rnn", "general", "x", "", "noam", "1e-3", "[1, 2]",
-                                   "{name: local_p, window: 3}", "{name: nope}", "yes"]),
-                  st.lists(st.integers(0, 3), max_size=2))
+VALUE = st.one_of(
+    st.integers(-3, 600),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(
+        [
+            "lstm",
+            "transformer",
+            "rnn",
+            "general",
+            "x",
+            "",
+            "noam",
+            "1e-3",
+            "[1, 2]",
+            "{name: local_p, window: 3}",
+            "{name: nope}",
+            "yes",
+        ]
+    ),
+    st.lists(st.integers(0, 3), max_size=2),
+)
 
 
 @st.composite
@@ -321,13 +392,19 @@ def test_any_yaml_config_is_a_config_or_a_config_error_naming_the_key_or_file(te
             assert config.to_dict()  # a whole Config
 
 
-@pytest.mark.parametrize("text, words, key", [
-    ("model:\n  hidden_size: 8\n  cell: gru\n  hidden_size: 9\n", ":4: model.hidden_size is given twice (first on line 2)",
-     "model.hidden_size"),
-    ("train:\n  epochs: 1\ntrain:\n  lr: 0.1\n", ":3: train is given twice (first on line 1)", "train"),
-    ("", ": an empty config", None),
-    ("# only a comment\n", ": an empty config", None),
-])
+@pytest.mark.parametrize(
+    "text, words, key",
+    [
+        (
+            "model:\n  hidden_size: 8\n  cell: gru\n  hidden_size: 9\n",
+            ":4: model.hidden_size is given twice (first on line 2)",
+            "model.hidden_size",
+        ),
+        ("train:\n  epochs: 1\ntrain:\n  lr: 0.1\n", ":3: train is given twice (first on line 1)", "train"),
+        ("", ": an empty config", None),
+        ("# only a comment\n", ": an empty config", None),
+    ],
+)
 def test_a_key_given_twice_or_an_empty_config_is_refused(tmp_path, text, words, key):
     path = tmp_path / "c.yaml"
     path.write_text(text, encoding="utf-8")
@@ -338,9 +415,12 @@ def test_a_key_given_twice_or_an_empty_config_is_refused(tmp_path, text, words, 
 
 # -- the process's own settings: standard output's encoding, matplotlib's backend ----------------------
 
+
 @settings(max_examples=150, deadline=None)
-@given(text=st.text(st.characters(exclude_categories=["Cs"]), max_size=12),
-       encoding=st.sampled_from(["ascii", "latin-1", "cp1252", "utf-8", "US-ASCII"]))
+@given(
+    text=st.text(st.characters(exclude_categories=["Cs"]), max_size=12),
+    encoding=st.sampled_from(["ascii", "latin-1", "cp1252", "utf-8", "US-ASCII"]),
+)
 def test_an_output_standard_outputs_encoding_cannot_hold_is_one_line(text, encoding):
     """Whatever a command prints, to a standard output of whatever encoding (PYTHONIOENCODING=ascii
     made translate end in UnicodeEncodeError's traceback): printed, or exit 2 in one line naming
@@ -369,9 +449,14 @@ def test_a_backend_matplotlib_does_not_know_does_not_stop_a_plot(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "attnseq.cli", "plot", "positional", "--out", str(tmp_path / "p.png")],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "MPLBACKEND": "nonsense"},
-                          cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "attnseq.cli", "plot", "positional", "--out", str(tmp_path / "p.png")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MPLBACKEND": "nonsense"},
+        cwd=Path(__file__).parent.parent,
+    )
     assert done.returncode == 0 and (tmp_path / "p.png").stat().st_size > 0, done.stderr[-2000:]
 
 
@@ -402,14 +487,23 @@ def test_an_openmp_affinity_attnseq_accepts_never_hangs_torchs_import(value):
         check_openmp_environment({"GOMP_CPU_AFFINITY": value})
     except UserError:
         return
-    done = subprocess.run([sys.executable, "-c", "import torch; torch.ones(4096).add_(1)"], capture_output=True,
-                          timeout=60, env={**os.environ, "GOMP_CPU_AFFINITY": value})
+    done = subprocess.run(
+        [sys.executable, "-c", "import torch; torch.ones(4096).add_(1)"],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "GOMP_CPU_AFFINITY": value},
+    )
     assert done.returncode == 0, (value, done.stderr[-500:])
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.one_of(st.integers(0, 10**6).map(str), st.lists(st.integers(0, 5000), min_size=1, max_size=3).map(
-    lambda ns: ",".join(map(str, ns))), st.text(max_size=8)))
+@given(
+    value=st.one_of(
+        st.integers(0, 10**6).map(str),
+        st.lists(st.integers(0, 5000), min_size=1, max_size=3).map(lambda ns: ",".join(map(str, ns))),
+        st.text(max_size=8),
+    )
+)
 @example(value="100000")  # torch's OpenMP runtime failed to create its threads and ended the process
 def test_an_omp_num_threads_no_machine_runs_is_one_line(value):
     """OMP_NUM_THREADS, whatever it holds: accepted unless one of its numbers (a nested list such as
@@ -439,11 +533,14 @@ def _refused_memory():
     raise AssertionError("an exbibyte tensor was allocated")
 
 
-@pytest.mark.parametrize("raised, said", [
-    (_refused_memory, "out of memory (4,294,967,296.00 GiB asked at once)"),
-    (lambda: MemoryError(), "out of memory (MemoryError)"),
-    (lambda: __import__("numpy").empty(1 << 62, dtype="uint8"), "out of memory (Unable to allocate"),
-])
+@pytest.mark.parametrize(
+    "raised, said",
+    [
+        (_refused_memory, "out of memory (4,294,967,296.00 GiB asked at once)"),
+        (lambda: MemoryError(), "out of memory (MemoryError)"),
+        (lambda: __import__("numpy").empty(1 << 62, dtype="uint8"), "out of memory (Unable to allocate"),
+    ],
+)
 def test_memory_the_system_refuses_is_one_line_saying_what_to_ask_less_of(raised, said, tmp_path):
     """Memory asked of the system and refused (torch's allocator, NumPy's, Python's MemoryError):
     exit 2 in one line saying how much was asked and which settings ask for less."""
@@ -472,8 +569,10 @@ def test_another_runtime_error_is_still_a_bugs_traceback(tmp_path):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.one_of(st.integers(-3, 2000).map(str), st.text(max_size=6)),
-       command=st.sampled_from(["workers", "threads"]))
+@given(
+    value=st.one_of(st.integers(-3, 2000).map(str), st.text(max_size=6)),
+    command=st.sampled_from(["workers", "threads"]),
+)
 @example(value="\u0663", command="threads")
 @example(value="1025", command="threads")
 @example(value="3", command="workers")
@@ -485,8 +584,11 @@ def test_a_count_of_processes_or_threads_is_done_or_one_line(value, command, tmp
     import attnseq.reproduce
 
     folder = tmp_path_factory.mktemp("counts")
-    argv = (["data", "dates", "--train", "40", "--dev", "5", "--test", "5", "--out", str(folder / "d"), "--workers"]
-            if command == "workers" else ["reproduce", "placement", "--out", str(folder / "p"), "--threads"])
+    argv = (
+        ["data", "dates", "--train", "40", "--dev", "5", "--test", "5", "--out", str(folder / "d"), "--workers"]
+        if command == "workers"
+        else ["reproduce", "placement", "--out", str(folder / "p"), "--threads"]
+    )
     started = []
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(attnseq.hardware, "usable_cpus", lambda: 2)

@@ -1,5 +1,6 @@
 """The pyramidal bidirectional encoder of Listen, Attend and Spell (Chan et al. 2016): each layer
 divides time, the mask follows, and an utterance's memory is the same alone and in a batch."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -31,8 +32,9 @@ def test_joining_steps_concatenates_neighbours_and_completes_the_last_group_with
     assert reduced_lengths(torch.tensor([9, 7]), 3).tolist() == [3, 3]
 
 
-@pytest.mark.parametrize("layers, reduction, cell, stack", [(3, 2, "lstm", 1), (2, 3, "gru", 1), (0, 2, "lstm", 1),
-                                                            (2, 2, "lstm", 3)])
+@pytest.mark.parametrize(
+    "layers, reduction, cell, stack", [(3, 2, "lstm", 1), (2, 3, "gru", 1), (0, 2, "lstm", 1), (2, 2, "lstm", 3)]
+)
 def test_each_pyramidal_layer_divides_time_and_the_mask_follows(layers, reduction, cell, stack):
     lengths = [50, 37, 9, 1]
     model = encoder(layers, reduction, cell, stack)
@@ -55,7 +57,7 @@ def test_an_utterance_encoded_alone_equals_the_same_in_a_batch():
     features, mask = padded(lengths)
     batch = model(features, mask)
     for row, n in enumerate(lengths):
-        alone = model(features[row:row + 1, :n], mask[row:row + 1, :n])
+        alone = model(features[row : row + 1, :n], mask[row : row + 1, :n])
         steps = int(alone.mask.sum())
         assert steps == int(batch.mask[row].sum())
         torch.testing.assert_close(alone.keys[0], batch.keys[row, :steps], atol=1e-6, rtol=0)
@@ -68,11 +70,18 @@ def audio_model(arch: str):
     from attnseq.train.loop import check_config
 
     frontend = {"name": "pyramidal", "layers": 2, "reduction": 2, "stack": 2}
-    sizes = {"rnn": {"hidden_size": 16, "embed_size": 8},
-             "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32}}[arch]
-    config = check_config(from_dict({"data": {"dir": "unused", "input": {"name": "audio", "n_mels": 8},
-                                              "tokenizer": "char"},
-                                     "model": {**sizes, "frontend": frontend}}))
+    sizes = {
+        "rnn": {"hidden_size": 16, "embed_size": 8},
+        "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32},
+    }[arch]
+    config = check_config(
+        from_dict(
+            {
+                "data": {"dir": "unused", "input": {"name": "audio", "n_mels": 8}, "tokenizer": "char"},
+                "model": {**sizes, "frontend": frontend},
+            }
+        )
+    )
     torch.manual_seed(0)
     return build_model(config.model, 4, 9, features=8).eval()
 
@@ -84,8 +93,9 @@ def test_an_utterance_decoded_alone_equals_the_same_in_a_batch_and_padding_gets_
     from attnseq.decoding.greedy import greedy_search
 
     model = audio_model(arch)
-    utterances = [np.random.default_rng(i).standard_normal((n, 8)).astype(np.float32) for i, n in
-                  enumerate((41, 13, 30))]
+    utterances = [
+        np.random.default_rng(i).standard_normal((n, 8)).astype(np.float32) for i, n in enumerate((41, 13, 30))
+    ]
     src, mask = pad_features(utterances)
     batch = greedy_search(model, src, mask, torch.full((3,), 6), keep_attention=True)
     for i, features in enumerate(utterances):

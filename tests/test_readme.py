@@ -8,6 +8,7 @@ made by the test (OWN_FILES, OWN_RUNS, PLACEHOLDERS); what is not run says why (
 that is not on this machine, slow_reason: those run in the slow test). The other slow tests train
 what the README's stated answers need to an accuracy and check them: the book example's
 ``1994-09-27`` and the Python API's comments."""
+
 from __future__ import annotations
 
 import ast
@@ -29,7 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, LiveServer, book_file, sets
 
 README = ROOT / "README.md"
@@ -123,16 +123,19 @@ OWN_FILES = {
 OWN_RUNS = {
     "runs/demo/run": "attnseq train configs/recommended-char.yaml --data data/dates --out runs/demo/run",
     "runs/transformer": "attnseq train configs/transformer-tiny.yaml --data data/dates --out runs/transformer",
-    "runs/de-transformer": ("attnseq train configs/transformer-gettext-de.yaml --data data/gettext-de "
-                            "--out runs/de-transformer"),
+    "runs/de-transformer": (
+        "attnseq train configs/transformer-gettext-de.yaml --data data/gettext-de --out runs/de-transformer"
+    ),
 }
 TRAINED_RUNS = {"runs/demo/run": "attnseq demo --out runs/demo"}  # what make demo runs: until every dev date is right
 # The README's placeholders and what stands for each: a Transformer has every view `plot
 # attention` names (layers, heads, the encoder's self-attention); runs compared by BLEU translate text.
 PLACEHOLDERS = {"RUN": "runs/transformer", "RUN1": "runs/de", "RUN2": "runs/de-transformer"}
 # The README's input arrays as its comment describes them: xs (N, S), ts (N, T + 1).
-OWN_NAMES = {"xs": lambda np: np.random.default_rng(0).integers(0, 59, (4, 29)),
-             "ts": lambda np: np.random.default_rng(1).integers(0, 59, (4, 11))}
+OWN_NAMES = {
+    "xs": lambda np: np.random.default_rng(0).integers(0, 59, (4, 29)),
+    "ts": lambda np: np.random.default_rng(1).integers(0, 59, (4, 11)),
+}
 TYPED = "september 27, 1994"  # what the reader types where a command reads the terminal
 
 # -- the settings commands run with -------------------------------------------------------------
@@ -144,19 +147,34 @@ TYPED = "september 27, 1994"  # what the reader types where a command reads the 
 # files are their first BOOK_LINES lines, and a benchmark reads those (SMALL_SCRIPTS). A train that
 # keeps N checkpoints trains N steps, each evaluated (keeping).
 SMALL = ["train.max_steps=2", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=20"]
-SMALL_SIZES = {"model.hidden_size": 16, "model.embed_size": 8, "model.ff_size": 32, "model.attention_size": 16,
-               "model.memory_locations": 16, "model.memory_width": 8, "data.tokenizer.vocab_size": 100,
-               "data.tokenizer.max_sentences": 1000}
+SMALL_SIZES = {
+    "model.hidden_size": 16,
+    "model.embed_size": 8,
+    "model.ff_size": 32,
+    "model.attention_size": 16,
+    "model.memory_locations": 16,
+    "model.memory_width": 8,
+    "data.tokenizer.vocab_size": 100,
+    "data.tokenizer.max_sentences": 1000,
+}
 SPLIT_SIZES = {"train": 200, "dev": 20, "test": 20}
 SOURCE_SPLIT_SIZES = {"speech": {"train": 24, "dev": 4, "test": 4}}  # sources slower than that a line: espeak-ng
 BOOK_LINES = 1000
-SMALL_SCRIPTS = {"bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"],
-                 "bench/scale.py": ["--sizes", "2000", "4000", "--torchrun", "--steps", "2", "--unique", "2000"]}
+SMALL_SCRIPTS = {
+    "bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"],
+    "bench/scale.py": ["--sizes", "2000", "4000", "--torchrun", "--steps", "2", "--unique", "2000"],
+}
 # Trained (the slow tests of stated answers): the README's commands with its presets' own settings,
 # stopped once 99% of dev is right, bounded by a count of updates on one thread (not minutes: a
 # busy machine takes longer instead of training less; the book's preset is there after ~1,100)
-TRAINED = ["train.max_steps=2500", "train.threads=1", "train.progress=false", "train.target_exact_match=0.99",
-           "train.eval_every=100", "train.eval_max_sentences=500"]  # (stops within 100 updates of 99%)
+TRAINED = [
+    "train.max_steps=2500",
+    "train.threads=1",
+    "train.progress=false",
+    "train.target_exact_match=0.99",
+    "train.eval_every=100",
+    "train.eval_max_sentences=500",
+]  # (stops within 100 updates of 99%)
 
 # Commands not run, by their first word.
 SKIPPED = {"make": "make is the CI itself (it installs .venv and runs this suite)"}
@@ -214,7 +232,7 @@ class Reader:
     unmade: dict = field(default_factory=dict)  # what commands skipped for a missing program would have written
 
     @classmethod
-    def checkout(cls, tmp_path: Path, monkeypatch, **kwargs) -> "Reader":
+    def checkout(cls, tmp_path: Path, monkeypatch, **kwargs) -> Reader:
         """A reader in ``tmp_path/attnseq`` (its working folder): this tree's configs, bench and
         examples, and the book's data at ../shared/data/book/ as beside a real checkout."""
         reader = cls(tmp_path / "attnseq", **kwargs)
@@ -248,8 +266,12 @@ class Reader:
         if words[0] in SKIPPED:
             return Outcome(snippet, "skipped", SKIPPED[words[0]])
         if words[:2] == ["attnseq", "reproduce"] and "--all" in words:  # takes no smaller budget
-            return Outcome(snippet, "skipped", "every reproduction at its default budget takes hours; test_reproduce "
-                                               "runs them in processes at once on small budgets")
+            return Outcome(
+                snippet,
+                "skipped",
+                "every reproduction at its default budget takes hours; test_reproduce "
+                "runs them in processes at once on small budgets",
+            )
         if missing := missing_path(words):
             return Outcome(snippet, "skipped", missing)
         reads = {w.rpartition("=")[2] for w in words}
@@ -257,9 +279,12 @@ class Reader:
         if unmade or ((program := NEEDS.get(tuple(words[:3]))) and not shutil.which(program)):
             program = self.unmade[unmade[0]] if unmade else program
             self.unmade |= {words[i + 1]: program for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
-            return Outcome(snippet, "skipped", f"needs {program}, which is not installed (apt-get install {program}; "
-                                               ".ci/run does)")
-        if not self.run_slow and (made := [p for p in self.not_made if any(r == p or r.startswith(p + "/") for r in reads)]):
+            return Outcome(
+                snippet, "skipped", f"needs {program}, which is not installed (apt-get install {program}; .ci/run does)"
+            )
+        if not self.run_slow and (
+            made := [p for p in self.not_made if any(r == p or r.startswith(p + "/") for r in reads)]
+        ):
             return Outcome(snippet, "slow", f"slow: reads {made[0]}, which a slow command writes")
         if (slow := slow_reason(words, self.home)) and not self.run_slow:
             self.not_made |= {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
@@ -303,13 +328,13 @@ class Reader:
         if "<" in last:
             at = last.index("<")
             stdin = (self.home / last[at + 1]).read_bytes()
-            last = last[:at] + last[at + 2:]
+            last = last[:at] + last[at + 2 :]
         if last[0] == "attnseq":
             return self.attnseq(last[1:], stdin)
         if last[0] == "python":
             return self.script(last[1:])
         if last[0] == "torchrun":
-            command = last[last.index("train"):]
+            command = last[last.index("train") :]
             small = sets(*SMALL, *small_model(command[1:])) if self.small else []
             return self.process([sys.executable, "-m", "torch.distributed.run", *last[1:], *small])
         if last[0] == "curl":
@@ -321,8 +346,9 @@ class Reader:
         out = []
         for word in words:
             if "$(" in word:
-                word = subprocess.run(["bash", "-c", f'printf %s "{word}"'], cwd=self.home, capture_output=True,
-                                      text=True, check=True).stdout
+                word = subprocess.run(
+                    ["bash", "-c", f'printf %s "{word}"'], cwd=self.home, capture_output=True, text=True, check=True
+                ).stdout
             word = os.path.expanduser(word)
             matches = sorted(glob.glob(word, root_dir=self.home)) if any(c in word for c in "*?[") else []
             out += matches or [word]
@@ -453,7 +479,8 @@ class Reader:
         fit = attnseq.fit
         if self.small:
             attnseq.fit = lambda config, out, overrides=(), **kw: fit(
-                config, out, [*overrides, *SMALL, *small_model([config], overrides)], **kw)
+                config, out, [*overrides, *SMALL, *small_model([config], overrides)], **kw
+            )
         try:
             for statement in module.body:
                 code = snippet.text.splitlines()[statement.lineno - 1].strip()
@@ -502,9 +529,9 @@ def stated_values(source: str) -> dict[int, object]:
 
 def small_splits(source: str) -> list[str]:
     """--train, --dev and --test of SPLIT_SIZES, those that ``attnseq data SOURCE`` takes."""
-    from attnseq.cli import build_parser
-
     from test_cli import parsers
+
+    from attnseq.cli import build_parser
 
     parser = dict(parsers(build_parser())).get(f"attnseq data {source}")
     takes = parser._option_string_actions if parser else {}
@@ -529,8 +556,11 @@ def small_model(train_args: list[str], overrides=()) -> list[str]:
     args = build_parser().parse_args(["train", *train_args])
     args.set = given = [*(args.set or []), *overrides]
     config = load_config(args)
-    small = {key: value for key, value in SMALL_SIZES.items()
-             if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)}
+    small = {
+        key: value
+        for key, value in SMALL_SIZES.items()
+        if (setting(config, key) or 0) > value and not any(s.startswith(f"{key}=") for s in given)
+    }
     if getattr(config.model, "tie_embeddings", "none") not in ("none", False) and "model.embed_size" in small:
         # a tied embedding is the output layer's matrix: as wide as the features it reads (hidden_size)
         small["model.embed_size"] = small.get("model.hidden_size", setting(config, "model.hidden_size"))
@@ -555,9 +585,9 @@ def setting(config, key: str):
 def small_reproduction(name: str, folder: Path) -> list[str]:
     """``attnseq reproduce NAME``'s small settings: test_reproduce's (a few updates on a few pairs),
     on one thread."""
-    from attnseq.reproduce import REPRODUCTIONS
-
     from test_reproduce import tiny_settings
+
+    from attnseq.reproduce import REPRODUCTIONS
 
     minutes = REPRODUCTIONS.get(name).nominal_minutes * (0.003 if name == "transformer-vs-rnn" else 0.001)
     folder.mkdir(exist_ok=True)
@@ -622,8 +652,11 @@ def test_readme_commands_parse_and_name_what_exists():
             except SystemExit as stop:  # --help, --version
                 if stop.code:
                     problems.append(f"{snippet}: the parser exits {stop.code}")
-            problems += [f"{snippet}: {w} is not in the checkout" for w in words
-                         if w.startswith("configs/") and not (ROOT / w).is_file()]
+            problems += [
+                f"{snippet}: {w} is not in the checkout"
+                for w in words
+                if w.startswith("configs/") and not (ROOT / w).is_file()
+            ]
             if words[1] == "reproduce":  # its --set sets the reproduction's options
                 continue
             for key in (words[i + 1].split("=")[0] for i, w in enumerate(words[:-1]) if w == "--set"):
@@ -688,8 +721,11 @@ def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
     """``echo "september 27, 1994" | attnseq translate runs/book`` prints 1994-09-27 once the
     README's commands before it trained runs/book (the book preset's own settings, TRAINED)."""
     snippets = readme()
-    echoed = {s: iso_date(w[1]) for s in snippets if s.lang == "sh" and (w := shell_words(s.text))[0] == "echo"
-              and w[2:5] == ["|", "attnseq", "translate"]}
+    echoed = {
+        s: iso_date(w[1])
+        for s in snippets
+        if s.lang == "sh" and (w := shell_words(s.text))[0] == "echo" and w[2:5] == ["|", "attnseq", "translate"]
+    }
     answered = {s: iso for s, iso in echoed.items() if iso}
     assert answered, "the README shows no date echoed into attnseq translate"
     reader = Reader.checkout(tmp_path, monkeypatch, small=False)

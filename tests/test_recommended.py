@@ -4,20 +4,20 @@ Each runs as the preset has it (model, optimiser, schedule, decoding); only the 
 (updates, evaluations) and what the small data cannot hold (a subword vocabulary of 8,000) are
 set. The full-budget figures are in the README ("Your own data: time to a good model").
 """
+
 from __future__ import annotations
 
 import random
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
+from learning import at_least, learns
 
 import attnseq
 from attnseq.data.corpus import read_tsv
 from attnseq.data.dates import ALL_LOCALES
 from attnseq.data.splits import make_date_splits, write_split_dir
-
-from conftest import ROOT
-from learning import at_least, learns
 
 CONFIGS = ROOT / "configs"
 BUDGET = ["train.progress=false", "train.log_every=0", "train.threads=1"]
@@ -34,6 +34,7 @@ EN_TENS = ["", ""] + "twenty thirty forty fifty sixty seventy eighty ninety".spl
 
 def german(n: int) -> str:
     """1 <= n < 1,000,000 in German number words (one word: 321 -> dreihunderteinundzwanzig)."""
+
     def below_100(k: int) -> str:
         if k < 10:
             return ONES[k] if k else ""
@@ -50,6 +51,7 @@ def german(n: int) -> str:
 
 def english(n: int) -> str:
     """1 <= n < 1,000,000 in English number words (321 -> three hundred twenty-one)."""
+
     def below_1000(k: int) -> list[str]:
         words = [EN_ONES[k // 100], "hundred"] if k >= 100 else []
         k %= 100
@@ -84,8 +86,11 @@ def numbers(tmp_path_factory) -> Path:
 def test_recommended_char_learns_dates_of_every_locale(tmp_path):
     folder = tmp_path / "dates"
     write_split_dir(folder, *make_date_splits(8_000, 300, 300, seed=0, locales=ALL_LOCALES))
-    summary = attnseq.fit(CONFIGS / "recommended-char.yaml", tmp_path / "run",
-                          [f"data.dir={folder}", "train.max_steps=500", "train.eval_every=250", *BUDGET])
+    summary = attnseq.fit(
+        CONFIGS / "recommended-char.yaml",
+        tmp_path / "run",
+        [f"data.dir={folder}", "train.max_steps=500", "train.eval_every=250", *BUDGET],
+    )
     at_least("dev exact match", summary["dev_exact_match"], 0.9)
     test = attnseq.load(tmp_path / "run").evaluate(read_tsv(folder / "test.tsv"))
     at_least("test exact match", test["exact_match"], 0.9)
@@ -94,9 +99,18 @@ def test_recommended_char_learns_dates_of_every_locale(tmp_path):
 @pytest.mark.slow
 @learns
 def test_recommended_subword_learns_number_words(numbers, tmp_path):
-    summary = attnseq.fit(CONFIGS / "recommended-subword.yaml", tmp_path / "run",
-                          [f"data.dir={numbers}", "data.tokenizer.vocab_size=120", "train.max_steps=600",
-                           "train.eval_every=100", "train.target_exact_match=0.95", *BUDGET])
+    summary = attnseq.fit(
+        CONFIGS / "recommended-subword.yaml",
+        tmp_path / "run",
+        [
+            f"data.dir={numbers}",
+            "data.tokenizer.vocab_size=120",
+            "train.max_steps=600",
+            "train.eval_every=100",
+            "train.target_exact_match=0.95",
+            *BUDGET,
+        ],
+    )
     # (stops once 95% of dev is exact: update 400 here, 64 s alone, where 600 updates took 85-100 s)
     at_least("dev BLEU", summary["dev_bleu"], 90)
     test = attnseq.load(tmp_path / "run").evaluate(read_tsv(numbers / "test.tsv"))

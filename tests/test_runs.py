@@ -2,6 +2,7 @@
 was trained (or refuses, naming the key), damaged files and torn logs are said plainly, a
 diverging run stops keeping its last good checkpoint, and a run killed at any moment resumes
 to the very weights of an uninterrupted one."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import PRESET, SMALL, last_step, reverse_pairs, same_records, sets, weights, write_tsv
 
 import attnseq
 from attnseq.cli import main
 from attnseq.runs import read_metrics
 
-from conftest import PRESET, SMALL, last_step, reverse_pairs, same_records, sets, weights, write_tsv
 
 def train(data: Path, out: Path, *settings: str, flags: tuple = ()) -> int:
     return main(["-q", "train", PRESET, "--data", str(data), "--out", str(out), *flags, *sets(*SMALL, *settings)])
@@ -49,7 +50,9 @@ def test_a_run_is_never_overwritten_silently(reverse_data, tmp_path, capsys):
     assert train(reverse_data, run, "train.max_steps=2", flags=("--overwrite",)) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 2
     assert (run / "notes.txt").read_text() == "mine"  # --overwrite removes the run's files only
-    assert [r["type"] for r in read_metrics(run)][0] == "start" and len([r for r in read_metrics(run) if r["type"] == "start"]) == 1
+    assert [r["type"] for r in read_metrics(run)][0] == "start" and len(
+        [r for r in read_metrics(run) if r["type"] == "start"]
+    ) == 1
 
 
 def test_resume_continues_as_trained_or_names_the_key(reverse_data, tmp_path, capsys):
@@ -58,13 +61,19 @@ def test_resume_continues_as_trained_or_names_the_key(reverse_data, tmp_path, ca
     assert f"nothing to resume in {empty}" in one_line_error(capsys)
     run = tmp_path / "run"
     assert train(reverse_data, run, "train.max_steps=3") == 0
-    for change, key in (("train.lr=0.01", "train.lr"), ("model.hidden_size=64", "model.hidden_size"),
-                        ("model.attention=dot", "model.attention"), ("train.schedule=plateau", "train.schedule")):
+    for change, key in (
+        ("train.lr=0.01", "train.lr"),
+        ("model.hidden_size=64", "model.hidden_size"),
+        ("model.attention=dot", "model.attention"),
+        ("train.schedule=plateau", "train.schedule"),
+    ):
         assert train(reverse_data, run, "train.max_steps=6", change, flags=("--resume",)) == 2
         error = one_line_error(capsys)
         assert error.startswith(f"attnseq: error: {key}: the run was trained with"), error
-    assert train(reverse_data, run, "train.max_steps=6", "train.log_every=1", "decode.max_len=20",
-                 flags=("--resume",)) == 0
+    assert (
+        train(reverse_data, run, "train.max_steps=6", "train.log_every=1", "decode.max_len=20", flags=("--resume",))
+        == 0
+    )
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 6
 
 
@@ -114,7 +123,10 @@ def test_missing_pieces_of_a_run_are_named_as_they_are(reverse_data, tmp_path, c
     assert any("no last.safetensors to resume from yet" in m for m in caplog.messages)
     config = (run / "config.yaml").read_text()
     (run / "config.yaml").write_text(config.replace("model:\n", "model:\n  what: 3\n", 1))  # edited by hand
-    for command in (["translate", str(run)], ["train", PRESET, "--data", str(reverse_data), "--out", str(run), "--resume"]):
+    for command in (
+        ["translate", str(run)],
+        ["train", PRESET, "--data", str(reverse_data), "--out", str(run), "--resume"],
+    ):
         assert main(command) == 2
         assert one_line_error(capsys).startswith(f"attnseq: error: {run / 'config.yaml'}: model.what: unknown key")
     (run / "metrics.jsonl").write_bytes(b"\xff\xfe not a log\n")
@@ -149,21 +161,33 @@ def test_resume_drops_records_of_unsaved_steps_and_torn_lines(reverse_data, tmp_
     assert main(["-q", "plot", "curve", str(cut), "--out", str(tmp_path / "curve.png")]) == 0
     assert train(reverse_data, cut, *common, flags=("--resume",)) == 0
     same_records(straight, cut)
-    assert all(np.array_equal(weights(straight / "last.safetensors")[k], v)
-               for k, v in weights(cut / "last.safetensors").items())
+    assert all(
+        np.array_equal(weights(straight / "last.safetensors")[k], v)
+        for k, v in weights(cut / "last.safetensors").items()
+    )
 
 
 @pytest.mark.parametrize("engine", ["torch", "numpy"])
 @pytest.mark.parametrize("lr, saved_step", [(1e6, None), (1, 1)], ids=["at-the-first-update", "after-an-evaluation"])
-def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(reverse_data, tmp_path, capsys, engine, lr,
-                                                                   saved_step):
+def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(
+    reverse_data, tmp_path, capsys, engine, lr, saved_step
+):
     """A rate of 1e6 diverges at the first update, before anything is saved; a rate of 1 after the
     first evaluation (step 1), whose checkpoint is kept, finite, and loads."""
     run = tmp_path / "run"
     settings = [f"train.lr={lr}", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
     if engine == "numpy":
-        settings = [*settings, "engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy",
-                    "model.init=book", "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"]
+        settings = [
+            *settings,
+            "engine=numpy",
+            "model.decoder=book",
+            "model.attention=dot",
+            "model.bridge=copy",
+            "model.init=book",
+            "model.encoder.bidirectional=false",
+            "model.dropout=0",
+            "decode.max_len=10",
+        ]
     assert train(reverse_data, run, *settings) == 2
     error = one_line_error(capsys)
     assert "training diverged at step" in error and "lower train.lr" in error
@@ -186,8 +210,19 @@ def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: i
     Each kill waits until the run has logged a step drawn at random from its first three quarters, then a
     random fraction of a second more, so it lands mid-run however fast this machine trains."""
     rng = random.Random(seed)
-    command = [sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(data), "--out", str(out),
-               *args]
+    command = [
+        sys.executable,
+        "-m",
+        "attnseq.cli",
+        "-q",
+        "train",
+        PRESET,
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        *args,
+    ]
     targets = sorted(rng.sample(range(1, max(steps * 3 // 4, kills + 1)), kills))
     landed = 0
     for attempt in range(kills + 1):
@@ -213,8 +248,25 @@ def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: i
 def test_killed_runs_resume_to_the_uninterrupted_run(reverse_data, tmp_path):
     args = sets(*SMALL, "train.epochs=2", "train.eval_every=5", "train.log_every=2", "model.dropout=0.2")
     straight = tmp_path / "straight"
-    assert subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "train", PRESET, "--data", str(reverse_data),
-                           "--out", str(straight), *args], capture_output=True).returncode == 0
+    assert (
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "attnseq.cli",
+                "-q",
+                "train",
+                PRESET,
+                "--data",
+                str(reverse_data),
+                "--out",
+                str(straight),
+                *args,
+            ],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
     killed = tmp_path / "killed"
     assert kill_and_resume(reverse_data, killed, args, kills=2, steps=last_step(straight)) >= 1
     a, b = weights(straight / "last.safetensors"), weights(killed / "last.safetensors")

@@ -2,16 +2,24 @@
 in-memory path drew from its Examples (the order of cc83ef3, kept below as the reference), the
 token budget kept, and each process's share: every pair of an epoch in exactly one share, every
 share as many batches."""
+
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnseq.data.sampler import LengthSampler
 
 LENGTHS = st.lists(st.tuples(st.integers(1, 60), st.integers(0, 60)), max_size=400)
-SETTINGS = dict(batch_size=st.sampled_from([1, 2, 7, 64]), batch_tokens=st.sampled_from([0, 0, 1, 40, 300, 3000]),
-                bucket=st.booleans(), seed=st.integers(0, 3), epoch=st.integers(0, 3), pool=st.sampled_from([1, 3, 50]))
+SETTINGS = dict(
+    batch_size=st.sampled_from([1, 2, 7, 64]),
+    batch_tokens=st.sampled_from([0, 0, 1, 40, 300, 3000]),
+    bucket=st.booleans(),
+    seed=st.integers(0, 3),
+    epoch=st.integers(0, 3),
+    pool=st.sampled_from([1, 3, 50]),
+)
 
 
 def reference_batches(lengths, batch_size, batch_tokens, bucket, seed, epoch, pool, shuffle=True):
@@ -20,9 +28,14 @@ def reference_batches(lengths, batch_size, batch_tokens, bucket, seed, epoch, po
     order = rng.permutation(len(lengths)) if shuffle else np.arange(len(lengths))
     if bucket:
         size = batch_size * pool
-        chunks = [order[i: i + size] for i in range(0, len(order), size)]
-        order = np.concatenate([c[np.argsort([lengths[i][0] + 1000 * lengths[i][1] for i in c], kind="stable")]
-                                for c in chunks]) if chunks else order
+        chunks = [order[i : i + size] for i in range(0, len(order), size)]
+        order = (
+            np.concatenate(
+                [c[np.argsort([lengths[i][0] + 1000 * lengths[i][1] for i in c], kind="stable")] for c in chunks]
+            )
+            if chunks
+            else order
+        )
     if batch_tokens:
         batches, current, longest = [], [], 0
         for i in order.tolist():
@@ -35,7 +48,7 @@ def reference_batches(lengths, batch_size, batch_tokens, bucket, seed, epoch, po
         if current:
             batches.append(current)
     else:
-        batches = [order[i: i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+        batches = [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
     if bucket and shuffle:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
@@ -48,8 +61,9 @@ def sampler_of(lengths, batch_size, batch_tokens, bucket, seed, pool, shuffle=Tr
 
 @settings(max_examples=60, deadline=None)
 @given(lengths=LENGTHS, shuffle=st.booleans(), **SETTINGS)
-def test_the_batches_are_those_the_in_memory_path_drew(lengths, batch_size, batch_tokens, bucket, seed, epoch,
-                                                       pool, shuffle):
+def test_the_batches_are_those_the_in_memory_path_drew(
+    lengths, batch_size, batch_tokens, bucket, seed, epoch, pool, shuffle
+):
     sampler = sampler_of(lengths, batch_size, batch_tokens, bucket, seed, pool, shuffle)
     drawn = [batch.tolist() for batch in sampler.epoch(epoch)]
     assert drawn == reference_batches(lengths, batch_size, batch_tokens, bucket, seed, epoch, pool, shuffle)
@@ -74,8 +88,9 @@ def test_token_batches_keep_the_budget_across_the_blocks_they_are_cut_in(monkeyp
 
 @settings(max_examples=60, deadline=None)
 @given(lengths=LENGTHS, world_size=st.integers(2, 4), **SETTINGS)
-def test_the_processes_shares_hold_every_pair_once(lengths, batch_size, batch_tokens, bucket, seed, epoch, pool,
-                                                   world_size):
+def test_the_processes_shares_hold_every_pair_once(
+    lengths, batch_size, batch_tokens, bucket, seed, epoch, pool, world_size
+):
     """Each of ``world_size`` processes (rank 0..) takes its share of an epoch: as many batches
     each, no batch empty, every pair in exactly one; unless there are fewer batches than
     processes (then none: the trainer refuses it, naming train.batch_size)."""

@@ -1,19 +1,19 @@
 """Every registered attention scorer: shapes, masks, normalisation, padding that changes nothing,
 gradients, one step at a time equal to all steps at once; local windows, multi-head and cosine
 specifics; configuration errors; and a tiny task learned."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 import torch
+from conftest import learn_task, scorer_variant
+from learning import at_least, learns
 
 from attnseq.errors import ConfigError
 from attnseq.nn.attention import SCORERS, build_scorer
 from attnseq.schema import Variant
-
-from conftest import learn_task, scorer_variant
-from learning import at_least, learns
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
 LENGTHS = torch.tensor([7, 5, 2])
@@ -210,8 +210,9 @@ def test_cosine_ignores_the_query_length_and_has_a_temperature():
 def test_copy_task_learned(name):
     """Each scorer inside the Luong decoder learns to copy strings of 3-5 symbols."""
     variant = scorer_variant(name, window=2, size=16)
-    accuracy = learn_task(f"model.attention={json.dumps(variant.plain())}", "model.decoder=luong",
-                          "model.decoder.input_feeding=false")
+    accuracy = learn_task(
+        f"model.attention={json.dumps(variant.plain())}", "model.decoder=luong", "model.decoder.input_feeding=false"
+    )
     at_least("exact match", accuracy, 0.85)
 
 

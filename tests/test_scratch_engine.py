@@ -1,4 +1,5 @@
 """``engine: numpy`` end to end: train through the CLI, evaluate, translate, resume, errors."""
+
 from __future__ import annotations
 
 import json
@@ -8,29 +9,50 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, TINY, sets, write_reverse_dir
+from learning import at_least, learns, seed
 from safetensors.numpy import load_file
 
 import attnseq
 from attnseq.cli import main
 from attnseq.config import load_config
 from attnseq.engines.numpy_engine.designs import check_numpy
+from attnseq.engines.numpy_engine.layouts import source_array, target_array
 from attnseq.errors import ConfigError, UserError
 from attnseq.runs import read_checkpoint
-from attnseq.engines.numpy_engine.layouts import source_array, target_array
-
-from conftest import ROOT, TINY, sets, write_reverse_dir
-from learning import at_least, learns, seed
 
 BOOK = str(ROOT / "configs" / "book-attention.yaml")
 NUMPY = ["engine=numpy", "data.strip=true", "train.lr=0.01", "decode.max_len=10"]
-EVAL_KEYS = {"type", "epoch", "step", "train_seconds", "dev_loss", "dev_exact_match",
-             "dev_token_accuracy", "eval_seconds", "wall_seconds", "cpu_seconds", "best"}
+EVAL_KEYS = {
+    "type",
+    "epoch",
+    "step",
+    "train_seconds",
+    "dev_loss",
+    "dev_exact_match",
+    "dev_token_accuracy",
+    "eval_seconds",
+    "wall_seconds",
+    "cpu_seconds",
+    "best",
+}
 
 
 def train(data: Path, out: Path, *settings: str, resume: bool = False) -> int:
     """``attnseq train`` of the book's attention preset, small, with the numpy engine."""
-    return main(["-q", "train", BOOK, "--data", str(data), "--out", str(out), *(["--resume"] if resume else []),
-                 *sets(*TINY, *NUMPY, *settings)])
+    return main(
+        [
+            "-q",
+            "train",
+            BOOK,
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            *(["--resume"] if resume else []),
+            *sets(*TINY, *NUMPY, *settings),
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +71,14 @@ def trained(data_dir, tmp_path_factory) -> Path:
 @pytest.mark.slow
 @learns
 def test_training_learns_and_writes_the_run_folder(trained):
-    for name in ("config.yaml", "vocab.source.json", "vocab.target.json", "metrics.jsonl",
-                 "best.safetensors", "last.safetensors"):
+    for name in (
+        "config.yaml",
+        "vocab.source.json",
+        "vocab.target.json",
+        "metrics.jsonl",
+        "best.safetensors",
+        "last.safetensors",
+    ):
         assert (trained / name).exists(), name
     records = [json.loads(line) for line in (trained / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["type"] == "eval"]
@@ -73,8 +101,13 @@ def test_evaluate_and_translate(trained, data_dir, capsys):
     at_least("test exact match", metrics["exact_match"], 0.95)
     assert {"token_accuracy", "chrf", "seconds"} <= set(metrics) and "bleu" not in metrics  # one-word references
 
-    result = subprocess.run([sys.executable, "-m", "attnseq.cli", "translate", str(trained)],
-                            input="abc\nfedd\n", capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "attnseq.cli", "translate", str(trained)],
+        input="abc\nfedd\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["cba", "ddef"]
 
@@ -104,21 +137,32 @@ def test_unsupported_design_is_one_config_error(data_dir, tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
-BOOK_DESIGN = ["engine=numpy", "model.bridge=copy", "model.init=book", "model.decoder=book",
-               "model.attention=dot", "model.encoder.bidirectional=false"]
+BOOK_DESIGN = [
+    "engine=numpy",
+    "model.bridge=copy",
+    "model.init=book",
+    "model.decoder=book",
+    "model.attention=dot",
+    "model.encoder.bidirectional=false",
+]
 
 
-@pytest.mark.parametrize("settings, key", [
-    (["model.decoder=luong"], "model.decoder"),
-    (["train.optimizer={name: adam, amsgrad: true}"], "train.optimizer.amsgrad"),
-    (["model.decoder={name: book, context_into_input: true}"], "model.decoder.context_into_input"),
-    (["model.dropout=0.1"], "model.dropout"),
-    (["model.decoder=none"], "model.attention"),
-    (["model.attention=general"], "model.attention"),
-    (["model.decoder=none", "model.attention=null", "model.encoder.bidirectional=true"],
-     "model.encoder.bidirectional"),
-    (["model.encoder.bidirectional=true", "model.hidden_size=7"], "model.hidden_size"),
-])
+@pytest.mark.parametrize(
+    "settings, key",
+    [
+        (["model.decoder=luong"], "model.decoder"),
+        (["train.optimizer={name: adam, amsgrad: true}"], "train.optimizer.amsgrad"),
+        (["model.decoder={name: book, context_into_input: true}"], "model.decoder.context_into_input"),
+        (["model.dropout=0.1"], "model.dropout"),
+        (["model.decoder=none"], "model.attention"),
+        (["model.attention=general"], "model.attention"),
+        (
+            ["model.decoder=none", "model.attention=null", "model.encoder.bidirectional=true"],
+            "model.encoder.bidirectional",
+        ),
+        (["model.encoder.bidirectional=true", "model.hidden_size=7"], "model.hidden_size"),
+    ],
+)
 def test_config_errors_carry_the_key(settings, key):
     """Each setting the numpy engine cannot run is a ConfigError whose key is the one at fault."""
     check_numpy(load_config(None, BOOK_DESIGN))
@@ -131,8 +175,17 @@ def test_config_errors_carry_the_key(settings, key):
 def test_other_designs_train_and_translate(data_dir, tmp_path, decoder, bidirectional):
     run_dir = tmp_path / decoder
     attention = "model.attention=dot" if decoder == "book" else "model.attention=null"  # none, peeky: no scorer
-    assert train(data_dir, run_dir, f"model.decoder={decoder}", f"model.encoder.bidirectional={bidirectional}",
-                 attention, "train.max_steps=3") == 0
+    assert (
+        train(
+            data_dir,
+            run_dir,
+            f"model.decoder={decoder}",
+            f"model.encoder.bidirectional={bidirectional}",
+            attention,
+            "train.max_steps=3",
+        )
+        == 0
+    )
     outputs, attention = attnseq.load(run_dir).translate(["abc", "fed"], return_attention=True)
     assert len(outputs) == 2 and all(isinstance(o, str) for o in outputs)
     assert (attention[0] is not None) == (decoder == "book")
@@ -161,6 +214,7 @@ def test_sources_are_padded_and_flipped_as_the_book():
 
 
 # ---------------------------------------------------------------- data.format book
+
 
 def write_book_file(path: Path, lines: int = 400, seed: int = 5) -> Path:
     """A file in the book's format: space-padded questions, '_', fixed-width answers (the
@@ -205,7 +259,7 @@ def the_books_recipe(path: Path, epochs: int, wordvec_size: int, hidden_size: in
     for _ in range(epochs):
         perm = np.random.permutation(len(x_train))
         for k in range(len(x_train) // batch_size):
-            rows = perm[k * batch_size:(k + 1) * batch_size]
+            rows = perm[k * batch_size : (k + 1) * batch_size]
             model.forward(x_train[rows], t_train[rows])
             model.backward()
             clip_grads(model.grads, 5.0)
@@ -220,10 +274,26 @@ def test_book_file_through_the_cli_is_the_books_run(tmp_path):
     vocabulary, split, random stream, weights after every update, and accuracy per epoch."""
     book_file = write_book_file(tmp_path / "toy.txt")
     run_dir = tmp_path / "run"
-    code = main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir),
-                 *sets("engine=numpy", "model.embed_size=8", "model.hidden_size=16",
-                       "train.batch_size=16", "train.epochs=2", "train.progress=false",
-                       "train.log_every=0")])
+    code = main(
+        [
+            "-q",
+            "train",
+            BOOK,
+            "--data",
+            str(book_file),
+            "--out",
+            str(run_dir),
+            *sets(
+                "engine=numpy",
+                "model.embed_size=8",
+                "model.hidden_size=16",
+                "train.batch_size=16",
+                "train.epochs=2",
+                "train.progress=false",
+                "train.log_every=0",
+            ),
+        ]
+    )
     assert code == 0
     book = the_books_recipe(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=16)
     ours, _ = read_checkpoint(run_dir / "last.safetensors")  # the weights, without the training state
@@ -234,14 +304,12 @@ def test_book_file_through_the_cli_is_the_books_run(tmp_path):
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     accuracy = [r["dev_exact_match"] for r in records if r["type"] == "eval"]
     assert accuracy == pytest.approx(book["accuracy"])
-    assert records[0]["train_pairs"] == 360 and records[0]["dev_pairs"] == 40   # 400 lines
+    assert records[0]["train_pairs"] == 360 and records[0]["dev_pairs"] == 40  # 400 lines
 
     # evaluate on the book file scores its test set; translate gives answers of the fixed width
-    metrics = attnseq.load(run_dir, checkpoint="last").evaluate(
-        [(q, a) for q, a in zip(*_book_test(book_file))])
+    metrics = attnseq.load(run_dir, checkpoint="last").evaluate([(q, a) for q, a in zip(*_book_test(book_file))])
     assert metrics["exact_match"] == pytest.approx(book["accuracy"][-1])
-    assert main(["-q", "evaluate", str(run_dir), "--data", str(book_file), "--json",
-                 "--checkpoint", "last"]) == 0
+    assert main(["-q", "evaluate", str(run_dir), "--data", str(book_file), "--json", "--checkpoint", "last"]) == 0
     assert len(attnseq.load(run_dir).translate("abc     ")) == 6
 
 
@@ -255,26 +323,39 @@ def _book_test(path: Path):
 def test_book_file_with_the_torch_engine(tmp_path):
     book_file = write_book_file(tmp_path / "toy.txt", lines=200)
     run_dir = tmp_path / "run"
-    assert main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir),
-                 *sets(*TINY, "train.max_steps=3")]) == 0
+    assert (
+        main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(run_dir), *sets(*TINY, "train.max_steps=3")])
+        == 0
+    )
     vocab = json.loads((run_dir / "vocab.source.json").read_text())
     in_file_order = list(dict.fromkeys(book_file.read_text().replace("\n", "")))
-    assert vocab == in_file_order                     # the book's ids ('_' included), shifted by 4
+    assert vocab == in_file_order  # the book's ids ('_' included), shifted by 4
     assert json.loads((run_dir / "vocab.target.json").read_text()) == vocab
 
 
 def test_book_format_errors_name_the_key(tmp_path, capsys):
     book_file = write_book_file(tmp_path / "toy.txt", lines=50)
-    assert main(["-q", "train", BOOK, "--data", str(book_file), "--out", str(tmp_path / "a"),
-                 *sets(*TINY, "data.tokenizer=word")]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                BOOK,
+                "--data",
+                str(book_file),
+                "--out",
+                str(tmp_path / "a"),
+                *sets(*TINY, "data.tokenizer=word"),
+            ]
+        )
+        == 2
+    )
     assert "data.tokenizer" in capsys.readouterr().err
-    assert main(["-q", "train", BOOK, "--out", str(tmp_path / "b"),
-                 *sets(*TINY, "data.format=book")]) == 2
+    assert main(["-q", "train", BOOK, "--out", str(tmp_path / "b"), *sets(*TINY, "data.format=book")]) == 2
     assert "data.train" in capsys.readouterr().err
     bad = tmp_path / "bad.txt"
     bad.write_text("abc_def\nno separator here\n")
-    assert main(["-q", "train", BOOK, "--data", str(bad), "--out", str(tmp_path / "c"),
-                 *sets(*TINY)]) == 2
+    assert main(["-q", "train", BOOK, "--data", str(bad), "--out", str(tmp_path / "c"), *sets(*TINY)]) == 2
     assert f"{bad}:2" in capsys.readouterr().err
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("abc\tcba\n")
@@ -289,8 +370,15 @@ def test_run_book_is_that_run_from_python(tmp_path):
 
     book_file = write_book_file(tmp_path / "toy.txt", lines=300)
     seen = []
-    result = run_book(book_file, epochs=2, wordvec_size=8, hidden_size=16, batch_size=32,
-                      run_dir=tmp_path / "run", on_epoch=lambda epoch, info: seen.append(epoch))
+    result = run_book(
+        book_file,
+        epochs=2,
+        wordvec_size=8,
+        hidden_size=16,
+        batch_size=32,
+        run_dir=tmp_path / "run",
+        on_epoch=lambda epoch, info: seen.append(epoch),
+    )
     assert seen == [1, 2] and result["iterations_per_epoch"] == 270 // 32
     assert len(result["accuracy"]) == len(result["train_seconds"]) == len(result["iter_seconds"]) == 2
     assert isinstance(result["model"], AttentionSeq2seq)
@@ -303,19 +391,26 @@ def test_run_book_is_that_run_from_python(tmp_path):
 def test_the_numpy_engine_trains_and_translates_without_torch(data_dir, tmp_path):
     """engine: numpy needs NumPy alone: train, evaluate and translate with torch unimportable."""
     run_dir = tmp_path / "run"
-    args = ["-q", "train", BOOK, "--data", str(data_dir), "--out", str(run_dir),
-            *sets(*TINY, *NUMPY, "train.max_steps=5")]
+    args = [
+        "-q",
+        "train",
+        BOOK,
+        "--data",
+        str(data_dir),
+        "--out",
+        str(run_dir),
+        *sets(*TINY, *NUMPY, "train.max_steps=5"),
+    ]
     code = f"""
 import sys
 sys.modules['torch'] = None  # any 'import torch' now fails
 from attnseq.cli import main
 assert main({args!r}) == 0
-assert main(['-q', 'evaluate', {str(run_dir)!r}, '--data', {str(data_dir / 'test.tsv')!r}, '--json']) == 0
+assert main(['-q', 'evaluate', {str(run_dir)!r}, '--data', {str(data_dir / "test.tsv")!r}, '--json']) == 0
 import attnseq
 assert len(attnseq.load({str(run_dir)!r}).translate(['abc'])) == 1
 loaded = [m for m in sys.modules if m.split('.')[0] == 'torch' and sys.modules[m] is not None]
 assert not loaded, loaded
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                            cwd=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=str(ROOT))
     assert result.returncode == 0, result.stderr

@@ -6,12 +6,14 @@ left padding shared by a batch, decoding without a cache, buffers reused across 
 different shapes).  The gradient checks against finite differences of both sets are in
 test_scratch_layers.py.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnseq.scratch import fused, layers as book
+from attnseq.scratch import fused
+from attnseq.scratch import layers as book
 from attnseq.scratch.fused import empty
 
 N, T, S, D, H, V = 3, 4, 5, 3, 4, 6
@@ -33,8 +35,10 @@ def lstm_weights(rng, D=D, H=H):
 
 def twins(name, *weights, **options):
     """The book's layer ``name`` and its fused twin, on copies of the same weights."""
-    return (getattr(book, name)(*[w.copy() for w in weights], **options),
-            getattr(fused, name)(*[w.copy() for w in weights], **options))
+    return (
+        getattr(book, name)(*[w.copy() for w in weights], **options),
+        getattr(fused, name)(*[w.copy() for w in weights], **options),
+    )
 
 
 def as_tuple(x):
@@ -58,11 +62,11 @@ def assert_grads_same(plain, quick, atol=1e-10):
 
 # ---------------------------------------------------------------- the layer set
 
+
 def test_fused_is_a_whole_layer_set():
     """Every layer the models build exists in fused; the ones without a fused form are the
     book's own classes."""
-    for name in ("TimeEmbedding", "TimeLSTM", "TimeBiLSTM", "TimeAttention", "TimeAffine",
-                 "TimeSoftmaxWithLoss"):
+    for name in ("TimeEmbedding", "TimeLSTM", "TimeBiLSTM", "TimeAttention", "TimeAffine", "TimeSoftmaxWithLoss"):
         assert name in fused.__all__ and hasattr(book, name), name
     assert fused.TimeAffine is book.TimeAffine
     assert fused.TimeSoftmaxWithLoss is book.TimeSoftmaxWithLoss
@@ -72,11 +76,12 @@ def test_fused_is_a_whole_layer_set():
 
 # ---------------------------------------------------------------- embedding
 
+
 def test_time_embedding_equals_the_books(rng):
     W = randn(rng, V, D)
     plain, quick = twins("TimeEmbedding", W)
     ids = rng.integers(0, V, (N, T))
-    ids[0, :3] = ids[1, 1] = 2                         # repeated ids: their gradients add up
+    ids[0, :3] = ids[1, 1] = 2  # repeated ids: their gradients add up
     assert_same(plain.forward(ids), quick.forward(ids), atol=0)
     dout = randn(rng, N, T, D)
     assert_same(plain.backward(dout), quick.backward(dout))
@@ -84,6 +89,7 @@ def test_time_embedding_equals_the_books(rng):
 
 
 # ---------------------------------------------------------------- LSTM
+
 
 @pytest.mark.parametrize("stateful", [False, True])
 def test_time_lstm_equals_the_books(rng, stateful):
@@ -113,7 +119,7 @@ def test_time_lstm_without_a_cache_equals_the_books(rng):
     plain.set_state(h0)
     quick.set_state(h0)
     for step in range(4):
-        if step == 2:                                  # new values in the same arrays
+        if step == 2:  # new values in the same arrays
             for p, q in zip(plain.params, quick.params):
                 p[...] = q[...] = randn(rng, *p.shape)
         xs = randn(rng, N, 1, D)
@@ -154,9 +160,9 @@ def test_time_lstm_shared_prefix_equals_the_plain_computation(rng, prefix):
         hs = plain.forward(xs)
         np.testing.assert_allclose(shared.forward(xs, shared=np.array(prefix)), hs, atol=1e-12)
         np.testing.assert_allclose(shared.c, plain.c, atol=1e-12)
-        np.testing.assert_allclose(fused.TimeLSTM(*weights).forward(xs, cache=False,
-                                                                    shared=np.array(prefix)),
-                                   hs, atol=1e-12)
+        np.testing.assert_allclose(
+            fused.TimeLSTM(*weights).forward(xs, cache=False, shared=np.array(prefix)), hs, atol=1e-12
+        )
         dhs = randn(rng, *hs.shape)
         dxs, dxs_shared = plain.backward(dhs), shared.backward(dhs)
         for g, g_shared in zip(plain.grads, shared.grads):
@@ -166,9 +172,8 @@ def test_time_lstm_shared_prefix_equals_the_plain_computation(rng, prefix):
         for t in range(xs.shape[1]):
             own = p <= t
             np.testing.assert_allclose(dxs_shared[own, t], dxs[own, t], atol=1e-10)
-            np.testing.assert_allclose(dxs_shared[~own, t].sum(0), dxs[~own, t].sum(0),
-                                       atol=1e-10)
-        if p.max() > 0:                                    # the work really was shared
+            np.testing.assert_allclose(dxs_shared[~own, t].sum(0), dxs[~own, t].sum(0), atol=1e-10)
+        if p.max() > 0:  # the work really was shared
             assert shared._cache[0].width[0] < len(p) + 1 or p.min() == p.max()
 
 
@@ -194,11 +199,12 @@ def test_time_bilstm_equals_the_books(rng, prefix):
         assert_same(dxs, dxs_fused, atol=1e-10)
     else:
         np.testing.assert_allclose(dxs_fused.sum(0), dxs.sum(0), atol=1e-10)
-        own = np.arange(xs.shape[1])[None, :] >= shared[:, None]      # (N, T)
+        own = np.arange(xs.shape[1])[None, :] >= shared[:, None]  # (N, T)
         np.testing.assert_allclose(dxs_fused[own], dxs[own], atol=1e-10)
 
 
 # ---------------------------------------------------------------- attention
+
 
 def test_time_attention_equals_the_books(rng):
     plain, quick = book.TimeAttention(), fused.TimeAttention()
@@ -211,6 +217,7 @@ def test_time_attention_equals_the_books(rng):
 
 
 # ---------------------------------------------------------------- buffers
+
 
 def test_empty_is_aligned():
     a = empty((3, 5), np.float32)

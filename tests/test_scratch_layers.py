@@ -4,17 +4,28 @@ The book's layers (scratch/layers.py) are checked here; the Time layers that hav
 (scratch/fused.py) are checked as both (the ``layers`` parameter).  What the fused layers alone
 do (the shared prefix, aligned buffers) and their equality to the book's: test_scratch_fused.py.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attnseq.scratch import fused, layers as book
-from attnseq.scratch.gradcheck import (check_gradients, check_layer, numerical_gradient,
-                                       relative_error)
-from attnseq.scratch.layers import (GRU, LSTM, Attention, AttentionWeight, Embedding,
-                                    TimeAffine, TimeGRU, TimeSoftmaxWithLoss, WeightSum,
-                                    sigmoid, softmax)
+from attnseq.scratch import fused
+from attnseq.scratch import layers as book
+from attnseq.scratch.gradcheck import check_gradients, check_layer, numerical_gradient, relative_error
+from attnseq.scratch.layers import (
+    GRU,
+    LSTM,
+    Attention,
+    AttentionWeight,
+    Embedding,
+    TimeAffine,
+    TimeGRU,
+    TimeSoftmaxWithLoss,
+    WeightSum,
+    sigmoid,
+    softmax,
+)
 
 TOL = 1e-6
 N, T, S, D, H, V = 3, 4, 5, 3, 4, 6
@@ -51,30 +62,31 @@ def assert_grads_ok(errors: dict[str, float]) -> None:
 
 # ---------------------------------------------------------------- the checker itself
 
+
 def test_numerical_gradient_of_known_function():
     x = np.array([[1.0, -2.0], [0.5, 3.0]])
-    g = numerical_gradient(lambda: float(np.sum(x ** 3)), x)
-    np.testing.assert_allclose(g, 3 * x ** 2, rtol=1e-8)
-    assert relative_error(g, 3 * x ** 2) < 1e-9
+    g = numerical_gradient(lambda: float(np.sum(x**3)), x)
+    np.testing.assert_allclose(g, 3 * x**2, rtol=1e-8)
+    assert relative_error(g, 3 * x**2) < 1e-9
     assert relative_error(np.zeros(3), np.zeros(3)) == 0.0
 
 
 def test_checker_catches_a_wrong_backward(rng):
     x = randn(rng, 4)
-    errors = check_gradients(lambda x: x ** 2, lambda d: d * x, [x])   # should be 2 x d
+    errors = check_gradients(lambda x: x**2, lambda d: d * x, [x])  # should be 2 x d
     assert errors["input0"] > 0.1
 
 
 # ---------------------------------------------------------------- gradient checks
 
+
 def test_embedding_grad(rng):
-    idx = np.array([0, 2, 2, 5])                       # repeated id: gradients must add
+    idx = np.array([0, 2, 2, 5])  # repeated id: gradients must add
     assert_grads_ok(check_layer(Embedding(randn(rng, V, D)), idx))
 
 
 def test_time_embedding_grad(rng, layers):
-    assert_grads_ok(check_layer(layers.TimeEmbedding(randn(rng, V, D)),
-                                rng.integers(0, V, (N, T))))
+    assert_grads_ok(check_layer(layers.TimeEmbedding(randn(rng, V, D)), rng.integers(0, V, (N, T))))
 
 
 def test_lstm_grad(rng):
@@ -96,11 +108,12 @@ def test_time_lstm_stateful_grad_including_initial_state(rng, layers):
 
     def backward(dhs):
         dxs = layer.backward(dhs)
-        return dxs, layer.dh, np.zeros_like(c0)        # the layer exposes dh only
+        return dxs, layer.dh, np.zeros_like(c0)  # the layer exposes dh only
 
-    errors = check_gradients(forward, backward, [randn(rng, N, T, D), h0, c0],
-                             layer.params, layer.grads, names=layer.param_names)
-    errors.pop("input2")                               # dc0 is not exposed
+    errors = check_gradients(
+        forward, backward, [randn(rng, N, T, D), h0, c0], layer.params, layer.grads, names=layer.param_names
+    )
+    errors.pop("input2")  # dc0 is not exposed
     assert_grads_ok(errors)
 
 
@@ -140,8 +153,7 @@ def test_time_bilstm_grad_and_directions(rng, layers):
     out = layer.forward(xs)
     assert out.shape == (N, T, 2 * H)
     np.testing.assert_allclose(out[:, :, :H], layers.TimeLSTM(*w1).forward(xs), atol=1e-12)
-    np.testing.assert_allclose(out[:, :, H:],
-                               layers.TimeLSTM(*w2).forward(xs[:, ::-1])[:, ::-1], atol=1e-12)
+    np.testing.assert_allclose(out[:, :, H:], layers.TimeLSTM(*w2).forward(xs[:, ::-1])[:, ::-1], atol=1e-12)
     assert_grads_ok(check_layer(layer, xs))
 
 
@@ -175,8 +187,7 @@ def test_time_softmax_with_loss_grad_with_bool_mask(rng):
     mask = rng.random((N, T)) < 0.6
     mask[0, 0] = True
     layer = TimeSoftmaxWithLoss()
-    errors = check_gradients(lambda xs: layer.forward(xs, ts, mask), layer.backward,
-                             [randn(rng, N, T, V)])
+    errors = check_gradients(lambda xs: layer.forward(xs, ts, mask), layer.backward, [randn(rng, N, T, V)])
     assert_grads_ok(errors)
 
 
@@ -184,7 +195,7 @@ def test_time_softmax_with_loss_mask_semantics(rng):
     xs = randn(rng, N, T, V)
     ts = rng.integers(0, V, (N, T))
     mask = np.ones((N, T), dtype=bool)
-    mask[:, -1] = False                                # drop the last step
+    mask[:, -1] = False  # drop the last step
     layer = TimeSoftmaxWithLoss()
     loss = layer.forward(xs, ts, mask)
     dxs = layer.backward()
@@ -216,8 +227,7 @@ def test_attention_grad(rng):
 
 
 def test_time_attention_grad(rng, layers):
-    assert_grads_ok(check_layer(layers.TimeAttention(), randn(rng, N, S, H),
-                                randn(rng, N, T, H)))
+    assert_grads_ok(check_layer(layers.TimeAttention(), randn(rng, N, S, H), randn(rng, N, T, H)))
 
 
 def test_time_attention_equals_stepwise_attention(rng, layers):
@@ -229,8 +239,7 @@ def test_time_attention_equals_stepwise_attention(rng, layers):
     for t in range(T):
         step = Attention()
         np.testing.assert_allclose(out[:, t], step.forward(hs_enc, hs_dec[:, t]), atol=1e-12)
-        np.testing.assert_allclose(layer.attention_weights[:, t], step.attention_weight,
-                                   atol=1e-12)
+        np.testing.assert_allclose(layer.attention_weights[:, t], step.attention_weight, atol=1e-12)
         dhs, dh = step.backward(dout[:, t])
         denc_steps += dhs
         np.testing.assert_allclose(ddec[:, t], dh, atol=1e-12)
@@ -240,6 +249,7 @@ def test_time_attention_equals_stepwise_attention(rng, layers):
 
 # ---------------------------------------------------------------- dtype and helpers
 
+
 def test_float32_stays_float32(rng, layers):
     f32 = np.float32
     Wx, Wh, b = (w.astype(f32) for w in lstm_weights(rng))
@@ -248,14 +258,12 @@ def test_float32_stays_float32(rng, layers):
     dxs = layer.backward(np.ones_like(hs))
     assert hs.dtype == dxs.dtype == layer.grads[1].dtype == f32
     attention = layers.TimeAttention()
-    assert attention.forward(randn(rng, N, S, H, dtype=f32),
-                             randn(rng, N, T, H, dtype=f32)).dtype == f32
+    assert attention.forward(randn(rng, N, S, H, dtype=f32), randn(rng, N, T, H, dtype=f32)).dtype == f32
 
 
 def test_helpers():
     x = np.array([-1000.0, -3.0, 0.0, 2.0, 1000.0])
-    np.testing.assert_allclose(sigmoid(x), 1 / (1 + np.exp(-np.clip(x, -700, 700))),
-                               atol=1e-15)
+    np.testing.assert_allclose(sigmoid(x), 1 / (1 + np.exp(-np.clip(x, -700, 700))), atol=1e-15)
     y = softmax(np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, -1000.0]]))
     np.testing.assert_allclose(y.sum(axis=1), 1.0)
     np.testing.assert_allclose(y[1], [0.5, 0.5, 0.0])

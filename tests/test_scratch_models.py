@@ -2,6 +2,7 @@
 
 The model tests run on both layer sets (``layers``): the book's (scratch/layers.py) and the
 fused twins the engine trains with (scratch/fused.py)."""
+
 from __future__ import annotations
 
 import math
@@ -10,13 +11,13 @@ import sys
 
 import numpy as np
 import pytest
-
-from attnseq.scratch import (MODELS, SGD, Adam, AttentionSeq2seq, Seq2seq, build_model, clip_grads,
-                             fused, layers as book)
-from attnseq.scratch.gradcheck import check_model
 from learning import at_least, learns, seed
 
-V, D, H, S, T = 6, 3, 4, 5, 4          # T decoder steps: ts has T + 1 columns
+from attnseq.scratch import MODELS, SGD, Adam, AttentionSeq2seq, Seq2seq, build_model, clip_grads, fused
+from attnseq.scratch import layers as book
+from attnseq.scratch.gradcheck import check_model
+
+V, D, H, S, T = 6, 3, 4, 5, 4  # T decoder steps: ts has T + 1 columns
 
 
 @pytest.fixture(params=[book, fused], ids=["book", "fused"])
@@ -40,6 +41,7 @@ def batch(seed=0, N=3, vocab=V, S=S, T=T):
 
 # ---------------------------------------------------------------- gradients
 
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_gradients_match_finite_differences(name, layers):
     model = randomised(build_model(name, V, D, H, dtype=np.float64, layers=layers))
@@ -54,7 +56,7 @@ def test_model_gradients_with_ignored_targets(layers):
     model = randomised(AttentionSeq2seq(V, D, H, dtype=np.float64, ignore_label=0, layers=layers))
     xs, ts = batch(1)
     ts[:, 1:][ts[:, 1:] == 0] = 1
-    ts[0, -2:] = 0                                     # padding at the end of one answer
+    ts[0, -2:] = 0  # padding at the end of one answer
     errors = check_model(model, xs, ts)
     assert max(errors.values()) < 1e-6, errors
 
@@ -64,7 +66,7 @@ def left_padded(seed=0, N=6, S=8, pad=0):
     rng = np.random.default_rng(seed)
     xs = rng.integers(1, V, (N, S))
     for n in range(N):
-        xs[n, :rng.integers(0, S - 1)] = pad
+        xs[n, : rng.integers(0, S - 1)] = pad
     xs[0, :3] = pad
     return xs, rng.integers(0, V, (N, T + 1))
 
@@ -98,12 +100,12 @@ def test_fused_models_equal_the_books(name):
     book_model.backward()
     fused_model.backward()
     for key, g in book_model.named_grads().items():
-        np.testing.assert_allclose(fused_model.named_grads()[key], g, rtol=0, atol=1e-10,
-                                   err_msg=key)
+        np.testing.assert_allclose(fused_model.named_grads()[key], g, rtol=0, atol=1e-10, err_msg=key)
     np.testing.assert_array_equal(fused_model.generate(xs, 1, T), book_model.generate(xs, 1, T))
 
 
 # ---------------------------------------------------------------- generation
+
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_batched_generate_equals_one_at_a_time(name, layers):
@@ -112,21 +114,20 @@ def test_batched_generate_equals_one_at_a_time(name, layers):
     xs, _ = batch(3, N=9, vocab=8, S=6)
     together = model.generate(xs, 7, 5)
     assert together.shape == (9, 5) and together.dtype == np.int64
-    one_by_one = np.concatenate([model.generate(xs[i:i + 1], 7, 5) for i in range(9)])
+    one_by_one = np.concatenate([model.generate(xs[i : i + 1], 7, 5) for i in range(9)])
     np.testing.assert_array_equal(together, one_by_one)
-    assert len(np.unique(together)) > 1                # not a degenerate constant answer
+    assert len(np.unique(together)) > 1  # not a degenerate constant answer
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_generate_agrees_with_teacher_forced_forward(name, layers):
     """Feeding the greedy answer back as ts, forward's argmax at every step is that answer."""
-    model = randomised(build_model(name, 8, 4, 8, dtype=np.float64, layers=layers), seed=5,
-                       scale=1.0)
+    model = randomised(build_model(name, 8, 4, 8, dtype=np.float64, layers=layers), seed=5, scale=1.0)
     xs, _ = batch(5, N=6, vocab=8, S=6)
     answer = model.generate(xs, 7, 5)
     ts = np.concatenate([np.full((6, 1), 7), answer], axis=1)
     model.forward(xs, ts)
-    scores = model.softmax.cache[1].reshape(6, 5, 8)   # softmax of the decoder scores
+    scores = model.softmax.cache[1].reshape(6, 5, 8)  # softmax of the decoder scores
     np.testing.assert_array_equal(scores.argmax(axis=2), answer)
 
 
@@ -136,7 +137,7 @@ def test_generate_sees_parameter_changes(layers):
     fresh = AttentionSeq2seq(8, 4, 8, layers=layers)
     xs, _ = batch(4, N=20, vocab=8, S=6)
     before = model.generate(xs, 7, 5)
-    randomised(model, seed=9, scale=1.0)               # new values in the same arrays
+    randomised(model, seed=9, scale=1.0)  # new values in the same arrays
     fresh.load_params(model.named_params())
     after = model.generate(xs, 7, 5)
     np.testing.assert_array_equal(after, fresh.generate(xs, 7, 5))
@@ -169,23 +170,41 @@ def test_named_params_layout(name, layers):
     assert list(named) == model.param_names
     assert all(a is b for a, b in zip(named.values(), model.params))
     assert all(p.dtype == np.float32 for p in model.params)
-    decoder = {"decoder.embed.W": (V, D), "decoder.lstm.Wh": (H, 4 * H),
-               "decoder.lstm.b": (4 * H,), "decoder.affine.b": (V,),
-               **EXPECTED_SHAPES[name]}
+    decoder = {
+        "decoder.embed.W": (V, D),
+        "decoder.lstm.Wh": (H, 4 * H),
+        "decoder.lstm.b": (4 * H,),
+        "decoder.affine.b": (V,),
+        **EXPECTED_SHAPES[name],
+    }
     if name == "bi-attention":
         Hd = H // 2
         encoder = {"encoder.embed.W": (V, D)}
         for side in ("fwd", "bwd"):
-            encoder.update({f"encoder.lstm.{side}.Wx": (D, 4 * Hd),
-                            f"encoder.lstm.{side}.Wh": (Hd, 4 * Hd),
-                            f"encoder.lstm.{side}.b": (4 * Hd,)})
+            encoder.update(
+                {
+                    f"encoder.lstm.{side}.Wx": (D, 4 * Hd),
+                    f"encoder.lstm.{side}.Wh": (Hd, 4 * Hd),
+                    f"encoder.lstm.{side}.b": (4 * Hd,),
+                }
+            )
     else:
-        encoder = {"encoder.embed.W": (V, D), "encoder.lstm.Wx": (D, 4 * H),
-                   "encoder.lstm.Wh": (H, 4 * H), "encoder.lstm.b": (4 * H,)}
-    expected = {**encoder, "decoder.embed.W": None, "decoder.lstm.Wx": None,
-                "decoder.lstm.Wh": None, "decoder.lstm.b": None, "decoder.affine.W": None,
-                "decoder.affine.b": None}
-    assert list(named) == list(expected)             # order = the book's draw order
+        encoder = {
+            "encoder.embed.W": (V, D),
+            "encoder.lstm.Wx": (D, 4 * H),
+            "encoder.lstm.Wh": (H, 4 * H),
+            "encoder.lstm.b": (4 * H,),
+        }
+    expected = {
+        **encoder,
+        "decoder.embed.W": None,
+        "decoder.lstm.Wx": None,
+        "decoder.lstm.Wh": None,
+        "decoder.lstm.b": None,
+        "decoder.affine.W": None,
+        "decoder.affine.b": None,
+    }
+    assert list(named) == list(expected)  # order = the book's draw order
     assert {k: v.shape for k, v in named.items()} == {**encoder, **decoder}
     assert set(model.named_grads()) == set(named)
 
@@ -246,19 +265,20 @@ def test_explicit_rng_and_load_params():
 
 # ---------------------------------------------------------------- optimisers
 
+
 def test_adam_matches_hand_computation():
     p = np.array([1.0, -2.0, 0.5])
     g1, g2 = np.array([0.1, -0.2, 0.0]), np.array([0.3, 0.1, -0.4])
     opt = Adam(lr=0.01, beta1=0.9, beta2=0.999)
     opt.update([p], [g1.copy()])
     # step 1: m = 0.1 g1, v = 0.001 g1^2, lr_t = 0.01 sqrt(0.001) / 0.1
-    m, v = 0.1 * g1, 0.001 * g1 ** 2
+    m, v = 0.1 * g1, 0.001 * g1**2
     expected = np.array([1.0, -2.0, 0.5]) - 0.01 * math.sqrt(0.001) / 0.1 * m / (np.sqrt(v) + 1e-7)
     np.testing.assert_allclose(p, expected, rtol=1e-12)
     opt.update([p], [g2.copy()])
     m = m + 0.1 * (g2 - m)
-    v = v + 0.001 * (g2 ** 2 - v)
-    lr_t = 0.01 * math.sqrt(1 - 0.999 ** 2) / (1 - 0.9 ** 2)
+    v = v + 0.001 * (g2**2 - v)
+    lr_t = 0.01 * math.sqrt(1 - 0.999**2) / (1 - 0.9**2)
     expected = expected - lr_t * m / (np.sqrt(v) + 1e-7)
     np.testing.assert_allclose(p, expected, rtol=1e-12)
 
@@ -274,9 +294,9 @@ def test_sgd_and_clip():
     p = np.array([1.0, 2.0])
     SGD(lr=0.1).update([p], [np.array([1.0, -1.0])])
     np.testing.assert_allclose(p, [0.9, 2.1])
-    grads = [np.array([3.0, 0.0]), np.array([[0.0, 4.0]])]          # norm 5
+    grads = [np.array([3.0, 0.0]), np.array([[0.0, 4.0]])]  # norm 5
     assert clip_grads(grads, 10.0) == pytest.approx(5.0)
-    np.testing.assert_allclose(grads[0], [3.0, 0.0])                 # untouched below the cap
+    np.testing.assert_allclose(grads[0], [3.0, 0.0])  # untouched below the cap
     clip_grads(grads, 1.0)
     rate = 1.0 / (5.0 + 1e-6)
     np.testing.assert_allclose(grads[0], [3.0 * rate, 0.0])
@@ -284,6 +304,7 @@ def test_sgd_and_clip():
 
 
 # ---------------------------------------------------------------- trainer and evaluation
+
 
 @pytest.mark.slow
 @learns
@@ -304,7 +325,7 @@ def test_attention_seq2seq_learns_to_reverse(layers):
     for _ in range(15):  # epochs of shuffled batches of 64, as the book trains
         order = np.random.permutation(len(x_train))
         for k in range(len(x_train) // 64):
-            rows = order[k * 64:(k + 1) * 64]
+            rows = order[k * 64 : (k + 1) * 64]
             model.forward(x_train[rows], t_train[rows])
             model.backward()
             clip_grads(model.grads, 5.0)
@@ -317,6 +338,8 @@ def test_attention_seq2seq_learns_to_reverse(layers):
 
 
 def test_scratch_imports_without_torch():
-    code = ("import sys; sys.modules['torch'] = None; import attnseq.scratch as s; "
-            "assert 'torch' not in [m.split('.')[0] for m in sys.modules if sys.modules[m]]")
+    code = (
+        "import sys; sys.modules['torch'] = None; import attnseq.scratch as s; "
+        "assert 'torch' not in [m.split('.')[0] for m in sys.modules if sys.modules[m]]"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,6 +1,7 @@
 """``attnseq serve``: the JSON API on FastAPI + uvicorn. Every malformed request gets a 4xx
 answer naming the field (never a 5xx, a dropped connection or a hang); concurrent requests
 are decoded together and answer exactly what sequential decoding does."""
+
 from __future__ import annotations
 
 import http.client
@@ -11,15 +12,15 @@ import threading
 
 import numpy as np
 import pytest
+from conftest import LiveServer
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import attnseq
 from attnseq.cli import main
 from attnseq.errors import ConfigError
 from attnseq.serve.app import create_app, decode_field, load_runs, run_names
-
-from conftest import LiveServer
 
 
 @pytest.fixture(scope="module")
@@ -100,18 +101,31 @@ def test_bad_requests_get_a_4xx_naming_the_field(client, body, status, field, wo
 
 # JSON values of every kind, and text a user may send: NUL, a lone surrogate, a decomposed accent
 ODD_TEXT = ["abc", "\x00", "a\x00b", "\ud800", "ab\udfffc", "e\u0301", "   ", "", "\u200b", "z" * 250]
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2, 20), st.integers(), st.floats(),
-                         st.text(max_size=12), st.sampled_from(ODD_TEXT))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
-FIELDS = {"text": st.one_of(st.text(max_size=20), st.sampled_from(ODD_TEXT), json_values),
-          "run": st.one_of(st.sampled_from(["local_p", "numpy", "transformer", "nope", "\ud800"]), json_values),
-          "beam_size": st.one_of(st.none(), st.integers(-1, 18), json_values),
-          "n_best": st.one_of(st.none(), st.integers(-1, 18), json_values),
-          "return_attention": st.one_of(st.booleans(), json_values),
-          "extra": json_values}
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 20),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=12),
+    st.sampled_from(ODD_TEXT),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=6,
+)
+FIELDS = {
+    "text": st.one_of(st.text(max_size=20), st.sampled_from(ODD_TEXT), json_values),
+    "run": st.one_of(st.sampled_from(["local_p", "numpy", "transformer", "nope", "\ud800"]), json_values),
+    "beam_size": st.one_of(st.none(), st.integers(-1, 18), json_values),
+    "n_best": st.one_of(st.none(), st.integers(-1, 18), json_values),
+    "return_attention": st.one_of(st.booleans(), json_values),
+    "extra": json_values,
+}
 requests = st.fixed_dictionaries({}, optional=FIELDS).map(
-    lambda body: json.dumps(body, ensure_ascii=True).encode())  # surrogates sent as \ud800 escapes
+    lambda body: json.dumps(body, ensure_ascii=True).encode()
+)  # surrogates sent as \ud800 escapes
 bodies = st.one_of(requests, requests, json_values.map(lambda v: json.dumps(v).encode()), st.binary(max_size=40))
 
 
@@ -168,19 +182,29 @@ def test_malformed_http_gets_4xx_never_a_hang(runs):
     app = create_app(load_runs([runs["local_p"]]), max_chars=100)
     with LiveServer(app) as server:
         for length in (b"-1", b"abc"):
-            answer = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                                 b"application/json\r\nContent-Length: " + length + b"\r\n\r\n", b'{"text": "a"}')
+            answer = raw_request(
+                server.port,
+                b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                b"application/json\r\nContent-Length: " + length + b"\r\n\r\n",
+                b'{"text": "a"}',
+            )
             assert answer.startswith(b"HTTP/1.1 4"), answer[:100]
         # a body bigger than the limit, declared or sent in chunks, is refused with 413
         chunk = b'{"text": "' + b"a" * 2000 + b'"}'
-        answer = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                             b"\r\nTransfer-Encoding: chunked\r\n\r\n",
-                             b"%x\r\n" % (len(chunk) * 3) + chunk * 3 + b"\r\n0\r\n\r\n")
-        declared = raw_request(server.port, b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                               b"\r\nContent-Length: 100000000\r\n\r\n")
-        for answer in (answer, declared):  # the same JSON as any refusal, naming the field
-            assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
-            body = json.loads(answer.partition(b"\r\n\r\n")[2])
+        answer = raw_request(
+            server.port,
+            b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+            b"\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"%x\r\n" % (len(chunk) * 3) + chunk * 3 + b"\r\n0\r\n\r\n",
+        )
+        declared = raw_request(
+            server.port,
+            b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+            b"\r\nContent-Length: 100000000\r\n\r\n",
+        )
+        for reply in (answer, declared):  # the same JSON as any refusal, naming the field
+            assert reply.startswith(b"HTTP/1.1 413"), reply[:100]
+            body = json.loads(reply.partition(b"\r\n\r\n")[2])
             assert body["field"] == "text" and "over this server's limit of" in body["error"], body
 
 
@@ -199,8 +223,15 @@ def test_concurrent_requests_answer_as_sequential_decoding(runs):
     exactly what decoding it alone gives."""
     paths = [runs["local_p"], runs["transformer"]]
     texts = ["abc", "fedcba", "aabbcc", "bad", "cafe", "dcbaef"]
-    requests = [{"text": texts[i % len(texts)], "run": ["local_p", "transformer"][i % 2],
-                 "beam_size": 1 + 2 * (i % 3 == 0), "return_attention": i % 4 == 0} for i in range(60)]
+    requests = [
+        {
+            "text": texts[i % len(texts)],
+            "run": ["local_p", "transformer"][i % 2],
+            "beam_size": 1 + 2 * (i % 3 == 0),
+            "return_attention": i % 4 == 0,
+        }
+        for i in range(60)
+    ]
     answers: list = [None] * len(requests)
     with LiveServer(create_app(load_runs(paths))) as server:
         start = threading.Barrier(len(requests))
@@ -217,8 +248,9 @@ def test_concurrent_requests_answer_as_sequential_decoding(runs):
     models = {name: attnseq.load(path) for name, path in zip(["local_p", "transformer"], paths)}
     for request, (status, answer) in zip(requests, answers):
         assert status == 200, answer
-        alone = models[request["run"]].search([request["text"]], beam_size=request["beam_size"],
-                                             n_best=request["beam_size"])[0]
+        alone = models[request["run"]].search(
+            [request["text"]], beam_size=request["beam_size"], n_best=request["beam_size"]
+        )[0]
         assert [h["output"] for h in answer["hypotheses"]] == alone.outputs
         assert [h["score"] for h in answer["hypotheses"]] == pytest.approx(alone.scores, abs=1e-4)
 
@@ -230,11 +262,14 @@ def test_run_names_tell_folders_apart(runs):
     assert [r.name for r in loaded] == ["rnn", "transformer"] and loaded[0].path == str(runs["local_p"])
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--port", "99999"], ["--port", "0 to 65535", "99999"]),
-    (["--host", "no.such.host.invalid"], ["--host", "no.such.host.invalid"]),
-    (["--max-chars", "0"], ["--max-chars", "from 1"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--port", "99999"], ["--port", "0 to 65535", "99999"]),
+        (["--host", "no.such.host.invalid"], ["--host", "no.such.host.invalid"]),
+        (["--max-chars", "0"], ["--max-chars", "from 1"]),
+    ],
+)
 def test_serve_arguments_are_one_line_errors(runs, args, words, capsys):
     assert main(["serve", str(runs["numpy"]), *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -247,7 +282,8 @@ def test_serve_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
 
 
 def test_a_fault_in_decoding_is_a_json_500_its_traceback_only_in_the_log_and_the_server_goes_on(
-        runs, monkeypatch, caplog):
+    runs, monkeypatch, caplog
+):
     loaded = load_runs([runs["local_p"]])
     translator = loaded[0].translator
     search = translator.search
@@ -261,17 +297,26 @@ def test_a_fault_in_decoding_is_a_json_500_its_traceback_only_in_the_log_and_the
     with TestClient(create_app(loaded), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
         r = c.post("/translate", json={"text": "boom"})
         assert r.status_code == 500 and r.json() == {
-            "error": "internal error: the request could not be answered (the server's log says why)", "field": None}
+            "error": "internal error: the request could not be answered (the server's log says why)",
+            "field": None,
+        }
         assert "RuntimeError" not in r.text and "secret" not in r.text and "Traceback" not in r.text
         assert "secret detail /srv/private/path" in caplog.text and "RuntimeError" in caplog.text  # the log has it
         assert c.post("/translate", json={"text": "abc"}).status_code == 200
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(length=st.one_of(st.integers(0, 10**30).map(lambda n: str(n).encode()),
-                        st.binary(max_size=30), st.text("0123456789", max_size=40).map(str.encode),
-                        st.tuples(st.integers(0, 5000), st.integers(4000, 6000)).map(  # past int()'s 4,300 digits
-                            lambda z: b"0" * z[0] + b"7" * z[1]), st.integers(4000, 6000).map(lambda n: b"0" * n + b"5")))
+@given(
+    length=st.one_of(
+        st.integers(0, 10**30).map(lambda n: str(n).encode()),
+        st.binary(max_size=30),
+        st.text("0123456789", max_size=40).map(str.encode),
+        st.tuples(st.integers(0, 5000), st.integers(4000, 6000)).map(  # past int()'s 4,300 digits
+            lambda z: b"0" * z[0] + b"7" * z[1]
+        ),
+        st.integers(4000, 6000).map(lambda n: b"0" * n + b"5"),
+    )
+)
 def test_any_declared_length_gets_an_answer_never_a_5xx(client, length):
     """Whatever a request's Content-Length says (a number, digits past what int() reads, bytes
     that are no number), the application answers: a 413 in JSON naming the field when it is over
@@ -288,10 +333,20 @@ def test_any_declared_length_gets_an_answer_never_a_5xx(client, length):
     async def send(message):
         answer.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": "/translate", "raw_path": b"/translate", "query_string": b"",
-             "headers": [(b"content-type", b"application/json"), (b"content-length", length)],
-             "http_version": "1.1", "scheme": "http", "server": ("test", 80), "client": ("test", 1), "root_path": "",
-             "app": app}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/translate",
+        "raw_path": b"/translate",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", length)],
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("test", 80),
+        "client": ("test", 1),
+        "root_path": "",
+        "app": app,
+    }
     asyncio.run(app(scope, receive, send))
     status = answer[0]["status"]
     assert status < 500, (length[:40], answer)

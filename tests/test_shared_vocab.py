@@ -1,5 +1,6 @@
 """One vocabulary for both sides (data.shared_vocab) and tied embeddings and output layer
 (model.tie_embeddings: none, decoder, all; Press & Wolf 2017)."""
+
 from __future__ import annotations
 
 import random
@@ -58,8 +59,9 @@ V, E = 50, 16  # one vocabulary of V, embeddings and the decoder's features of E
 
 
 def rnn(tie: str, shares_vocab: bool = True, *overrides: str):
-    config = load_config(None, [f"model.embed_size={E}", f"model.hidden_size={E}", f"model.tie_embeddings={tie}",
-                                *overrides])
+    config = load_config(
+        None, [f"model.embed_size={E}", f"model.hidden_size={E}", f"model.tie_embeddings={tie}", *overrides]
+    )
     torch.manual_seed(0)
     return build_model(config.model, V, V, shares_vocab)
 
@@ -69,8 +71,16 @@ def test_tied_weights_are_one_tensor_and_the_parameters_drop_by_each_matrix(arch
     def build(tie):
         if arch == "rnn":
             return rnn(tie)
-        config = load_config(None, ["model.arch=transformer", f"model.hidden_size={E}", "model.ff_size=32",
-                                    "model.layers=1", f"model.tie_embeddings={tie}"])
+        config = load_config(
+            None,
+            [
+                "model.arch=transformer",
+                f"model.hidden_size={E}",
+                "model.ff_size=32",
+                "model.layers=1",
+                f"model.tie_embeddings={tie}",
+            ],
+        )
         return build_model(config.model, V, V, True)
 
     none, decoder, every = build("none"), build("decoder"), build("all")
@@ -100,22 +110,28 @@ def test_all_tied_survives_a_checkpoint_and_learns_as_one_matrix(tmp_path):
     assert shared.grad is not None and shared.grad[src.unique()].abs().sum() > 0  # both sides' gradients in one
 
 
-@pytest.mark.parametrize("tie, shares, overrides, says", [
-    ("all", False, [], "data.shared_vocab"),  # two vocabularies: the ids name other tokens
-    ("decoder", True, ["model.decoder=book"], "model.embed_size to 32"),  # [c; h] is wider than E
-    ("all", True, [f"model.embed_size={E + 1}"], f"model.embed_size to {E}"),
-])
+@pytest.mark.parametrize(
+    "tie, shares, overrides, says",
+    [
+        ("all", False, [], "data.shared_vocab"),  # two vocabularies: the ids name other tokens
+        ("decoder", True, ["model.decoder=book"], "model.embed_size to 32"),  # [c; h] is wider than E
+        ("all", True, [f"model.embed_size={E + 1}"], f"model.embed_size to {E}"),
+    ],
+)
 def test_a_tie_the_sizes_or_vocabularies_refuse_names_the_key(tie, shares, overrides, says):
     with pytest.raises(ConfigError) as err:
         rnn(tie, shares, *overrides)
     assert err.value.key == "model.tie_embeddings" and says in str(err.value)
 
 
-@pytest.mark.parametrize("arch, shares, ties", [
-    ("rnn", True, "decoder"),  # the recurrent models tied the decoder's alone
-    ("transformer", True, "all"),  # the Transformer the source's too where the vocabulary was one
-    ("transformer", False, "decoder"),
-])
+@pytest.mark.parametrize(
+    "arch, shares, ties",
+    [
+        ("rnn", True, "decoder"),  # the recurrent models tied the decoder's alone
+        ("transformer", True, "all"),  # the Transformer the source's too where the vocabulary was one
+        ("transformer", False, "decoder"),
+    ],
+)
 def test_configs_written_before_the_names_tie_as_they_did(arch, shares, ties):
     from attnseq.nn.model import embedding_ties
 

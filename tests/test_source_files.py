@@ -1,14 +1,18 @@
 """Sources that are files (data.input: image; data/inputs) and the frontends that encode them
 (model.frontend; nn/frontends): reading, padding and masks, what does not apply refused by key,
 batch invariance, padding never attended, translate and the API on paths."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
 import torch
+from conftest import bar_image, write_bars, write_bars_dir
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from learning import at_least, learns, seed
 from PIL import Image
 
 import attnseq
@@ -20,8 +24,6 @@ from attnseq.errors import ConfigError, DataError
 from attnseq.nn.model import build_model
 from attnseq.train.loop import check_config
 
-from conftest import bar_image, write_bars, write_bars_dir
-from learning import at_least, learns, seed
 
 @pytest.fixture(scope="module")
 def bars(tmp_path_factory):
@@ -30,10 +32,16 @@ def bars(tmp_path_factory):
 
 def image_config(folder, arch: str = "rnn", positions: str = "rows", **model):
     frontend = {"name": "conv", "channels": 4, "blocks": 2, "positions": positions}
-    sizes = {"rnn": {"hidden_size": 16, "embed_size": 8},
-             "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32}}[arch]
-    return from_dict({"data": {"dir": str(folder), "input": {"name": "image", "height": 16}, "tokenizer": "word"},
-                      "model": {**sizes, "frontend": frontend, **model}})
+    sizes = {
+        "rnn": {"hidden_size": 16, "embed_size": 8},
+        "transformer": {"arch": "transformer", "hidden_size": 16, "layers": 1, "heads": 2, "ff_size": 32},
+    }[arch]
+    return from_dict(
+        {
+            "data": {"dir": str(folder), "input": {"name": "image", "height": 16}, "tokenizer": "word"},
+            "model": {**sizes, "frontend": frontend, **model},
+        }
+    )
 
 
 def test_reading_an_image_gives_its_columns_ink_high(tmp_path):
@@ -78,20 +86,29 @@ def test_pad_features_pads_with_zeros_and_masks_the_padding():
     assert features[0].eq(1).all() and features[1, 0].allclose(torch.tensor(0.2)) and features[1, 1:].eq(0).all()
 
 
-@pytest.mark.parametrize("values, key", [
-    ({"data": {"input": "image", "reverse_source": True}}, "data.reverse_source"),
-    ({"data": {"input": "image", "shared_vocab": True}}, "data.shared_vocab"),
-    ({"data": {"input": "image", "format": "book"}}, "data.format"),
-    ({"data": {"input": {"name": "image", "channels": 3}}}, "data.input.channels"),
-    ({"data": {"input": "image"}, "model": {"copy": True}}, "model.copy"),
-    ({"data": {"input": "image"}, "model": {"encoder": {"name": "stacked", "bidirectional": False}}}, "model.encoder"),
-    ({"data": {"input": "image"}, "model": {"encoder_layers": 2}}, "model.encoder_layers"),
-    ({"data": {"input": "image"}, "model": {"frontend": {"name": "conv", "positions": "3d"}}}, "model.frontend.positions"),
-    ({"data": {"input": "image"}, "model": {"frontend": "nope"}}, "model.frontend"),
-    ({"data": {"input": "image"}, "model": {"arch": "memn2n"}}, "data.input"),
-    ({"data": {"input": "image"}, "engine": "numpy"}, "data.input"),
-    ({"model": {"frontend": "conv"}}, "model.frontend"),
-])
+@pytest.mark.parametrize(
+    "values, key",
+    [
+        ({"data": {"input": "image", "reverse_source": True}}, "data.reverse_source"),
+        ({"data": {"input": "image", "shared_vocab": True}}, "data.shared_vocab"),
+        ({"data": {"input": "image", "format": "book"}}, "data.format"),
+        ({"data": {"input": {"name": "image", "channels": 3}}}, "data.input.channels"),
+        ({"data": {"input": "image"}, "model": {"copy": True}}, "model.copy"),
+        (
+            {"data": {"input": "image"}, "model": {"encoder": {"name": "stacked", "bidirectional": False}}},
+            "model.encoder",
+        ),
+        ({"data": {"input": "image"}, "model": {"encoder_layers": 2}}, "model.encoder_layers"),
+        (
+            {"data": {"input": "image"}, "model": {"frontend": {"name": "conv", "positions": "3d"}}},
+            "model.frontend.positions",
+        ),
+        ({"data": {"input": "image"}, "model": {"frontend": "nope"}}, "model.frontend"),
+        ({"data": {"input": "image"}, "model": {"arch": "memn2n"}}, "data.input"),
+        ({"data": {"input": "image"}, "engine": "numpy"}, "data.input"),
+        ({"model": {"frontend": "conv"}}, "model.frontend"),
+    ],
+)
 def test_what_does_not_apply_to_the_input_is_refused_by_key(values, key):
     from attnseq.engines import engine_for
 
@@ -107,8 +124,9 @@ def test_the_input_kind_chooses_its_frontend_when_none_is_given(bars):
     assert check_config(config).model.frontend.name == "conv"
 
 
-@pytest.mark.parametrize("arch, positions", [("rnn", "rows"), ("rnn", "2d"), ("transformer", "2d"),
-                                             ("transformer", "rows")])
+@pytest.mark.parametrize(
+    "arch, positions", [("rnn", "rows"), ("rnn", "2d"), ("transformer", "2d"), ("transformer", "rows")]
+)
 def test_the_grid_its_mask_and_batch_invariance(arch, positions):
     torch.manual_seed(0)
     config = check_config(image_config("unused", arch, positions))
@@ -138,8 +156,9 @@ def test_the_grid_its_mask_and_batch_invariance(arch, positions):
                 alone = search(model, *pad_features([image]), decode, keep_attention=True)[0][0]
                 assert alone.tokens == batched[i][0].tokens
                 assert alone.alignment.shape[1] == 4 * frontend.grid(len(image))[1]  # over its own cells
-                torch.testing.assert_close(torch.as_tensor(alone.alignment),
-                                           torch.as_tensor(batched[i][0].alignment), atol=1e-5, rtol=1e-4)
+                torch.testing.assert_close(
+                    torch.as_tensor(alone.alignment), torch.as_tensor(batched[i][0].alignment), atol=1e-5, rtol=1e-4
+                )
         state = model.decoder.init_state(memory)
         _, _, alignment = model.decoder.step(torch.full((3,), 1), state)
     assert alignment.shape == (3, 32)
@@ -213,8 +232,18 @@ def test_a_model_learns_to_read_bars_left_to_right(tmp_path):
     values["model"]["frontend"]["channels"] = 8
     values["model"].update(hidden_size=32, embed_size=16)
     # until every one of 200 dev images is read right (800 updates left some seeds short of it)
-    values["train"].update(max_steps=2000, epochs=100, batch_size=32, lr=0.01, progress=False, log_every=0,
-                           eval_every=100, target_exact_match=1.0, threads=1, seed=seed(1))
+    values["train"].update(
+        max_steps=2000,
+        epochs=100,
+        batch_size=32,
+        lr=0.01,
+        progress=False,
+        log_every=0,
+        eval_every=100,
+        target_exact_match=1.0,
+        threads=1,
+        seed=seed(1),
+    )
     config = from_dict(values)
     engine_for(config).train(config, tmp_path / "run")
     model = attnseq.load(tmp_path / "run")
@@ -266,10 +295,14 @@ def file_bytes(draw) -> bytes:
 @pytest.mark.parametrize("name", [n for n in INPUTS.names() if n != "text"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=file_bytes())
-@example(data=b"RIFF\xa4\x0c\x00\x00WAVEfmt \x11\x00\x00\x00\x01\x00\x01\x00\x80>\x00\x00\x00}\x00\x00\x02\x00\x10"
-              b"\x00data\x80\x0c\x00\x00\x00\x005\x06+\x0c\xa5\x11j\x16")  # the wave module's RuntimeError
-@example(data=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x1e\x00\x00\x00\x0c\x08\x06\x00\x00\x00u.\r2"
-              b"\x00\x00\x00\x00IDAT")  # Pillow's SyntaxError: a chunk cut short
+@example(
+    data=b"RIFF\xa4\x0c\x00\x00WAVEfmt \x11\x00\x00\x00\x01\x00\x01\x00\x80>\x00\x00\x00}\x00\x00\x02\x00\x10"
+    b"\x00data\x80\x0c\x00\x00\x00\x005\x06+\x0c\xa5\x11j\x16"
+)  # the wave module's RuntimeError
+@example(
+    data=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x1e\x00\x00\x00\x0c\x08\x06\x00\x00\x00u.\r2"
+    b"\x00\x00\x00\x00IDAT"
+)  # Pillow's SyntaxError: a chunk cut short
 def test_any_bytes_are_features_or_one_data_error_naming_the_file(name, data):
     """Every input kind that reads files (the registry's, so a kind added later is tried too):
     what any bytes give is a float array (L, F) of finite values, or a DataError naming the file."""

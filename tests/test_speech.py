@@ -1,5 +1,6 @@
 """Speech to text (Chan et al. 2016): WAV files read and written, log-mel features, spoken numbers
 and dates made with espeak-ng."""
+
 from __future__ import annotations
 
 import shutil
@@ -8,16 +9,18 @@ import wave
 import numpy as np
 import pytest
 import torch
+from learning import at_least, learns, seed
 
 from attnseq.cli import main
 from attnseq.data.audio import SAMPLE_RATE, read_wav, resample, wav_bytes
 from attnseq.data.features import FeatureSettings, hz_to_mel, log_mel, mel_filters, mel_to_hz
 from attnseq.errors import DataError
-from learning import at_least, learns, seed
 
-needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None,
-                                  reason="espeak-ng is not installed: attnseq data speech speaks with it "
-                                         "(apt-get install espeak-ng; .ci/run installs it as root)")
+needs_espeak = pytest.mark.skipif(
+    shutil.which("espeak-ng") is None,
+    reason="espeak-ng is not installed: attnseq data speech speaks with it "
+    "(apt-get install espeak-ng; .ci/run installs it as root)",
+)
 
 
 def tone(hz: float, seconds: float = 0.5, rate: int = SAMPLE_RATE) -> np.ndarray:
@@ -44,12 +47,19 @@ def test_resampling_keeps_a_tone_and_the_length():
     x = tone(1000, 1.3, rate=44100)
     y = resample(x, 44100)
     assert len(y) == round(len(x) * SAMPLE_RATE / 44100)
-    assert np.abs(y[2000:-2000] - tone(1000, 1.3)[2000:len(y) - 2000]).max() < 1e-4
+    assert np.abs(y[2000:-2000] - tone(1000, 1.3)[2000 : len(y) - 2000]).max() < 1e-4
 
 
-@pytest.mark.parametrize("content, says", [
-    (b"", "not a WAV file"), (b"RIFF\x00\x00\x00\x00WAVEjunk", "not a WAV file"),
-    (b"hello, this is text", "not a WAV file"), ("empty", "holds no samples"), (None, "cannot be read")])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"", "not a WAV file"),
+        (b"RIFF\x00\x00\x00\x00WAVEjunk", "not a WAV file"),
+        (b"hello, this is text", "not a WAV file"),
+        ("empty", "holds no samples"),
+        (None, "cannot be read"),
+    ],
+)
 def test_a_bad_wav_file_is_a_data_error_naming_it(tmp_path, content, says):
     path = tmp_path / "bad.wav"
     if content == "empty":
@@ -79,10 +89,27 @@ def test_the_mel_filters_are_librosa_s():
     """Rows of librosa.filters.mel(sr=16000, n_fft=512, n_mels=40) (librosa 0.11.0), their nonzero
     bins from the first: log_mel's energies are librosa's melspectrogram's."""
     filters = mel_filters(40, 512).double().numpy()
-    expected = {0: (1, [0.005773601, 0.011547202, 0.009864137, 0.004090535]),
-                10: (24, [0.002641728, 0.008415329, 0.01299601, 0.007222408, 0.001448807]),
-                25: (77, [0.000824087, 0.001681093, 0.002538099, 0.003395105, 0.004252111, 0.005109117,
-                          0.004367625, 0.003573236, 0.002778847, 0.001984457, 0.001190068, 0.000395678])}
+    expected = {
+        0: (1, [0.005773601, 0.011547202, 0.009864137, 0.004090535]),
+        10: (24, [0.002641728, 0.008415329, 0.01299601, 0.007222408, 0.001448807]),
+        25: (
+            77,
+            [
+                0.000824087,
+                0.001681093,
+                0.002538099,
+                0.003395105,
+                0.004252111,
+                0.005109117,
+                0.004367625,
+                0.003573236,
+                0.002778847,
+                0.001984457,
+                0.001190068,
+                0.000395678,
+            ],
+        ),
+    }
     for row, (first, values) in expected.items():
         nonzero = np.nonzero(filters[row])[0]
         assert nonzero[0] == first and len(nonzero) == len(values)
@@ -106,8 +133,22 @@ def test_spoken_texts_are_distinct_across_held_out_splits_and_deterministic():
 @needs_espeak
 def test_data_speech_writes_wav_files_and_their_text_the_same_for_any_workers(tmp_path, capsys):
     for workers in ("1", "2"):
-        main(["data", "speech", "--out", str(tmp_path / workers), "--train", "6", "--dev", "2", "--test", "2",
-              "--workers", workers])
+        main(
+            [
+                "data",
+                "speech",
+                "--out",
+                str(tmp_path / workers),
+                "--train",
+                "6",
+                "--dev",
+                "2",
+                "--test",
+                "2",
+                "--workers",
+                workers,
+            ]
+        )
     assert "wrote 6 train, 2 dev, 2 test utterances" in capsys.readouterr().out
     rows = (tmp_path / "1" / "train.tsv").read_text().splitlines()
     assert len(rows) == 6 and rows[0].startswith("train/000001.wav\t")
@@ -161,8 +202,13 @@ def test_a_tsv_naming_a_file_that_is_no_wav_is_refused_naming_its_line(tmp_path)
         audio_kind().read_bytes(b"RIFF....WAVEfmt nonsense", "upload")
 
 
-@pytest.mark.parametrize("setting, key", [({"input": {"name": "audio", "n_mels": 4}}, "data.input.n_mels"),
-                                          ({"input": "audio", "reverse_source": True}, "data.reverse_source")])
+@pytest.mark.parametrize(
+    "setting, key",
+    [
+        ({"input": {"name": "audio", "n_mels": 4}}, "data.input.n_mels"),
+        ({"input": "audio", "reverse_source": True}, "data.reverse_source"),
+    ],
+)
 def test_what_does_not_apply_to_audio_is_refused_by_key(setting, key):
     from attnseq.config import from_dict
     from attnseq.errors import ConfigError
@@ -194,18 +240,19 @@ def test_translate_takes_wav_paths_and_plot_draws_the_attention_over_the_spectro
     out = tmp_path / "attention.png"
     assert main(["plot", "attention", str(run), "--file", paths[1], "--out", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
-    assert main(["plot", "attention", str(run), "--file", str(tmp_path / "missing.wav"), "--out",
-                 str(tmp_path / "b.png")]) == 2
+    assert (
+        main(["plot", "attention", str(run), "--file", str(tmp_path / "missing.wav"), "--out", str(tmp_path / "b.png")])
+        == 2
+    )
     assert "missing.wav" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_covers(quick_runs, tmp_path):
-    from attnseq.serve.payload import translation_payload
-
     from conftest import tone_samples
 
     import attnseq
+    from attnseq.serve.payload import translation_payload
 
     model = attnseq.load(quick_runs["audio"])
     data = wav_bytes(tone_samples(["h", "l", "l"]))
@@ -230,19 +277,40 @@ def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path
     these items, exact all the same): >= 95% test exact match,
     and each output token's most attended listener step at or after the one before it on >= 95%
     of the test items (eval.alignment.monotonic_share)."""
+    from conftest import ROOT, sets, write_tones_dir
+
     import attnseq
     from attnseq.eval.alignment import monotonic_share
     from attnseq.eval.metrics import exact_match
 
-    from conftest import ROOT, sets, write_tones_dir
-
     data = write_tones_dir(tmp_path / "tones", sizes=(600, 40, 60), longest=5)
     run = tmp_path / "run"
-    assert main(["-q", "train", str(ROOT / "configs" / "chan2016-las.yaml"), "--data", str(data), "--out", str(run),
-                 *sets("data.tokenizer=word", "model.hidden_size=64", "train.max_steps=800",
-                       "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}", "train.eval_every=100",
-                       "train.patience=0", "train.progress=false", "train.log_every=0",
-                       "train.target_exact_match=1.0", f"train.seed={seed(1)}")]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                str(ROOT / "configs" / "chan2016-las.yaml"),
+                "--data",
+                str(data),
+                "--out",
+                str(run),
+                *sets(
+                    "data.tokenizer=word",
+                    "model.hidden_size=64",
+                    "train.max_steps=800",
+                    "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}",
+                    "train.eval_every=100",
+                    "train.patience=0",
+                    "train.progress=false",
+                    "train.log_every=0",
+                    "train.target_exact_match=1.0",
+                    f"train.seed={seed(1)}",
+                ),
+            ]
+        )
+        == 0
+    )
     pairs = [line.split("\t") for line in (data / "test.tsv").read_text().splitlines()]
     found = attnseq.load(run).search([str(data / name) for name, _ in pairs], keep_attention=True)
     at_least("test exact match", exact_match([t.outputs[0] for t in found], [text for _, text in pairs]), 0.95)

@@ -1,5 +1,6 @@
 """The decoder State keeps its layout through every way of deriving one; the hypotheses of a
 sentence read its shared entries together."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,8 +15,13 @@ def layout(state: State):
 
 def beam_state() -> State:
     """Two sentences, a hidden state (layers, B, H) and a shared memory, then two hypotheses each."""
-    state = State(hidden=torch.arange(12.0).view(1, 3, 4)[:, :2], rows=torch.arange(2), cache=torch.zeros(2, 1),
-                  batch_dims={"hidden": 1}, deferred={"cache"})
+    state = State(
+        hidden=torch.arange(12.0).view(1, 3, 4)[:, :2],
+        rows=torch.arange(2),
+        cache=torch.zeros(2, 1),
+        batch_dims={"hidden": 1},
+        deferred={"cache"},
+    )
     return state.share(memory=torch.arange(4.0).view(2, 2)).repeat(2)
 
 

@@ -7,6 +7,7 @@ stop follow the metric the run reports (train.select_by).
 
 The loop's rules are tested on ScriptedLoop, an EpochLoop whose updates and evaluations take the
 time they are given on a fake clock (milliseconds a test); models train only in the slow tests."""
+
 from __future__ import annotations
 
 import errno
@@ -21,7 +22,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import attnseq
 from attnseq.cli import main
@@ -32,8 +35,6 @@ from attnseq.train.budget import Clock
 from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
 from attnseq.train.interrupts import Interrupted
 from attnseq.utils import atomic_write
-
-from conftest import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
 
 # Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
 EXAMPLES = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -51,8 +52,17 @@ class ScriptedLoop(EpochLoop):
     scores ``scores[i]`` (exact match, dev loss); ``on_update(loop)`` runs inside each update.
     Checkpoints are real safetensors files."""
 
-    def __init__(self, run_dir: Path, *settings: str, steps_per_epoch: int = 7, step_seconds: float = 1.0,
-                 eval_seconds: float = 0.0, scores=None, on_update=None, set_up_seconds: float = 0.0):
+    def __init__(
+        self,
+        run_dir: Path,
+        *settings: str,
+        steps_per_epoch: int = 7,
+        step_seconds: float = 1.0,
+        eval_seconds: float = 0.0,
+        scores=None,
+        on_update=None,
+        set_up_seconds: float = 0.0,
+    ):
         self.now = 0.0
         super().__init__()
         self.clock = Clock(lambda: self.now)
@@ -145,11 +155,13 @@ def test_a_failed_save_stops_naming_the_file_and_keeps_the_checkpoint_before(tmp
     # writes: best, last at step 2; best, last at 4; ... the one at `failing` refused
     name, step = ("best.safetensors", "last.safetensors")[(failing - 1) % 2], 2 * ((failing + 1) // 2)
     kept = step - 2
-    assert str(raised.value).startswith(f"cannot write {run / name}: No space left on device (ENOSPC); "
-                                        f"training stopped at step {step}; ")
+    assert str(raised.value).startswith(
+        f"cannot write {run / name}: No space left on device (ENOSPC); training stopped at step {step}; "
+    )
     if kept:
-        assert str(raised.value).endswith(f"{run / 'last.safetensors'} holds step {kept}, whole, and --resume "
-                                          "continues from it")
+        assert str(raised.value).endswith(
+            f"{run / 'last.safetensors'} holds step {kept}, whole, and --resume continues from it"
+        )
         assert scripted_step(run / "last.safetensors") == kept
     else:
         assert str(raised.value).endswith("no checkpoint was saved before: --resume starts again")
@@ -163,7 +175,9 @@ def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tm
     whole; --resume continues from them to the weights of a run never refused."""
     common = ("train.eval_every=3", "train.max_steps=9", "model.dropout=0.2")
     straight, refused = tmp_path / "straight", tmp_path / "refused"
-    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(straight), *sets(*SMALL, *common)]) == 0
+    assert (
+        main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(straight), *sets(*SMALL, *common)]) == 0
+    )
     fsync, calls = os.fsync, []
 
     def disk_full_after_two(fd):  # the file is written; the system reports ENOSPC when it is synced
@@ -176,15 +190,31 @@ def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tm
 
     monkeypatch.setattr(os, "fsync", disk_full_after_two)
     capsys.readouterr()
-    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), *sets(*SMALL, *common)]) == 2
+    assert (
+        main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), *sets(*SMALL, *common)]) == 2
+    )
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("attnseq: error: cannot write ") and "(ENOSPC)" in lines[0]
     assert f"{refused / 'last.safetensors'} holds step 3, whole" in lines[0]
     assert saved_step(refused / "last.safetensors") == 3 and no_temporary_files(refused)
     attnseq.load(refused).translate(["abc"])  # best.safetensors is whole too
     monkeypatch.setattr(os, "fsync", fsync)
-    assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(refused), "--resume",
-                 *sets(*SMALL, *common)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                PRESET,
+                "--data",
+                str(reverse_data),
+                "--out",
+                str(refused),
+                "--resume",
+                *sets(*SMALL, *common),
+            ]
+        )
+        == 0
+    )
     assert [r["resumed_at_step"] for r in read_metrics(refused) if r["type"] == "start"] == [None, 3]
     a, b = weights(straight / "last.safetensors"), weights(refused / "last.safetensors")
     assert all(np.array_equal(a[k], b[k]) for k in a)
@@ -194,9 +224,17 @@ def test_a_disk_full_at_a_save_is_one_line_and_resume_continues(reverse_data, tm
 # -- the run folder's lock ---------------------------------------------------------------------------
 def hold_lock(folder: Path) -> subprocess.Popen:
     """Another process holding ``folder``'s lock until it is killed."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from attnseq.runs import RunLock; "
-                               "lock = RunLock(sys.argv[1]); print('locked', flush=True); time.sleep(120)", str(folder)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from attnseq.runs import RunLock; "
+            "lock = RunLock(sys.argv[1]); print('locked', flush=True); time.sleep(120)",
+            str(folder),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert holder.stdout.readline() == "locked\n"
     return holder
 
@@ -209,9 +247,11 @@ def test_a_folder_another_process_trains_is_refused_naming_it(reverse_data, tmp_
         for flags in ([], ["--resume"], ["--overwrite"]):
             assert main(["-q", "train", PRESET, "--data", str(reverse_data), "--out", str(run), *flags]) == 2
             lines = capsys.readouterr().err.strip().splitlines()
-            assert lines == [f"attnseq: error: {run} is being trained by process {holder.pid} on "
-                             f"{socket.gethostname()} (it holds {run / '.lock'}); wait for it to end or stop it "
-                             "(Ctrl-C or kill: it saves first), or train into another --out"]
+            assert lines == [
+                f"attnseq: error: {run} is being trained by process {holder.pid} on "
+                f"{socket.gethostname()} (it holds {run / '.lock'}); wait for it to end or stop it "
+                "(Ctrl-C or kill: it saves first), or train into another --out"
+            ]
     finally:
         holder.kill()  # SIGKILL: no clean-up; the system releases its lock
         holder.wait()
@@ -242,8 +282,10 @@ def test_a_signal_stops_after_the_update_in_progress_with_it_saved(tmp_path_fact
     with pytest.raises(KeyboardInterrupt) as raised:  # what a caller of attnseq.fit sees
         loop.fit()
     assert isinstance(raised.value, Interrupted) and raised.value.exit_status == 128 + sig
-    assert str(raised.value) == (f"interrupted ({signal.Signals(sig).name}); saved at step {at} in "
-                                 f"{run / 'last.safetensors'}; resume=True continues")
+    assert str(raised.value) == (
+        f"interrupted ({signal.Signals(sig).name}); saved at step {at} in "
+        f"{run / 'last.safetensors'}; resume=True continues"
+    )
     assert loop.progress.step == at and scripted_step(run / "last.safetensors") == at
     evaluated_at = [r["step"] for r in loop.progress.history]
     assert loop.writes.count("last.safetensors") == len(evaluated_at) + (at not in evaluated_at)  # once a step
@@ -269,7 +311,8 @@ def test_a_second_signal_while_saving_stops_at_once_keeping_the_checkpoint_befor
         loop.fit()
     assert raised.value.exit_status == 130 and str(raised.value) == (
         f"interrupted again (SIGINT): stopped at once, without saving; {tmp_path / 'last.safetensors'} holds step 3; "
-        "resume=True continues")
+        "resume=True continues"
+    )
     assert scripted_step(tmp_path / "last.safetensors") == 3 and no_temporary_files(tmp_path)  # step 3's, whole
 
 
@@ -283,13 +326,21 @@ def test_a_second_signal_before_any_checkpoint_says_nothing_was_saved(tmp_path):
     with pytest.raises(Interrupted) as raised:
         loop.fit()
     assert raised.value.exit_status == 143 and str(raised.value) == (
-        "interrupted again (SIGTERM): stopped at once, without saving; no checkpoint was saved before")
+        "interrupted again (SIGTERM): stopped at once, without saving; no checkpoint was saved before"
+    )
     assert not (tmp_path / "last.safetensors").exists()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig, engine, at_fraction", [(signal.SIGINT, "torch", 0.1), (signal.SIGTERM, "torch", 0.7),
-                                                      (signal.SIGTERM, "numpy", 0.3), (signal.SIGINT, "tokens", 0.3)])
+@pytest.mark.parametrize(
+    "sig, engine, at_fraction",
+    [
+        (signal.SIGINT, "torch", 0.1),
+        (signal.SIGTERM, "torch", 0.7),
+        (signal.SIGTERM, "numpy", 0.3),
+        (signal.SIGINT, "tokens", 0.3),
+    ],
+)
 def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_path, sig, engine, at_fraction):
     """Ctrl-C or SIGTERM mid-run (at 0.1 of the run, before the first evaluation: epochs end at
     0.5 and 1) to a process training: its exit status and its line; then --resume to the end: the
@@ -299,16 +350,31 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_p
     settings = [*SMALL, "train.batch_size=64", "train.epochs=2", "train.log_every=1", "train.threads=1"]
     if engine == "tokens":
         engine, settings = "torch", [*settings, "train.batch_tokens=300"]
-    settings += (["model.dropout=0.2"] if engine == "torch" else
-                 ["engine=numpy", "model.decoder=book", "model.attention=dot", "model.bridge=copy", "model.init=book",
-                  "model.encoder.bidirectional=false", "model.dropout=0", "decode.max_len=10"])
+    settings += (
+        ["model.dropout=0.2"]
+        if engine == "torch"
+        else [
+            "engine=numpy",
+            "model.decoder=book",
+            "model.attention=dot",
+            "model.bridge=copy",
+            "model.init=book",
+            "model.encoder.bidirectional=false",
+            "model.dropout=0",
+            "decode.max_len=10",
+        ]
+    )
     straight, interrupted = tmp_path / "straight", tmp_path / "interrupted"
     train = ["-q", "train", PRESET, "--data", str(reverse_data), *sets(*settings)]
     assert main([*train, "--out", str(straight)]) == 0
     at = max(1, round(at_fraction * last_step(straight)))
 
-    process = subprocess.Popen([sys.executable, "-m", "attnseq.cli", *train, "--out", str(interrupted)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", *train, "--out", str(interrupted)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while process.poll() is None and last_step(interrupted) < at and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -319,12 +385,15 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_run(reverse_data, tmp_p
     step = saved_step(interrupted / "last.safetensors")
     assert step >= at and err.strip().splitlines()[-1] == (
         f"attnseq: interrupted ({signal.Signals(sig).name}); saved at step {step} in {interrupted / 'last.safetensors'}; "
-        f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues")
+        f"attnseq train {' '.join(train[2:])} --out {interrupted} --resume continues"
+    )
     assert bool([r for r in read_metrics(interrupted) if r["type"] == "eval"]) == (at_fraction > 0.5)
     state = read_checkpoint(interrupted / "last.safetensors", with_state=True)[2]
     if engine == "torch":
-        assert {k: state["sampler"][k] for k in ("epoch", "batch")} == \
-            {"epoch": state["progress"]["epoch"], "batch": state["progress"]["batch_in_epoch"]}
+        assert {k: state["sampler"][k] for k in ("epoch", "batch")} == {
+            "epoch": state["progress"]["epoch"],
+            "batch": state["progress"]["batch_in_epoch"],
+        }
     stores = {path: path.stat().st_mtime_ns for path in Path(os.environ["ATTNSEQ_CACHE"]).rglob("store.json")}
 
     assert main([*train, "--out", str(interrupted), "--resume"]) == 0
@@ -339,12 +408,26 @@ def test_under_torchrun_every_process_stops_after_the_same_update(reverse_data, 
     """SIGTERM to torchrun, which sends it on to both processes: they stop after the same update,
     process 0 saves it, and torchrun --resume continues from it."""
     run = tmp_path / "run"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
-               "attnseq.cli", "-q", "train", "configs/book-attention.yaml", "--data", str(reverse_data), "--out",
-               str(run), *sets(*SMALL, "data.strip=true", "train.log_every=1", "train.max_steps=40")]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "attnseq.cli",
+        "-q",
+        "train",
+        "configs/book-attention.yaml",
+        "--data",
+        str(reverse_data),
+        "--out",
+        str(run),
+        *sets(*SMALL, "data.strip=true", "train.log_every=1", "train.max_steps=40"),
+    ]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    torchrun = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                cwd=ROOT)
+    torchrun = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     deadline = time.monotonic() + 120
     while torchrun.poll() is None and last_step(run) < 5 and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -363,17 +446,29 @@ def test_under_torchrun_every_process_stops_after_the_same_update(reverse_data, 
 
 # -- the budget --------------------------------------------------------------------------------------
 @EXAMPLES
-@given(minutes=st.integers(1, 5), set_up=st.integers(0, 59), step=st.integers(5, 90), evaluation=st.integers(0, 90),
-       eval_every=st.integers(0, 5))
-def test_the_budget_counts_set_up_and_stops_before_what_would_not_fit(tmp_path_factory, minutes, set_up, step,
-                                                                      evaluation, eval_every):
+@given(
+    minutes=st.integers(1, 5),
+    set_up=st.integers(0, 59),
+    step=st.integers(5, 90),
+    evaluation=st.integers(0, 90),
+    eval_every=st.integers(0, 5),
+)
+def test_the_budget_counts_set_up_and_stops_before_what_would_not_fit(
+    tmp_path_factory, minutes, set_up, step, evaluation, eval_every
+):
     """Updates of ``step`` s and evaluations of ``evaluation`` s after ``set_up`` s of set-up:
     the run ends within the budget once an update and an evaluation have been timed, and at
     worst by those first two over it; it stops no earlier than an update and an evaluation
     before the end; wall_seconds is the clock from the start, set-up included."""
     run = tmp_path_factory.mktemp("run")
-    loop = ScriptedLoop(run, f"train.max_minutes={minutes}", f"train.eval_every={eval_every}", step_seconds=step,
-                        eval_seconds=evaluation, set_up_seconds=set_up)
+    loop = ScriptedLoop(
+        run,
+        f"train.max_minutes={minutes}",
+        f"train.eval_every={eval_every}",
+        step_seconds=step,
+        eval_seconds=evaluation,
+        set_up_seconds=set_up,
+    )
     summary = loop.fit()
     budget, ended = 60 * minutes, loop.now
     assert loop.stopped_by == f"{minutes} minutes (train.max_minutes)"
@@ -395,8 +490,11 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
     read = epochs.prepare_training  # reading (and preparing) the training data
     monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.5), read(*args))[1])
     started = time.perf_counter()
-    summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={reverse_data}", *SMALL, "train.epochs=100",
-                                                     "train.max_minutes=0.05", "train.eval_every=20"])
+    summary = attnseq.fit(
+        PRESET,
+        tmp_path / "run",
+        [f"data.dir={reverse_data}", *SMALL, "train.epochs=100", "train.max_minutes=0.05", "train.eval_every=20"],
+    )
     took = time.perf_counter() - started
     assert took <= 3.0 + 1.0
     assert 1.5 <= summary["wall_seconds"] <= took and summary["wall_seconds"] >= took - 1.0
@@ -406,15 +504,24 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
 
 # -- selection and early stop by the reported metric --------------------------------------------------
 @EXAMPLES
-@given(scores=st.lists(st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(1, 4)), min_size=1, max_size=12),
-       patience=st.integers(0, 4), select_by=st.sampled_from(["exact_match", "loss", "auto"]))
+@given(
+    scores=st.lists(st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(1, 4)), min_size=1, max_size=12),
+    patience=st.integers(0, 4),
+    select_by=st.sampled_from(["exact_match", "loss", "auto"]),
+)
 def test_the_best_checkpoint_and_the_early_stop_follow_select_by(tmp_path_factory, scores, patience, select_by):
     """Evaluation i scores scores[i] (exact match, dev loss). best.safetensors holds the step of
     the best score by train.select_by (auto: exact match, the metric a run on short strings
     reports), ties to the lower dev loss; patience stops after that many evaluations without one."""
     run = tmp_path_factory.mktemp("run")
-    loop = ScriptedLoop(run, "train.eval_every=1", f"train.max_steps={len(scores)}", f"train.patience={patience}",
-                        f"train.select_by={select_by}", scores=[(e, float(l)) for e, l in scores])
+    loop = ScriptedLoop(
+        run,
+        "train.eval_every=1",
+        f"train.max_steps={len(scores)}",
+        f"train.patience={patience}",
+        f"train.select_by={select_by}",
+        scores=[(e, float(l)) for e, l in scores],
+    )
     loop.fit()
     metric = {"auto": "exact_match"}.get(select_by, select_by)
     assert loop.select_by == metric and read_metrics(run)[0]["select_by"] == metric
@@ -439,14 +546,17 @@ def test_the_plateau_rule_stops_when_the_curve_flattens_not_at_a_small_new_best(
     scores = [(0.0, 4.0), (0.0, 3.0), (0.0, 2.0), (0.5, 1.9), (0.504, 1.8), (0.503, 1.7), (0.505, 1.6), (0.9, 1.0)]
 
     def run(name, *settings):
-        loop = ScriptedLoop(tmp_path / name, "train.eval_every=1", f"train.max_steps={len(scores)}", *settings,
-                            scores=scores)
+        loop = ScriptedLoop(
+            tmp_path / name, "train.eval_every=1", f"train.max_steps={len(scores)}", *settings, scores=scores
+        )
         loop.fit()
         return len(loop.progress.history), loop.stopped_by, scripted_step(tmp_path / name / "best.safetensors")
 
     # the loss renews at 2, 3 (-25%, -33%) and 6 (0.503 >= 0.5, 1.7 < 0.9 x 1.9); the score at 4 and 8
-    assert run("a", "train.patience=3", "train.min_delta=0.005", "train.min_loss_delta=0.1")[:2] == (8, "8 updates "
-                                                                                                      "(train.max_steps)")
+    assert run("a", "train.patience=3", "train.min_delta=0.005", "train.min_loss_delta=0.1")[:2] == (
+        8,
+        "8 updates (train.max_steps)",
+    )
     # without the loss, the loss plateau at 0% stops a patience of 2 at the third evaluation
     evaluated, why, best = run("b", "train.patience=2", "train.min_delta=0.005")
     assert (evaluated, best) == (3, 3) and "train.patience" in why
@@ -485,8 +595,12 @@ def test_the_plateau_schedule_waits_patience_evaluations_and_resumes_its_count()
     from attnseq.config import load_config
     from attnseq.train.optim import build_optimizer, build_schedule, check_train
 
-    tc = check_train(load_config(None, ["train.lr=1.0", "train.schedule.name=plateau", "train.schedule.decay=0.5",
-                                        "train.schedule.patience=1"]).train)
+    tc = check_train(
+        load_config(
+            None,
+            ["train.lr=1.0", "train.schedule.name=plateau", "train.schedule.decay=0.5", "train.schedule.patience=1"],
+        ).train
+    )
     weight = torch.nn.Parameter(torch.zeros(1))
     optimizer = build_optimizer([weight], tc)
     schedule = build_schedule(optimizer, tc)

@@ -1,6 +1,7 @@
 """The training data prepared once (data.prepare): a store of the pipeline's very ids, made by
 one or several processes, found again in the cache without tokenising, made again when the data
 or the settings change; what reading the text says (and refuses) said the same way."""
+
 from __future__ import annotations
 
 import logging
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import reverse_pairs, write_tsv
 
 import attnseq.data.prepare as prepare
 import attnseq.data.texts as texts
@@ -22,8 +24,6 @@ from attnseq.data.pipeline import TextPipeline
 from attnseq.data.prepare import prepare_training
 from attnseq.data.texts import PairsText, TsvText
 from attnseq.errors import DataError, UserError
-
-from conftest import reverse_pairs, write_tsv
 
 
 def corpus(path: Path) -> Path:
@@ -54,11 +54,25 @@ def counting(monkeypatch) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize("processes, extra", [
-    (1, ()), (2, ("data.tokenizer=word", "data.shared_vocab=true")),
-    (2, ("data.tokenizer=sentencepiece", "data.tokenizer.vocab_size=30", "data.tokenizer.max_sentences=300")),
-    (2, ("data.reverse_source=true", "data.max_source_len=8", "data.max_target_len=10", "data.min_freq=3",
-         "data.lowercase=true"))], ids=["char", "word-shared", "sentencepiece", "reversed-limits-min-freq"])
+@pytest.mark.parametrize(
+    "processes, extra",
+    [
+        (1, ()),
+        (2, ("data.tokenizer=word", "data.shared_vocab=true")),
+        (2, ("data.tokenizer=sentencepiece", "data.tokenizer.vocab_size=30", "data.tokenizer.max_sentences=300")),
+        (
+            2,
+            (
+                "data.reverse_source=true",
+                "data.max_source_len=8",
+                "data.max_target_len=10",
+                "data.min_freq=3",
+                "data.lowercase=true",
+            ),
+        ),
+    ],
+    ids=["char", "word-shared", "sentencepiece", "reversed-limits-min-freq"],
+)
 def test_the_store_holds_the_pipelines_ids_of_every_pair_kept(tmp_path, monkeypatch, counting, extra, processes):
     """Made in parts of 500 bytes by one or two processes: the vocabularies TextPipeline.fit
     builds from the pairs in memory, and each pair's ids its encode_pairs gives, in order."""
@@ -108,8 +122,10 @@ def test_processes_preparing_the_same_data_wait_for_the_first_and_map_its_store(
     path = corpus(tmp_path / "train.tsv")
     data = settings(path, tmp_path / "cache")
     folders: list[Path] = []
-    starts = [threading.Thread(target=lambda: folders.append(prepare_training(data, TsvText(path))[1].folder))
-              for _ in range(2)]
+    starts = [
+        threading.Thread(target=lambda: folders.append(prepare_training(data, TsvText(path))[1].folder))
+        for _ in range(2)
+    ]
     for start in starts:
         start.start()
     for start in starts:
@@ -214,8 +230,11 @@ def test_a_cache_that_cannot_be_written_is_one_line_naming_the_setting(tmp_path,
         monkeypatch.setenv(chosen_by[1:], str(tmp_path / "file"))
     monkeypatch.setenv("HOME", str(tmp_path / "file"))
     data = settings(path, tmp_path / "file" / "cache" if chosen_by == "data.cache" else "")
-    with pytest.raises(UserError, match=rf"^{tmp_path / 'file'}\S* \({re.escape(chosen_by)}\): cannot keep the "
-                                        r"prepared training data there \(.*\); set data.cache to a folder you can write$"):
+    with pytest.raises(
+        UserError,
+        match=rf"^{tmp_path / 'file'}\S* \({re.escape(chosen_by)}\): cannot keep the "
+        r"prepared training data there \(.*\); set data.cache to a folder you can write$",
+    ):
         prepare_training(data, TsvText(path))
 
 

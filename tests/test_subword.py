@@ -1,4 +1,5 @@
 """The sentencepiece tokenizer: trained into the run folder, reloaded identically, round trips."""
+
 from __future__ import annotations
 
 import random
@@ -11,15 +12,19 @@ from attnseq.data.subword import SentencePieceTokenizer, model_path, sample_sent
 from attnseq.data.tokenizers import TOKENIZERS
 from attnseq.errors import ConfigError
 
-WORDS = ("open save file folder the a new recent close print settings window help about quit "
-         "öffnen speichern Datei Ordner neu zuletzt schließen drucken Einstellungen Fenster Hilfe "
-         "über beenden").split()
+WORDS = (
+    "open save file folder the a new recent close print settings window help about quit "
+    "öffnen speichern Datei Ordner neu zuletzt schließen drucken Einstellungen Fenster Hilfe "
+    "über beenden"
+).split()
 
 
 def sentences(n: int, seed: int = 0) -> list[str]:
     rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7))).capitalize() + rng.choice(".…?!")
-            for _ in range(n)]
+    return [
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7))).capitalize() + rng.choice(".…?!")
+        for _ in range(n)
+    ]
 
 
 def data_config(*overrides: str):

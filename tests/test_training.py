@@ -1,4 +1,5 @@
 """Training: exact resume, checkpoints, the metrics log, data errors."""
+
 from __future__ import annotations
 
 import json
@@ -6,6 +7,7 @@ import os
 
 import pytest
 import torch
+from conftest import ROOT, TINY
 from safetensors.torch import load_file
 
 import attnseq
@@ -14,18 +16,34 @@ from attnseq.data.corpus import read_tsv
 from attnseq.errors import DataError
 from attnseq.train.loop import Trainer
 
-from conftest import ROOT, TINY
-
 
 def config(data_dir, *extra):
-    return load_config(None, TINY + [f"data.dir={data_dir}", "model.dropout=0.3", "train.label_smoothing=0.1",
-                                     "train.eval_max_sentences=20", *extra])
+    return load_config(
+        None,
+        TINY
+        + [
+            f"data.dir={data_dir}",
+            "model.dropout=0.3",
+            "train.label_smoothing=0.1",
+            "train.eval_max_sentences=20",
+            *extra,
+        ],
+    )
 
 
-@pytest.mark.parametrize("common, stop", [
-    (("train.batch_size=128",), "train.epochs=1"), (("train.batch_size=128", "train.eval_every=4"), "train.max_steps=10"),
-    pytest.param(("train.eval_every=10", "train.batch_tokens=150", "train.batch_size=40"), "train.max_steps=45",
-                 marks=pytest.mark.slow)], ids=["at-an-epoch-end", "mid-epoch", "mid-epoch-token-batches"])
+@pytest.mark.parametrize(
+    "common, stop",
+    [
+        (("train.batch_size=128",), "train.epochs=1"),
+        (("train.batch_size=128", "train.eval_every=4"), "train.max_steps=10"),
+        pytest.param(
+            ("train.eval_every=10", "train.batch_tokens=150", "train.batch_size=40"),
+            "train.max_steps=45",
+            marks=pytest.mark.slow,
+        ),
+    ],
+    ids=["at-an-epoch-end", "mid-epoch", "mid-epoch-token-batches"],
+)
 def test_resume_continues_exactly(reverse_data, tmp_path, common, stop):
     """2 epochs straight == stopped (after epoch 1, or at step 10 of its 16) and resumed: identical
     weights (dropout's random stream included)."""
@@ -42,8 +60,14 @@ def test_resume_continues_exactly(reverse_data, tmp_path, common, stop):
 def test_run_folder_contents(reverse_data, tmp_path):
     run = tmp_path / "run"
     summary = Trainer(config(reverse_data, "train.epochs=2", "train.batch_size=128", "train.log_every=5"), run).fit()
-    for name in ("config.yaml", "vocab.source.json", "vocab.target.json", "best.safetensors",
-                 "last.safetensors", "metrics.jsonl"):
+    for name in (
+        "config.yaml",
+        "vocab.source.json",
+        "vocab.target.json",
+        "best.safetensors",
+        "last.safetensors",
+        "metrics.jsonl",
+    ):
         assert (run / name).exists(), name
     assert not list(run.glob("*.tmp")), "temporary files left behind"
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -92,9 +116,11 @@ def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monk
 
     allocator = []
     monkeypatch.setattr(hardware, "keep_freed_memory", lambda: allocator.append("set"))
-    summary = attnseq.fit(ROOT / "configs" / "book-attention.yaml", tmp_path / "run",
-                          [f"data.dir={reverse_data}", f"engine={engine}", "data.strip=true", *TINY,
-                           "train.max_steps=4"])
+    summary = attnseq.fit(
+        ROOT / "configs" / "book-attention.yaml",
+        tmp_path / "run",
+        [f"data.dir={reverse_data}", f"engine={engine}", "data.strip=true", *TINY, "train.max_steps=4"],
+    )
     assert summary["step"] == 4 and summary["parameters"] > 0
     assert allocator == (["set"] if engine == "torch" else [])  # the torch engine's steps reuse large blocks
     assert attnseq.load(tmp_path / "run").config.engine == engine
@@ -104,12 +130,18 @@ def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monk
 def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, tmp_path, caplog):
     """train.compile: the same losses as eager steps (within float noise), the first update's time logged."""
     if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() in ("avx2", "default"):
-        pytest.skip("torch.compile's code diverges to nan at the first update with ATEN_CPU_CAPABILITY set below "
-                    "the CPU's own (torch 2.13; seen on an AVX-512 Xeon held to avx2), not on the CPU's own kernels")
+        pytest.skip(
+            "torch.compile's code diverges to nan at the first update with ATEN_CPU_CAPABILITY set below "
+            "the CPU's own (torch 2.13; seen on an AVX-512 Xeon held to avx2), not on the CPU's own kernels"
+        )
+
     def losses(run, *extra):
         Trainer(config(reverse_data, "train.max_steps=4", "train.log_every=1", "model.dropout=0", *extra), run).fit()
-        return [json.loads(line)["loss"] for line in (run / "metrics.jsonl").read_text().splitlines()
-                if json.loads(line)["type"] == "train"]
+        return [
+            json.loads(line)["loss"]
+            for line in (run / "metrics.jsonl").read_text().splitlines()
+            if json.loads(line)["type"] == "train"
+        ]
 
     eager = losses(tmp_path / "eager")
     with caplog.at_level("INFO", logger="attnseq"):
@@ -122,6 +154,7 @@ def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, 
 def test_compile_without_a_compiler_is_a_config_error(monkeypatch, tmp_path, reverse_data):
     from attnseq.errors import ConfigError
     from attnseq.train import loop
+
     monkeypatch.setattr(loop.shutil, "which", lambda name: None)
     with pytest.raises(ConfigError, match="train.compile"):
         Trainer(config(reverse_data, "train.compile=true"), tmp_path / "run")

@@ -1,34 +1,32 @@
 """The Transformer: masks, cached incremental decoding, SDPA vs explicit weights, tying, learning."""
+
 from __future__ import annotations
 
 import pytest
 import torch
+from conftest import ROOT
+from learning import at_least, learns, seed
 
 from attnseq.config import from_dict, load_config
 from attnseq.data.batching import collate
 from attnseq.data.pipeline import Example
 from attnseq.data.vocab import Vocab
-from attnseq.decoding.search import max_lengths
 from attnseq.decoding.greedy import greedy_search
+from attnseq.decoding.search import max_lengths
 from attnseq.errors import ConfigError
 from attnseq.nn.model import build_model, count_parameters
 from attnseq.nn.transformer.layers import causal_mask, scaled_dot_product
-
-from conftest import ROOT
-from learning import at_least, learns, seed
 
 SRC_V, TGT_V = 11, 13
 
 
 def model_config(**model):
-    values = {"arch": "transformer", "hidden_size": 32, "heads": 4, "ff_size": 64, "layers": 2,
-              "dropout": 0.0}
+    values = {"arch": "transformer", "hidden_size": 32, "heads": 4, "ff_size": 64, "layers": 2, "dropout": 0.0}
     values.update(model)
     return from_dict({"model": values}).model
 
 
-def tiny_model(seed: int = 0, src_vocab: int = SRC_V, tgt_vocab: int = TGT_V, shares_vocab: bool = False,
-               **model):
+def tiny_model(seed: int = 0, src_vocab: int = SRC_V, tgt_vocab: int = TGT_V, shares_vocab: bool = False, **model):
     torch.manual_seed(seed)
     return build_model(model_config(**model), src_vocab, tgt_vocab, shares_vocab).eval()
 
@@ -162,12 +160,12 @@ def test_greedy_decodes_each_sentence_as_if_alone():
     together = greedy_search(model, src, mask, limits, keep_attention=True)
     for i in range(3):
         length = int(mask[i].sum())
-        alone = greedy_search(model, src[i : i + 1, :length], mask[i : i + 1, :length], limits[i : i + 1],
-                              keep_attention=True)
+        alone = greedy_search(
+            model, src[i : i + 1, :length], mask[i : i + 1, :length], limits[i : i + 1], keep_attention=True
+        )
         assert alone[0][0].tokens == together[i][0].tokens
         assert alone[0][0].score == pytest.approx(together[i][0].score, abs=1e-4)
-        torch.testing.assert_close(alone[0][0].alignment, together[i][0].alignment[:, :length],
-                                   atol=1e-5, rtol=0)
+        torch.testing.assert_close(alone[0][0].alignment, together[i][0].alignment[:, :length], atol=1e-5, rtol=0)
 
 
 def test_beam_search_runs_through_the_shared_module():
@@ -216,8 +214,9 @@ def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
 
 
 def test_every_parameter_learns_under_dropout():
-    model = tiny_model(src_vocab=TGT_V, dropout=0.1, positional="learned", tie_embeddings=True,
-                       shares_vocab=True).train()
+    model = tiny_model(
+        src_vocab=TGT_V, dropout=0.1, positional="learned", tie_embeddings=True, shares_vocab=True
+    ).train()
     src, mask, tgt = batch()
     loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool), label_smoothing=0.1)
     assert tokens == tgt.numel()
@@ -226,14 +225,17 @@ def test_every_parameter_learns_under_dropout():
     assert not missing
 
 
-@pytest.mark.parametrize("values, key", [
-    ({"hidden_size": 30, "heads": 4}, "model.heads"),
-    ({"layers": 0}, "model.layers"),
-    ({"ff_size": 0}, "model.ff_size"),
-    ({"dropout": 1.0}, "model.dropout"),
-    ({"cell": "gru"}, "model.cell: unknown key"),  # an RNN setting is no Transformer setting
-    ({"positional": {"name": "sinusoidal", "max_positions": 5}}, "model.positional.max_positions: unknown option"),
-])
+@pytest.mark.parametrize(
+    "values, key",
+    [
+        ({"hidden_size": 30, "heads": 4}, "model.heads"),
+        ({"layers": 0}, "model.layers"),
+        ({"ff_size": 0}, "model.ff_size"),
+        ({"dropout": 1.0}, "model.dropout"),
+        ({"cell": "gru"}, "model.cell: unknown key"),  # an RNN setting is no Transformer setting
+        ({"positional": {"name": "sinusoidal", "max_positions": 5}}, "model.positional.max_positions: unknown option"),
+    ],
+)
 def test_inconsistent_sizes_name_the_key(values, key):
     with pytest.raises(ConfigError, match=key):
         build_model(model_config(**values), SRC_V, TGT_V)
@@ -258,7 +260,8 @@ def test_learns_to_reverse_sequences():
     steps, warmup = 220, 30
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98))
     schedule = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then linear decay to 0
-        optimizer, lambda s: min((s + 1) / warmup, (steps - s) / (steps - warmup)))
+        optimizer, lambda s: min((s + 1) / warmup, (steps - s) / (steps - warmup))
+    )
     g = torch.Generator().manual_seed(1)
     for _ in range(steps):
         b = collate(reversal(128, g), range(128))

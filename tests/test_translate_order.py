@@ -1,19 +1,24 @@
 """The search's batches decoded several at once (Translator.batches_at_once, translator.base.in_order):
 results in the batches' order, an error raised where they are read, the batches not started cancelled."""
+
 from __future__ import annotations
 
 import threading
 import time
 
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from attnseq.translator.base import in_order
 
 
 @settings(max_examples=50, deadline=None)
-@given(items=st.lists(st.integers(), max_size=20), workers=st.integers(1, 4),
-       delays=st.lists(st.floats(0, 0.002), min_size=1, max_size=5))
+@given(
+    items=st.lists(st.integers(), max_size=20),
+    workers=st.integers(1, 4),
+    delays=st.lists(st.floats(0, 0.002), min_size=1, max_size=5),
+)
 def test_results_come_in_the_order_of_the_items(items, workers, delays):
     def slow_square(x):
         time.sleep(delays[x % len(delays)])
@@ -43,8 +48,11 @@ def test_an_error_is_raised_where_it_is_read_and_the_rest_are_cancelled():
 
 
 @settings(max_examples=60, deadline=None)
-@given(setting=st.none() | st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=6)
-       | st.integers(-3, 64).map(str))
+@given(
+    setting=st.none()
+    | st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=6)
+    | st.integers(-3, 64).map(str)
+)
 @example(setting="²")  # a digit to str.isdigit, not to int(): it raised ValueError
 @example(setting=" 2 ")
 def test_the_batches_at_once_by_default_are_a_count_of_at_least_one(setting):

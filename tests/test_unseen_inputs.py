@@ -2,6 +2,7 @@
 the book's fixed-width sources laid out at inference as at training, pieces outside the
 vocabulary counted and reported, Unicode normalised alike at training and inference, blank
 inputs given blank outputs, and evaluate scoring the references as the user gave them."""
+
 from __future__ import annotations
 
 import json
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import LEARN, ROOT, TINY, reverse_pairs, write_tsv
+from learning import at_least, learns
 
 import attnseq
 from attnseq.cli import main
@@ -18,9 +21,6 @@ from attnseq.config import load_config
 from attnseq.data.pipeline import PIPELINE_FILE, FixedWidth, TextPipeline, normalise
 from attnseq.decoding.common import Hypothesis
 from attnseq.translator import Translator
-
-from conftest import LEARN, ROOT, TINY, reverse_pairs, write_tsv
-from learning import at_least, learns
 
 BOOK = str(ROOT / "configs" / "book-attention.yaml")
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
@@ -80,9 +80,9 @@ def test_an_input_wider_than_the_training_sources_is_reported(book_runs, caplog)
 
 def test_fixed_width_is_recorded_only_for_padded_character_sources():
     assert FixedWidth.of(["ab  ", "abc ", "abcd"]) == FixedWidth(4, " ")
-    assert FixedWidth.of(["ab", "abc"]) is None             # widths differ
-    assert FixedWidth.of(["abc", "cba"]) is None            # one width, but no padding
-    assert FixedWidth.of(["ab "]) is None                   # one source tells nothing
+    assert FixedWidth.of(["ab", "abc"]) is None  # widths differ
+    assert FixedWidth.of(["abc", "cba"]) is None  # one width, but no padding
+    assert FixedWidth.of(["ab "]) is None  # one source tells nothing
     assert FixedWidth(4).lay_out("ab") == "ab  " and FixedWidth(4).lay_out("ab      ") == "ab  "
     assert FixedWidth(4).lay_out("abcdef") == "abcdef" and FixedWidth(4).lay_out("   ") == ""
     pairs = [("ab  ", "x"), ("abc ", "y")]
@@ -100,8 +100,16 @@ def test_a_trained_fixed_width_run_translates_unpadded_inputs_right(tmp_path):
     data.mkdir()
     for name, n, seed in (("train", 2000, 1), ("dev", 100, 2), ("test", 100, 3)):
         write_tsv(data / f"{name}.tsv", [(f"{s:<{WIDTH}}", t) for s, t in reverse_pairs(n, seed=seed, lengths=(3, 6))])
-    settings = [*TINY, *LEARN, "data.strip=false", "data.reverse_source=false", "model.encoder.bidirectional=true",
-                "model.bridge=linear", "model.attention=general", "model.init=default"]  # as test_cli's
+    settings = [
+        *TINY,
+        *LEARN,
+        "data.strip=false",
+        "data.reverse_source=false",
+        "model.encoder.bidirectional=true",
+        "model.bridge=linear",
+        "model.attention=general",
+        "model.init=default",
+    ]  # as test_cli's
     assert main(["-q", "train", BOOK, "--data", str(data), "--out", str(tmp_path / "run"), *sets(*settings)]) == 0
     model = attnseq.load(tmp_path / "run")
     test = reverse_pairs(100, seed=3, lengths=(3, 6))
@@ -124,8 +132,10 @@ def test_unknown_pieces_are_listed_per_input_and_warned_in_one_line(quick_runs, 
     with caplog.at_level(logging.WARNING, logger="attnseq"):
         assert main(["translate", str(quick_runs[kind]), "--input", str(source)]) == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["translate: 41 of 42 lines (2, 3, 4, 5, 6 and 36 more) hold pieces outside the model's "
-                        "vocabulary, each read as unknown: 'z' x40, 'q'"]
+    assert warnings == [
+        "translate: 41 of 42 lines (2, 3, 4, 5, 6 and 36 more) hold pieces outside the model's "
+        "vocabulary, each read as unknown: 'z' x40, 'q'"
+    ]
     assert len(capsys.readouterr().out.splitlines()) == 42
 
     metrics = model.evaluate([("abc", "cba"), ("abz", "zba"), ("zz", "zz")])
@@ -148,11 +158,27 @@ def accented_runs(tmp_path_factory) -> dict[str, Path]:
     pairs = [(w.replace("a", "\u00e9"), w[::-1]) for w, _ in reverse_pairs(200, seed=1)]
     for name in ("train", "dev", "test"):
         write_tsv(data / f"{name}.tsv", pairs)
-    runs = {"nfc": (PRESET, []), "none": (PRESET, ["data.unicode=none"]),
-            "numpy": (BOOK, ["engine=numpy", "data.strip=true", "decode.max_len=10"])}
+    runs = {
+        "nfc": (PRESET, []),
+        "none": (PRESET, ["data.unicode=none"]),
+        "numpy": (BOOK, ["engine=numpy", "data.strip=true", "decode.max_len=10"]),
+    }
     for name, (config, extra) in runs.items():
-        assert main(["-q", "train", config, "--data", str(data), "--out", str(root / name),
-                     *sets(*TINY, "train.max_steps=2", "train.eval_max_sentences=5", *extra)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "train",
+                    config,
+                    "--data",
+                    str(data),
+                    "--out",
+                    str(root / name),
+                    *sets(*TINY, "train.max_steps=2", "train.eval_max_sentences=5", *extra),
+                ]
+            )
+            == 0
+        )
     return {name: root / name for name in runs}
 
 

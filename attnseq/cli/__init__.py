@@ -7,6 +7,7 @@ operating-system error a user causes (a path that is wrong, a full or read-only 
 attnseq.files.USER_ERRNOS), ``attnseq: error: <path>: <what is wrong>; <what to do>``. Any other
 exception is a bug and shows its traceback. An interrupt prints one line and exits with the
 status a shell gives a process that signal ends (130 for Ctrl-C, 143 for SIGTERM)."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,19 @@ from . import average, compare, data, demo, evaluate, export, plot, reproduce, s
 from .arguments import HelpFormatter, command_line_message
 
 # the commands, in the order ``attnseq --help`` lists them
-COMMANDS = {"data": data, "train": train, "evaluate": evaluate, "translate": translate, "average": average,
-            "export": export, "compare": compare, "reproduce": reproduce, "demo": demo, "serve": serve, "plot": plot}
+COMMANDS = {
+    "data": data,
+    "train": train,
+    "evaluate": evaluate,
+    "translate": translate,
+    "average": average,
+    "export": export,
+    "compare": compare,
+    "reproduce": reproduce,
+    "demo": demo,
+    "serve": serve,
+    "plot": plot,
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -122,8 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
-        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                            format="%(message)s", stream=sys.stderr)
+        logging.basicConfig(
+            level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s", stream=sys.stderr
+        )
         args.func(args)
     except UserError as err:
         print(f"attnseq: error: {command_line_message(err)}", file=sys.stderr)
@@ -145,19 +158,26 @@ def main(argv: list[str] | None = None) -> int:
         refused = out_of_memory(err)
         if not refused:
             raise
-        print(f"attnseq: error: out of memory ({refused}); ask for less at once: decode.batch_size "
-              "and decode.beam_size (--beam) when decoding, train.batch_size or train.batch_tokens when training",
-              file=sys.stderr)
+        print(
+            f"attnseq: error: out of memory ({refused}); ask for less at once: decode.batch_size "
+            "and decode.beam_size (--beam) when decoding, train.batch_size or train.batch_tokens when training",
+            file=sys.stderr,
+        )
         return 2
     except UnicodeEncodeError as err:  # an output standard output's encoding cannot hold; any other is a bug
         encoding = stdout_refuses(err)
         if encoding is None:
             raise
-        print(f"attnseq: error: standard output's encoding, {encoding} (PYTHONIOENCODING or the locale), cannot "
-              f"write {ascii(err.object[err.start])} of the output; set PYTHONIOENCODING=utf-8", file=sys.stderr)
+        print(
+            f"attnseq: error: standard output's encoding, {encoding} (PYTHONIOENCODING or the locale), cannot "
+            f"write {ascii(err.object[err.start])} of the output; set PYTHONIOENCODING=utf-8",
+            file=sys.stderr,
+        )
         return 2
     except UnicodeDecodeError as err:  # an input that is not text, read where no reader named it
-        print(f"attnseq: error: an input file is not UTF-8 text ({err.reason} at byte {err.start}); "
-              "give a UTF-8 file", file=sys.stderr)
+        print(
+            f"attnseq: error: an input file is not UTF-8 text ({err.reason} at byte {err.start}); give a UTF-8 file",
+            file=sys.stderr,
+        )
         return 2
     return 0

@@ -1,4 +1,5 @@
 """``python -m attnseq.cli ...`` (and ``torchrun -m attnseq.cli ...``): the ``attnseq`` command."""
+
 import sys
 
 from . import main

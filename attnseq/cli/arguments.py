@@ -1,6 +1,7 @@
 """What several commands share: the help formatter, the run folders, the ``--set``,
 ``--checkpoint``, ``--engine`` and ``--overwrite`` arguments, the types of counts, and the
 command words that give the parsed options again."""
+
 from __future__ import annotations
 
 import argparse
@@ -29,14 +30,22 @@ def add_set_decode(parser: argparse.ArgumentParser) -> None:
 
 def add_checkpoint(parser: argparse.ArgumentParser) -> None:
     """``--checkpoint best|last``: which weights of a run (of every run of an ensemble) to load."""
-    parser.add_argument("--checkpoint", choices=("best", "last"), default="best",
-                        help="the weights of the best evaluation, or the last ones saved")
+    parser.add_argument(
+        "--checkpoint",
+        choices=("best", "last"),
+        default="best",
+        help="the weights of the best evaluation, or the last ones saved",
+    )
 
 
 def add_runs(parser: argparse.ArgumentParser) -> None:
     """The run folder, or several: ``args.run`` is a list of them (one_or_ensemble gives what to load)."""
-    parser.add_argument("run", nargs="+", help="the run folder (attnseq train --out); several: their ensemble, "
-                                               "the mean of the models' log-probabilities at every step")
+    parser.add_argument(
+        "run",
+        nargs="+",
+        help="the run folder (attnseq train --out); several: their ensemble, "
+        "the mean of the models' log-probabilities at every step",
+    )
 
 
 def one_or_ensemble(runs: list[str]) -> str | list[str]:
@@ -48,17 +57,23 @@ def add_precision(parser: argparse.ArgumentParser) -> None:
     """``--precision fp32|int8``: what a loaded torch model's products run in (decode.precision)."""
     from ..config import DECODE_PRECISIONS
 
-    parser.add_argument("--precision", choices=DECODE_PRECISIONS,
-                        help="int8: int8 weights for the linear layers and recurrent cells, on a CPU with VNNI or "
-                             "AMX (elsewhere one warning and fp32); the torch engine only (default: the run's "
-                             "decode.precision, fp32 unless set)")
+    parser.add_argument(
+        "--precision",
+        choices=DECODE_PRECISIONS,
+        help="int8: int8 weights for the linear layers and recurrent cells, on a CPU with VNNI or "
+        "AMX (elsewhere one warning and fp32); the torch engine only (default: the run's "
+        "decode.precision, fp32 unless set)",
+    )
 
 
 def add_engine(parser: argparse.ArgumentParser) -> None:
     """``--engine NAME``: decode a run with another engine than its own, converted on the fly."""
-    parser.add_argument("--engine", choices=("torch", "ctranslate2"),
-                        help="decode with this engine (default: the run's own; ctranslate2: a torch Transformer run "
-                             "exported to a temporary float32 folder first; an exported folder decodes as it is)")
+    parser.add_argument(
+        "--engine",
+        choices=("torch", "ctranslate2"),
+        help="decode with this engine (default: the run's own; ctranslate2: a torch Transformer run "
+        "exported to a temporary float32 folder first; an exported folder decodes as it is)",
+    )
 
 
 def add_overwrite(parser: argparse.ArgumentParser, help: str = "replace the output file if it exists") -> None:
@@ -117,8 +132,14 @@ def given_options(parser: argparse.ArgumentParser, args: argparse.Namespace, ski
 
 # the Python API's arguments (attnseq.load, Translator.translate) as the command line gives them:
 # an argument that is a positional word names nothing ("" : its message names the path)
-API_WORDS = {"run_dir": "", "overrides": "--set", "checkpoint": "--checkpoint", "precision": "--precision",
-             "beam_size": "--beam", "n_best": "--n-best"}
+API_WORDS = {
+    "run_dir": "",
+    "overrides": "--set",
+    "checkpoint": "--checkpoint",
+    "precision": "--precision",
+    "beam_size": "--beam",
+    "n_best": "--n-best",
+}
 
 
 def command_line_message(err: Exception) -> str:

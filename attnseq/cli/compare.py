@@ -1,5 +1,6 @@
 """``attnseq compare CONFIG... --data DIR``: train several configs under one time budget and
 tabulate them."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,5 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from ..compare import run_compare
 
-    run_compare(args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [],
-                overwrite=args.overwrite)
+    run_compare(
+        args.configs, args.data, args.budget_minutes, Path(args.out), overrides=args.set or [], overwrite=args.overwrite
+    )

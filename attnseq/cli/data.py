@@ -3,9 +3,11 @@
 messages, stories, the NTM's tasks, documents, requests naming people never seen in training). A
 corpus of your own is split, and dates and passages are generated, as they stream: millions of
 pairs in memory that does not grow with them."""
+
 from __future__ import annotations
 
 import argparse
+
 from ..errors import UserError
 from ..files import check_folder, write_files
 from .arguments import add_overwrite, count, positive
@@ -16,9 +18,11 @@ HELP = "write DIR/train.tsv, dev.tsv, test.tsv from a data source"
 
 SORT_LEVELS = 32  # sort's priorities unless a sequence is longer
 # the NTM's tasks, one generator with its options (data/algorithmic.py)
-ALGORITHMIC = {"copy": "copy a sequence of random bit vectors (the NTM's copy task)",
-               "repeat-copy": "copy a sequence N times (the NTM's repeat copy task)",
-               "sort": "sort bit vectors by priority (the NTM's priority sort task)"}
+ALGORITHMIC = {
+    "copy": "copy a sequence of random bit vectors (the NTM's copy task)",
+    "repeat-copy": "copy a sequence N times (the NTM's repeat copy task)",
+    "sort": "sort bit vectors by priority (the NTM's priority sort task)",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,16 +32,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     _add_sizes(p, 40000, 2000, 2000)
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
-    p.add_argument("--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr, or all "
-                                                    "(en,de,fr,es,it,nl,pt,sv)")
+    p.add_argument(
+        "--locales", default="en", help="comma-separated CLDR locales, e.g. en,de,fr, or all (en,de,fr,es,it,nl,pt,sv)"
+    )
     _add_workers(p)
     p.set_defaults(write=data_dates)
 
     p = sources.add_parser("book", help="the book's date.txt or addition.txt with the book's split")
     p.add_argument("--file", required=True, help="the book's date.txt or addition.txt")
     _add_out(p)
-    p.add_argument("--dev-size", type=count, default=500,
-                   help="pairs of the book's training part held out as dev (0: none)")
+    p.add_argument(
+        "--dev-size", type=count, default=500, help="pairs of the book's training part held out as dev (0: none)"
+    )
     p.set_defaults(write=data_book)
 
     p = sources.add_parser("split", help="split one parallel corpus (TSV, or two aligned files)")
@@ -47,33 +53,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     p.add_argument("--dev", type=float, default=0.05, help="fraction (or count if >= 1) for dev")
     p.add_argument("--test", type=float, default=0.05, help="fraction (or count if >= 1) for test")
-    p.add_argument("--seed", type=int, default=1, help="seed of the hash that assigns sources to splits, and "
-                                                        "of the shuffle")
+    p.add_argument(
+        "--seed", type=int, default=1, help="seed of the hash that assigns sources to splits, and of the shuffle"
+    )
     p.set_defaults(write=data_split)
 
     p = sources.add_parser("gettext", help="English->LANG pairs from gettext catalogs (.mo/.po)")
     p.add_argument("--lang", required=True, help="target language, e.g. de")
-    p.add_argument("--from", dest="paths", nargs="+", metavar="PATH",
-                   help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)")
+    p.add_argument(
+        "--from",
+        dest="paths",
+        nargs="+",
+        metavar="PATH",
+        help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)",
+    )
     _add_out(p)
     p.add_argument("--seed", type=int, default=0, help="salt of the hash that assigns splits")
     p.set_defaults(write=data_gettext)
 
     p = sources.add_parser("passages", help="passages of gettext messages, about 25 words a side (English->LANG)")
     p.add_argument("--lang", required=True, help="target language, e.g. de")
-    p.add_argument("--from", dest="paths", nargs="+", metavar="PATH",
-                   help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)")
+    p.add_argument(
+        "--from",
+        dest="paths",
+        nargs="+",
+        metavar="PATH",
+        help=".po/.mo files or folders (default: /usr/share/locale/LANG/LC_MESSAGES)",
+    )
     _add_out(p)
     _add_sizes(p, 100000, 1000, 1000, "passages")
-    p.add_argument("--seed", type=int, default=0, help="seed of the passages and salt of the hash that assigns "
-                                                        "messages to splits")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the passages and salt of the hash that assigns messages to splits"
+    )
     _add_workers(p)
     p.set_defaults(write=data_passages)
 
     p = sources.add_parser("stories", help="bAbI-style stories and questions for memory networks")
     _add_out(p)
-    p.add_argument("--kinds", default="single,two,three,yes-no,counting",
-                   help="comma-separated kinds of question: single, two, three, yes-no, counting")
+    p.add_argument(
+        "--kinds",
+        default="single,two,three,yes-no,counting",
+        help="comma-separated kinds of question: single, two, three, yes-no, counting",
+    )
     p.add_argument("--train", type=count, default=1000, help="training stories of each kind")
     p.add_argument("--dev", type=count, default=100, help="dev stories of each kind")
     p.add_argument("--test", type=count, default=1000, help="test stories of each kind")
@@ -85,31 +106,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         _add_out(p)
         _add_sizes(p, 20000, 200, 500)
         p.add_argument("--lengths", default="1-10", help="sequence lengths of train, dev and test, e.g. 1-10")
-        p.add_argument("--test-lengths", default="20,30,40",
-                       help="comma-separated longer lengths, each written as test-lenN.tsv")
+        p.add_argument(
+            "--test-lengths", default="20,30,40", help="comma-separated longer lengths, each written as test-lenN.tsv"
+        )
         p.add_argument("--bits", type=positive, default=8, help="bits per vector (each vector is one token)")
         if task == "repeat-copy":
             p.add_argument("--repeats", default="1-5", help="range of the repeat count")
         if task == "sort":
-            p.add_argument("--levels", type=positive, help="distinct priorities to draw from (default: 32, or "
-                                                             "as many as the longest sequence has items)")
+            p.add_argument(
+                "--levels",
+                type=positive,
+                help="distinct priorities to draw from (default: 32, or as many as the longest sequence has items)",
+            )
         p.add_argument("--seed", type=int, default=1, help="seed of the generator")
         p.set_defaults(write=data_algorithmic)
 
-    p = sources.add_parser("names", help="generated requests -> commands, test names never in training "
-                                         "(for copy attention)")
+    p = sources.add_parser(
+        "names", help="generated requests -> commands, test names never in training (for copy attention)"
+    )
     _add_out(p)
     _add_sizes(p, 20000, 500, 1000, "requests")
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_names)
 
-    p = sources.add_parser("formulas", help="LaTeX-like formulas drawn by mathtext into PNGs -> their tokens "
-                                            "(for data.input image)")
+    p = sources.add_parser(
+        "formulas", help="LaTeX-like formulas drawn by mathtext into PNGs -> their tokens (for data.input image)"
+    )
     _add_out(p)
     _add_sizes(p, 20000, 500, 1000, "formulas")
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
-    p.add_argument("--workers", type=positive, help="processes drawing the training formulas (the same files for "
-                                                    "any number; default: one per CPU)")
+    p.add_argument(
+        "--workers",
+        type=positive,
+        help="processes drawing the training formulas (the same files for any number; default: one per CPU)",
+    )
     p.set_defaults(write=data_formulas)
 
     p = sources.add_parser("documents", help="generated reviews labelled by one sentence (for han)")
@@ -119,8 +149,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_documents)
 
-    p = sources.add_parser("speech", help="numbers and dates spoken by espeak-ng into 16 kHz WAV files, with "
-                                          "their text (for data.input: audio)")
+    p = sources.add_parser(
+        "speech",
+        help="numbers and dates spoken by espeak-ng into 16 kHz WAV files, with their text (for data.input: audio)",
+    )
     _add_out(p)
     _add_sizes(p, 12000, 500, 1000, "utterances")
     p.add_argument("--seed", type=int, default=1, help="seed of the texts, voices, speeds, pitches and noise")
@@ -133,8 +165,11 @@ def _add_out(p: argparse.ArgumentParser) -> None:
     add_overwrite(p, "write into --out when it holds files already (the files of the same names are replaced)")
 
 
-def _add_workers(p: argparse.ArgumentParser, about: str = "processes generating the training pairs beyond the "
-                 "first 100,000 (the same output for any number; default: one per CPU)") -> None:
+def _add_workers(
+    p: argparse.ArgumentParser,
+    about: str = "processes generating the training pairs beyond the "
+    "first 100,000 (the same output for any number; default: one per CPU)",
+) -> None:
     """--workers: processes generating the examples (the output is the same for any)."""
     p.add_argument("--workers", type=positive, help=about)
 
@@ -152,8 +187,9 @@ def run(args: argparse.Namespace) -> None:
     args.write(args)
 
 
-def write_splits(args, train, dev, test, extra=None, *, inputs=(), more: str = "larger --train/--dev/--test",
-                 what: str = "pairs") -> None:
+def write_splits(
+    args, train, dev, test, extra=None, *, inputs=(), more: str = "larger --train/--dev/--test", what: str = "pairs"
+) -> None:
     """Write the splits of ``attnseq data SOURCE`` into --out (never an empty one), and each of
     ``extra`` ({"test-len20": pairs}) beside them; ``more`` says how to get larger splits, and
     an error names the ``inputs`` the pairs came from."""
@@ -181,8 +217,7 @@ def data_dates(args) -> None:
     locales = list(ALL_LOCALES) if args.locales == "all" else [s for s in args.locales.split(",") if s]
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
     try:
-        splits = date_corpus(args.train, args.dev, args.test, seed=args.seed, locales=locales,
-                             workers=_workers(args))
+        splits = date_corpus(args.train, args.dev, args.test, seed=args.seed, locales=locales, workers=_workers(args))
     except ValueError as err:
         hint = "; give larger --train/--dev/--test" if "would be empty" in str(err) else ""
         raise UserError(f"data dates: {err}{hint}") from None
@@ -190,14 +225,15 @@ def data_dates(args) -> None:
 
 
 def data_passages(args) -> None:
-    from ..data.gettext import build_gettext_corpus
     from ..data.generated import passage_corpus
+    from ..data.gettext import build_gettext_corpus
 
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
     train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
     try:
-        splits = passage_corpus({"train": train, "dev": dev, "test": test}, counts, seed=args.seed,
-                                workers=_workers(args))
+        splits = passage_corpus(
+            {"train": train, "dev": dev, "test": test}, counts, seed=args.seed, workers=_workers(args)
+        )
     except ValueError as err:
         raise UserError(f"data passages: {err}; give larger --train/--dev/--test") from None
     write_generated(args, splits, counts, what="passages")
@@ -238,8 +274,10 @@ def data_split(args) -> None:
     from ..data.splits import split_corpus
 
     if args.input and (args.src or args.tgt):
-        raise UserError(f"data split: --input and {'--src' if args.src else '--tgt'}: give one TSV file "
-                        "(--input), or two aligned files (--src and --tgt)")
+        raise UserError(
+            f"data split: --input and {'--src' if args.src else '--tgt'}: give one TSV file "
+            "(--input), or two aligned files (--src and --tgt)"
+        )
     if not (args.input or args.src and args.tgt):
         raise UserError("data split: give --input FILE.tsv, or --src FILE and --tgt FILE")
     inputs = [args.input, args.src, args.tgt]
@@ -253,12 +291,15 @@ def data_split(args) -> None:
         checks = CorpusChecks(f"{args.src} / {args.tgt}", long_words=longest)
         read = lambda found: iter_aligned(args.src, args.tgt, checks=found)  # noqa: E731
     try:
-        counts = split_corpus(read, args.out, args.dev, args.test, args.seed, checks=checks, inputs=inputs,
-                              overwrite=args.overwrite)
+        counts = split_corpus(
+            read, args.out, args.dev, args.test, args.seed, checks=checks, inputs=inputs, overwrite=args.overwrite
+        )
     except ValueError as err:
         if not checks.pairs:
-            raise UserError(f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
-                            "give a file of source<TAB>target lines") from None
+            raise UserError(
+                f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
+                "give a file of source<TAB>target lines"
+            ) from None
         hint = "; give more pairs, or larger --dev/--test" if "would be empty" in str(err) else ""
         raise UserError(f"data split: {checks.name}: --dev/--test: {err}{hint}") from None
     say_written(args, counts)
@@ -281,8 +322,12 @@ def data_stories(args) -> None:
         raise UserError(f"data stories: {err}") from None
     # the test set once more, one file per kind of question
     by_kind = {f"test-{kind}": [s.pair() for s in splits["test"] if s.kind == kind] for kind in kinds}
-    write_splits(args, *([s.pair() for s in splits[name]] for name in ("train", "dev", "test")), by_kind,
-                 what=f"stories ({', '.join(kinds)})")
+    write_splits(
+        args,
+        *([s.pair() for s in splits[name]] for name in ("train", "dev", "test")),
+        by_kind,
+        what=f"stories ({', '.join(kinds)})",
+    )
 
 
 def data_algorithmic(args) -> None:
@@ -296,13 +341,20 @@ def data_algorithmic(args) -> None:
             options["repeats"] = parse_range(args.repeats)
         if args.source == "sort":  # every item its own priority, in the longest test set too
             options["levels"] = args.levels or max(SORT_LEVELS, lengths[1], *longer)
-        train, dev, test, extra = make_task_splits(args.source, args.train, args.dev, args.test,
-                                                   lengths, longer, seed=args.seed, **options)
+        train, dev, test, extra = make_task_splits(
+            args.source, args.train, args.dev, args.test, lengths, longer, seed=args.seed, **options
+        )
     except ValueError as err:
         raise UserError(f"data {args.source}: {err}") from None
     # longer than trained on: how the program generalises
-    write_splits(args, train, dev, test, {f"test-len{length}": pairs for length, pairs in extra.items()},
-                 what=f"{args.source} pairs")
+    write_splits(
+        args,
+        train,
+        dev,
+        test,
+        {f"test-len{length}": pairs for length, pairs in extra.items()},
+        what=f"{args.source} pairs",
+    )
 
 
 def data_names(args) -> None:
@@ -340,8 +392,9 @@ def data_documents(args) -> None:
     from ..data.documents import make_document_splits
 
     try:
-        splits = make_document_splits(args.train, args.dev, args.test, seed=args.seed,
-                                      sentences=parse_range(args.sentences))
+        splits = make_document_splits(
+            args.train, args.dev, args.test, seed=args.seed, sentences=parse_range(args.sentences)
+        )
     except ValueError as err:
         raise UserError(f"data documents: {err}") from None
     write_splits(args, *([d.pair() for d in splits[name]] for name in ("train", "dev", "test")), what="documents")

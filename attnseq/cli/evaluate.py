@@ -2,6 +2,7 @@
 run on a test set against the references as given, with sacrebleu's signature of each score, as
 a table or one JSON object; a warning line names the sources holding pieces outside the model's
 vocabulary. Several runs are evaluated as their ensemble."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,11 @@ log = logging.getLogger("attnseq")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runs(parser)
-    parser.add_argument("--data", required=True, help="source<TAB>reference file, a data folder (its test.tsv), "
-                                                      "or the book's file (its test set)")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="source<TAB>reference file, a data folder (its test.tsv), or the book's file (its test set)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
     add_checkpoint(parser)
@@ -31,15 +35,22 @@ def run(args: argparse.Namespace) -> None:
     from ..data.sources import evaluation_pairs
     from ..translator.base import InputReport
 
-    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
-                      precision=args.precision, engine=args.engine)
+    translator = load(
+        one_or_ensemble(args.run),
+        checkpoint=args.checkpoint,
+        overrides=args.set or [],
+        precision=args.precision,
+        engine=args.engine,
+    )
     pairs = evaluation_pairs(args.data, translator.config.data)
     metrics = translator.evaluate(pairs, beam_size=args.beam, progress=True)
     if "bleu" not in metrics:
         from ..eval.metrics import BLEU_MIN_WORDS
 
-        log.warning("evaluate: no BLEU, the references average fewer than %d words (chrF and exact match "
-                    "judge them)", BLEU_MIN_WORDS)
+        log.warning(
+            "evaluate: no BLEU, the references average fewer than %d words (chrF and exact match judge them)",
+            BLEU_MIN_WORDS,
+        )
     report = InputReport(len(pairs), metrics["unknown_sources"], metrics["unknown_pieces"], metrics["blank_sources"])
     for line in report.warnings("source"):  # pieces read as unknown, blank sources
         log.warning("evaluate: %s", line)

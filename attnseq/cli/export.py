@@ -4,6 +4,7 @@ CTranslate2 decodes (float32 or int8 weights), with the run's vocabularies and t
 
 A design CTranslate2's Transformer specification cannot express (a recurrent or memory
 architecture, an option it has no place for) is refused in one line naming it."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("run", help="the run folder (attnseq train --out)")
     parser.add_argument("--to", choices=FORMATS, required=True, help="the engine to export to")
-    parser.add_argument("--quantization", choices=QUANTIZATIONS, default="float32",
-                        help="the weights' type: float32 (the run's), or int8 (CTranslate2's, per output row)")
+    parser.add_argument(
+        "--quantization",
+        choices=QUANTIZATIONS,
+        default="float32",
+        help="the weights' type: float32 (the run's), or int8 (CTranslate2's, per output row)",
+    )
     add_checkpoint(parser)
     parser.add_argument("--out", required=True, help="the folder to write (built whole, then renamed into place)")
     add_overwrite(parser, "replace the --out folder if it holds an earlier export (never a folder of other files)")

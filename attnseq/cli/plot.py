@@ -1,5 +1,6 @@
 """``attnseq plot WHAT [RUN...]``: an attention heatmap (or a page of them), training curves, the
 positional encoding, a memory network's reading."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,12 +16,18 @@ HELP = "attention heatmap, training curve, positional encoding, a memory network
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("what", choices=tuple(DRAW), help="what to draw")
     parser.add_argument("run", nargs="*", help="a run folder; curve: one or several")
-    parser.add_argument("--metric", help="curve: the dev metric to draw against minutes of training, for one "
-                                         "run or several (exact_match, token_accuracy, bleu, chrf, loss)")
+    parser.add_argument(
+        "--metric",
+        help="curve: the dev metric to draw against minutes of training, for one "
+        "run or several (exact_match, token_accuracy, bleu, chrf, loss)",
+    )
     parser.add_argument("--text", help="attention: the source sentence")
-    parser.add_argument("--file", help="attention: a source file of a run whose sources are files: a strip of an "
-                                       "image with each output token's attention over it, or a WAV's spectrogram "
-                                       "with the attention under it (default: none)")
+    parser.add_argument(
+        "--file",
+        help="attention: a source file of a run whose sources are files: a strip of an "
+        "image with each output token's attention over it, or a WAV's spectrogram "
+        "with the attention under it (default: none)",
+    )
     parser.add_argument("--input", help="attention --html: a file of source sentences, one a line")
     parser.add_argument("--html", metavar="OUT.html", help="attention: one self-contained page of every input")
     parser.add_argument("--beam", type=int, help="attention: beam size (default: the run's)")
@@ -29,9 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", help="attention: a head from 1, 'avg' (the default) or 'all' (a grid)")
     parser.add_argument("--encoder", action="store_true", help="attention: the encoder's self-attention")
     add_checkpoint(parser)
-    parser.add_argument("--out", help="the image to write, its suffix the format (.png, .pdf, .svg; default: "
-                                      "attention.png, memory.png, positional.png; curve: RUN_DIR/curve.png, or "
-                                      "curves.png for several runs or --metric)")
+    parser.add_argument(
+        "--out",
+        help="the image to write, its suffix the format (.png, .pdf, .svg; default: "
+        "attention.png, memory.png, positional.png; curve: RUN_DIR/curve.png, or "
+        "curves.png for several runs or --metric)",
+    )
     add_overwrite(parser, "replace the image (or --html page) if it exists")
     parser.add_argument("--positions", type=positive, default=100, help="positional: positions to draw")
     parser.add_argument("--dims", type=positive, default=64, help="positional: dimensions to draw")
@@ -39,10 +49,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # the options only some drawings read: dest -> those drawings (any other refuses it, naming it)
-READ_BY = {"metric": ("curve",), "text": ("attention", "memory"), "file": ("attention",), "input": ("attention",),
-           "html": ("attention",), "beam": ("attention",), "hyp": ("attention",), "layer": ("attention",),
-           "head": ("attention",), "encoder": ("attention",), "checkpoint": ("attention", "memory"),
-           "positions": ("positional",), "dims": ("positional",)}
+READ_BY = {
+    "metric": ("curve",),
+    "text": ("attention", "memory"),
+    "file": ("attention",),
+    "input": ("attention",),
+    "html": ("attention",),
+    "beam": ("attention",),
+    "hyp": ("attention",),
+    "layer": ("attention",),
+    "head": ("attention",),
+    "encoder": ("attention",),
+    "checkpoint": ("attention", "memory"),
+    "positions": ("positional",),
+    "dims": ("positional",),
+}
 
 
 def run(args: argparse.Namespace) -> None:
@@ -123,8 +144,10 @@ def plot_attention(args) -> Path:
     if args.hyp < 1:
         raise UserError(f"--hyp: expected a number from 1, got {args.hyp}")
     if args.input is not None and (args.text is not None or not args.html):
-        raise UserError("plot attention --input: pages of a whole file are HTML (--html OUT.html), "
-                        "without --text; a picture shows one sentence (--text)")
+        raise UserError(
+            "plot attention --input: pages of a whole file are HTML (--html OUT.html), "
+            "without --text; a picture shows one sentence (--text)"
+        )
     if args.beam is not None and args.hyp > args.beam:
         raise UserError(f"--hyp {args.hyp}: a beam of {args.beam} (--beam) holds {args.beam} hypotheses")
     if args.html:
@@ -146,8 +169,11 @@ def plot_attention(args) -> Path:
         from ..serve.payload import run_payload, translation_payload
         from ..serve.report import report_html
 
-        lines = ([args.text] if args.input is None
-                 else [line for line in read_lines(args.input, controls=True) if line.strip()])
+        lines = (
+            [args.text]
+            if args.input is None
+            else [line for line in read_lines(args.input, controls=True) if line.strip()]
+        )
         beam = args.beam or translator.config.decode.beam_size
         results = translator.search(lines, keep_attention=True, beam_size=beam, n_best=beam)
         name = Path(args.run).resolve().name
@@ -161,8 +187,9 @@ def plot_attention(args) -> Path:
     if r.attention[0] is None:
         raise UserError(f"{args.run}: this model has no attention to plot")
     views, encoder = translator.attention_views(r)
-    return plot_hypothesis(r, args.hyp - 1, views[args.hyp - 1], encoder, out,
-                           layer=layer, head=head, encoder_view=args.encoder)
+    return plot_hypothesis(
+        r, args.hyp - 1, views[args.hyp - 1], encoder, out, layer=layer, head=head, encoder_view=args.encoder
+    )
 
 
 def plot_file_attention(args) -> Path:
@@ -175,13 +202,16 @@ def plot_file_attention(args) -> Path:
             raise UserError(f"plot attention --file and --{flag}: --file draws one file's attention; drop --{flag}")
     if args.encoder:
         raise UserError("plot attention --file and --encoder: --file draws the output's attention; drop --encoder")
-    out = check_output(Path(args.out or "attention.png"), inputs=[args.file, *run_files(args.run)],
-                       overwrite=args.overwrite)
+    out = check_output(
+        Path(args.out or "attention.png"), inputs=[args.file, *run_files(args.run)], overwrite=args.overwrite
+    )
     translator = load(args.run, checkpoint=args.checkpoint)
     kind = translator.pipeline.inputs
     if kind.name not in FILE_DRAWINGS:
-        raise UserError(f"plot attention --file: draws a run whose sources are files ({', '.join(FILE_DRAWINGS)}); "
-                        f"{args.run} reads {kind.name} (give --text)")
+        raise UserError(
+            f"plot attention --file: draws a run whose sources are files ({', '.join(FILE_DRAWINGS)}); "
+            f"{args.run} reads {kind.name} (give --text)"
+        )
     n_best = args.hyp if args.hyp > 1 or args.beam else None
     r = translator.search([args.file], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
     if len(r.outputs) < args.hyp:
@@ -194,8 +224,14 @@ def draw_image(kind, features, r, k: int, out: Path) -> Path:
     from ..data.inputs.image import image_array
     from ..viz.image_attention import plot_image_attention
 
-    return plot_image_attention(image_array(features, kind.options.invert), r.attention[k], r.shape.grid,
-                                r.output_tokens[k], out, title=r.outputs[k])
+    return plot_image_attention(
+        image_array(features, kind.options.invert),
+        r.attention[k],
+        r.shape.grid,
+        r.output_tokens[k],
+        out,
+        title=r.outputs[k],
+    )
 
 
 def draw_audio(kind, features, r, k: int, out: Path) -> Path:

@@ -1,5 +1,6 @@
 """``attnseq reproduce NAME``: check a claim of the literature (train, tabulate, plot) and write
 its page; ``--list`` lists the reproductions."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,10 @@ from ..hardware import MAX_THREADS
 from .arguments import add_overwrite, add_set, given_options
 
 HELP = "check a claim of the literature: train, tabulate, plot, write a page"
-DESCRIPTION = ("Reproduce one claim of the documents attnseq implements: train what it needs with attnseq's "
-               "presets and write OUT/NAME.md with its table and PNG figures (and the index OUT/README.md).")
+DESCRIPTION = (
+    "Reproduce one claim of the documents attnseq implements: train what it needs with attnseq's "
+    "presets and write OUT/NAME.md with its table and PNG figures (and the index OUT/README.md)."
+)
 # where the page and the runs are written: not part of the command the page records
 WHERE = ("out", "runs", "overwrite", "resume")
 THREADS = 2  # the default of --threads without --jobs
@@ -21,23 +24,43 @@ THREADS = 2  # the default of --threads without --jobs
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME", help="the reproduction (see --list)")
     parser.add_argument("--list", action="store_true", help="list the reproductions and their default budgets")
-    parser.add_argument("--all", action="store_true",
-                        help="run every reproduction at its default budget, one after the other (default: off)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="J",
-                        help="with --all: run J reproductions at a time, each in its own process")
-    parser.add_argument("--budget-minutes", type=float, metavar="N",
-                        help="scale the default budget (steps, epochs or minutes) to about N minutes here")
-    parser.add_argument("--seeds", type=int, metavar="K",
-                        help="runs of each configuration (default: the reproduction's)")
-    parser.add_argument("--threads", type=int, metavar="T",
-                        help="torch and BLAS threads of every run (default: 2; with --jobs J, the cores / J)")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="run every reproduction at its default budget, one after the other (default: off)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="J",
+        help="with --all: run J reproductions at a time, each in its own process",
+    )
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        metavar="N",
+        help="scale the default budget (steps, epochs or minutes) to about N minutes here",
+    )
+    parser.add_argument(
+        "--seeds", type=int, metavar="K", help="runs of each configuration (default: the reproduction's)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="T",
+        help="torch and BLAS threads of every run (default: 2; with --jobs J, the cores / J)",
+    )
     parser.add_argument("--out", default="docs/results", help="folder for the page and its figures")
     parser.add_argument("--runs", help="folder for the run folders and data (default runs/reproduce/NAME)")
     add_overwrite(parser, "replace the page, numbers and figures an earlier run of NAME wrote in --out")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the runs an interrupted (or finished) reproduction left in --runs where they "
-                             "stopped, a finished run read rather than trained again, and replace its page; the "
-                             "options must be the ones the runs were made with (the budget may grow)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the runs an interrupted (or finished) reproduction left in --runs where they "
+        "stopped, a finished run read rather than trained again, and replace its page; the "
+        "options must be the ones the runs were made with (the budget may grow)",
+    )
     add_set(parser, "an option of the reproduction (sizes, limits; --list shows the budget's)")
     parser.set_defaults(parser=parser)  # run() gives the options again in the page's command
 
@@ -54,8 +77,10 @@ def run(args: argparse.Namespace) -> None:
     if args.jobs < 1:
         raise UserError(f"reproduce: --jobs must be at least 1, got {args.jobs}")
     if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
-        raise UserError(f"reproduce: --threads must be 1 to {MAX_THREADS:,}, got {args.threads} (the cores, "
-                        f"{os.cpu_count() or 1} here, are the most that helps)")
+        raise UserError(
+            f"reproduce: --threads must be 1 to {MAX_THREADS:,}, got {args.threads} (the cores, "
+            f"{os.cpu_count() or 1} here, are the most that helps)"
+        )
     if args.jobs > 1 and not args.all:
         raise UserError("reproduce --jobs runs several reproductions at once: it goes with --all")
     if args.all:
@@ -64,9 +89,18 @@ def run(args: argparse.Namespace) -> None:
     if not args.name:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
-    page = reproduce(args.name, args.out, args.runs, budget_minutes=args.budget_minutes, seeds=args.seeds,
-                     threads=args.threads or THREADS, settings=args.set or [], command=command,
-                     overwrite=args.overwrite, resume=args.resume)
+    page = reproduce(
+        args.name,
+        args.out,
+        args.runs,
+        budget_minutes=args.budget_minutes,
+        seeds=args.seeds,
+        threads=args.threads or THREADS,
+        settings=args.set or [],
+        command=command,
+        overwrite=args.overwrite,
+        resume=args.resume,
+    )
     print(page)
 
 
@@ -79,28 +113,52 @@ def run_all(args: argparse.Namespace) -> None:
     from ..reproduce.runner import reproduce_in_processes
 
     if args.name or args.list or args.set or args.budget_minutes is not None:
-        raise UserError("reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
-                        "--set or --budget-minutes with it")
+        raise UserError(
+            "reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
+            "--set or --budget-minutes with it"
+        )
     cores = os.cpu_count() or 1
     threads = args.threads or (max(1, cores // args.jobs) if args.jobs > 1 else THREADS)
     if args.jobs * threads > cores:
-        raise UserError(f"reproduce --all --jobs {args.jobs} --threads {threads}: {args.jobs * threads} threads on "
-                        f"{cores} cores would slow every run (and the budgets in minutes would train less); "
-                        f"give --threads {max(1, cores // args.jobs)}")
+        raise UserError(
+            f"reproduce --all --jobs {args.jobs} --threads {threads}: {args.jobs * threads} threads on "
+            f"{cores} cores would slow every run (and the budgets in minutes would train less); "
+            f"give --threads {max(1, cores // args.jobs)}"
+        )
     names = REPRODUCTIONS.names()
     for name in names:
         check_page(Path(args.out), name, args.overwrite or args.resume)
     if args.jobs == 1:
         for name in names:
-            command = " ".join(["attnseq reproduce", name,
-                                *given_options(args.parser, args, skip=(*WHERE, "all", "jobs"))])
-            print(reproduce(name, args.out, Path(args.runs) / name if args.runs else None, seeds=args.seeds,
-                            threads=threads, command=command, overwrite=args.overwrite, resume=args.resume))
+            command = " ".join(
+                ["attnseq reproduce", name, *given_options(args.parser, args, skip=(*WHERE, "all", "jobs"))]
+            )
+            print(
+                reproduce(
+                    name,
+                    args.out,
+                    Path(args.runs) / name if args.runs else None,
+                    seeds=args.seeds,
+                    threads=threads,
+                    command=command,
+                    overwrite=args.overwrite,
+                    resume=args.resume,
+                )
+            )
         return
-    words = ["--out", args.out, "--threads", str(threads), *(["--seeds", str(args.seeds)] if args.seeds else []),
-             *(["--overwrite"] if args.overwrite else []), *(["--resume"] if args.resume else [])]
+    words = [
+        "--out",
+        args.out,
+        "--threads",
+        str(threads),
+        *(["--seeds", str(args.seeds)] if args.seeds else []),
+        *(["--overwrite"] if args.overwrite else []),
+        *(["--resume"] if args.resume else []),
+    ]
     failed = reproduce_in_processes(names, words, args.jobs, args.runs)
     write_index(Path(args.out))  # once more, after the last page: two pages ending together each wrote it
     if failed:
-        raise UserError(f"reproduce --all: {len(failed)} of {len(names)} failed: "
-                        + "; ".join(f"{name}: {why}" for name, why in failed.items()))
+        raise UserError(
+            f"reproduce --all: {len(failed)} of {len(names)} failed: "
+            + "; ".join(f"{name}: {why}" for name, why in failed.items())
+        )

@@ -1,5 +1,6 @@
 """``attnseq train [CONFIG] --data DIR --out RUN``: train a model from a config (or the recommended
 preset for the data) into a run folder; prints the run's summary as one JSON line."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,22 +12,34 @@ from ..errors import UserError
 from .arguments import add_set, given_options
 
 HELP = "train a model from a config"
-DESCRIPTION = ("Train a model: a config (see configs/) on --data, into --out. Without a config the recommended "
-               "preset for the data is used. Bound the run with --max-minutes (wall-clock, evaluations "
-               "included) or --set train.max_steps=N.")
+DESCRIPTION = (
+    "Train a model: a config (see configs/) on --data, into --out. Without a config the recommended "
+    "preset for the data is used. Bound the run with --max-minutes (wall-clock, evaluations "
+    "included) or --set train.max_steps=N."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", nargs="?", help="YAML config (see configs/); default: the recommended preset "
-                                                  "for the data (characters or subwords)")
-    parser.add_argument("--data", help="folder with train.tsv, dev.tsv, test.tsv, or one file of the "
-                                       "book's question_answer lines (date.txt: data.format book)")
+    parser.add_argument(
+        "config",
+        nargs="?",
+        help="YAML config (see configs/); default: the recommended preset for the data (characters or subwords)",
+    )
+    parser.add_argument(
+        "--data",
+        help="folder with train.tsv, dev.tsv, test.tsv, or one file of the "
+        "book's question_answer lines (date.txt: data.format book)",
+    )
     parser.add_argument("--out", help="run folder (default runs/CONFIG_NAME)")
     add_set(parser, "override a config value")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     parser.add_argument("--overwrite", action="store_true", help="replace the run in --out (its files are removed)")
-    parser.add_argument("--max-minutes", type=float, metavar="N",
-                        help="stop training after N minutes of wall-clock time (train.max_minutes)")
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        metavar="N",
+        help="stop training after N minutes of wall-clock time (train.max_minutes)",
+    )
     parser.set_defaults(parser=parser)  # an interrupted run() gives the options again in the command that resumes
 
 
@@ -51,8 +64,15 @@ def run(args: argparse.Namespace) -> None:
 def resume_command(args: argparse.Namespace, config: str | None, run_dir: Path) -> str:
     """The command that continues the run ``args`` trains in ``run_dir``: the same config and
     options (--overwrite left out) with --resume."""
-    words = ["attnseq", "train", *([config] if config else []),
-             *given_options(args.parser, args, skip=("out", "resume", "overwrite")), "--out", str(run_dir), "--resume"]
+    words = [
+        "attnseq",
+        "train",
+        *([config] if config else []),
+        *given_options(args.parser, args, skip=("out", "resume", "overwrite")),
+        "--out",
+        str(run_dir),
+        "--resume",
+    ]
     return shlex.join(words)
 
 

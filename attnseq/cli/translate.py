@@ -5,6 +5,7 @@ translate RUN1 RUN2 ...`` with the runs' ensemble.
 One warning line says which lines hold pieces outside the model's vocabulary (read as unknown),
 with the first of those pieces, and one which lines were blank (a blank line gets a blank
 output line, so outputs stay in line with inputs)."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,16 @@ import sys
 
 from ..errors import UserError
 from ..files import check_output, write_output
-from .arguments import add_checkpoint, add_engine, add_overwrite, add_precision, add_runs, add_set_decode, one_or_ensemble, run_files
+from .arguments import (
+    add_checkpoint,
+    add_engine,
+    add_overwrite,
+    add_precision,
+    add_runs,
+    add_set_decode,
+    one_or_ensemble,
+    run_files,
+)
 
 HELP = "translate lines from stdin or --input"
 log = logging.getLogger("attnseq")
@@ -23,11 +33,18 @@ log = logging.getLogger("attnseq")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_runs(parser)
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--input", help="a file of source sentences, one a line; for a run that reads files (data.input "
-                                        "image), of their paths, relative to the current folder (default: stdin)")
-    source.add_argument("--files", nargs="+", metavar="PATH",
-                        help="source files to translate, an output line each, for a run that reads files "
-                             "(data.input image) (default: none; --input or stdin)")
+    source.add_argument(
+        "--input",
+        help="a file of source sentences, one a line; for a run that reads files (data.input "
+        "image), of their paths, relative to the current folder (default: stdin)",
+    )
+    source.add_argument(
+        "--files",
+        nargs="+",
+        metavar="PATH",
+        help="source files to translate, an output line each, for a run that reads files "
+        "(data.input image) (default: none; --input or stdin)",
+    )
     parser.add_argument("--output", help="the file to write the translations to (default: stdout)")
     add_overwrite(parser, "replace the --output file if it exists (never an input)")
     parser.add_argument("--beam", type=int, help="beam size (default: the run's decode.beam_size)")
@@ -50,8 +67,13 @@ def run(args: argparse.Namespace) -> None:
     inputs = [args.input, args.po, *(args.files or ()), *(path for run in args.run for path in run_files(run))]
     if args.output:  # before the model is loaded and anything translated
         check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    translator = load(one_or_ensemble(args.run), checkpoint=args.checkpoint, overrides=args.set or [],
-                      precision=args.precision, engine=args.engine)
+    translator = load(
+        one_or_ensemble(args.run),
+        checkpoint=args.checkpoint,
+        overrides=args.set or [],
+        precision=args.precision,
+        engine=args.engine,
+    )
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
@@ -62,8 +84,9 @@ def run(args: argparse.Namespace) -> None:
         return
     if args.files:
         if translator.pipeline.inputs.reads_text:
-            raise UserError("translate --files: the run reads text (data.input text); give its lines with --input "
-                            "or on stdin")
+            raise UserError(
+                "translate --files: the run reads text (data.input text); give its lines with --input or on stdin"
+            )
         lines = args.files
     elif args.input:
         from ..data.corpus import read_lines
@@ -103,7 +126,9 @@ def interactive(translator, request: dict) -> None:
         if line.strip():
             r = translator.search([line], **request)[0]
             if r.unknown:
-                print(f"(read as unknown, outside the model's vocabulary: {' '.join(map(repr, r.unknown))})",
-                      file=sys.stderr)
+                print(
+                    f"(read as unknown, outside the model's vocabulary: {' '.join(map(repr, r.unknown))})",
+                    file=sys.stderr,
+                )
             for text, score in zip(r.outputs, r.scores):
                 print(f"{text}\t({score:.3f})")

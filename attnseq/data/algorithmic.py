@@ -16,10 +16,11 @@ ends its output with eos instead of being told the output's length.
 Lengths are drawn uniformly from a range; test sets with longer sequences than the training
 ones measure how the learned program generalises.
 """
+
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 Pair = tuple[str, str]
 
@@ -35,8 +36,7 @@ def copy_pair(rng: random.Random, length: int, bits: int = 8, **_) -> Pair:
     return sequence, sequence
 
 
-def repeat_copy_pair(rng: random.Random, length: int, bits: int = 8, repeats: tuple[int, int] = (1, 5),
-                     **_) -> Pair:
+def repeat_copy_pair(rng: random.Random, length: int, bits: int = 8, repeats: tuple[int, int] = (1, 5), **_) -> Pair:
     """A sequence and "xN" -> the sequence N times (N uniform in ``repeats``)."""
     sequence = " ".join(vector(rng, bits) for _ in range(length))
     count = rng.randint(*repeats)
@@ -63,9 +63,16 @@ def generate_pairs(task: str, n: int, lengths: tuple[int, int], rng: random.Rand
     return [TASKS[task](rng, rng.randint(low, high), **options) for _ in range(n)]
 
 
-def make_task_splits(task: str, n_train: int, n_dev: int, n_test: int, lengths: tuple[int, int],
-                     test_lengths: tuple[int, ...] = (), seed: int = 1, **options
-                     ) -> tuple[list[Pair], list[Pair], list[Pair], dict[int, list[Pair]]]:
+def make_task_splits(
+    task: str,
+    n_train: int,
+    n_dev: int,
+    n_test: int,
+    lengths: tuple[int, int],
+    test_lengths: tuple[int, ...] = (),
+    seed: int = 1,
+    **options,
+) -> tuple[list[Pair], list[Pair], list[Pair], dict[int, list[Pair]]]:
     """(train, dev, test, {length: n_test pairs of that length}): train, dev and test with lengths
     in ``lengths``, and a longer test set for each of ``test_lengths``; deterministic in ``seed``.
     ``options``: the task's (``bits``, ``repeats``, ``levels``)."""
@@ -83,7 +90,7 @@ def make_task_splits(task: str, n_train: int, n_dev: int, n_test: int, lengths: 
 
 
 def parse_range(text: str) -> tuple[int, int]:
-    """"1-10" -> (1, 10); "5" -> (5, 5)."""
+    """ "1-10" -> (1, 10); "5" -> (5, 5)."""
     try:
         low, _, high = text.partition("-")
         return int(low), int(high or low)

@@ -4,6 +4,7 @@ attnseq reads 16 kHz mono audio (``SAMPLE_RATE``): a WAV of another rate is resa
 several channels mixed to mono. Reading uses the standard library's ``wave`` module (PCM of 8,
 16, 24 or 32 bits); a file that is not such a WAV, or holds no samples, is a DataError naming it.
 """
+
 from __future__ import annotations
 
 import io
@@ -33,9 +34,9 @@ def resample(samples: np.ndarray, rate: int, to: int = SAMPLE_RATE) -> np.ndarra
     spectrum = np.fft.rfft(samples.astype(np.float64), padded)  # (padded // 2 + 1,)
     bins = n_out // 2 + 1
     kept = np.zeros(bins, dtype=spectrum.dtype)
-    kept[:min(bins, len(spectrum))] = spectrum[:bins]
+    kept[: min(bins, len(spectrum))] = spectrum[:bins]
     out = np.fft.irfft(kept, n_out) * (n_out / padded)
-    return out[:max(1, int(round(len(samples) * to / rate)))].astype(np.float32)
+    return out[: max(1, int(round(len(samples) * to / rate)))].astype(np.float32)
 
 
 def decode_wav(data: bytes, name: str) -> np.ndarray:
@@ -47,19 +48,21 @@ def decode_wav(data: bytes, name: str) -> np.ndarray:
             frames = wav.readframes(wav.getnframes())
     except (wave.Error, EOFError, ValueError, RuntimeError, struct.error) as err:  # (RuntimeError: a chunk
         # longer than the file holds; any other a parser raises is the input kinds' boundary's, inputs/base.py)
-        raise DataError(f"{name}: not a WAV file attnseq can read ({type(err).__name__}: {err}); give a PCM WAV "
-                        "(16 kHz mono is read as it is)") from None
+        raise DataError(
+            f"{name}: not a WAV file attnseq can read ({type(err).__name__}: {err}); give a PCM WAV "
+            "(16 kHz mono is read as it is)"
+        ) from None
     if channels < 1 or rate < 1:
         raise DataError(f"{name}: a WAV of {channels} channel(s) at {rate} Hz; give one of sound")
     if width == 3:  # 24-bit: widen each sample to 32 bits
-        raw = np.frombuffer(frames[:len(frames) // 3 * 3], dtype=np.uint8).reshape(-1, 3)
-        samples = (np.pad(raw, ((0, 0), (1, 0))).view("<i4")[:, 0] / 2.0 ** 31)
+        raw = np.frombuffer(frames[: len(frames) // 3 * 3], dtype=np.uint8).reshape(-1, 3)
+        samples = np.pad(raw, ((0, 0), (1, 0))).view("<i4")[:, 0] / 2.0**31
     elif width in _PCM:
-        raw = np.frombuffer(frames[:len(frames) // width * width], dtype=_PCM[width])
+        raw = np.frombuffer(frames[: len(frames) // width * width], dtype=_PCM[width])
         samples = (raw / 128.0 - 1.0) if width == 1 else raw / float(2 ** (8 * width - 1))
     else:
         raise DataError(f"{name}: {8 * width}-bit samples; give a WAV of 8, 16, 24 or 32-bit PCM")
-    samples = samples[:len(samples) // channels * channels].reshape(-1, channels).mean(1)  # (N,) mono
+    samples = samples[: len(samples) // channels * channels].reshape(-1, channels).mean(1)  # (N,) mono
     if len(samples) == 0:
         raise DataError(f"{name}: holds no samples; give a WAV with sound in it")
     return resample(samples.astype(np.float32), rate)

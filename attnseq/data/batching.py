@@ -1,9 +1,10 @@
 """Batches of Examples (ids, or the features of a source file: data/inputs), bucketed by length,
 padded, with masks."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -34,12 +35,20 @@ class Batch:
     src_ext: torch.Tensor | None = None
     oov: list[tuple[str, ...]] | None = None
 
-    def to(self, device: torch.device | str) -> "Batch":
+    def to(self, device: torch.device | str) -> Batch:
         if str(device) == "cpu":
             return self
         move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
-        return Batch(move(self.src), move(self.src_mask), move(self.tgt_in), move(self.tgt_out),
-                     move(self.tgt_mask), self.index, None if self.src_ext is None else move(self.src_ext), self.oov)
+        return Batch(
+            move(self.src),
+            move(self.src_mask),
+            move(self.tgt_in),
+            move(self.tgt_out),
+            move(self.tgt_mask),
+            self.index,
+            None if self.src_ext is None else move(self.src_ext),
+            self.oov,
+        )
 
     @property
     def target_tokens(self) -> int:
@@ -84,8 +93,16 @@ def collate(examples: Sequence[Example], index: Sequence[int]) -> Batch:
     tgt_in, _ = pad([[Vocab.bos_id] + e.tgt for e in examples])
     if examples and examples[0].src_ext is not None:  # a copying model's: extended ids
         tgt_out, tgt_mask = pad([e.tgt_ext + [Vocab.eos_id] for e in examples])
-        return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index), pad([e.src_ext for e in examples])[0],
-                     [e.oov for e in examples])
+        return Batch(
+            src,
+            src_mask,
+            tgt_in,
+            tgt_out,
+            tgt_mask,
+            list(index),
+            pad([e.src_ext for e in examples])[0],
+            [e.oov for e in examples],
+        )
     tgt_out, tgt_mask = pad([e.tgt + [Vocab.eos_id] for e in examples])
     return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index))
 

@@ -15,6 +15,7 @@ left untouched. The book has no dev set; here the last ``dev_size`` examples of 
 training part become dev (default 500), so train + dev is exactly the book's training set.
 For date.txt: 50,000 lines -> 44,500 train / 500 dev / 5,000 test.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -74,8 +75,9 @@ def load_book(path: str | Path, dev_size: int = 500) -> tuple[list[Pair], list[P
         raise DataError(f"{path}: no examples")
     train_idx, test_idx = book_split_indices(len(pairs))
     if not 0 <= dev_size < len(train_idx):
-        raise ValueError(f"dev_size must be in 0..{len(train_idx) - 1} for {path} "
-                         f"({len(train_idx)} training pairs), got {dev_size}")
+        raise ValueError(
+            f"dev_size must be in 0..{len(train_idx) - 1} for {path} ({len(train_idx)} training pairs), got {dev_size}"
+        )
     training = [pairs[i] for i in train_idx]
     test = [pairs[i] for i in test_idx]
     cut = len(training) - dev_size
@@ -97,11 +99,12 @@ class BookSource(Source):
 
     def check(self, data) -> None:
         if not data.train:
-            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)",
-                              key="data.train")
+            raise ConfigError("data.train: data.format book needs the book's file (--data date.txt)", key="data.train")
         if data.tokenizer.name != "char":
-            raise ConfigError(f"data.tokenizer: data.format book is character-level (the book's); "
-                              f"got {data.tokenizer.name!r}", key="data.tokenizer")
+            raise ConfigError(
+                f"data.tokenizer: data.format book is character-level (the book's); got {data.tokenizer.name!r}",
+                key="data.tokenizer",
+            )
 
     def splits(self, data) -> dict[str, list[Pair]]:
         self.check(data)

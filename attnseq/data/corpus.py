@@ -9,16 +9,18 @@ lines, pairs with an empty side, a header row, pairs too long to train on) is co
 ``CorpusChecks``, which keeps the counts and the first line numbers of each, and reported in
 one warning line each when the reading ends.
 """
+
 from __future__ import annotations
 
 import io
 import logging
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 from ..errors import DataError
 
@@ -36,12 +38,18 @@ CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 def control_name(char: str) -> str:
     """``U+0000 (NUL)``: a control character's code point and its name."""
-    names = {0: "NUL", 0x1b: "ESC", 0x7f: "DEL", 0x0c: "form feed", 0x0b: "vertical tab", 0x08: "backspace"}
+    names = {0: "NUL", 0x1B: "ESC", 0x7F: "DEL", 0x0C: "form feed", 0x0B: "vertical tab", 0x08: "backspace"}
     return f"U+{ord(char):04X}" + (f" ({names[ord(char)]})" if ord(char) in names else "")
 
 
-def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, controls: bool = False,
-             checks: "CorpusChecks | None" = None, first_line: int = 1) -> Iterator[str]:
+def _decoded(
+    stream: BinaryIO,
+    name: str | Path,
+    chunk: int | None = None,
+    controls: bool = False,
+    checks: CorpusChecks | None = None,
+    first_line: int = 1,
+) -> Iterator[str]:
     """The lines of the UTF-8 bytes ``stream`` gives, without their line endings (``\n``, or
     ``\r\n``), a byte-order mark at the start dropped; read ``chunk`` bytes (CHUNK_BYTES) at a
     time and decoded a chunk of whole lines at once. A DataError names ``name`` and the line at
@@ -91,8 +99,9 @@ def _decoded(stream: BinaryIO, name: str | Path, chunk: int | None = None, contr
         yield from lines
 
 
-def decode_lines(data: bytes, name: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None,
-                 first_line: int = 1) -> list[str]:
+def decode_lines(
+    data: bytes, name: str | Path, controls: bool = False, checks: CorpusChecks | None = None, first_line: int = 1
+) -> list[str]:
     """The lines of UTF-8 ``data`` without line endings (a byte-order mark dropped); a DataError
     naming ``name`` and the line when the bytes are not UTF-8 or, unless ``controls`` (inputs to
     translate, whose odd characters are reported per input), hold a NUL (other control characters:
@@ -114,7 +123,7 @@ def reading(path: str | Path) -> Iterator[None]:
         raise DataError(f"{path}: cannot read ({err.strerror})") from None
 
 
-def iter_lines(path: str | Path, controls: bool = False, checks: "CorpusChecks | None" = None) -> Iterator[str]:
+def iter_lines(path: str | Path, controls: bool = False, checks: CorpusChecks | None = None) -> Iterator[str]:
     """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
     names the file (and the line) when it cannot be read (``controls``, ``checks``: as _decoded)."""
     with reading(path):
@@ -152,7 +161,7 @@ class Tally:
     def lines(self) -> str:
         return where(self.first, count=self.count)
 
-    def merge(self, other: "Tally", offset: int = 0) -> None:
+    def merge(self, other: Tally, offset: int = 0) -> None:
         """Add the lines ``other`` counted (their numbers moved by ``offset``), which come after these."""
         self.count += other.count
         self.first = (self.first + [n + offset for n in other.first])[:FIRST_SHOWN]
@@ -192,7 +201,7 @@ class CorpusChecks:
         if n and (len(source) > 2 * n and len(source.split()) > n or len(target) > 2 * n and len(target.split()) > n):
             self.long.add(number)
 
-    def merge(self, other: "CorpusChecks") -> None:
+    def merge(self, other: CorpusChecks) -> None:
         """Add what ``other`` found in the lines that follow these (a later part of the same text,
         its lines numbered as in the text)."""
         self.lines += other.lines
@@ -205,36 +214,109 @@ class CorpusChecks:
     def warn(self) -> None:
         """One warning line for each kind of line found."""
         if self.header is not None:
-            log.warning("%s:1: %r looks like a header row naming the columns; it is read as a pair (delete "
-                        "the line if it is a header)", self.name, self.header)
+            log.warning(
+                "%s:1: %r looks like a header row naming the columns; it is read as a pair (delete "
+                "the line if it is a header)",
+                self.name,
+                self.header,
+            )
         if self.skipped.count:
-            log.warning("%s: skipped %d %s (%s)", self.name, self.skipped.count, self.skipped_what,
-                        self.skipped.lines())
+            log.warning(
+                "%s: skipped %d %s (%s)", self.name, self.skipped.count, self.skipped_what, self.skipped.lines()
+            )
         if self.controls.count:
             n = self.controls.count
-            log.warning("%s: %d line%s hold%s control characters (%s), read as characters of the text (%s)",
-                        self.name, n, "s" * (n > 1), "" if n > 1 else "s", ", ".join(sorted(self.control_names)),
-                        self.controls.lines())
+            log.warning(
+                "%s: %d line%s hold%s control characters (%s), read as characters of the text (%s)",
+                self.name,
+                n,
+                "s" * (n > 1),
+                "" if n > 1 else "s",
+                ", ".join(sorted(self.control_names)),
+                self.controls.lines(),
+            )
         if self.long.count:
-            log.warning("%s: %d pair(s) with a side of more than %d words (%s), kept; training drops pairs "
-                        "longer than data.max_source_len / data.max_target_len tokens (%d by default; a word "
-                        "is a token or more)", self.name, self.long.count, self.long_words, self.long.lines(),
-                        self.long_words)
+            log.warning(
+                "%s: %d pair(s) with a side of more than %d words (%s), kept; training drops pairs "
+                "longer than data.max_source_len / data.max_target_len tokens (%d by default; a word "
+                "is a token or more)",
+                self.name,
+                self.long.count,
+                self.long_words,
+                self.long.lines(),
+                self.long_words,
+            )
 
 
 # column names a first line of a TSV file may hold instead of a pair: a header row
-COLUMN_NAMES = {"source", "target", "src", "tgt", "trg", "input", "output", "question", "answer", "text",
-                "label", "translation", "reference", "ref", "hypothesis", "hyp", "sentence", "original",
-                "from", "to", "x", "y", "lang1", "lang2", "english", "german", "french", "spanish"}
-LANGUAGE_CODES = {"en", "de", "fr", "es", "it", "nl", "pt", "sv", "da", "no", "nb", "fi", "pl", "cs", "ru",
-                  "uk", "tr", "ar", "he", "hi", "zh", "ja", "ko", "vi", "th", "id", "el", "hu", "ro", "bg"}
+COLUMN_NAMES = {
+    "source",
+    "target",
+    "src",
+    "tgt",
+    "trg",
+    "input",
+    "output",
+    "question",
+    "answer",
+    "text",
+    "label",
+    "translation",
+    "reference",
+    "ref",
+    "hypothesis",
+    "hyp",
+    "sentence",
+    "original",
+    "from",
+    "to",
+    "x",
+    "y",
+    "lang1",
+    "lang2",
+    "english",
+    "german",
+    "french",
+    "spanish",
+}
+LANGUAGE_CODES = {
+    "en",
+    "de",
+    "fr",
+    "es",
+    "it",
+    "nl",
+    "pt",
+    "sv",
+    "da",
+    "no",
+    "nb",
+    "fi",
+    "pl",
+    "cs",
+    "ru",
+    "uk",
+    "tr",
+    "ar",
+    "he",
+    "hi",
+    "zh",
+    "ja",
+    "ko",
+    "vi",
+    "th",
+    "id",
+    "el",
+    "hu",
+    "ro",
+    "bg",
+}
 
 
 def looks_like_header(source: str, target: str) -> bool:
     """True when the pair names columns ("source<TAB>target", "src<TAB>tgt", "en<TAB>de")."""
     names = [side.strip().lower() for side in (source, target)]
-    return names[0] != names[1] and (all(n in COLUMN_NAMES for n in names)
-                                     or all(n in LANGUAGE_CODES for n in names))
+    return names[0] != names[1] and (all(n in COLUMN_NAMES for n in names) or all(n in LANGUAGE_CODES for n in names))
 
 
 def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None = None) -> Iterator[Pair]:
@@ -250,8 +332,9 @@ def iter_tsv(path: str | Path, strip: bool = True, checks: CorpusChecks | None =
         yield pair
 
 
-def tsv_pairs(lines: Iterable[str], path: str | Path, strip: bool = True, first_line: int = 1,
-              checks: CorpusChecks | None = None) -> Iterator[tuple[int, Pair]]:
+def tsv_pairs(
+    lines: Iterable[str], path: str | Path, strip: bool = True, first_line: int = 1, checks: CorpusChecks | None = None
+) -> Iterator[tuple[int, Pair]]:
     """(line number, pair) of each ``source<TAB>target`` line of ``lines`` (iter_tsv's rules),
     numbered from ``first_line`` (a part of a file); ``checks`` counts what iter_tsv's does."""
     checks = checks if checks is not None else CorpusChecks(str(path))
@@ -261,8 +344,9 @@ def tsv_pairs(lines: Iterable[str], path: str | Path, strip: bool = True, first_
             checks.skipped.add(number)
             continue
         if "\r" in line:
-            raise DataError(f"{path}:{number}: a carriage return inside the line; end lines with a newline "
-                            "(\\n or \\r\\n)")
+            raise DataError(
+                f"{path}:{number}: a carriage return inside the line; end lines with a newline (\\n or \\r\\n)"
+            )
         parts = line.split("\t")
         if len(parts) != 2:
             raise DataError(f"{path}:{number}: expected 'source<TAB>target', found {len(parts) - 1} tabs")
@@ -309,8 +393,9 @@ def _sentences(path: str | Path) -> Iterator[str]:
         yield line
 
 
-def iter_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True,
-                 checks: CorpusChecks | None = None) -> Iterator[Pair]:
+def iter_aligned(
+    src_path: str | Path, tgt_path: str | Path, strip: bool = True, checks: CorpusChecks | None = None
+) -> Iterator[Pair]:
     """(source, target) pairs from two files aligned line by line, read one line at a time.
 
     A tab or a carriage return in a line raises a DataError naming its file and line; files of
@@ -331,8 +416,10 @@ def iter_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True,
             checks.pair(number, *pair)
             yield pair
     if counts[0] != counts[1]:
-        raise DataError(f"{src_path} has {counts[0]} lines but {tgt_path} has {counts[1]}; "
-                        "aligned files must have the same number of lines")
+        raise DataError(
+            f"{src_path} has {counts[0]} lines but {tgt_path} has {counts[1]}; "
+            "aligned files must have the same number of lines"
+        )
 
 
 def read_aligned(src_path: str | Path, tgt_path: str | Path, strip: bool = True) -> list[Pair]:

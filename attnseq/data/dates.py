@@ -31,6 +31,7 @@ that several processes can draw it (attnseq/data/generated.py). Rendering looks 
 tables that Babel filled once per pattern (:func:`_renderer`), the same strings as Babel's own
 formatting, several times faster.
 """
+
 from __future__ import annotations
 
 import random
@@ -38,7 +39,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache
+from functools import cache
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import DateTimeFormat, get_date_format, tokenize_pattern
@@ -56,20 +57,49 @@ NAMED_FORMATS = ("short", "medium", "long", "full")
 
 # Explicit CLDR patterns, grouped by the field order they encode.
 DAY_FIRST_NUMERIC = (
-    "d/M/y", "dd/MM/y", "d/M/yy", "dd/MM/yy", "d.M.y", "dd.MM.y", "dd.MM.yy",
-    "d-M-y", "dd-MM-y", "dd-MM-yy",
+    "d/M/y",
+    "dd/MM/y",
+    "d/M/yy",
+    "dd/MM/yy",
+    "d.M.y",
+    "dd.MM.y",
+    "dd.MM.yy",
+    "d-M-y",
+    "dd-MM-y",
+    "dd-MM-yy",
 )
 MONTH_FIRST_NUMERIC = (
-    "M/d/y", "MM/dd/y", "M/d/yy", "MM/dd/yy", "M-d-y", "MM-dd-y", "MM-dd-yy",
+    "M/d/y",
+    "MM/dd/y",
+    "M/d/yy",
+    "MM/dd/yy",
+    "M-d-y",
+    "MM-dd-y",
+    "MM-dd-yy",
 )
 YEAR_FIRST_NUMERIC = ("yyyy-MM-dd", "yyyy/MM/dd", "yyyy/M/d", "yyyy.MM.dd", "yyyy-M-d")
 DAY_FIRST_NAMED = (
-    "d MMM y", "d MMMM y", "dd MMM y", "dd MMMM y", "d MMM yy", "dd-MMM-y", "dd-MMM-yy",
-    "EEEE, d MMMM y", "EEEE d MMMM y", "EEE, d MMM y", "EEE d MMM y",
+    "d MMM y",
+    "d MMMM y",
+    "dd MMM y",
+    "dd MMMM y",
+    "d MMM yy",
+    "dd-MMM-y",
+    "dd-MMM-yy",
+    "EEEE, d MMMM y",
+    "EEEE d MMMM y",
+    "EEE, d MMM y",
+    "EEE d MMM y",
 )
 MONTH_FIRST_NAMED = (
-    "MMMM d, y", "MMM d, y", "MMMM dd, y", "MMM d, yy", "MMMM d y", "MMM d y",
-    "EEEE, MMMM d, y", "EEE, MMM d, y",
+    "MMMM d, y",
+    "MMM d, y",
+    "MMMM dd, y",
+    "MMM d, yy",
+    "MMMM d y",
+    "MMM d y",
+    "EEEE, MMMM d, y",
+    "EEE, MMM d, y",
 )
 YEAR_FIRST_NAMED = ("y MMMM d", "y MMM d", "y-MMM-dd")
 
@@ -145,14 +175,16 @@ def _normalize_shape(shape: list[str]) -> tuple[str, ...]:
     merged: list[str] = []
     for item in shape:
         if item.startswith(_LITERAL) and merged and merged[-1].startswith(_LITERAL):
-            merged[-1] += item[len(_LITERAL):]
+            merged[-1] += item[len(_LITERAL) :]
         else:
             merged.append(item)
-    normalized = [_LITERAL + re.sub(r"\s+", " ", item[len(_LITERAL):]).casefold()
-                  if item.startswith(_LITERAL) else item for item in merged]
+    normalized = [
+        _LITERAL + re.sub(r"\s+", " ", item[len(_LITERAL) :]).casefold() if item.startswith(_LITERAL) else item
+        for item in merged
+    ]
     for end in (0, -1):
         if normalized[end].startswith(_LITERAL):
-            normalized[end] = _LITERAL + normalized[end][len(_LITERAL):].strip()
+            normalized[end] = _LITERAL + normalized[end][len(_LITERAL) :].strip()
     return tuple(item for item in normalized if item != _LITERAL)
 
 
@@ -195,13 +227,15 @@ def candidate_patterns(locale: str) -> list[str]:
         numeric = MONTH_FIRST_NUMERIC
     long_order, _, _ = analyse_pattern(named[2])
     month_first = loc.language == "en" or long_order.startswith("M")
-    explicit = (numeric + YEAR_FIRST_NUMERIC + DAY_FIRST_NAMED
-                + (MONTH_FIRST_NAMED if month_first else ()) + YEAR_FIRST_NAMED)
+    explicit = (
+        numeric + YEAR_FIRST_NUMERIC + DAY_FIRST_NAMED + (MONTH_FIRST_NAMED if month_first else ()) + YEAR_FIRST_NAMED
+    )
     return list(dict.fromkeys(named + list(explicit)))
 
 
-def date_patterns(locales: Sequence[str] = ("en",), start: date = DEFAULT_START,
-                  end: date = DEFAULT_END) -> list[DatePattern]:
+def date_patterns(
+    locales: Sequence[str] = ("en",), start: date = DEFAULT_START, end: date = DEFAULT_END
+) -> list[DatePattern]:
     """The unambiguous patterns used for ``locales`` (a sequence, or one locale name) and
     the date range ``[start, end]``.
 
@@ -244,8 +278,9 @@ def apply_casing(text: str, casing: str) -> str:
     raise ValueError(f"unknown casing {casing!r}; expected one of {', '.join(CASINGS)}")
 
 
-def iter_dates(rng: random.Random, patterns: Sequence[DatePattern], start: date = DEFAULT_START,
-               end: date = DEFAULT_END) -> Iterator[Pair]:
+def iter_dates(
+    rng: random.Random, patterns: Sequence[DatePattern], start: date = DEFAULT_START, end: date = DEFAULT_END
+) -> Iterator[Pair]:
     """An endless stream of ``(human, iso)`` pairs drawn with ``rng``.
 
     Each draw takes, in this order: a day uniform in ``[start, end]``, a locale uniform among
@@ -263,8 +298,9 @@ def iter_dates(rng: random.Random, patterns: Sequence[DatePattern], start: date 
         yield apply_casing(pattern.render(day), casing), day.isoformat()
 
 
-def generate_dates(n: int, seed: int = 0, locales: Sequence[str] = ("en",),
-                   start: date = DEFAULT_START, end: date = DEFAULT_END) -> list[Pair]:
+def generate_dates(
+    n: int, seed: int = 0, locales: Sequence[str] = ("en",), start: date = DEFAULT_START, end: date = DEFAULT_END
+) -> list[Pair]:
     """``n`` pairs ``(human, iso)``, deterministic in ``seed``; sources may repeat.
 
     Sources are non-empty, one line, without tabs; targets are ``YYYY-MM-DD``. Within the
@@ -273,8 +309,9 @@ def generate_dates(n: int, seed: int = 0, locales: Sequence[str] = ("en",),
     return _collect(n, seed, locales, start, end, distinct=False)
 
 
-def generate_unique_dates(n: int, seed: int = 0, locales: Sequence[str] = ("en",),
-                          start: date = DEFAULT_START, end: date = DEFAULT_END) -> list[Pair]:
+def generate_unique_dates(
+    n: int, seed: int = 0, locales: Sequence[str] = ("en",), start: date = DEFAULT_START, end: date = DEFAULT_END
+) -> list[Pair]:
     """Like :func:`generate_dates` but with ``n`` distinct sources (first occurrences kept).
 
     Raises ValueError when the range and locales cannot give ``n`` distinct sources.
@@ -282,8 +319,7 @@ def generate_unique_dates(n: int, seed: int = 0, locales: Sequence[str] = ("en",
     return _collect(n, seed, locales, start, end, distinct=True)
 
 
-def _collect(n: int, seed: int, locales: Sequence[str], start: date, end: date,
-             distinct: bool) -> list[Pair]:
+def _collect(n: int, seed: int, locales: Sequence[str], start: date, end: date, distinct: bool) -> list[Pair]:
     """The first ``n`` consistent (and, if ``distinct``, new) pairs of the seeded stream."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
@@ -291,8 +327,9 @@ def _collect(n: int, seed: int, locales: Sequence[str], start: date, end: date,
     return _drawn(stream, n, distinct, start, end)
 
 
-def _drawn(stream: Iterator[Pair], n: int, distinct: bool, start: date, end: date,
-           excluded: frozenset[str] = frozenset()) -> list[Pair]:
+def _drawn(
+    stream: Iterator[Pair], n: int, distinct: bool, start: date, end: date, excluded: frozenset[str] = frozenset()
+) -> list[Pair]:
     """The first ``n`` pairs of ``stream`` whose source is consistent (never paired with another
     date before), new if ``distinct``, and not one of ``excluded``."""
     target_of: dict[str, str] = {}
@@ -310,8 +347,10 @@ def _drawn(stream: Iterator[Pair], n: int, distinct: bool, start: date, end: dat
         if len(pairs) == n:
             break
     if len(pairs) < n:
-        raise ValueError(f"could not draw {n} distinct date sources from {start}..{end} "
-                         f"in {max_draws} draws; widen the range or add locales")
+        raise ValueError(
+            f"could not draw {n} distinct date sources from {start}..{end} "
+            f"in {max_draws} draws; widen the range or add locales"
+        )
     return pairs
 
 
@@ -341,11 +380,10 @@ def _check_range(start: date, end: date) -> None:
     if start > end:
         raise ValueError(f"start {start} is after end {end}")
     if start.year < 1000:
-        raise ValueError(f"start {start}: years before 1000 are not supported "
-                         "(a full year must have four digits)")
+        raise ValueError(f"start {start}: years before 1000 are not supported (a full year must have four digits)")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _renderer(locale: str, pattern: str) -> Callable[[date], str]:
     """A function writing a date as Babel's ``parse_pattern(pattern).apply(day, locale)`` does,
     from tables Babel filled once: each field of the pattern (day, month, year, weekday) reads
@@ -391,7 +429,7 @@ class _YearTexts(dict):
         return text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_locale(locale: str) -> Locale:
     """Babel's Locale for ``locale`` ('en', 'en_GB', 'de-AT'); ValueError if unknown."""
     try:

@@ -9,6 +9,7 @@ knows which sentence that is (``key``), so tests can check where the model atten
 
 A pair's source is the sentences, each ended by " ."; its target is the label.
 """
+
 from __future__ import annotations
 
 import random
@@ -76,8 +77,9 @@ def generate_document(rng: random.Random, sentences: tuple[int, int] = (3, 8)) -
     return Document(text, LABELS[positive], key)
 
 
-def make_document_splits(n_train: int = 10000, n_dev: int = 500, n_test: int = 1000, seed: int = 1,
-                         sentences: tuple[int, int] = (3, 8)) -> dict[str, list[Document]]:
+def make_document_splits(
+    n_train: int = 10000, n_dev: int = 500, n_test: int = 1000, seed: int = 1, sentences: tuple[int, int] = (3, 8)
+) -> dict[str, list[Document]]:
     """{"train", "dev", "test"}: documents with no source in two splits, deterministic in ``seed``."""
     for name, count in (("n_train", n_train), ("n_dev", n_dev), ("n_test", n_test)):
         if count < 0:

@@ -10,6 +10,7 @@ it pulls numba, scipy and scikit-learn (20 packages) into an install for two fun
 on torch the features of a 3.5 s utterance took less time than librosa's (the commit that
 added this file gives the figures).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,9 +67,16 @@ def mel_filters(n_mels: int, n_fft: int, rate: int = SAMPLE_RATE) -> torch.Tenso
 def log_mel(samples: np.ndarray | torch.Tensor, settings: FeatureSettings = FeatureSettings()) -> torch.Tensor:
     """The log-mel filterbank features of ``samples`` (N,) at 16 kHz: (1 + N // hop, n_mels) float32."""
     wave = torch.as_tensor(samples, dtype=torch.float32)
-    spectrum = torch.stft(wave, settings.n_fft, settings.hop, settings.window,
-                          torch.hann_window(settings.window), center=True, pad_mode="constant",
-                          return_complex=True)  # (F, T)
-    power = spectrum.real ** 2 + spectrum.imag ** 2
+    spectrum = torch.stft(
+        wave,
+        settings.n_fft,
+        settings.hop,
+        settings.window,
+        torch.hann_window(settings.window),
+        center=True,
+        pad_mode="constant",
+        return_complex=True,
+    )  # (F, T)
+    power = spectrum.real**2 + spectrum.imag**2
     energies = mel_filters(settings.n_mels, settings.n_fft) @ power  # (M, T)
     return torch.log(energies + 1e-6).T.contiguous()  # (T, M)

@@ -16,11 +16,12 @@ height), 2 to 6 pixels of margin left and right, Gaussian noise of 0 to 12 grey 
 files are the same for any number of worker processes; dev and test formulas are distinct and
 never in training.
 """
+
 from __future__ import annotations
 
 import io
 import multiprocessing
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -96,7 +97,7 @@ def render(tokens: Sequence[str], rng: np.random.Generator) -> np.ndarray:
     height = max(round(1.65 * size), top + ink.shape[0])
     left, right = int(rng.integers(2, 7)), int(rng.integers(2, 7))
     page = np.zeros((height, left + ink.shape[1] + right), np.float32)
-    page[top: top + ink.shape[0], left: left + ink.shape[1]] = ink
+    page[top : top + ink.shape[0], left : left + ink.shape[1]] = ink
     page = 255 - page + rng.normal(0, rng.uniform(0, 12), page.shape)
     return np.clip(np.round(page), 0, 255).astype(np.uint8)
 
@@ -146,8 +147,10 @@ def formula_files(counts: dict[str, int], seed: int = 0, workers: int = 1) -> di
         fixed[split] = distinct_formulas(seed, split, counts[split], held)
         held |= {" ".join(t) for t in fixed[split]}
     excluded = frozenset(held)
-    tasks = [(seed, "train", k, min(BLOCK, counts["train"] - start), excluded)
-             for k, start in enumerate(range(0, counts["train"], BLOCK))]
+    tasks = [
+        (seed, "train", k, min(BLOCK, counts["train"] - start), excluded)
+        for k, start in enumerate(range(0, counts["train"], BLOCK))
+    ]
     if workers > 1 and len(tasks) > 1:
         with multiprocessing.get_context("spawn").Pool(min(workers, len(tasks))) as pool:
             blocks = pool.map(formula_block, tasks)

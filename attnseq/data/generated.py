@@ -12,6 +12,7 @@ Dates: the first ``DISTINCT_DATES`` training pairs, dev and test are those of
 as a smaller corpus has); training pairs beyond them come in blocks in which a source may
 repeat one met before (the English dates number about 2.5 million), never a dev or test one.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -68,38 +69,47 @@ def _made(task: tuple[int, int]) -> tuple[int, str]:
     return pairs, tsv_text(_MAKE(index, pairs))
 
 
-def write_generated(out_dir: str | Path, splits: dict[str, Blocks], counts: dict[str, int], *,
-                    name: str, overwrite: bool = False) -> None:
+def write_generated(
+    out_dir: str | Path, splits: dict[str, Blocks], counts: dict[str, int], *, name: str, overwrite: bool = False
+) -> None:
     """Write each split's blocks into ``out_dir``/SPLIT.tsv as they come (files.open_outputs: the
     files appear whole, or nothing does), with a progress display named ``name`` over all
     ``counts`` pairs."""
-    with open_outputs(out_dir, [f"{split}.tsv" for split in splits], overwrite=overwrite) as streams, \
-            StepProgress(name, total=sum(counts.values()), unit="pair") as progress:
+    with (
+        open_outputs(out_dir, [f"{split}.tsv" for split in splits], overwrite=overwrite) as streams,
+        StepProgress(name, total=sum(counts.values()), unit="pair") as progress,
+    ):
         for split, parts in splits.items():
             for pairs, text in parts:
                 streams[f"{split}.tsv"].write(text)
                 progress.update(pairs)
 
 
-def date_corpus(n_train: int, n_dev: int, n_test: int, seed: int = 0, locales: Sequence[str] = ("en",),
-                workers: int = 1) -> dict[str, Blocks]:
+def date_corpus(
+    n_train: int, n_dev: int, n_test: int, seed: int = 0, locales: Sequence[str] = ("en",), workers: int = 1
+) -> dict[str, Blocks]:
     """The blocks of each split of a date corpus (see the module's docstring); made as they are
     read. Raises ValueError for sizes or locales that cannot be had."""
     check_split_sizes({"train": n_train, "dev": n_dev, "test": n_test})
     head = min(n_train, DISTINCT_DATES)
     train, dev, test = make_date_splits(head, n_dev, n_test, seed=seed, locales=locales)
     more = DateBlocks(seed, tuple(locales), excluded=frozenset(source for source, _ in dev + test))
-    return {"train": chain([(len(train), tsv_text(train))], blocks(more, n_train - head, workers, first=1)),
-            "dev": [(len(dev), tsv_text(dev))], "test": [(len(test), tsv_text(test))]}
+    return {
+        "train": chain([(len(train), tsv_text(train))], blocks(more, n_train - head, workers, first=1)),
+        "dev": [(len(dev), tsv_text(dev))],
+        "test": [(len(test), tsv_text(test))],
+    }
 
 
-def passage_corpus(messages: dict[str, list[Pair]], counts: dict[str, int], seed: int = 0,
-                   workers: int = 1) -> dict[str, Blocks]:
+def passage_corpus(
+    messages: dict[str, list[Pair]], counts: dict[str, int], seed: int = 0, workers: int = 1
+) -> dict[str, Blocks]:
     """The blocks of each split of a corpus of passages (data/passages.py), each split's made
     of that split's ``messages`` ({"train": gettext pairs, ...}); made as they are read."""
     from .passages import PassageBlocks
 
     check_split_sizes(counts)
-    return {split: blocks(PassageBlocks(messages[split], seed, split), counts[split],
-                          workers if split == "train" else 1)
-            for split in SPLIT_NAMES}
+    return {
+        split: blocks(PassageBlocks(messages[split], seed, split), counts[split], workers if split == "train" else 1)
+        for split in SPLIT_NAMES
+    }

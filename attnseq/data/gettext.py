@@ -5,6 +5,7 @@ English user-interface messages and their translations, tens of thousands of sho
 per language. :func:`build_gettext_corpus` turns them into train/dev/test pairs;
 :func:`translate_po` fills the untranslated entries of a ``.po`` file, marked fuzzy for review.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -12,8 +13,8 @@ import logging
 import re
 import struct
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..errors import DataError, UserError
 from ..files import check_output, write_output
@@ -97,11 +98,17 @@ def read_catalog(path: Path):
 def usable(entry) -> bool:
     """A single-line, translated, current, non-fuzzy, non-plural entry with words on both sides."""
     return bool(
-        entry.msgid and entry.msgstr and not entry.msgid_plural and not entry.obsolete
+        entry.msgid
+        and entry.msgstr
+        and not entry.msgid_plural
+        and not entry.obsolete
         and "fuzzy" not in entry.flags
-        and not _MULTILINE.search(entry.msgid) and not _MULTILINE.search(entry.msgstr)
-        and entry.msgid.strip() and entry.msgstr.strip()
-        and has_words(entry.msgid) and has_words(entry.msgstr)
+        and not _MULTILINE.search(entry.msgid)
+        and not _MULTILINE.search(entry.msgstr)
+        and entry.msgid.strip()
+        and entry.msgstr.strip()
+        and has_words(entry.msgid)
+        and has_words(entry.msgstr)
     )
 
 
@@ -118,13 +125,14 @@ def catalog_pairs(files: Iterable[Path]) -> list[Pair]:
 
 def hash_position(source: str, seed: int = 0) -> float:
     """A fixed point in [0, 1) for ``source``: sha1(seed:source), uniform over sources."""
-    digest = hashlib.sha1(f"{seed}:{source}".encode("utf-8")).digest()
+    digest = hashlib.sha1(f"{seed}:{source}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
-def split_of(source: str, seed: int = 0, dev_fraction: float = DEV_FRACTION,
-             test_fraction: float = TEST_FRACTION) -> str:
-    """"train", "dev" or "test" for ``source`` by its hash position, so a sentence keeps its
+def split_of(
+    source: str, seed: int = 0, dev_fraction: float = DEV_FRACTION, test_fraction: float = TEST_FRACTION
+) -> str:
+    """ "train", "dev" or "test" for ``source`` by its hash position, so a sentence keeps its
     split whatever else the corpus holds."""
     u = hash_position(source, seed)
     return "dev" if u < dev_fraction else "test" if u < dev_fraction + test_fraction else "train"
@@ -135,9 +143,14 @@ def held_out_minimum(pairs: int) -> int:
     return max(1, min(50, pairs // 20))
 
 
-def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, seed: int = 0, *,
-                         dev_fraction: float = DEV_FRACTION, test_fraction: float = TEST_FRACTION
-                         ) -> tuple[list[Pair], list[Pair], list[Pair]]:
+def build_gettext_corpus(
+    lang: str,
+    paths: Sequence[str | Path] | None = None,
+    seed: int = 0,
+    *,
+    dev_fraction: float = DEV_FRACTION,
+    test_fraction: float = TEST_FRACTION,
+) -> tuple[list[Pair], list[Pair], list[Pair]]:
     """(train, dev, test) English->``lang`` pairs from gettext catalogs.
 
     Reads ``paths`` (.po/.mo files or folders) or the system's catalogs for ``lang``; keeps
@@ -155,8 +168,7 @@ def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, s
     if not pairs:
         raise UserError(f"data gettext: no usable single-line translations in {len(files)} catalogs of {where}")
     if len(pairs) < 3:
-        raise UserError(f"data gettext: {len(pairs)} usable translation(s) in {where}: too few for train, "
-                        "dev and test")
+        raise UserError(f"data gettext: {len(pairs)} usable translation(s) in {where}: too few for train, dev and test")
     splits: dict[str, list[Pair]] = {"train": [], "dev": [], "test": []}
     for pair in pairs:
         splits[split_of(pair[0], seed, dev_fraction, test_fraction)].append(pair)
@@ -169,8 +181,12 @@ def build_gettext_corpus(lang: str, paths: Sequence[str | Path] | None = None, s
             moved = spare.pop(0)
             splits["train"].remove(moved)
             splits[name].append(moved)
-    log.info("%d catalogs -> %d pairs (%d train, %d dev, %d test)", len(files), len(pairs),
-             *(len(v) for v in splits.values()))
+    log.info(
+        "%d catalogs -> %d pairs (%d train, %d dev, %d test)",
+        len(files),
+        len(pairs),
+        *(len(v) for v in splits.values()),
+    )
     return splits["train"], splits["dev"], splits["test"]
 
 
@@ -180,8 +196,9 @@ def fillable(entry) -> bool:
     plural entry, its plural form too)."""
     forms = [entry.msgid] + ([entry.msgid_plural] if entry.msgid_plural else [])
     translated = any(entry.msgstr_plural.values()) if entry.msgid_plural else entry.msgstr
-    return bool(not entry.obsolete and not translated
-                and all(form.strip() and not _MULTILINE.search(form) for form in forms))
+    return bool(
+        not entry.obsolete and not translated and all(form.strip() and not _MULTILINE.search(form) for form in forms)
+    )
 
 
 def plural_forms(catalog) -> int:
@@ -190,8 +207,15 @@ def plural_forms(catalog) -> int:
     return int(found.group(1)) if found else 2
 
 
-def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_size: int | None = None,
-                 wrapwidth: int = 78, *, overwrite: bool = False) -> dict[str, int]:
+def translate_po(
+    translator,
+    in_path: str | Path,
+    out_path: str | Path,
+    beam_size: int | None = None,
+    wrapwidth: int = 78,
+    *,
+    overwrite: bool = False,
+) -> dict[str, int]:
     """Fill the untranslated entries of the catalog ``in_path`` and write it to ``out_path``.
 
     Filled entries are flagged fuzzy (for a translator to review); an output whose placeholders
@@ -216,8 +240,12 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
     todo = [e for e in untranslated if fillable(e)]
     left = [e for e in untranslated if not fillable(e)]
     if left:
-        log.warning("%s: %d entries left untranslated (multi-line), at lines %s", in_path, len(left),
-                    ", ".join(str(e.linenum) for e in left[:5]) + (" ..." if len(left) > 5 else ""))
+        log.warning(
+            "%s: %d entries left untranslated (multi-line), at lines %s",
+            in_path,
+            len(left),
+            ", ".join(str(e.linenum) for e in left[:5]) + (" ..." if len(left) > 5 else ""),
+        )
     sources = [form for e in todo for form in ([e.msgid, e.msgid_plural] if e.msgid_plural else [e.msgid])]
     outputs = iter(translator.translate(sources, beam_size=beam_size) if sources else [])
     forms = plural_forms(catalog)
@@ -246,12 +274,19 @@ def translate_po(translator, in_path: str | Path, out_path: str | Path, beam_siz
     try:
         data = text.encode(catalog.encoding)
     except UnicodeEncodeError as err:
-        raise DataError(f"{in_path}: its charset {catalog.encoding} cannot hold "
-                        f"{err.object[err.start:err.end]!r} of a translation; convert the catalog to UTF-8 "
-                        "(msgconv -t UTF-8)") from None
+        raise DataError(
+            f"{in_path}: its charset {catalog.encoding} cannot hold "
+            f"{err.object[err.start : err.end]!r} of a translation; convert the catalog to UTF-8 "
+            "(msgconv -t UTF-8)"
+        ) from None
     write_output(out_path, data, inputs=[in_path], overwrite=overwrite)
-    return {"entries": len(current), "translated": len(filled), "plurals": plurals,
-            "placeholder_mismatches": mismatches, "skipped": len(untranslated) - len(filled)}
+    return {
+        "entries": len(current),
+        "translated": len(filled),
+        "plurals": plurals,
+        "placeholder_mismatches": mismatches,
+        "skipped": len(untranslated) - len(filled),
+    }
 
 
 def rewrite_entries(path: Path, catalog, changed: Sequence, wrapwidth: int = 78) -> str:
@@ -297,6 +332,16 @@ def rewrite_entries(path: Path, catalog, changed: Sequence, wrapwidth: int = 78)
 
 
 def _signature(catalog) -> list[tuple]:
-    return [(e.msgctxt, e.msgid, e.msgid_plural, e.msgstr, sorted(e.msgstr_plural.items()),
-             sorted(e.flags), e.tcomment, e.obsolete) for e in catalog]
-
+    return [
+        (
+            e.msgctxt,
+            e.msgid,
+            e.msgid_plural,
+            e.msgstr,
+            sorted(e.msgstr_plural.items()),
+            sorted(e.flags),
+            e.tcomment,
+            e.obsolete,
+        )
+        for e in catalog
+    ]

@@ -14,14 +14,38 @@ average, and a vocabulary of the words seen at least ``data.min_freq`` times (co
 4) holds the template words and few names: in training too the model reads most names as unknown
 and learns to write them, as it must at test time.
 """
+
 from __future__ import annotations
 
 import random
 
 Pair = tuple[str, str]
 
-ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "kl", "tr", "st", "qu",
-          "x", "th", "sh")
+ONSETS = (
+    "b",
+    "d",
+    "f",
+    "g",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "dr",
+    "kl",
+    "tr",
+    "st",
+    "qu",
+    "x",
+    "th",
+    "sh",
+)
 VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "y")
 CODAS = ("n", "r", "s", "l", "x", "m", "nd", "rt")
 OBJECTS = ("report", "invoice", "slides", "contract", "photos", "budget", "minutes", "draft", "schedule", "tickets")
@@ -74,8 +98,9 @@ def request(rng: random.Random, names: list[str]) -> Pair:
     return source.format(**slots), target.format(**slots)
 
 
-def make_name_splits(train: int, dev: int, test: int, seed: int = 1,
-                     uses: int = 1) -> tuple[list[Pair], list[Pair], list[Pair]]:
+def make_name_splits(
+    train: int, dev: int, test: int, seed: int = 1, uses: int = 1
+) -> tuple[list[Pair], list[Pair], list[Pair]]:
     """Pairs of each split, each split's names from a pool of its own, a name for every ``uses``
     requests (a request names 1.7 on average): no name occurs in two splits."""
     if uses < 1:

@@ -8,12 +8,13 @@ reaches a length drawn for it from a log-normal distribution of median ``MEDIAN_
 ``MAX_WORDS`` (with the last message's words, about 25 words a side on average, with a long
 tail); the other side joins the same messages' translations. Dev and test passages are made of messages that no training passage holds.
 """
+
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ..utils import stream_seed
 

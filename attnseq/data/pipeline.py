@@ -12,6 +12,7 @@ What the pipeline records besides vocabularies and tokenizer models (``pipeline.
 A run written before these were recorded has no ``pipeline.json`` and reads text as it did then
 (no normalisation, no padding).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -19,9 +20,9 @@ import json
 import logging
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -72,13 +73,13 @@ class FixedWidth:
     pad: str = " "
 
     @classmethod
-    def of(cls, sources: Sequence[str], pad: str = " ") -> "FixedWidth | None":
+    def of(cls, sources: Sequence[str], pad: str = " ") -> FixedWidth | None:
         """The layout of training ``sources`` when they have one: every source as wide as the
         others (at least two of them) and some ending in ``pad``; else None."""
         return cls.of_widths(len(sources), {len(s) for s in sources}, any(s.endswith(pad) for s in sources), pad)
 
     @classmethod
-    def of_widths(cls, count: int, widths: set[int], padded: bool, pad: str = " ") -> "FixedWidth | None":
+    def of_widths(cls, count: int, widths: set[int], padded: bool, pad: str = " ") -> FixedWidth | None:
         """``of`` told by what it looks at: the number of sources, their widths (two of them are
         enough to say there are several) and whether some end in ``pad``."""
         if count < 2 or len(widths) != 1 or not padded:
@@ -118,9 +119,17 @@ class TextPipeline:
     special tokens alone.
     """
 
-    def __init__(self, config, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer,
-                 src_vocab: Vocab, tgt_vocab: Vocab, shares_vocab: bool = False,
-                 unicode: str = "none", fixed_width: FixedWidth | None = None):
+    def __init__(
+        self,
+        config,
+        src_tokenizer: Tokenizer,
+        tgt_tokenizer: Tokenizer,
+        src_vocab: Vocab,
+        tgt_vocab: Vocab,
+        shares_vocab: bool = False,
+        unicode: str = "none",
+        fixed_width: FixedWidth | None = None,
+    ):
         self.config = config  # DataConfig
         self.src_tokenizer, self.tgt_tokenizer = src_tokenizer, tgt_tokenizer
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
@@ -135,7 +144,7 @@ class TextPipeline:
         return TOKENIZERS.build(config.tokenizer, "data.tokenizer")
 
     @classmethod
-    def fit(cls, config, pairs: Sequence[tuple[str, str]], run_dir: Path) -> "TextPipeline":
+    def fit(cls, config, pairs: Sequence[tuple[str, str]], run_dir: Path) -> TextPipeline:
         """Tokenizers trained (if they learn) and vocabularies built from the training pairs,
         or the data source's own vocabulary (the book's); the training sources' fixed width
         recorded when they have one (char tokens, padding kept: see FixedWidth.of). (A corpus
@@ -150,8 +159,9 @@ class TextPipeline:
         return cls.from_counts(config, src_tok, tgt_tok, src_counts, tgt_counts, FixedWidth.of(sources))
 
     @classmethod
-    def fit_tokenizers(cls, config, texts: Callable[[], tuple[Iterable[str], Iterable[str]]],
-                       run_dir: Path) -> tuple[Tokenizer, Tokenizer]:
+    def fit_tokenizers(
+        cls, config, texts: Callable[[], tuple[Iterable[str], Iterable[str]]], run_dir: Path
+    ) -> tuple[Tokenizer, Tokenizer]:
         """The tokenizers of the source and target sides (one object when one serves both); a
         tokenizer that learns is trained on ``texts()``, the normalised training sources and
         targets (called only then; they may stream), and writes its model into ``run_dir``."""
@@ -168,8 +178,15 @@ class TextPipeline:
         return src_tok, tgt_tok
 
     @classmethod
-    def from_counts(cls, config, src_tok: Tokenizer, tgt_tok: Tokenizer, src_counts: Mapping[str, int],
-                    tgt_counts: Mapping[str, int], fixed_width: FixedWidth | None) -> "TextPipeline":
+    def from_counts(
+        cls,
+        config,
+        src_tok: Tokenizer,
+        tgt_tok: Tokenizer,
+        src_counts: Mapping[str, int],
+        tgt_counts: Mapping[str, int],
+        fixed_width: FixedWidth | None,
+    ) -> TextPipeline:
         """The pipeline of the tokenizers ``fit_tokenizers`` gave, with vocabularies built from the
         token counts of the training sources and targets (each in order of first appearance), or
         the data source's own vocabulary (the book's); ``fixed_width``: the training sources'
@@ -187,20 +204,21 @@ class TextPipeline:
         else:
             src_vocab = Vocab.from_counts(src_counts, config.min_freq, config.max_vocab, order)
             tgt_vocab = Vocab.from_counts(tgt_counts, config.min_freq, config.max_vocab, order)
-        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config),
-                   **layout)
+        return cls(config, src_tok, tgt_tok, src_vocab, tgt_vocab, shares_vocab=source.shares_vocab(config), **layout)
 
     @classmethod
-    def _fit_targets(cls, config, tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]],
-                     run_dir: Path) -> "TextPipeline":
+    def _fit_targets(
+        cls, config, tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]], run_dir: Path
+    ) -> TextPipeline:
         """The pipeline of sources that are files (data.input: image): the tokenizer fitted (if
         it learns) and the vocabulary built on the targets; the source vocabulary has the special
         tokens alone."""
         targets = [normalise(config, config.unicode, t) for _, t in pairs]
         if tokenizer.trainable:
             tokenizer.fit(targets, run_dir, JOINT)  # one model: saved and restored as a joint one
-        target_vocab = Vocab.build([tokenizer.tokenize(t) for t in targets], config.min_freq, config.max_vocab,
-                                   tokenizer.vocab_order)
+        target_vocab = Vocab.build(
+            [tokenizer.tokenize(t) for t in targets], config.min_freq, config.max_vocab, tokenizer.vocab_order
+        )
         return cls(config, tokenizer, tokenizer, Vocab([]), target_vocab, unicode=config.unicode)
 
     def save(self, run_dir: Path) -> None:
@@ -209,9 +227,16 @@ class TextPipeline:
         self.src_vocab.save(run_dir / "vocab.source.json")
         self.tgt_vocab.save(run_dir / "vocab.target.json")
         width = self.fixed_width
-        atomic_write_text(run_dir / PIPELINE_FILE, json.dumps({
-            "unicode": self.unicode,
-            "fixed_width": None if width is None else {"width": width.width, "pad": width.pad}}, ensure_ascii=False))
+        atomic_write_text(
+            run_dir / PIPELINE_FILE,
+            json.dumps(
+                {
+                    "unicode": self.unicode,
+                    "fixed_width": None if width is None else {"width": width.width, "pad": width.pad},
+                },
+                ensure_ascii=False,
+            ),
+        )
         if self.src_tokenizer is self.tgt_tokenizer:
             self.src_tokenizer.save(run_dir, JOINT)
         else:
@@ -219,7 +244,7 @@ class TextPipeline:
             self.tgt_tokenizer.save(run_dir, TARGET)
 
     @classmethod
-    def load(cls, config, run_dir: Path) -> "TextPipeline":
+    def load(cls, config, run_dir: Path) -> TextPipeline:
         """The pipeline stored in ``run_dir`` by ``save``."""
         run_dir = Path(run_dir)
         src_tok = tgt_tok = cls._tokenizer(config)
@@ -231,8 +256,15 @@ class TextPipeline:
                 src_tok.restore(run_dir, SOURCE)
                 tgt_tok.restore(run_dir, TARGET)
         shares = SOURCES.get(config.format, "data.format")().shares_vocab(config)
-        return cls(config, src_tok, tgt_tok, Vocab.load(run_dir / "vocab.source.json"),
-                   Vocab.load(run_dir / "vocab.target.json"), shares_vocab=shares, **read_layout(run_dir))
+        return cls(
+            config,
+            src_tok,
+            tgt_tok,
+            Vocab.load(run_dir / "vocab.source.json"),
+            Vocab.load(run_dir / "vocab.target.json"),
+            shares_vocab=shares,
+            **read_layout(run_dir),
+        )
 
     # -- text <-> ids ---------------------------------------------------------------------
     def normalise(self, text: str) -> str:
@@ -314,8 +346,15 @@ class TextPipeline:
         copied = {t: size + j for j, t in enumerate(oov)}
         return [known.get(t, copied.get(t, unk)) for t in tokens]
 
-    def encode_pairs(self, pairs: Sequence[tuple[str, str]], max_src: int = 0, max_tgt: int = 0,
-                     name: str = "", extended: bool = False, warn: bool = True) -> list[Example]:
+    def encode_pairs(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        max_src: int = 0,
+        max_tgt: int = 0,
+        name: str = "",
+        extended: bool = False,
+        warn: bool = True,
+    ) -> list[Example]:
         """Examples of ``pairs``; pairs longer than the limits (tokens, 0 = none) or with an
         empty source are dropped, with a warning that says which (``name`` names the set; none
         without ``warn``). With ``extended`` the examples carry the extended ids a copying model
@@ -327,8 +366,9 @@ class TextPipeline:
             elif extended:
                 source, target = self.read_source(src), self.target_tokens(tgt)
                 ext = self.extend_source(source.tokens)
-                ex = Example(source.ids, self.tgt_vocab.encode(target), ext.ids, self.extend_target(target, ext.oov),
-                             ext.oov)
+                ex = Example(
+                    source.ids, self.tgt_vocab.encode(target), ext.ids, self.extend_target(target, ext.oov), ext.oov
+                )
             else:
                 ex = Example(self.encode_source(src), self.encode_target(tgt))
             if (max_src and len(ex.src) > max_src) or (max_tgt and len(ex.tgt) > max_tgt):
@@ -344,12 +384,20 @@ def warn_too_long(name: str, first: Sequence[int], count: int, max_src: int, max
     """The log's warning that ``count`` pairs of ``name`` were dropped for their length, naming
     the ``first`` of them (numbers from 1)."""
     more = f" and {count - len(first)} more" if count > len(first) else ""
-    log.warning("%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d "
-                "tokens (pair %s%s)", name, count, max_src, max_tgt, ", ".join(map(str, first)), more)
+    log.warning(
+        "%s: dropped %d pair(s) longer than data.max_source_len=%d / data.max_target_len=%d tokens (pair %s%s)",
+        name,
+        count,
+        max_src,
+        max_tgt,
+        ", ".join(map(str, first)),
+        more,
+    )
 
 
 def unknown_share(examples: Sequence[Example]) -> float:
     """The fraction of the examples' source and target ids that are the unknown token's."""
+
     def count(ids) -> int:
         return ids.count(Vocab.unk_id) if isinstance(ids, list) else 0  # features hold no ids
 
@@ -380,7 +428,9 @@ def read_layout(run_dir: Path) -> dict:
         width, unicode = values["fixed_width"], values["unicode"]
         if unicode not in UNICODE_FORMS:
             raise ValueError(f"unicode: expected one of {', '.join(UNICODE_FORMS)}, got {unicode!r}")
-        return {"unicode": unicode,
-                "fixed_width": None if width is None else FixedWidth(int(width["width"]), str(width["pad"]))}
+        return {
+            "unicode": unicode,
+            "fixed_width": None if width is None else FixedWidth(int(width["width"]), str(width["pad"])),
+        }
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise DataError(f"{path}: cannot read the run's text layout ({err})") from None

@@ -25,6 +25,7 @@ store and said again at every start, as reading the text would say them.
 Processes preparing the same key wait for each other on a lock (``stores/<key>/.lock``): under
 torchrun the first process prepares, the others wait and map what it wrote.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -36,21 +37,22 @@ import multiprocessing
 import os
 import shutil
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
 from ..errors import ConfigError, DataError, UserError
 from ..hardware import past_cpus, usable_cpus
 from ..schema import plain
-from .corpus import CorpusChecks, Tally as Lines
+from . import texts
+from .corpus import CorpusChecks
+from .corpus import Tally as Lines
 from .pipeline import FixedWidth, TextPipeline, normalise, warn_too_long
 from .store import MANIFEST, SIDES, StoreWriter, TokenStore, ids_dtype
-from . import texts
 from .texts import Part, TrainingText
 from .tokenizers import Tokenizer
 from .vocab import Vocab
@@ -83,10 +85,20 @@ def data_key(data, digest: str) -> str:
 def pipeline_digest(pipeline: TextPipeline) -> str:
     """What of ``pipeline`` shapes the ids: its vocabularies, learned tokenizer models and layout."""
     width = pipeline.fixed_width
-    models = [hashlib.sha256(getattr(tok, "model_proto", None) or b"").hexdigest()
-              for tok in (pipeline.src_tokenizer, pipeline.tgt_tokenizer)]
-    text = json.dumps([pipeline.src_vocab.itos, pipeline.tgt_vocab.itos, models, pipeline.unicode,
-                       None if width is None else [width.width, width.pad]], ensure_ascii=False)
+    models = [
+        hashlib.sha256(getattr(tok, "model_proto", None) or b"").hexdigest()
+        for tok in (pipeline.src_tokenizer, pipeline.tgt_tokenizer)
+    ]
+    text = json.dumps(
+        [
+            pipeline.src_vocab.itos,
+            pipeline.tgt_vocab.itos,
+            models,
+            pipeline.unicode,
+            None if width is None else [width.width, width.pad],
+        ],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -110,6 +122,7 @@ def locked(folder: Path) -> Iterator[None]:
 @contextmanager
 def captured_warnings(said: list[tuple[str, str]]) -> Iterator[None]:
     """The warnings attnseq logs inside, appended to ``said`` as (logger, message) instead of shown."""
+
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             said.append((record.name, record.getMessage()))
@@ -169,7 +182,7 @@ class Job:
         max_src, max_tgt = data.max_source_len, data.max_target_len
         checks = result.checks = CorpusChecks(self.text.name)
         with captured_warnings(result.said):
-            for number, (source, target) in self.text.pairs(part, checks):
+            for _, (source, target) in self.text.pairs(part, checks):
                 source, target = normalise(data, data.unicode, source), normalise(data, data.unicode, target)
                 result.read += 1
                 if len(result.widths) < 2:
@@ -197,8 +210,9 @@ class Job:
             local = np.array(ids[side], dtype=np.int32)
             size = len(stoi[side])
             result.itos[side] = list(stoi[side])
-            result.counts[side] = (np.bincount(local, minlength=size)
-                                   + np.bincount(np.array(spare[side], dtype=np.int64), minlength=size))
+            result.counts[side] = np.bincount(local, minlength=size) + np.bincount(
+                np.array(spare[side], dtype=np.int64), minlength=size
+            )
             result.tokens[side] = len(local)
             id_file, length_file = self.files(index, side)
             with open(id_file, "wb") as out:
@@ -272,8 +286,9 @@ class Tally:
         for side in SIDES:
             stoi = self.stoi[side]
             maps[side] = np.array([stoi.setdefault(t, len(stoi)) for t in result.itos[side]], dtype=np.int64)
-            counts = self.counts[side] = np.concatenate([self.counts[side], np.zeros(len(stoi) - len(self.counts[side]),
-                                                                                    np.int64)])
+            counts = self.counts[side] = np.concatenate(
+                [self.counts[side], np.zeros(len(stoi) - len(self.counts[side]), np.int64)]
+            )
             counts[maps[side]] += result.counts[side]  # a part's tokens are distinct
             self.tokens[side] += result.tokens[side]
         self.maps.append(maps)
@@ -292,8 +307,14 @@ class Tally:
 
     def pipeline(self, data, src_tok: Tokenizer, tgt_tok: Tokenizer) -> TextPipeline:
         """The pipeline whose vocabularies the counts make (TextPipeline.from_counts)."""
-        return TextPipeline.from_counts(data, src_tok, tgt_tok, self.token_counts("src"), self.token_counts("tgt"),
-                                        FixedWidth.of_widths(self.read, self.widths, self.padded))
+        return TextPipeline.from_counts(
+            data,
+            src_tok,
+            tgt_tok,
+            self.token_counts("src"),
+            self.token_counts("tgt"),
+            FixedWidth.of_widths(self.read, self.widths, self.padded),
+        )
 
     def finish(self, name: str, data) -> None:
         """Add what the whole text ``name`` says to ``said``: lines skipped, pairs over the length
@@ -324,16 +345,17 @@ def prepare_training(data, text: TrainingText, pipeline: TextPipeline | None = N
             if store_dir is None or not (store_dir / MANIFEST).exists():
                 pipeline, store_dir = tokenise(data, text, pipeline, folder)
     except OSError as err:
-        raise UserError(f"{root} ({chosen_by}): cannot keep the prepared training data there ({err.strerror}: "
-                        f"{err.filename}); set data.cache to a folder you can write") from None
+        raise UserError(
+            f"{root} ({chosen_by}): cannot keep the prepared training data there ({err.strerror}: "
+            f"{err.filename}); set data.cache to a folder you can write"
+        ) from None
     store = TokenStore(store_dir)
     for name, message in store.manifest["warnings"]:  # naming the file as this start names it
         logging.getLogger(name).warning("%s", message.replace(TEXT, text.name))
     if not store.manifest["read"]:
         raise DataError(f"{text.name}: no training pairs")
     if not len(store):
-        raise DataError("no training pair is left after the length limits (data.max_source_len, "
-                        "data.max_target_len)")
+        raise DataError("no training pair is left after the length limits (data.max_source_len, data.max_target_len)")
     return pipeline, store
 
 
@@ -348,8 +370,9 @@ def tokenise(data, text: TrainingText, pipeline: TextPipeline | None, folder: Pa
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def tokenise_into(tmp: Path, data, text: TrainingText, pipeline: TextPipeline | None,
-                  folder: Path) -> tuple[TextPipeline, Path]:
+def tokenise_into(
+    tmp: Path, data, text: TrainingText, pipeline: TextPipeline | None, folder: Path
+) -> tuple[TextPipeline, Path]:
     """``tokenise``'s work, its files made in ``tmp`` and moved into ``folder`` when whole."""
     started = time.perf_counter()
     fitting = pipeline is None
@@ -358,10 +381,22 @@ def tokenise_into(tmp: Path, data, text: TrainingText, pipeline: TextPipeline | 
     else:
         src_tok, tgt_tok = pipeline.src_tokenizer, pipeline.tgt_tokenizer
     processes = process_count(data, text.size())
-    log.info("preparing the training data %s in %d process%s (once: kept in %s)", text.name, processes,
-             "es" if processes > 1 else "", folder)
-    job = Job(text, data, src_tok, tgt_tok, None if fitting else pipeline.fixed_width, tmp / "parts",
-              part_bytes(text.size(), processes))
+    log.info(
+        "preparing the training data %s in %d process%s (once: kept in %s)",
+        text.name,
+        processes,
+        "es" if processes > 1 else "",
+        folder,
+    )
+    job = Job(
+        text,
+        data,
+        src_tok,
+        tgt_tok,
+        None if fitting else pipeline.fixed_width,
+        tmp / "parts",
+        part_bytes(text.size(), processes),
+    )
     tally = Tally()
     for result in run_parts(job, processes):
         tally.add(result)
@@ -370,20 +405,27 @@ def tokenise_into(tmp: Path, data, text: TrainingText, pipeline: TextPipeline | 
         pipeline = tally.pipeline(data, src_tok, tgt_tok)
         pipeline.save(tmp / "pipeline")
     store_dir = folder / f"store-{pipeline_digest(pipeline)}"
-    manifest = write_store(tmp / "store", job, tally, pipeline,
-                           {"processes": processes, "text": text.name, "started": started})
+    manifest = write_store(
+        tmp / "store", job, tally, pipeline, {"processes": processes, "text": text.name, "started": started}
+    )
     if fitting:
         os.replace(tmp / "pipeline", folder / "pipeline")
     os.replace(tmp / "store", store_dir)  # whole: a store that exists is complete
     seconds = time.perf_counter() - started
-    log.info("prepared %s pairs (%s tokens) in %.1f s, %s pairs/s", f"{manifest['read']:,}",
-             f"{sum(manifest['tokens'].values()):,}", seconds, f"{manifest['read'] / max(seconds, 1e-9):,.0f}")
+    log.info(
+        "prepared %s pairs (%s tokens) in %.1f s, %s pairs/s",
+        f"{manifest['read']:,}",
+        f"{sum(manifest['tokens'].values()):,}",
+        seconds,
+        f"{manifest['read'] / max(seconds, 1e-9):,.0f}",
+    )
     return pipeline, store_dir
 
 
 def all_texts(data, text: TrainingText) -> tuple[Iterator[str], Iterator[str]]:
     """The normalised sources and targets of ``text`` (for a tokenizer that learns), each read
     as it streams (a part at a time; what the lines say is said by the tokenising pass)."""
+
     def side(index: int) -> Iterator[str]:
         for part in text.parts():
             with captured_warnings([]):
@@ -399,8 +441,10 @@ def write_store(folder: Path, job: Job, tally: Tally, pipeline: TextPipeline, ab
     time, becomes the seconds it took)."""
     vocabs = {"src": pipeline.src_vocab, "tgt": pipeline.tgt_vocab}
     dtype = ids_dtype(max(len(pipeline.src_vocab), len(pipeline.tgt_vocab)))
-    final = {side: np.array([vocabs[side].stoi.get(t, Vocab.unk_id) for t in tally.stoi[side]], dtype=dtype)
-             for side in SIDES}  # the tally's ids -> the vocabulary's
+    final = {
+        side: np.array([vocabs[side].stoi.get(t, Vocab.unk_id) for t in tally.stoi[side]], dtype=dtype)
+        for side in SIDES
+    }  # the tally's ids -> the vocabulary's
     writer = StoreWriter(folder, sum(tally.kept), tally.tokens, dtype)
     unknown = 0
     for index, maps in enumerate(tally.maps):
@@ -412,9 +456,17 @@ def write_store(folder: Path, job: Job, tally: Tally, pipeline: TextPipeline, ab
             id_file.unlink()
             length_file.unlink()
     said = [(name, message.replace(job.text.name, TEXT)) for name, message in tally.said]  # the same bytes elsewhere
-    manifest = {"read": tally.read, "pairs": sum(tally.kept), "tokens": tally.tokens, "unknown": unknown,
-                "dtype": dtype.name, "skipped": tally.checks.skipped.count, "too_long": tally.too_long.count,
-                "warnings": said, **about}
+    manifest = {
+        "read": tally.read,
+        "pairs": sum(tally.kept),
+        "tokens": tally.tokens,
+        "unknown": unknown,
+        "dtype": dtype.name,
+        "skipped": tally.checks.skipped.count,
+        "too_long": tally.too_long.count,
+        "warnings": said,
+        **about,
+    }
     manifest["seconds"] = round(time.perf_counter() - manifest.pop("started"), 3)
     writer.close(manifest)
     return manifest

@@ -11,9 +11,10 @@ hold at most that many padded positions (pairs times the longest, whose length i
 side: the target with bos/eos), and at most ``batch_size`` pairs. A resumed run draws the same
 epoch again and skips the batches it trained (its position: epoch and batch, in the checkpoint).
 """
+
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -38,21 +39,25 @@ class EpochBatches(Sequence):
             if step != 1:
                 raise ValueError("EpochBatches: slices of step 1 only")
             inner = len(self.which)
-            return EpochBatches(self.order, self.bounds, self.which[start:stop],
-                                self.extra[max(start - inner, 0):max(stop - inner, 0)])
+            return EpochBatches(
+                self.order,
+                self.bounds,
+                self.which[start:stop],
+                self.extra[max(start - inner, 0) : max(stop - inner, 0)],
+            )
         if k < 0:
             k += len(self)
         if k >= len(self.which):
             return self.extra[k - len(self.which)]
         batch = self.which[k]
-        return self.order[self.bounds[batch]:self.bounds[batch + 1]]
+        return self.order[self.bounds[batch] : self.bounds[batch + 1]]
 
     def __iter__(self) -> Iterator[np.ndarray]:
         for batch in self.which.tolist():
-            yield self.order[self.bounds[batch]:self.bounds[batch + 1]]
+            yield self.order[self.bounds[batch] : self.bounds[batch + 1]]
         yield from self.extra
 
-    def shard(self, rank: int, world_size: int) -> "EpochBatches":
+    def shard(self, rank: int, world_size: int) -> EpochBatches:
         """Process ``rank``'s share of the batches, each pair in one share, every share as many
         batches (the processes step together): of ``world_size`` batches in turn, the
         ``rank``-th; the pairs of the batches left over are split in ``world_size`` parts, a
@@ -67,18 +72,28 @@ class EpochBatches(Sequence):
             turns -= 1  # the pairs left over could not give each process one
         mine = np.arange(rank, turns * world_size, world_size)
         inner = mine[mine < len(self.which)]
-        extra = [self[k] for k in mine[len(inner):].tolist()]
+        extra = [self[k] for k in mine[len(inner) :].tolist()]
         left = [self[k] for k in range(turns * world_size, len(self))]
         if left:
             extra.append(np.array_split(np.concatenate(left), world_size)[rank])
         return EpochBatches(self.order, self.bounds, self.which[inner], extra)
 
+
 class LengthSampler:
     """The epochs' batches of pairs of the given lengths (``src_lengths``, ``tgt_lengths``: (N,),
     target lengths without bos/eos; memory-mapped arrays are read a piece at a time)."""
 
-    def __init__(self, src_lengths: np.ndarray, tgt_lengths: np.ndarray, batch_size: int, batch_tokens: int = 0,
-                 bucket: bool = True, shuffle: bool = True, seed: int = 0, pool: int = 50):
+    def __init__(
+        self,
+        src_lengths: np.ndarray,
+        tgt_lengths: np.ndarray,
+        batch_size: int,
+        batch_tokens: int = 0,
+        bucket: bool = True,
+        shuffle: bool = True,
+        seed: int = 0,
+        pool: int = 50,
+    ):
         self.src_lengths, self.tgt_lengths = src_lengths, tgt_lengths
         self.batch_size, self.batch_tokens, self.bucket, self.shuffle = batch_size, batch_tokens, bucket, shuffle
         self.seed, self.pool = seed, pool
@@ -90,9 +105,17 @@ class LengthSampler:
         """The sampler's position for a checkpoint: batch ``batch`` of epoch ``epoch`` (of this
         process's share, one of ``world_size``), and what draws the epochs (the generator is
         ``default_rng([seed, epoch])``, so the position is its state)."""
-        return {"epoch": epoch, "batch": batch, "world_size": world_size, "pairs": len(self), "seed": self.seed,
-                "batch_size": self.batch_size, "batch_tokens": self.batch_tokens, "bucket": self.bucket,
-                "pool": self.pool}
+        return {
+            "epoch": epoch,
+            "batch": batch,
+            "world_size": world_size,
+            "pairs": len(self),
+            "seed": self.seed,
+            "batch_size": self.batch_size,
+            "batch_tokens": self.batch_tokens,
+            "bucket": self.bucket,
+            "pool": self.pool,
+        }
 
     def changes(self, state: dict, world_size: int = 1) -> list[str]:
         """What draws other batches now than when ``state`` (a checkpoint's) was saved."""
@@ -109,9 +132,9 @@ class LengthSampler:
         if self.bucket:
             size = self.batch_size * self.pool
             for start in range(0, n, size):
-                chunk = order[start:start + size]
+                chunk = order[start : start + size]
                 key = self.src_lengths[chunk] + 1000 * self.tgt_lengths[chunk].astype(np.int64)
-                order[start:start + size] = chunk[np.argsort(key, kind="stable")]
+                order[start : start + size] = chunk[np.argsort(key, kind="stable")]
         if self.batch_tokens:
             bounds = self._token_bounds(order)
         else:
@@ -134,12 +157,12 @@ class LengthSampler:
         most = max(1, min(self.batch_size, tokens))  # every pair takes a position at least
         counts = np.arange(1, most + 1)
         bounds, start = [0], 0
-        block_start, lengths = 0, self.padded(order[:BLOCK + most])
+        block_start, lengths = 0, self.padded(order[: BLOCK + most])
         while start < n:
             if start + most > block_start + len(lengths) and block_start + len(lengths) < n:
-                block_start, lengths = start, self.padded(order[start:start + BLOCK + most])
-            window = lengths[start - block_start:start - block_start + most]
-            fits = counts[:len(window)] * np.maximum.accumulate(window) <= tokens  # adding pair k keeps it within
+                block_start, lengths = start, self.padded(order[start : start + BLOCK + most])
+            window = lengths[start - block_start : start - block_start + most]
+            fits = counts[: len(window)] * np.maximum.accumulate(window) <= tokens  # adding pair k keeps it within
             taken = int(np.argmin(fits)) if not fits.all() else len(window)
             start += max(taken, 1)
             bounds.append(start)

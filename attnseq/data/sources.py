@@ -8,6 +8,7 @@
 ``data_overrides(path)`` turns the ``--data PATH`` of the command line into the settings that
 read it: this is where a folder and the book's file are told apart.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,7 +23,7 @@ from .texts import PairsText, TrainingText, TsvText
 Pair = tuple[str, str]
 SPLITS = ("train", "dev", "test")
 
-SOURCES: Registry[type["Source"]] = Registry("data format")
+SOURCES: Registry[type[Source]] = Registry("data format")
 
 
 class Source:
@@ -75,8 +76,9 @@ class TsvSource(Source):
 
     def check(self, data) -> None:
         if not self.paths(data)["train"]:
-            raise ConfigError("data.train: no training data; give --data DIR or set data.dir / data.train",
-                              key="data.train")
+            raise ConfigError(
+                "data.train: no training data; give --data DIR or set data.dir / data.train", key="data.train"
+            )
 
     def splits(self, data) -> dict[str, list[Pair]]:
         train = read_pairs(self.training_text(data).path, data)
@@ -86,8 +88,11 @@ class TsvSource(Source):
 
     def held_out(self, data) -> dict[str, list[Pair]]:
         self.check(data)
-        return {split: read_pairs(path, data) for split, path in self.paths(data).items()
-                if split != "train" and path and (split != "test" or Path(path).exists())}
+        return {
+            split: read_pairs(path, data)
+            for split, path in self.paths(data).items()
+            if split != "train" and path and (split != "test" or Path(path).exists())
+        }
 
     def training_text(self, data) -> TsvText:
         """The train file, read in parts."""
@@ -129,10 +134,13 @@ def data_overrides(path: str | Path) -> list[str]:
             if SOURCES.get(name).reads_file(path):
                 return [f"data.format={name}", "data.dir=", f"data.train={path}", "data.dev=", "data.test="]
         if "\t" in first_line(path):
-            raise DataError(f"--data {path}: a TSV file; split it first (attnseq data split --input {path} "
-                            "--out DIR) and give --data DIR")
-        raise DataError(f"--data {path}: neither a folder of train/dev/test.tsv nor a file of the book's "
-                        "question_answer lines")
+            raise DataError(
+                f"--data {path}: a TSV file; split it first (attnseq data split --input {path} "
+                "--out DIR) and give --data DIR"
+            )
+        raise DataError(
+            f"--data {path}: neither a folder of train/dev/test.tsv nor a file of the book's question_answer lines"
+        )
     return ["data.format=tsv", f"data.dir={path}", "data.train=", "data.dev=", "data.test="]
 
 

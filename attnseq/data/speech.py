@@ -18,6 +18,7 @@ call with SSML breaks between utterances took 8 ms each but cutting its output a
 found 96 of 100 utterances, so each utterance gets its own call, and ``workers`` processes share
 them.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -34,15 +35,14 @@ from ..errors import UserError
 from ..files import check_folder, write_files, write_output
 from ..progress import StepProgress
 from ..utils import stream_seed
-from .audio import SAMPLE_RATE, decode_wav, wav_bytes
+from .audio import decode_wav, wav_bytes
 from .dates import date_patterns, iter_dates
 from .splits import check_split_sizes, tsv_text
 
 ESPEAK = "espeak-ng"
 # English voices of Debian's espeak-ng and the variants that change their timbre (no MBROLA voice:
 # those need packages of their own)
-VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc", "en-gb-x-gbclan",
-          "en-gb-x-gbcwmd")
+VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc", "en-gb-x-gbclan", "en-gb-x-gbcwmd")
 VARIANTS = ("", "m1", "m2", "m3", "m4", "f1", "f2", "f3", "f4", "klatt", "klatt2", "croak")
 SPEEDS = (140, 210)  # words per minute, drawn uniformly (espeak-ng's default: 175)
 PITCHES = (25, 75)  # 0-99 (espeak-ng's default: 50)
@@ -56,8 +56,10 @@ def check_espeak() -> str:
     """The path of espeak-ng; a UserError saying how to install it when it is not installed."""
     path = shutil.which(ESPEAK)
     if path is None:
-        raise UserError("espeak-ng is not installed: attnseq data speech speaks its utterances with it; install "
-                        "Debian's package (apt-get install espeak-ng)")
+        raise UserError(
+            "espeak-ng is not installed: attnseq data speech speaks its utterances with it; install "
+            "Debian's package (apt-get install espeak-ng)"
+        )
     return path
 
 
@@ -81,7 +83,7 @@ def spoken_texts(counts: dict[str, int], seed: int) -> dict[str, list[str]]:
                 text = next(dates)[0].lower()
             else:
                 digits = rng.randint(*DIGITS)
-                text = str(rng.randint(0 if digits == 1 else 10 ** (digits - 1), 10 ** digits - 1))
+                text = str(rng.randint(0 if digits == 1 else 10 ** (digits - 1), 10**digits - 1))
             if text in held or split != "train" and text in seen:
                 continue
             seen.add(text)
@@ -104,22 +106,30 @@ class Voice:
     noise_seed: int
 
     @classmethod
-    def draw(cls, seed: int) -> "Voice":
+    def draw(cls, seed: int) -> Voice:
         """The voice of the stream ``seed``."""
         rng = random.Random(seed)
         variant = rng.choice(VARIANTS)
-        return cls(rng.choice(VOICES) + (f"+{variant}" if variant else ""), rng.randint(*SPEEDS),
-                   rng.randint(*PITCHES), round(rng.uniform(*SNR_DB), 1), rng.getrandbits(32))
+        return cls(
+            rng.choice(VOICES) + (f"+{variant}" if variant else ""),
+            rng.randint(*SPEEDS),
+            rng.randint(*PITCHES),
+            round(rng.uniform(*SNR_DB), 1),
+            rng.getrandbits(32),
+        )
 
 
 def speak(text: str, voice: Voice, espeak: str = ESPEAK) -> np.ndarray:
     """``text`` said by espeak-ng in ``voice``, 16 kHz mono, noise added: (N,) float32 in [-1, 1]."""
-    done = subprocess.run([espeak, "-v", voice.name, "-s", str(voice.speed), "-p", str(voice.pitch), "-z", "--stdout",
-                           "--", text], capture_output=True, check=False)
+    done = subprocess.run(
+        [espeak, "-v", voice.name, "-s", str(voice.speed), "-p", str(voice.pitch), "-z", "--stdout", "--", text],
+        capture_output=True,
+        check=False,
+    )
     if done.returncode != 0 or not done.stdout:
         raise RuntimeError(f"espeak-ng failed on {text!r} ({voice.name}): {done.stderr.decode(errors='replace')}")
     samples = decode_wav(fixed_header(done.stdout), f"espeak-ng's output for {text!r}")  # (N,) at 16 kHz
-    power = float(np.mean(samples ** 2)) or 1e-8
+    power = float(np.mean(samples**2)) or 1e-8
     noise = np.random.default_rng(voice.noise_seed).standard_normal(len(samples)).astype(np.float32)
     noisy = samples + noise * np.float32(np.sqrt(power / 10 ** (voice.snr_db / 10)))
     return np.clip(noisy, -1.0, 1.0)
@@ -133,7 +143,7 @@ def fixed_header(data: bytes) -> bytes:
         return data
     out = bytearray(data)
     out[4:8] = (len(data) - 8).to_bytes(4, "little")
-    out[at + 4:at + 8] = (len(data) - at - 8).to_bytes(4, "little")
+    out[at + 4 : at + 8] = (len(data) - at - 8).to_bytes(4, "little")
     return bytes(out)
 
 
@@ -162,13 +172,17 @@ class Utterances:
 CHUNK = 50  # utterances a worker speaks per task
 
 
-def speak_corpus(out: str | Path, texts: dict[str, list[str]], seed: int, workers: int = 1,
-                 overwrite: bool = False) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+def speak_corpus(
+    out: str | Path, texts: dict[str, list[str]], seed: int, workers: int = 1, overwrite: bool = False
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
     """(split, rows) of each chunk of utterances spoken into ``out`` (see Utterances), in order,
     by ``workers`` processes."""
     speaker = Utterances(str(out), seed, overwrite, check_espeak())
-    tasks = [(split, start, split_texts[start:start + CHUNK])
-             for split, split_texts in texts.items() for start in range(0, len(split_texts), CHUNK)]
+    tasks = [
+        (split, start, split_texts[start : start + CHUNK])
+        for split, split_texts in texts.items()
+        for start in range(0, len(split_texts), CHUNK)
+    ]
     if workers <= 1 or len(tasks) <= 1:
         for task in tasks:
             yield task[0], speaker(task)
@@ -178,8 +192,7 @@ def speak_corpus(out: str | Path, texts: dict[str, list[str]], seed: int, worker
             yield task[0], rows
 
 
-def write_speech(out: str | Path, counts: dict[str, int], seed: int, workers: int = 1,
-                 overwrite: bool = False) -> Path:
+def write_speech(out: str | Path, counts: dict[str, int], seed: int, workers: int = 1, overwrite: bool = False) -> Path:
     """Speak ``counts`` ({"train": n, "dev": n, "test": n}) utterances into ``out``: each split's
     WAV files in ``out/SPLIT/`` and ``out/SPLIT.tsv`` (wav path<TAB>text), written through
     attnseq.files (``out`` holding files only with ``overwrite``); returns ``out``. Raises

@@ -18,6 +18,7 @@ cuts fall; writing), never held. Each split is written in the order the corpus g
 a shuffle buffer of ``SHUFFLE_PAIRS`` pairs: a uniformly shuffled split when it fits, locally
 shuffled beyond.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,8 +50,7 @@ T = TypeVar("T")
 def check_pairs(pairs: Sequence[Pair]) -> None:
     """Raise ValueError naming the first pair (0-based index) that cannot be a TSV line."""
     for index, pair in enumerate(pairs):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
-                and all(isinstance(field, str) for field in pair)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(field, str) for field in pair)):
             raise ValueError(f"pair {index}: expected (source, target) strings, got {pair!r}")
         for side, field in zip(("source", "target"), pair):
             if not field.strip():
@@ -70,9 +70,15 @@ def tsv_text(pairs: Sequence[Pair]) -> str:
     except (TypeError, ValueError):  # not pairs
         text = ""
     n = len(pairs)
-    if not (text.count("\t") == n and text.count("\n") == n and "\r" not in text
-            and all(isinstance(s, str) and isinstance(t, str) and s and t and not s.isspace() and not t.isspace()
-                    for s, t in pairs)):
+    if not (
+        text.count("\t") == n
+        and text.count("\n") == n
+        and "\r" not in text
+        and all(
+            isinstance(s, str) and isinstance(t, str) and s and t and not s.isspace() and not t.isspace()
+            for s, t in pairs
+        )
+    ):
         check_pairs(pairs)
         raise AssertionError("check_pairs passed pairs the whole-text check refused")
     return text
@@ -97,9 +103,16 @@ def check_split_sizes(counts: Mapping[str, int]) -> None:
         raise ValueError(f"the {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} would be empty ({shown})")
 
 
-def write_split_dir(out_dir: str | Path, train: Sequence[Pair], dev: Sequence[Pair],
-                    test: Sequence[Pair], extra: Mapping[str, Sequence[Pair]] | None = None, *,
-                    inputs: Sequence[str | Path | None] = (), overwrite: bool = False) -> dict[str, Path]:
+def write_split_dir(
+    out_dir: str | Path,
+    train: Sequence[Pair],
+    dev: Sequence[Pair],
+    test: Sequence[Pair],
+    extra: Mapping[str, Sequence[Pair]] | None = None,
+    *,
+    inputs: Sequence[str | Path | None] = (),
+    overwrite: bool = False,
+) -> dict[str, Path]:
     """Write ``train.tsv``, ``dev.tsv`` and ``test.tsv`` in ``out_dir`` (created if needed), and
     each of ``extra`` ({"test-len20": pairs}) as NAME.tsv beside them.
 
@@ -170,8 +183,15 @@ def _keyed(key: bytes):
     return hashlib.blake2b(digest_size=8, key=key)
 
 
-def plan_split(read: Reader, dev: float = 0.05, test: float = 0.05, seed: int = 1, *,
-               checks: CorpusChecks | None = None, name: str = "data split") -> SplitPlan:
+def plan_split(
+    read: Reader,
+    dev: float = 0.05,
+    test: float = 0.05,
+    seed: int = 1,
+    *,
+    checks: CorpusChecks | None = None,
+    name: str = "data split",
+) -> SplitPlan:
     """The split of the corpus that ``read`` gives (see the module's docstring): ``dev`` and
     ``test`` are counts of pairs (1 or more) or fractions of them. Reads the corpus twice, each
     time with a progress display named ``name``, the first time counting what it finds in
@@ -179,7 +199,7 @@ def plan_split(read: Reader, dev: float = 0.05, test: float = 0.05, seed: int = 
     had."""
     if dev < 0 or test < 0 or (dev < 1 and test < 1 and dev + test > 1):
         raise ValueError(f"fractions must be >= 0 and sum to <= 1, got dev={dev}, test={test}")
-    key = f"attnseq-split/{seed}".encode("utf-8")[:64]  # blake2b takes keys of up to 64 bytes
+    key = f"attnseq-split/{seed}".encode()[:64]  # blake2b takes keys of up to 64 bytes
     shift = 64 - HASH_BUCKET_BITS
     histogram = np.zeros(1 << HASH_BUCKET_BITS, dtype=np.int64)  # pairs by the top bits of their hash
     buckets: list[int] = []
@@ -249,12 +269,12 @@ class ShuffleBuffer:
         return out
 
 
-def routed(read: Reader, plan: SplitPlan, seed: int = 1, name: str = "data split"
-           ) -> Iterator[tuple[str, Pair]]:
+def routed(read: Reader, plan: SplitPlan, seed: int = 1, name: str = "data split") -> Iterator[tuple[str, Pair]]:
     """(split, pair) for every pair of the corpus, in each split's written order: the corpus's,
     through the split's shuffle buffer (seeded by ``seed`` and the split's name); a third pass."""
-    buffers = {split: ShuffleBuffer(random.Random(stream_seed(seed, "shuffle", split)), SHUFFLE_PAIRS)
-               for split in SPLIT_NAMES}
+    buffers = {
+        split: ShuffleBuffer(random.Random(stream_seed(seed, "shuffle", split)), SHUFFLE_PAIRS) for split in SPLIT_NAMES
+    }
     with StepProgress(f"{name}: writing", total=sum(plan.counts.values()), unit="pair") as progress:
         for pair in progress.over(read(None)):
             split = plan.split_of(pair[0])
@@ -266,8 +286,9 @@ def routed(read: Reader, plan: SplitPlan, seed: int = 1, name: str = "data split
             yield split, pair
 
 
-def split_pairs(pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction: float = 0.1,
-                seed: int = 0) -> tuple[list[Pair], list[Pair], list[Pair]]:
+def split_pairs(
+    pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction: float = 0.1, seed: int = 0
+) -> tuple[list[Pair], list[Pair], list[Pair]]:
     """``(train, dev, test)`` lists of ``pairs`` split as :func:`split_corpus` splits a file
     (dev and test: fractions of the pairs, or counts when 1 or more); no source appears in two
     splits."""
@@ -279,9 +300,17 @@ def split_pairs(pairs: Sequence[Pair], dev_fraction: float = 0.1, test_fraction:
     return splits["train"], splits["dev"], splits["test"]
 
 
-def split_corpus(read: Reader, out_dir: str | Path, dev: float = 0.05, test: float = 0.05, seed: int = 1, *,
-                 checks: CorpusChecks | None = None, inputs: Sequence[str | Path | None] = (),
-                 overwrite: bool = False) -> dict[str, int]:
+def split_corpus(
+    read: Reader,
+    out_dir: str | Path,
+    dev: float = 0.05,
+    test: float = 0.05,
+    seed: int = 1,
+    *,
+    checks: CorpusChecks | None = None,
+    inputs: Sequence[str | Path | None] = (),
+    overwrite: bool = False,
+) -> dict[str, int]:
     """Split the corpus that ``read`` gives into ``out_dir``'s train.tsv, dev.tsv and test.tsv
     (see the module's docstring), reading it three times and never holding it; what the first
     reading finds is counted in ``checks``. Nothing is written when a split would be empty or
@@ -289,23 +318,36 @@ def split_corpus(read: Reader, out_dir: str | Path, dev: float = 0.05, test: flo
     files appear whole or not at all (attnseq.files.open_outputs). Returns {split: pairs}."""
     plan = plan_split(read, dev, test, seed, checks=checks)
     check_split_sizes(plan.counts)
-    with open_outputs(out_dir, [f"{split}.tsv" for split in SPLIT_NAMES], inputs=inputs,
-                      overwrite=overwrite) as streams:
+    with open_outputs(
+        out_dir, [f"{split}.tsv" for split in SPLIT_NAMES], inputs=inputs, overwrite=overwrite
+    ) as streams:
         for split, (source, target) in routed(read, plan, seed):
             streams[f"{split}.tsv"].write(f"{source}\t{target}\n")
     return plan.counts
 
 
-def write_splits(pairs: Sequence[Pair], out_dir: str | Path, dev_fraction: float = 0.1,
-                 test_fraction: float = 0.1, seed: int = 0, *, overwrite: bool = False) -> dict[str, Path]:
+def write_splits(
+    pairs: Sequence[Pair],
+    out_dir: str | Path,
+    dev_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+    seed: int = 0,
+    *,
+    overwrite: bool = False,
+) -> dict[str, Path]:
     """Split ``pairs`` with :func:`split_pairs` and write them with :func:`write_split_dir`."""
     return write_split_dir(out_dir, *split_pairs(pairs, dev_fraction, test_fraction, seed), overwrite=overwrite)
 
 
-def make_date_splits(n_train: int = 40_000, n_dev: int = 5_000, n_test: int = 5_000,
-                     seed: int = 0, locales: Sequence[str] = ("en",),
-                     start: date = DEFAULT_START, end: date = DEFAULT_END,
-                     ) -> tuple[list[Pair], list[Pair], list[Pair]]:
+def make_date_splits(
+    n_train: int = 40_000,
+    n_dev: int = 5_000,
+    n_test: int = 5_000,
+    seed: int = 0,
+    locales: Sequence[str] = ("en",),
+    start: date = DEFAULT_START,
+    end: date = DEFAULT_END,
+) -> tuple[list[Pair], list[Pair], list[Pair]]:
     """``(train, dev, test)`` date pairs with all sources distinct (80/10/10 by default).
 
     Draws ``n_train + n_dev + n_test`` pairs with distinct sources from
@@ -316,4 +358,4 @@ def make_date_splits(n_train: int = 40_000, n_dev: int = 5_000, n_test: int = 5_
         if count < 0:
             raise ValueError(f"{name} must be >= 0, got {count}")
     pairs = generate_unique_dates(n_train + n_dev + n_test, seed, locales, start, end)
-    return pairs[:n_train], pairs[n_train:n_train + n_dev], pairs[n_train + n_dev:]
+    return pairs[:n_train], pairs[n_train : n_train + n_dev], pairs[n_train + n_dev :]

@@ -16,12 +16,14 @@ writes one from pieces in order. ``ExampleStore`` is the same interface over Exa
 memory, for the training data a store of vocabulary ids cannot hold (a copying model's extended
 ids, sources that are files' features).
 """
+
 from __future__ import annotations
 
 import json
 import mmap
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -121,10 +123,15 @@ class TokenStore:
             self.manifest = json.loads((self.folder / MANIFEST).read_text(encoding="utf-8"))
             if self.manifest.get("format") != FORMAT:
                 raise ValueError(f"format {self.manifest.get('format')}, not {FORMAT}")
-            arrays = {(side, kind): mapped(self.folder / f"{side}.{kind}.npy", kind != "lengths")
-                      for side in SIDES for kind in ("ids", "offsets", "lengths")}
+            arrays = {
+                (side, kind): mapped(self.folder / f"{side}.{kind}.npy", kind != "lengths")
+                for side in SIDES
+                for kind in ("ids", "offsets", "lengths")
+            }
         except (OSError, ValueError) as err:
-            raise DataError(f"{self.folder}: not a token store ({err}); delete the folder to prepare it again") from None
+            raise DataError(
+                f"{self.folder}: not a token store ({err}); delete the folder to prepare it again"
+            ) from None
         self.ids = {side: arrays[side, "ids"] for side in SIDES}
         self.offsets = {side: arrays[side, "offsets"] for side in SIDES}
         self.src_lengths, self.tgt_lengths = arrays["src", "lengths"], arrays["tgt", "lengths"]
@@ -140,15 +147,16 @@ class TokenStore:
 
     def pair(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(source ids, target ids) of pair ``i``."""
-        return tuple(self.ids[side][self.offsets[side][i]:self.offsets[side][i + 1]] for side in SIDES)
+        return tuple(self.ids[side][self.offsets[side][i] : self.offsets[side][i + 1]] for side in SIDES)
 
     def examples(self, index: Sequence[int] | None = None) -> list[Example]:
         """The pairs ``index`` (default: all of them) as Examples (Python lists: for small sets)."""
         index = range(len(self)) if index is None else index
         return [Example(*(ids.tolist() for ids in self.pair(int(i)))) for i in index]
 
-    def _rows(self, side: str, index: np.ndarray, before: int | None = None,
-              after: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _rows(
+        self, side: str, index: np.ndarray, before: int | None = None, after: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(ids (B, L), mask (B, L)) of the pairs ``index``'s ``side``, right-padded, with the id
         ``before`` in front of each and ``after`` behind it when given."""
         starts, ends = self.offsets[side][index], self.offsets[side][index + 1]
@@ -157,14 +165,14 @@ class TokenStore:
         rows = np.full((len(index), int(lengths.max())), Vocab.pad_id, dtype=np.int64)
         ids = self.ids[side]
         for row, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-            rows[row, lead:lead + end - start] = ids[start:end]
+            rows[row, lead : lead + end - start] = ids[start:end]
             if after is not None:
                 rows[row, lead + end - start] = after
         if before is not None:
             rows[:, 0] = before
         return rows, np.arange(rows.shape[1])[None, :] < lengths[:, None]
 
-    def batch(self, index: Sequence[int]) -> "Batch":
+    def batch(self, index: Sequence[int]) -> Batch:
         """The Batch of the pairs ``index`` (what batching.collate makes of their Examples)."""
         import torch  # the store itself needs numpy alone (the numpy engine trains from it)
 
@@ -197,7 +205,7 @@ class ExampleStore:
     def examples(self, index: Sequence[int] | None = None) -> list[Example]:
         return self.items if index is None else [self.items[int(i)] for i in index]
 
-    def batch(self, index: Sequence[int]) -> "Batch":
+    def batch(self, index: Sequence[int]) -> Batch:
         """The Batch of the Examples ``index`` (batching.collate)."""
         from .batching import collate
 

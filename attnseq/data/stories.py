@@ -14,11 +14,12 @@ A pair's source is the story's sentences, each ended by " .", then the question 
 its target is the answer. Every story knows which of its sentences support the answer. The
 same seed gives the same stories.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 PEOPLE = ("mary", "john", "daniel", "sandra")
 PLACES = ("kitchen", "garden", "office", "bathroom", "hallway", "bedroom")
@@ -93,8 +94,7 @@ class World:
         if person not in self.place:
             return []
         here = self.place[person][0]
-        return [o for o in OBJECTS if o not in self.holder
-                and (o not in self.dropped or self.dropped[o][0] == here)]
+        return [o for o in OBJECTS if o not in self.holder and (o not in self.dropped or self.dropped[o][0] == here)]
 
     def random_event(self, objects: bool, take_bias: float = 0.0) -> None:
         """One more sentence: a move, or (with ``objects``) a taking or a dropping."""
@@ -163,8 +163,12 @@ def _three(rng: random.Random) -> Story | None:
     for _ in range(rng.randint(5, 20)):
         world.random_event(objects=True, take_bias=0.1)
     places = {thing: [p for p, _ in world.history[thing]] for thing in OBJECTS}
-    moves = [(thing, i) for thing in OBJECTS for i in range(1, len(places[thing]))
-             if places[thing].count(places[thing][i]) == 1]
+    moves = [
+        (thing, i)
+        for thing in OBJECTS
+        for i in range(1, len(places[thing]))
+        if places[thing].count(places[thing][i]) == 1
+    ]
     if not moves:
         return None
     thing, i = rng.choice(moves)  # a place the object visited once: "before" is unambiguous
@@ -183,19 +187,25 @@ def _counting(rng: random.Random) -> Story | None:
         return None
 
     def handling(person: str) -> list[int]:  # the sentences where ``person`` takes or drops something
-        return [i for i, s in enumerate(world.sentences)
-                if s.startswith(person + " ") and not any(s.startswith(f"{person} {m} ") for m in MOVES)]
+        return [
+            i
+            for i, s in enumerate(world.sentences)
+            if s.startswith(person + " ") and not any(s.startswith(f"{person} {m} ") for m in MOVES)
+        ]
 
     busy = [p for p in people if handling(p)]
     person = rng.choice(busy if busy and rng.random() < 0.8 else people)  # fewer "none" answers
     carried = world.carried_by(person)
     support = handling(person)
-    return Story("counting", world.sentences, f"how many objects is {person} carrying",
-                 NUMBERS[len(carried)], support)
+    return Story("counting", world.sentences, f"how many objects is {person} carrying", NUMBERS[len(carried)], support)
 
 
 GENERATORS: dict[str, Callable[[random.Random], Story | None]] = {
-    "single": _single, "two": _two, "three": _three, "yes-no": _yes_no, "counting": _counting,
+    "single": _single,
+    "two": _two,
+    "three": _three,
+    "yes-no": _yes_no,
+    "counting": _counting,
 }
 KINDS = tuple(GENERATORS)
 
@@ -219,8 +229,9 @@ def generate_stories(kind: str, n: int, rng: random.Random, seen: set[str] | Non
     return stories
 
 
-def make_story_splits(kinds: Sequence[str] = KINDS, n_train: int = 1000, n_dev: int = 100, n_test: int = 1000,
-                      seed: int = 1) -> dict[str, list[Story]]:
+def make_story_splits(
+    kinds: Sequence[str] = KINDS, n_train: int = 1000, n_dev: int = 100, n_test: int = 1000, seed: int = 1
+) -> dict[str, list[Story]]:
     """{"train", "dev", "test"}: ``n_*`` stories of each kind, no source in two splits, the kinds
     interleaved, deterministic in ``seed``."""
     for name, count in (("n_train", n_train), ("n_dev", n_dev), ("n_test", n_test)):

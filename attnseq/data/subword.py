@@ -11,15 +11,16 @@ corpus gave, and reads the pairs where they are. Text is not normalised
 spaces); runs of spaces are collapsed. Pieces are mapped to ids by the run's Vocab, which
 holds the special tokens.
 """
+
 from __future__ import annotations
 
 import logging
 import random
 import re
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from ..errors import ConfigError, DataError
 from ..progress import StepProgress
@@ -58,8 +59,9 @@ def sample_sentences(texts: Iterable[str], limit: int, seed: int = 0) -> list[st
     return [text for _, text in kept]
 
 
-def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigram",
-                character_coverage: float = 1.0) -> bytes:
+def train_model(
+    texts: Sequence[str], vocab_size: int, model_type: str = "unigram", character_coverage: float = 1.0
+) -> bytes:
     """A serialized sentencepiece model trained on ``texts`` (deterministic for the same texts).
 
     Raises a ConfigError naming data.tokenizer.vocab_size when the text is too small for the size.
@@ -74,18 +76,27 @@ def train_model(texts: Sequence[str], vocab_size: int, model_type: str = "unigra
     sentences: Iterator[str] = iter(texts)
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=sentences, model_writer=writer, vocab_size=vocab_size,
-            model_type=model_type, character_coverage=character_coverage,
-            normalization_rule_name="identity", input_sentence_size=0,
-            shuffle_input_sentence=False, num_threads=1, minloglevel=2,
-            bos_id=-1, eos_id=-1, unk_id=0,  # the run's Vocab adds its own specials
+            sentence_iterator=sentences,
+            model_writer=writer,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            normalization_rule_name="identity",
+            input_sentence_size=0,
+            shuffle_input_sentence=False,
+            num_threads=1,
+            minloglevel=2,
+            bos_id=-1,
+            eos_id=-1,
+            unk_id=0,  # the run's Vocab adds its own specials
         )
     except RuntimeError as err:
         found = re.search(r"Vocabulary size too high \((\d+)\).*<= (\d+)", str(err))
         if found:
             raise ConfigError(
                 f"data.tokenizer.vocab_size: {found.group(1)} is too large for this training text; "
-                f"set it to at most {found.group(2)}", key="data.tokenizer.vocab_size"
+                f"set it to at most {found.group(2)}",
+                key="data.tokenizer.vocab_size",
             ) from None
         raise
     return writer.getvalue()
@@ -129,8 +140,12 @@ class SentencePieceTokenizer(Tokenizer):
         ``spm.<side>.model`` into ``run_dir``."""
         opts = self.options
         sample = sample_sentences(texts, opts.max_sentences)
-        log.info("training a %s sentencepiece model (%d pieces) on %d sentences",
-                 opts.model_type, opts.vocab_size, len(sample))
+        log.info(
+            "training a %s sentencepiece model (%d pieces) on %d sentences",
+            opts.model_type,
+            opts.vocab_size,
+            len(sample),
+        )
         started = time.perf_counter()
         self.use(train_model(sample, opts.vocab_size, opts.model_type, opts.character_coverage))
         log.info("trained the sentencepiece model in %.1f s", time.perf_counter() - started)

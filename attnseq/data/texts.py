@@ -7,14 +7,15 @@ read on their own, and known by its content.
   size, modification and change times), so a second start does not read the file again;
 - ``PairsText``: pairs already in memory (the book's split of its file): one part.
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
 import json
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from ..utils import atomic_write_text
 from .corpus import CorpusChecks, decode_lines, reading, tsv_pairs
@@ -44,8 +45,16 @@ class TsvText:
         identity and times, so that an unchanged file is not read again."""
         with reading(self.path):
             status = os.stat(self.path)
-            identity = json.dumps([os.path.realpath(self.path), status.st_dev, status.st_ino, status.st_size,
-                                   status.st_mtime_ns, status.st_ctime_ns])
+            identity = json.dumps(
+                [
+                    os.path.realpath(self.path),
+                    status.st_dev,
+                    status.st_ino,
+                    status.st_size,
+                    status.st_mtime_ns,
+                    status.st_ctime_ns,
+                ]
+            )
             remembered = memo / hashlib.sha256(identity.encode()).hexdigest() if memo is not None else None
             if remembered is not None and remembered.exists():
                 return remembered.read_text(encoding="ascii")

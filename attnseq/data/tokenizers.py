@@ -1,13 +1,14 @@
 """Tokenizers: text <-> tokens. A registry maps ``data.tokenizer`` names to classes; a tokenizer
 with settings registers its options dataclass (``data.tokenizer: {name: sentencepiece, ...}``)."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..registry import Registry
 
-TOKENIZERS: Registry[type["Tokenizer"]] = Registry("tokenizer")
+TOKENIZERS: Registry[type[Tokenizer]] = Registry("tokenizer")
 
 
 class Tokenizer:

@@ -1,10 +1,11 @@
 """Vocabularies: token <-> id, with the special tokens pad, bos, eos and unk."""
+
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import DataError
 from ..utils import atomic_write_text
@@ -31,7 +32,7 @@ class Vocab:
         min_freq: int = 1,
         max_size: int = 0,
         order: str = "frequency",
-    ) -> "Vocab":
+    ) -> Vocab:
         """A vocabulary of the tokens in ``sequences`` (see ``from_counts``)."""
         counts: Counter[str] = Counter()
         for seq in sequences:
@@ -39,8 +40,9 @@ class Vocab:
         return cls.from_counts(counts, min_freq, max_size, order)
 
     @classmethod
-    def from_counts(cls, counts: Mapping[str, int], min_freq: int = 1, max_size: int = 0,
-                    order: str = "frequency") -> "Vocab":
+    def from_counts(
+        cls, counts: Mapping[str, int], min_freq: int = 1, max_size: int = 0, order: str = "frequency"
+    ) -> Vocab:
         """A vocabulary of the tokens ``counts`` counts, its keys in order of first appearance.
 
         ``order="frequency"``: most frequent first (ties by first appearance);
@@ -81,10 +83,10 @@ class Vocab:
 
     def save(self, path: str | Path) -> None:
         """Write the token list as JSON (atomically)."""
-        atomic_write_text(path, json.dumps(self.itos[len(SPECIALS):], ensure_ascii=False, indent=0))
+        atomic_write_text(path, json.dumps(self.itos[len(SPECIALS) :], ensure_ascii=False, indent=0))
 
     @classmethod
-    def load(cls, path: str | Path) -> "Vocab":
+    def load(cls, path: str | Path) -> Vocab:
         """Read a vocabulary written by ``save``."""
         try:
             tokens = json.loads(Path(path).read_text(encoding="utf-8"))

@@ -10,6 +10,7 @@ forcing equals stepping for every design):
 The decoder's scorer is watched with a forward hook during the pass, so the designs need no
 code of their own for this: whatever queries they score with are scored again here.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,9 @@ def teacher_inputs(outputs: list[list[int]], rows: list[int]) -> list[list[int]]
 
 
 @torch.no_grad()
-def attention_views(model, src_ids: list[int], outputs: list[list[int]], rows: list[int]
-                    ) -> tuple[list[AttentionViews], np.ndarray | None]:
+def attention_views(
+    model, src_ids: list[int], outputs: list[list[int]], rows: list[int]
+) -> tuple[list[AttentionViews], np.ndarray | None]:
     """(views of each hypothesis, the encoder's self-attention (layers, heads, S, S) or None)
     for hypotheses ``outputs`` (token ids, no bos/eos) of one source ``src_ids`` (as the
     encoder reads them: ids, or a file's features (L, F)), ``rows`` decoding steps each. Positions are the encoder's order."""

@@ -15,6 +15,7 @@ as any alive hypothesis possibly could (log-probs only decrease a score, and the
 is largest at the length limit), so stopping early never changes the result. Sentences never
 interact, so a sentence decodes the same alone or inside a padded batch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,8 +43,9 @@ def expand(logits: torch.Tensor, scores: torch.Tensor, k: int) -> tuple[torch.Te
     return candidates.view(n, -1), top_tokens.view(n, -1)
 
 
-def select_top_k(candidates: torch.Tensor, tokens: torch.Tensor, k: int, slots: int
-                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def select_top_k(
+    candidates: torch.Tensor, tokens: torch.Tensor, k: int, slots: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Each sentence's k best candidates, best first.
 
     candidates, tokens: (n, slots * k'). Returns scores (n, k), tokens (n, k) and origin (n, k),
@@ -69,8 +71,9 @@ class Beams:
     def width(self) -> int:
         return self.scores.shape[1]
 
-    def follow(self, rows: torch.Tensor, scores: torch.Tensor, tokens: torch.Tensor,
-               alignment: torch.Tensor | None) -> "Beams":
+    def follow(
+        self, rows: torch.Tensor, scores: torch.Tensor, tokens: torch.Tensor, alignment: torch.Tensor | None
+    ) -> Beams:
         """The beams after a step: slot j of sentence i extends the hypothesis in state row
         rows[i, j] (n, k) with tokens[i, j]; alignment (n * width, S) of the step, or None."""
         flat = rows.view(-1)
@@ -78,11 +81,12 @@ class Beams:
         attention = None
         if alignment is not None:
             step_alignment = alignment.float()[flat].unsqueeze(1)  # (n * k, 1, S)
-            attention = (step_alignment if self.attention is None
-                         else torch.cat([self.attention[flat], step_alignment], 1))
+            attention = (
+                step_alignment if self.attention is None else torch.cat([self.attention[flat], step_alignment], 1)
+            )
         return Beams(self.sentence, scores, tokens, history, attention)
 
-    def keep(self, keep: torch.Tensor) -> "Beams":
+    def keep(self, keep: torch.Tensor) -> Beams:
         """Only the active sentences at positions ``keep`` (m,)."""
         rows = (keep.unsqueeze(1) * self.width + torch.arange(self.width, device=keep.device)).view(-1)
         attention = None if self.attention is None else self.attention[rows]
@@ -110,8 +114,9 @@ class Finished:
         return self.hypotheses[sentence][: self.n_best] or [Hypothesis([], NEG_INF)]
 
 
-def set_finished_aside(finished: Finished, beams: Beams, ends: torch.Tensor,
-                       real: torch.Tensor, step: int, alpha: float) -> Beams:
+def set_finished_aside(
+    finished: Finished, beams: Beams, ends: torch.Tensor, real: torch.Tensor, step: int, alpha: float
+) -> Beams:
     """Move the hypotheses marked in ``ends`` (n, width) into ``finished``; their slots empty.
 
     real: (B, S) the positions each sentence's attention falls on (common.first_state), the
@@ -135,8 +140,9 @@ def set_finished_aside(finished: Finished, beams: Beams, ends: torch.Tensor,
     return beams
 
 
-def sentences_done(scores: torch.Tensor, at_limit: torch.Tensor, threshold: torch.Tensor,
-                   limits: torch.Tensor, alpha: float) -> torch.Tensor:
+def sentences_done(
+    scores: torch.Tensor, at_limit: torch.Tensor, threshold: torch.Tensor, limits: torch.Tensor, alpha: float
+) -> torch.Tensor:
     """(n,) True where the search is over: no alive hypothesis, the length limit reached, or the
     n_best-th finished score >= the best score an alive hypothesis (n, k) could still reach."""
     best_alive = scores.max(1).values  # (n,) sums of log-probs, <= 0
@@ -145,9 +151,17 @@ def sentences_done(scores: torch.Tensor, at_limit: torch.Tensor, threshold: torc
 
 
 @torch.no_grad()
-def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.Tensor,
-                beam_size: int, n_best: int = 1, length_penalty: float = 0.0,
-                keep_attention: bool = False, src_ext: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+def beam_search(
+    model,
+    src: torch.Tensor,
+    src_mask: torch.Tensor,
+    limits: torch.Tensor,
+    beam_size: int,
+    n_best: int = 1,
+    length_penalty: float = 0.0,
+    keep_attention: bool = False,
+    src_ext: torch.Tensor | None = None,
+) -> list[list[Hypothesis]]:
     """The ``n_best`` best hypotheses of each sentence, best first, by beam search.
 
     src, src_mask: (B, S); limits: (B,) maximum output tokens per sentence; src_ext (B, S): the
@@ -157,8 +171,9 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
     one row per decoding step (the eos step included), S_i the sentence's source length.
     """
     if n_best > beam_size:
-        raise ConfigError(f"decode.n_best ({n_best}) must not exceed decode.beam_size ({beam_size})",
-                          key="decode.n_best")
+        raise ConfigError(
+            f"decode.n_best ({n_best}) must not exceed decode.beam_size ({beam_size})", key="decode.n_best"
+        )
     if length_penalty < 0:
         raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
     alpha, device = float(length_penalty), src.device
@@ -177,8 +192,9 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.
     while beams.sentence.numel():
         step += 1
         logits, state, alignment = model.decoder.step(beams.tokens.view(-1), state)  # (n * width, V)
-        scores, tokens, origin = select_top_k(*expand(logits, beams.scores, beam_size), beam_size,
-                                              beams.width)  # (n, k)
+        scores, tokens, origin = select_top_k(
+            *expand(logits, beams.scores, beam_size), beam_size, beams.width
+        )  # (n, k)
         rows = torch.arange(len(beams.sentence), device=device).unsqueeze(1) * beams.width + origin
         beams = beams.follow(rows, scores, tokens, alignment if keep_attention else None)
 

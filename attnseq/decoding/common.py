@@ -1,5 +1,6 @@
 """What every search returns, the state it starts from, and how beam search scores a finished
 hypothesis (the GNMT length penalty), for every engine."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ class AttentionViews:
     width: int = 0
     p_gen: Any = None
 
-    def reversed_source(self, length: int) -> "AttentionViews":
+    def reversed_source(self, length: int) -> AttentionViews:
         """The same views with source positions 0..length-1 counted from the other end (a
         model that reads its source reversed, shown in reading order)."""
         window = None if self.window is None else (length - 1 - self.window)[:, ::-1].copy()

@@ -1,4 +1,5 @@
 """Batched greedy search, written against the decoder step protocol."""
+
 from __future__ import annotations
 
 import torch
@@ -9,8 +10,14 @@ from .scores import top_log_probs
 
 
 @torch.no_grad()
-def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torch.Tensor,
-                  keep_attention: bool = False, src_ext: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+def greedy_search(
+    model,
+    src: torch.Tensor,
+    src_mask: torch.Tensor,
+    limits: torch.Tensor,
+    keep_attention: bool = False,
+    src_ext: torch.Tensor | None = None,
+) -> list[list[Hypothesis]]:
     """The most probable next token at every step, for each sentence of the batch.
 
     src, src_mask: (B, S); limits: (B,) maximum output tokens; src_ext (B, S): the sources as
@@ -34,9 +41,7 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
         step += 1
         done = (tokens == Vocab.eos_id) | (limits[active] <= step)
         step_alignment = alignment.float().cpu() if keep_attention and alignment is not None else None
-        for row, (sentence, token, token_logp) in enumerate(
-            zip(active.tolist(), tokens.tolist(), best_logp.tolist())
-        ):
+        for row, (sentence, token, token_logp) in enumerate(zip(active.tolist(), tokens.tolist(), best_logp.tolist())):
             scores[sentence] += token_logp
             if token != Vocab.eos_id:
                 outputs[sentence].append(token)
@@ -48,6 +53,5 @@ def greedy_search(model, src: torch.Tensor, src_mask: torch.Tensor, limits: torc
             if keep.numel():
                 state = state.select(keep)
     return [
-        [Hypothesis(outputs[i], scores[i], torch.stack(attention[i]) if attention[i] else None)]
-        for i in range(batch)
+        [Hypothesis(outputs[i], scores[i], torch.stack(attention[i]) if attention[i] else None)] for i in range(batch)
     ]

@@ -11,6 +11,7 @@ a request's changes (None: keep the run's) and returns the checked settings:
 ``output_limits`` is each sentence's limit on output tokens that decode.max_len,
 max_len_ratio and max_len_offset set, the same for every engine.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +23,9 @@ from ..errors import ConfigError
 from ..schema import build, plain
 
 
-def decode_options(decode: DecodeConfig, beam_size: int | None = None, n_best: int | None = None,
-                   **changes) -> DecodeConfig:
+def decode_options(
+    decode: DecodeConfig, beam_size: int | None = None, n_best: int | None = None, **changes
+) -> DecodeConfig:
     """The settings to search with: the run's ``decode`` with the request's changes, checked."""
     values = plain(decode)
     values.update({k: v for k, v in changes.items() if v is not None})

@@ -6,6 +6,7 @@ candidates come from one pass of block maxima instead (the k largest entries of 
 its k blocks with the largest maxima), and a top-k over those k blocks. The log-probabilities
 are torch's own log-softmax, so scores are bit for bit what a plain top-k gives.
 """
+
 from __future__ import annotations
 
 import torch

@@ -1,14 +1,15 @@
 """The seam between attnseq and the engines that run its models: one interface, a registry."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..config import Config
 from ..errors import ConfigError
 from ..registry import Registry
 
-ENGINES: Registry[type["Engine"]] = Registry("engine")
+ENGINES: Registry[type[Engine]] = Registry("engine")
 
 
 class Engine:
@@ -32,8 +33,14 @@ class Engine:
     def check(self, config: Config) -> Config:
         raise NotImplementedError
 
-    def train(self, config: Config, run_dir: str | Path, resume: bool = False,
-              on_eval: Callable[[dict], None] | None = None, overwrite: bool = False) -> dict | None:
+    def train(
+        self,
+        config: Config,
+        run_dir: str | Path,
+        resume: bool = False,
+        on_eval: Callable[[dict], None] | None = None,
+        overwrite: bool = False,
+    ) -> dict | None:
         raise NotImplementedError
 
     def load(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):
@@ -41,8 +48,11 @@ class Engine:
 
     def load_from(self, run_dir: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu"):
         name = next(name for name in ENGINES if ENGINES.get(name) is type(self))
-        raise ConfigError(f"engine: {run_dir} is a run of the {config.engine} engine, which the {name} engine "
-                          "cannot decode; leave --engine out to decode it with its own", key="engine")
+        raise ConfigError(
+            f"engine: {run_dir} is a run of the {config.engine} engine, which the {name} engine "
+            "cannot decode; leave --engine out to decode it with its own",
+            key="engine",
+        )
 
 
 def engine_for(config: Config) -> Engine:

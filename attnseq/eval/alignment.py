@@ -3,9 +3,10 @@ aligns its output with the frames in order (Chan et al. 2016, fig. 2), or one re
 reads it left to right (Deng et al. 2017), the share of a test set's outputs that do, and how far
 through their sources they get (``reach``: an attention that moves forward by construction
 could also stay at the start)."""
+
 from __future__ import annotations
 
-from typing import Collection, Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 

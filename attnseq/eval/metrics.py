@@ -1,7 +1,8 @@
 """Scores of outputs against references: exact match, token accuracy, BLEU and chrF."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
@@ -54,8 +55,12 @@ def chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     return sacrebleu_score("chrf", hypotheses, references)[0]
 
 
-def score_all(hypotheses: Sequence[str], references: Sequence[str],
-              hyp_tokens: Sequence[Sequence[str]], ref_tokens: Sequence[Sequence[str]]) -> dict[str, float]:
+def score_all(
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    hyp_tokens: Sequence[Sequence[str]],
+    ref_tokens: Sequence[Sequence[str]],
+) -> dict[str, float]:
     """Every metric: exact_match and token_accuracy as fractions, bleu and chrf as 0..100."""
     return {
         "exact_match": exact_match(hypotheses, references),

@@ -8,6 +8,7 @@ every one of its steps does (a copy whose first two vectors share a location fai
     writes (B, S): the write head's location at each source step
     reads (B, T): the read head's location at each output step
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,14 +47,18 @@ class TapeProgram:
     focus: float
 
 
-def tape_program(writes: np.ndarray, reads: np.ndarray, locations: int, focus: float,
-                 order: np.ndarray | None = None) -> TapeProgram:
+def tape_program(
+    writes: np.ndarray, reads: np.ndarray, locations: int, focus: float, order: np.ndarray | None = None
+) -> TapeProgram:
     """The shares of ``TapeProgram`` from the heads' locations (sequences of one length: writes
     (B, S), reads (B, T)) in a memory of ``locations``; ``focus`` passed through."""
     apart = writes[:, 0] != writes[:, 1] if writes.shape[1] > 1 else np.ones(len(writes), dtype=bool)
-    return TapeProgram(writes=float(adjacent_steps(writes, locations).all(1).mean()),
-                       reads=float(reads_in_order(writes, reads, order).all(1).mean()),
-                       first_two_apart=float(apart.mean()), focus=focus)
+    return TapeProgram(
+        writes=float(adjacent_steps(writes, locations).all(1).mean()),
+        reads=float(reads_in_order(writes, reads, order).all(1).mean()),
+        first_two_apart=float(apart.mean()),
+        focus=focus,
+    )
 
 
 def head_locations(translator, pairs) -> tuple[np.ndarray, np.ndarray, float]:
@@ -67,8 +72,9 @@ def head_locations(translator, pairs) -> tuple[np.ndarray, np.ndarray, float]:
     src = torch.tensor([pipeline.encode_source(s) for s, _ in pairs])  # (B, S)
     tgt = [pipeline.tgt_vocab.encode(t.split()) for _, t in pairs]
     width = max(map(len, tgt))
-    tgt_in = torch.tensor([[pipeline.tgt_vocab.bos_id] + t + [pipeline.tgt_vocab.pad_id] * (width - len(t))
-                           for t in tgt])  # (B, T)
+    tgt_in = torch.tensor(
+        [[pipeline.tgt_vocab.bos_id] + t + [pipeline.tgt_vocab.pad_id] * (width - len(t)) for t in tgt]
+    )  # (B, T)
     with torch.no_grad():
         tape = model.encode(src, torch.ones_like(src, dtype=torch.bool))
         weights = model.decoder.trace(tape, tgt_in)  # (B, T, R + W, N)

@@ -7,5 +7,6 @@
 
 Each format's module imports its engine only when it exports, so listing the formats is light.
 """
+
 FORMATS = ("ctranslate2",)  # --to
 QUANTIZATIONS = ("float32", "int8")  # --quantization (ctranslate2): the weights' types offered

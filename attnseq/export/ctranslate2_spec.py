@@ -31,6 +31,7 @@ The vocabularies keep attnseq's ids, its special tokens named as CTranslate2 and
 them: pad ``<blank>``, bos ``<s>`` (the decoder's start token), eos ``</s>``, unk ``<unk>``
 (``<s#1>``, ... where the data has a token spelt as one of them; config.json names them).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -43,8 +44,7 @@ import yaml
 from ..errors import ConfigError, UserError
 from ..files import write_folder
 from ..hardware import import_ctranslate2
-from ..runs import (CONFIG_FILE, EXPORT_FILE, PIPELINE_FILES, checkpoint_path, read_checkpoint,
-                    read_run_config)
+from ..runs import CONFIG_FILE, EXPORT_FILE, PIPELINE_FILES, checkpoint_path, read_checkpoint, read_run_config
 from . import QUANTIZATIONS
 
 # what each option of TransformerConfig becomes in the specification (see the docstring)
@@ -65,8 +65,12 @@ POSITIONAL = ("sinusoidal", "learned")  # model.positional: written out as a tab
 MIN_POSITIONS = 1024  # the sinusoidal table covers at least this many positions
 # attnseq's special tokens (ids 0-3: pad, bos, eos, unk) as CTranslate2 names them
 SPECIALS = {"pad": "<blank>", "bos": "<s>", "eos": "</s>", "unk": "<unk>"}
-ARCHS = {"rnn": "a recurrent encoder-decoder", "memn2n": "a memory network (memn2n)",
-         "ntm": "a Neural Turing Machine (ntm)", "han": "a hierarchical attention network (han)"}
+ARCHS = {
+    "rnn": "a recurrent encoder-decoder",
+    "memn2n": "a memory network (memn2n)",
+    "ntm": "a Neural Turing Machine (ntm)",
+    "han": "a hierarchical attention network (han)",
+}
 
 
 def check_exportable(config) -> None:
@@ -74,38 +78,55 @@ def check_exportable(config) -> None:
     express the run ``config`` describes: a run of another engine or architecture, an option of
     the Transformer this exporter does not express, a positional encoding it does not know."""
     if config.engine != "torch":
-        raise ConfigError(f"engine: {config.engine}: attnseq export reads the torch engine's Transformer runs "
-                          f"(this one has no torch weights)", key="engine")
+        raise ConfigError(
+            f"engine: {config.engine}: attnseq export reads the torch engine's Transformer runs "
+            f"(this one has no torch weights)",
+            key="engine",
+        )
     model = config.model
     if model.arch != "transformer":
         what = ARCHS.get(model.arch, f"model.arch {model.arch}")
-        raise ConfigError(f"model.arch: {model.arch}: CTranslate2's Transformer specification cannot express "
-                          f"{what}; only model.arch: transformer runs export to ctranslate2", key="model.arch")
+        raise ConfigError(
+            f"model.arch: {model.arch}: CTranslate2's Transformer specification cannot express "
+            f"{what}; only model.arch: transformer runs export to ctranslate2",
+            key="model.arch",
+        )
     for option in dataclasses.fields(model):
         if option.name not in EXPRESSED:
-            raise ConfigError(f"model.{option.name}: CTranslate2's Transformer specification cannot express this "
-                              "option (the exporter maps " + ", ".join(EXPRESSED) + ")", key=f"model.{option.name}")
+            raise ConfigError(
+                f"model.{option.name}: CTranslate2's Transformer specification cannot express this "
+                "option (the exporter maps " + ", ".join(EXPRESSED) + ")",
+                key=f"model.{option.name}",
+            )
     frontend = getattr(model, "frontend", None)
     if frontend:
-        raise ConfigError(f"model.frontend: {getattr(frontend, 'name', frontend)}: CTranslate2's Transformer "
-                          "specification cannot express a frontend over files' features (its encoder reads token "
-                          "ids); decode this run with the torch engine", key="model.frontend")
+        raise ConfigError(
+            f"model.frontend: {getattr(frontend, 'name', frontend)}: CTranslate2's Transformer "
+            "specification cannot express a frontend over files' features (its encoder reads token "
+            "ids); decode this run with the torch engine",
+            key="model.frontend",
+        )
     if getattr(model, "copy", False):
-        raise ConfigError("model.copy: CTranslate2's Transformer specification cannot express copy attention (its "
-                          "generation probability p_gen and the source's words outside the vocabulary); decode a "
-                          "copying run with the torch engine", key="model.copy")
+        raise ConfigError(
+            "model.copy: CTranslate2's Transformer specification cannot express copy attention (its "
+            "generation probability p_gen and the source's words outside the vocabulary); decode a "
+            "copying run with the torch engine",
+            key="model.copy",
+        )
     positional = getattr(model.positional, "name", model.positional)
     if positional not in POSITIONAL:
-        raise ConfigError(f"model.positional: {positional}: CTranslate2's Transformer specification cannot express "
-                          f"it (the export writes {' or '.join(POSITIONAL)} encodings as a table)",
-                          key="model.positional")
+        raise ConfigError(
+            f"model.positional: {positional}: CTranslate2's Transformer specification cannot express "
+            f"it (the export writes {' or '.join(POSITIONAL)} encodings as a table)",
+            key="model.positional",
+        )
 
 
 def special_names(*vocabs) -> dict[str, str]:
     """The names of the special tokens in the exported vocabularies: CTranslate2's (SPECIALS),
     unless a real token of ``vocabs`` is spelt the same (a word ``<s>``), when the special gets
     ``<s#1>`` (``#2``, ...) so that every name is one id."""
-    real = {token for vocab in vocabs for token in vocab.itos[len(SPECIALS):]}
+    real = {token for vocab in vocabs for token in vocab.itos[len(SPECIALS) :]}
     names = {}
     for role, name in SPECIALS.items():
         chosen, n = name, 0
@@ -118,7 +139,7 @@ def special_names(*vocabs) -> dict[str, str]:
 
 def vocabulary_tokens(vocab, names: dict[str, str]) -> list[str]:
     """CTranslate2's token list of an attnseq Vocab: token i is id i, the specials named ``names``."""
-    return [names["pad"], names["bos"], names["eos"], names["unk"], *vocab.itos[len(SPECIALS):]]
+    return [names["pad"], names["bos"], names["eos"], names["unk"], *vocab.itos[len(SPECIALS) :]]
 
 
 def positions_of(config) -> int:
@@ -156,11 +177,17 @@ def transformer_spec(cfg, weights: dict[str, np.ndarray], positions: int):
     checked config) with ``weights`` (every name of the model's state dict, tied ones included,
     as float32 arrays) and ``positions`` sinusoidal positions."""
     import_ctranslate2()  # its own OpenMP runtime (hardware.import_ctranslate2), before its specs
-    from ctranslate2.specs import common_spec, transformer_spec as specs
+    from ctranslate2.specs import common_spec
+    from ctranslate2.specs import transformer_spec as specs
 
-    spec = specs.TransformerSpec.from_config(cfg.layers, cfg.heads, pre_norm=cfg.pre_norm,
-                                             activation=common_spec.Activation.RELU,
-                                             alignment_layer=-1, alignment_heads=0)
+    spec = specs.TransformerSpec.from_config(
+        cfg.layers,
+        cfg.heads,
+        pre_norm=cfg.pre_norm,
+        activation=common_spec.Activation.RELU,
+        alignment_layer=-1,
+        alignment_heads=0,
+    )
     spec.config.layer_norm_epsilon = 1e-5  # torch's nn.LayerNorm
     encoder, decoder = spec.encoder, spec.decoder
     encoder.embeddings[0].weight = weights["encoder.embed.tokens.weight"]
@@ -209,8 +236,13 @@ def model_weights(run_dir: Path, config, checkpoint: str) -> dict[str, np.ndarra
     return {name: value.detach().float().numpy().copy() for name, value in model.state_dict().items()}
 
 
-def export_ctranslate2(run_dir: str | Path, out: str | Path, quantization: str = "float32",
-                       checkpoint: str = "best", overwrite: bool = False) -> Path:
+def export_ctranslate2(
+    run_dir: str | Path,
+    out: str | Path,
+    quantization: str = "float32",
+    checkpoint: str = "best",
+    overwrite: bool = False,
+) -> Path:
     """Export the Transformer run ``run_dir`` (its ``checkpoint``: best or last) to CTranslate2 in
     the folder ``out`` with weights of ``quantization`` (float32 or int8); returns the folder.
 
@@ -229,8 +261,9 @@ def export_ctranslate2(run_dir: str | Path, out: str | Path, quantization: str =
     try:
         ctranslate2 = import_ctranslate2()
     except ImportError:
-        raise UserError("exporting to CTranslate2 needs the ctranslate2 package: pip install 'attnseq[ctranslate2]'"
-                        ) from None
+        raise UserError(
+            "exporting to CTranslate2 needs the ctranslate2 package: pip install 'attnseq[ctranslate2]'"
+        ) from None
     from ..data.pipeline import TextPipeline
 
     pipeline = TextPipeline.load(config.data, run_dir)
@@ -243,11 +276,20 @@ def export_ctranslate2(run_dir: str | Path, out: str | Path, quantization: str =
     spec.config.decoder_start_token = names["bos"]
     spec.validate()
     spec.optimize(quantization=quantization)
-    record = {"format": "ctranslate2", "quantization": quantization, "checkpoint": checkpoint_path(run_dir, checkpoint)
-              .stem, "run": str(run_dir.resolve()), "positions": positions, "ctranslate2": ctranslate2.__version__}
+    record = {
+        "format": "ctranslate2",
+        "quantization": quantization,
+        "checkpoint": checkpoint_path(run_dir, checkpoint).stem,
+        "run": str(run_dir.resolve()),
+        "positions": positions,
+        "ctranslate2": ctranslate2.__version__,
+    }
     exported = dataclasses.replace(config, engine="ctranslate2")  # the folder says which engine decodes it
-    files = {CONFIG_FILE: yaml.safe_dump(exported.to_dict(), sort_keys=False, allow_unicode=True),
-             EXPORT_FILE: json.dumps(record, indent=1) + "\n",
-             **{name: (run_dir / name).read_bytes() for name in PIPELINE_FILES if (run_dir / name).exists()}}
-    return write_folder(out, files, lambda tmp: spec.save(str(tmp)), marker=EXPORT_FILE, inputs=[run_dir],
-                        overwrite=overwrite)
+    files = {
+        CONFIG_FILE: yaml.safe_dump(exported.to_dict(), sort_keys=False, allow_unicode=True),
+        EXPORT_FILE: json.dumps(record, indent=1) + "\n",
+        **{name: (run_dir / name).read_bytes() for name in PIPELINE_FILES if (run_dir / name).exists()},
+    }
+    return write_folder(
+        out, files, lambda tmp: spec.save(str(tmp)), marker=EXPORT_FILE, inputs=[run_dir], overwrite=overwrite
+    )

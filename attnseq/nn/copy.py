@@ -23,6 +23,7 @@ that is outside the vocabulary enters as unk (``vocabulary_ids``). Training's lo
 the mixture at the target (nn/loss.py, ``pointer_generator_nll``), computed without the (N, V)
 probabilities.
 """
+
 from __future__ import annotations
 
 import torch
@@ -58,8 +59,9 @@ class PointerGenerator(nn.Module):
         """logit(p_gen) (...,) of context c_t (..., Hm), state s_t (..., F) and input x_t (..., E)."""
         return self.gate(torch.cat([context, features, inputs], -1)).squeeze(-1)
 
-    def mixture(self, logits: torch.Tensor, gate: torch.Tensor, alignment: torch.Tensor,
-                extended: torch.Tensor, size: int) -> torch.Tensor:
+    def mixture(
+        self, logits: torch.Tensor, gate: torch.Tensor, alignment: torch.Tensor, extended: torch.Tensor, size: int
+    ) -> torch.Tensor:
         """P over the extended vocabulary (N, size): p_gen softmax(logits) (N, V) and (1 - p_gen)
         times the alignment (N, S) added at the source's extended ids (N, S); ``gate`` (N,)
         the logits of p_gen."""
@@ -72,8 +74,15 @@ class PointerGenerator(nn.Module):
         """log ``mixture`` (N, size): what a decoder step returns (-inf where P is 0)."""
         return self.mixture(logits, gate, alignment, extended, size).log()
 
-    def loss(self, features: torch.Tensor, generator: nn.Linear, gate: torch.Tensor, alignment: torch.Tensor,
-             extended: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def loss(
+        self,
+        features: torch.Tensor,
+        generator: nn.Linear,
+        gate: torch.Tensor,
+        alignment: torch.Tensor,
+        extended: torch.Tensor,
+        target: torch.Tensor,
+    ) -> torch.Tensor:
         """Summed -log P(target) of the real positions: features (N, F) the output layer
         ``generator`` reads, gate (N,) logit(p_gen), alignment (N, S), the sources' extended ids
         (N, S) and the extended target ids (N,)."""
@@ -105,8 +114,15 @@ def share_source(state: State, memory: Memory, vocab_size: int) -> State:
     return state.share(copy_ids=memory.extended).replace(copy_size=extended_size(vocab_size, memory.extended))
 
 
-def copy_step(pointer: PointerGenerator, logits: torch.Tensor, features: torch.Tensor, inputs: torch.Tensor,
-              alignment: torch.Tensor, values_name: str, state: State) -> torch.Tensor:
+def copy_step(
+    pointer: PointerGenerator,
+    logits: torch.Tensor,
+    features: torch.Tensor,
+    inputs: torch.Tensor,
+    alignment: torch.Tensor,
+    values_name: str,
+    state: State,
+) -> torch.Tensor:
     """The log-probabilities (B, V_ext) of one decoder step of a copying decoder: logits (B, V),
     features (B, F), inputs x_t (B, E), alignment (B, S) and the shared memory values
     ``state[values_name]``."""
@@ -117,9 +133,16 @@ def copy_step(pointer: PointerGenerator, logits: torch.Tensor, features: torch.T
     return pointer.log_probs(logits, gate, alignment, state.per_hypothesis("copy_ids"), state["copy_size"])
 
 
-def teacher_copy_loss(pointer: PointerGenerator, generator: nn.Linear, memory: Memory, features: torch.Tensor,
-                      alignment: torch.Tensor, inputs: torch.Tensor, tgt_out: torch.Tensor,
-                      tgt_mask: torch.Tensor) -> torch.Tensor:
+def teacher_copy_loss(
+    pointer: PointerGenerator,
+    generator: nn.Linear,
+    memory: Memory,
+    features: torch.Tensor,
+    alignment: torch.Tensor,
+    inputs: torch.Tensor,
+    tgt_out: torch.Tensor,
+    tgt_mask: torch.Tensor,
+) -> torch.Tensor:
     """Summed -log P(target) under teacher forcing: features (B, T, F), alignment (B, T, S) and
     inputs (B, T, E) of the decoder's pass; tgt_out (B, T) extended target ids."""
     if memory.extended is None:

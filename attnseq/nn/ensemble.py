@@ -14,9 +14,10 @@ of any step's logits, so the ensemble's next-token distribution is the members' 
 geometric mean, p(y) = exp(mean_m log p_m(y)) / sum_y' exp(mean_m log p_m(y')): a token any member
 finds very unlikely stays unlikely.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -36,11 +37,11 @@ class EnsembleState:
     def __repr__(self) -> str:
         return f"EnsembleState({', '.join(map(repr, self.members))})"
 
-    def select(self, indices: torch.Tensor, group: int = 1) -> "EnsembleState":
+    def select(self, indices: torch.Tensor, group: int = 1) -> EnsembleState:
         """Every member's State with the rows ``indices``, each ``group`` of them one sentence's."""
         return EnsembleState([state.select(indices, group) for state in self.members])
 
-    def repeat(self, k: int) -> "EnsembleState":
+    def repeat(self, k: int) -> EnsembleState:
         """Every member's State with each row repeated ``k`` times in a row."""
         return EnsembleState([state.repeat(k) for state in self.members])
 

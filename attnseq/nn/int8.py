@@ -27,6 +27,7 @@ quantised dtypes are to go, torchao being torch's successor to them): the warnin
 ``pack`` alone, the one place that creates one, so none reaches the user, and a kernel on plain
 int8 tensors would replace this one there.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -112,8 +113,13 @@ class Int8Recurrence:
     hidden_size: int  # rows of W_hh: G * H for G gates
 
     @classmethod
-    def of(cls, weight_ih: torch.Tensor, weight_hh: torch.Tensor, bias_ih: torch.Tensor | None,
-           bias_hh: torch.Tensor | None) -> "Int8Recurrence":
+    def of(
+        cls,
+        weight_ih: torch.Tensor,
+        weight_hh: torch.Tensor,
+        bias_ih: torch.Tensor | None,
+        bias_hh: torch.Tensor | None,
+    ) -> Int8Recurrence:
         """W_ih (G * H, I) and W_hh (G * H, H) packed, each with its bias (or none)."""
         biases = [None if b is None else b.detach().float() for b in (bias_ih, bias_hh)]
         return cls(pack(weight_ih, biases[0]), pack(weight_hh, biases[1]), *biases, weight_hh.shape[0])
@@ -121,8 +127,9 @@ class Int8Recurrence:
     def cell_params(self) -> torch.ScriptObject:
         """The pair as torch's sequence kernels (``torch.quantized_lstm``, ``quantized_gru``) take
         it, activations quantised over their full range."""
-        return torch.ops.quantized.make_quantized_cell_params_dynamic(self.ih, self.hh, self.bias_ih, self.bias_hh,
-                                                                      False)
+        return torch.ops.quantized.make_quantized_cell_params_dynamic(
+            self.ih, self.hh, self.bias_ih, self.bias_hh, False
+        )
 
     def input_products(self, x: torch.Tensor) -> torch.Tensor:
         """x W_ih^T + b_ih: (..., I) -> (..., G * H)."""
@@ -137,8 +144,11 @@ class Int8RNNCell(nn.Module):
     """``nn.LSTMCell``, ``nn.GRUCell`` or ``nn.RNNCell`` (tanh) with int8 weights, called as the
     float cell: (x (B, I), state) -> state."""
 
-    KERNELS = {nn.LSTMCell: "quantized_lstm_cell_dynamic", nn.GRUCell: "quantized_gru_cell_dynamic",
-               nn.RNNCell: "quantized_rnn_tanh_cell_dynamic"}  # torch.ops.quantized's
+    KERNELS = {
+        nn.LSTMCell: "quantized_lstm_cell_dynamic",
+        nn.GRUCell: "quantized_gru_cell_dynamic",
+        nn.RNNCell: "quantized_rnn_tanh_cell_dynamic",
+    }  # torch.ops.quantized's
 
     def __init__(self, source: nn.RNNCellBase):
         super().__init__()
@@ -179,5 +189,8 @@ def float_products(model: nn.Module) -> list[str]:
     ``quantize_int8``: linear layers and torch's recurrent modules outside the recurrent layers
     that hold int8 weights (``int8`` set). What a test expects to be the ``float_linears`` alone."""
     inside = {id(m) for layer in model.modules() if getattr(layer, "int8", None) is not None for m in layer.modules()}
-    return [name for name, m in model.named_modules()
-            if isinstance(m, (nn.Linear, nn.RNNBase, nn.RNNCellBase)) and id(m) not in inside]
+    return [
+        name
+        for name, m in model.named_modules()
+        if isinstance(m, (nn.Linear, nn.RNNBase, nn.RNNCellBase)) and id(m) not in inside
+    ]

@@ -7,6 +7,7 @@ on AVX-512, torch 2.13), with equal results (the tests decode every design both 
 training step gains nothing from it (W's gradient then takes the slow path: ~2% slower), so
 only a model loaded to translate is laid out this way.
 """
+
 from __future__ import annotations
 
 from torch import nn

@@ -13,6 +13,7 @@ gives log P_vocab(target) per row (chunked the same way) and ``pointer_generator
 negative log of the mixture with the copy distribution; ``coverage_loss`` is the coverage
 penalty of See et al. 2017.
 """
+
 from __future__ import annotations
 
 import torch
@@ -31,24 +32,24 @@ class _LinearCrossEntropy(torch.autograd.Function):
         # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
         N, V = x.shape[0], weight.shape[0]
         eps = float(label_smoothing)
-        grad_x = torch.empty_like(x)                                  # (N, F)
-        grad_w = torch.empty_like(weight)                             # (V, F), the first chunk writes it
+        grad_x = torch.empty_like(x)  # (N, F)
+        grad_w = torch.empty_like(weight)  # (V, F), the first chunk writes it
         grad_b = torch.empty_like(bias) if bias is not None else None  # (V,)
         total = torch.zeros((), dtype=torch.float64, device=x.device)
         for lo in range(0, N, chunk):
-            xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]          # (n, F), (n,)
+            xc, tc = x[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
             logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
-            logp = torch.log_softmax(logits, dim=1)                   # (n, V), one fused pass
+            logp = torch.log_softmax(logits, dim=1)  # (n, V), one fused pass
             del logits
-            nll = -logp.gather(1, tc[:, None]).squeeze(1)             # -log p(target)
+            nll = -logp.gather(1, tc[:, None]).squeeze(1)  # -log p(target)
             loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
             total += loss.sum(dtype=torch.float64)
             # d loss / d logits = softmax - (1 - eps) onehot - eps / V, built in place
-            grad = logp.exp_()                                        # (n, V)
+            grad = logp.exp_()  # (n, V)
             grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
             if eps:
                 grad.sub_(eps / V)
-            torch.mm(grad, weight, out=grad_x[lo:lo + chunk])
+            torch.mm(grad, weight, out=grad_x[lo : lo + chunk])
             if lo == 0:  # no zero-filled (V, F) buffer: the first chunk's product is written in place
                 torch.mm(grad.t(), xc, out=grad_w)
                 if grad_b is not None:
@@ -75,19 +76,24 @@ class _LinearCrossEntropy(torch.autograd.Function):
         return (*grads, None, None, None)
 
 
-def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                         target: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+def linear_cross_entropy(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, target: torch.Tensor, label_smoothing: float = 0.0
+) -> torch.Tensor:
     """Summed cross-entropy of the logits ``x @ weight.T + bias`` against ``target``.
 
     x (N, F), weight (V, F), bias (V,) or None, target (N,).  Fused and chunked when gradients
     are wanted in float32/float64; otherwise (inference, autocast) the plain computation.
     """
-    fused = (torch.is_grad_enabled() and x.dtype in (torch.float32, torch.float64)
-             and weight.dtype == x.dtype and not torch.is_autocast_enabled(x.device.type))
+    fused = (
+        torch.is_grad_enabled()
+        and x.dtype in (torch.float32, torch.float64)
+        and weight.dtype == x.dtype
+        and not torch.is_autocast_enabled(x.device.type)
+    )
     if not fused:
         logits = F.linear(x, weight, bias)
         if logits.dtype not in (torch.float32, torch.float64):
-            logits = logits.float()                                   # bf16: sum in float32
+            logits = logits.float()  # bf16: sum in float32
         return F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing)
     chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
     return _LinearCrossEntropy.apply(x, weight, bias, target, label_smoothing, chunk)
@@ -103,9 +109,9 @@ class _LinearLogProb(torch.autograd.Function):
         # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
         out = x.new_empty(x.shape[0])
         for lo in range(0, x.shape[0], chunk):
-            xc, tc = x[lo:lo + chunk], target[lo:lo + chunk]
+            xc, tc = x[lo : lo + chunk], target[lo : lo + chunk]
             logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())  # (n, V)
-            out[lo:lo + chunk] = logits.gather(1, tc[:, None]).squeeze(1) - torch.logsumexp(logits, dim=1)
+            out[lo : lo + chunk] = logits.gather(1, tc[:, None]).squeeze(1) - torch.logsumexp(logits, dim=1)
         ctx.save_for_backward(x, weight, bias, target)
         ctx.chunk = chunk
         return out
@@ -117,19 +123,20 @@ class _LinearLogProb(torch.autograd.Function):
         grad_x, grad_w = torch.empty_like(x), torch.zeros_like(weight)
         grad_b = torch.zeros_like(bias) if bias is not None else None
         for lo in range(0, x.shape[0], ctx.chunk):
-            xc, tc, gc = x[lo:lo + ctx.chunk], target[lo:lo + ctx.chunk], grad_out[lo:lo + ctx.chunk]
+            xc, tc, gc = x[lo : lo + ctx.chunk], target[lo : lo + ctx.chunk], grad_out[lo : lo + ctx.chunk]
             logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
             grad = torch.softmax(logits, dim=1).mul_(-gc[:, None])  # d/d logits: g (onehot - softmax)
             grad.scatter_add_(1, tc[:, None], gc[:, None])
-            torch.mm(grad, weight, out=grad_x[lo:lo + ctx.chunk])
+            torch.mm(grad, weight, out=grad_x[lo : lo + ctx.chunk])
             grad_w.addmm_(grad.t(), xc)
             if grad_b is not None:
                 grad_b += grad.sum(dim=0)
         return grad_x, grad_w, grad_b, None, None
 
 
-def linear_log_prob(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-                    target: torch.Tensor) -> torch.Tensor:
+def linear_log_prob(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, target: torch.Tensor
+) -> torch.Tensor:
     """log P_vocab(target) per row (N,): log_softmax(x @ weight.T + bias)[target], x (N, F),
     weight (V, F), bias (V,) or None, target (N,) ids. Chunked as ``linear_cross_entropy`` is."""
     chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))

@@ -9,6 +9,7 @@ nn/transformer/model.py, the memory networks in nn/memory/. An architecture that
 ``reads_features`` gets ``features=`` (the values a position of a source file's features holds,
 data.input; 0 for text) and encodes them with its ``model.frontend`` (nn/frontends).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,8 +64,9 @@ class Seq2Seq(nn.Module):
         if pointer is None:
             features, alignment = decoder(memory, tgt_in)  # (B, T, F), (B, T, S) or None
             real = features[tgt_mask]  # (N, F)
-            loss = linear_cross_entropy(real, decoder.generator.weight, decoder.generator.bias, tgt_out[tgt_mask],
-                                        label_smoothing)
+            loss = linear_cross_entropy(
+                real, decoder.generator.weight, decoder.generator.bias, tgt_out[tgt_mask], label_smoothing
+            )
             tokens = real.shape[0]
         else:
             if label_smoothing:
@@ -89,10 +91,12 @@ def embedding_ties(cfg, shares_vocab: bool, true_ties_all: bool = False) -> str:
     if isinstance(tie, bool):
         return ("all" if true_ties_all and shares_vocab else "decoder") if tie else "none"
     if tie == "all" and not shares_vocab:
-        raise ConfigError("model.tie_embeddings: all makes the source embedding the output layer's matrix too, "
-                          "which needs one vocabulary for both sides: set data.shared_vocab: true (a joint "
-                          "tokenizer), or tie the decoder's alone (tie_embeddings: decoder)",
-                          key="model.tie_embeddings")
+        raise ConfigError(
+            "model.tie_embeddings: all makes the source embedding the output layer's matrix too, "
+            "which needs one vocabulary for both sides: set data.shared_vocab: true (a joint "
+            "tokenizer), or tie the decoder's alone (tie_embeddings: decoder)",
+            key="model.tie_embeddings",
+        )
     return tie
 
 
@@ -102,8 +106,9 @@ def check_model(cfg):
     return ARCHS.get(cfg.arch, "model.arch").check(cfg)
 
 
-def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
-                src_vocab=None, features: int = 0) -> Seq2Seq:
+def build_model(
+    cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, src_vocab=None, features: int = 0
+) -> Seq2Seq:
     """The model ``cfg`` (the model section of a config) describes, initialised.
 
     ``shares_vocab``: source and target have one vocabulary, so a model that ties embeddings
@@ -116,8 +121,11 @@ def build_model(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: boo
     if getattr(arch, "reads_features", False):
         extra["features"] = features
     elif features:
-        raise ConfigError(f"data.input: the {cfg.arch} architecture reads text alone; choose model.arch rnn or "
-                          "transformer for a source that is a file", key="data.input")
+        raise ConfigError(
+            f"data.input: the {cfg.arch} architecture reads text alone; choose model.arch rnn or "
+            "transformer for a source that is a file",
+            key="data.input",
+        )
     return arch.build(arch.check(cfg), src_vocab_size, tgt_vocab_size, shares_vocab, **extra)
 
 
@@ -147,12 +155,16 @@ def load_model_weights(model: nn.Module, weights: dict[str, np.ndarray], source:
     found = {name: tuple(v.shape) for name, v in weights.items()}
     if expected != found:
         missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
-        shapes = [f"{k} {found[k]} (model {expected[k]})" for k in sorted(set(expected) & set(found))
-                  if found[k] != expected[k]]
-        parts = ([f"missing {', '.join(missing[:4])}"] if missing else []) + \
-                ([f"not in this model {', '.join(extra[:4])}"] if extra else []) + \
-                ([f"other shapes {', '.join(shapes[:4])}"] if shapes else [])
+        shapes = [
+            f"{k} {found[k]} (model {expected[k]})"
+            for k in sorted(set(expected) & set(found))
+            if found[k] != expected[k]
+        ]
+        parts = (
+            ([f"missing {', '.join(missing[:4])}"] if missing else [])
+            + ([f"not in this model {', '.join(extra[:4])}"] if extra else [])
+            + ([f"other shapes {', '.join(shapes[:4])}"] if shapes else [])
+        )
         raise UserError(f"{source}: not weights of this model ({'; '.join(parts)})")
     device = next(model.parameters()).device
     model.load_state_dict({k: torch.from_numpy(v).to(device) for k, v in weights.items()}, strict=False)
-

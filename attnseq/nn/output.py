@@ -1,4 +1,5 @@
 """The output layer (generator): decoder features -> next-token logits."""
+
 from __future__ import annotations
 
 import torch

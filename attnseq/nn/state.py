@@ -1,4 +1,5 @@
 """Decoder state and encoder memory: named tensors that search can reorder row by row."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ class Hypotheses:
             return rows.reshape(shape[0] * k, shape[1] // k, *shape[2:])
         if k == 1:
             return rows
-        split = rows.view(*shape[:dim], k, shape[dim] // k, *shape[dim + 1:]).movedim(dim, 1)  # (B / k, k, ...)
+        split = rows.view(*shape[:dim], k, shape[dim] // k, *shape[dim + 1 :]).movedim(dim, 1)  # (B / k, k, ...)
         return split.reshape(shape[0] * k, *split.shape[2:])
 
     def per_hypothesis(self, shared: torch.Tensor) -> torch.Tensor:
@@ -86,8 +87,9 @@ class State:
         self._shared, self._deferred = frozenset(shared), frozenset(deferred)
         self._hypotheses = Hypotheses()
 
-    def _with(self, entries: dict[str, Any], shared: frozenset[str] | None = None,
-              hypotheses: Hypotheses | None = None) -> "State":
+    def _with(
+        self, entries: dict[str, Any], shared: frozenset[str] | None = None, hypotheses: Hypotheses | None = None
+    ) -> State:
         """A State of ``entries`` with this one's layout (``shared``, ``hypotheses`` changed where given)."""
         state = State.__new__(State)
         state._entries, state._batch_dims, state._deferred = entries, self._batch_dims, self._deferred
@@ -105,8 +107,10 @@ class State:
         return name in self._entries
 
     def __repr__(self) -> str:
-        return (f"State({', '.join(self._entries)}; shared {sorted(self._shared)}, deferred "
-                f"{sorted(self._deferred)}, {self._hypotheses.per_sentence} hypotheses per sentence)")
+        return (
+            f"State({', '.join(self._entries)}; shared {sorted(self._shared)}, deferred "
+            f"{sorted(self._deferred)}, {self._hypotheses.per_sentence} hypotheses per sentence)"
+        )
 
     @property
     def batch_dims(self) -> dict[str, int]:
@@ -128,8 +132,14 @@ class State:
         """How the rows line up with the shared entries (for layers below the decoder)."""
         return self._hypotheses
 
-    def attend(self, attention, query: torch.Tensor, *memory, positions: torch.Tensor | None = None,
-               **per_query: torch.Tensor | None):
+    def attend(
+        self,
+        attention,
+        query: torch.Tensor,
+        *memory,
+        positions: torch.Tensor | None = None,
+        **per_query: torch.Tensor | None,
+    ):
         """The tensors ``attention(query, *memory, positions)`` returns, each (B, T, ...), with the
         hypotheses of a sentence reading its shared ``memory`` entries together: ``query``
         (B, T, Hq), ``positions`` (B, T) or None and each tensor of ``per_query`` (B, T, ...) that
@@ -148,37 +158,42 @@ class State:
         return self._hypotheses.per_hypothesis(self._entries[name])
 
     # -- deriving ------------------------------------------------------------------------------
-    def replace(self, **entries: Any) -> "State":
+    def replace(self, **entries: Any) -> State:
         """A new State with ``entries`` changed or added (of the kind their names are declared:
         per row unless shared or deferred), the rest and the layout kept."""
         return self._with({**self._entries, **entries})
 
-    def share(self, **entries: Any) -> "State":
+    def share(self, **entries: Any) -> State:
         """A new State with ``entries`` added as shared entries: one row per sentence (B / k, ...)."""
         return self._with({**self._entries, **entries}, shared=self._shared | set(entries))
 
-    def select(self, indices: torch.Tensor, group: int = 1) -> "State":
+    def select(self, indices: torch.Tensor, group: int = 1) -> State:
         """A new State with the rows ``indices`` (1-D long tensor) of every tensor, each ``group``
         consecutive new rows hypotheses of one sentence (shared entries keep one row per sentence)."""
         sentences = None
         if self._shared:
             sentences = torch.div(indices[::group], self._hypotheses.per_sentence, rounding_mode="floor")
-            if (len(sentences) * self._hypotheses.per_sentence == self.batch_size()
-                    and torch.equal(sentences, torch.arange(len(sentences), device=sentences.device))):
+            if len(sentences) * self._hypotheses.per_sentence == self.batch_size() and torch.equal(
+                sentences, torch.arange(len(sentences), device=sentences.device)
+            ):
                 sentences = None  # the same sentences in order (a beam step that drops none): no copy
         return self._with(
-            {k: v if k in self._deferred or (k in self._shared and sentences is None)
-             else _index(v, sentences if k in self._shared else indices, self._batch_dims.get(k, 0))
-             for k, v in self._entries.items()},
+            {
+                k: v
+                if k in self._deferred or (k in self._shared and sentences is None)
+                else _index(v, sentences if k in self._shared else indices, self._batch_dims.get(k, 0))
+                for k, v in self._entries.items()
+            },
             hypotheses=Hypotheses(group),
         )
 
-    def repeat(self, k: int) -> "State":
+    def repeat(self, k: int) -> State:
         """Each row repeated ``k`` times in a row: rows (0, 0, 1, 1, ...) for k = 2."""
         batch = self.batch_size()
         device = self.device()
-        return self.select(torch.arange(batch, device=device).repeat_interleave(k),
-                           group=k * self._hypotheses.per_sentence)
+        return self.select(
+            torch.arange(batch, device=device).repeat_interleave(k), group=k * self._hypotheses.per_sentence
+        )
 
     # -- the batch ------------------------------------------------------------------------------
     def _first_tensor(self) -> tuple[torch.Tensor, int]:

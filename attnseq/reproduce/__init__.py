@@ -8,8 +8,22 @@ base.py holds the registry, the options' budget, the context and the result; pag
 pages; runner.py runs one; each claim is a module of its own. Importing the package registers
 every reproduction.
 """
-from . import (bahdanau_length, book_ch8, formulas, heads, luong_scorers, nadaraya_watson, ntm,  # noqa: F401
-               placement, positions, reversal, skip_connections, speech, transformer_vs_rnn)  # (register every reproduction)
+
+from . import (  # noqa: F401
+    bahdanau_length,
+    book_ch8,
+    formulas,
+    heads,
+    luong_scorers,
+    nadaraya_watson,
+    ntm,
+    placement,  # (register every reproduction)
+    positions,
+    reversal,
+    skip_connections,
+    speech,
+    transformer_vs_rnn,
+)
 from .base import REPRODUCTIONS, Reproduction, Result
 from .runner import listing, reproduce
 

@@ -14,18 +14,20 @@ on the project's 2-core machine. The budget stays a count of steps or epochs whe
 result must not depend on how busy the machine is (a busy machine takes longer; it does not
 train less); only a claim about time itself (transformer-vs-rnn) has a budget in minutes.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..registry import Registry
 from ..runs import CONFIG_FILE, read_metrics
 from .wording import Phrase
 
-REPRODUCTIONS: Registry[type["Reproduction"]] = Registry("reproduction")
+REPRODUCTIONS: Registry[type[Reproduction]] = Registry("reproduction")
 
 # the verdicts a page can give, best first
 REPRODUCED = "reproduced"
@@ -35,7 +37,7 @@ UNDECIDED = "undecided (no finding decided by its test)"
 VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED)
 
 
-def verdict_of(findings: Sequence["Finding"]) -> str:
+def verdict_of(findings: Sequence[Finding]) -> str:
     """REPRODUCED only when every finding is decided (True or False) and every one matched;
     PARTLY when some matched and others did not or are undecided; NOT_REPRODUCED when none
     matched and at least one did not; UNDECIDED when no finding is decided."""

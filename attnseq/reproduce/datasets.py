@@ -8,12 +8,13 @@ in a reproduction's runs folder, as ``attnseq data ...`` writes them.
 
 Each takes limits on the number of pairs (0: all) so a quick check can train on a few.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import UserError
 
@@ -29,8 +30,10 @@ def book_file(name: str, folder: str | Path = "") -> Path:
     a UserError when it is missing."""
     path = Path(folder or BOOK_DIR) / name
     if not path.is_file():
-        raise UserError(f"the book's {name} is not at {path} (the reproductions read the book's data "
-                        "from ../shared/data/book/ beside the checkout)")
+        raise UserError(
+            f"the book's {name} is not at {path} (the reproductions read the book's data "
+            "from ../shared/data/book/ beside the checkout)"
+        )
     return path
 
 
@@ -38,20 +41,30 @@ def _cut(pairs: Sequence[Pair], limit: int) -> list[Pair]:
     return list(pairs[:limit] if limit else pairs)
 
 
-def write_folder(folder: Path, train: Sequence[Pair], dev: Sequence[Pair], test: Sequence[Pair],
-                 limits: tuple[int, int, int] = (0, 0, 0), extra: dict[str, Sequence[Pair]] | None = None) -> Path:
+def write_folder(
+    folder: Path,
+    train: Sequence[Pair],
+    dev: Sequence[Pair],
+    test: Sequence[Pair],
+    limits: tuple[int, int, int] = (0, 0, 0),
+    extra: dict[str, Sequence[Pair]] | None = None,
+) -> Path:
     """``folder`` with the three splits written, each cut to its limit (0: all), and each of
     ``extra`` ({"test-len30": pairs}) as NAME.tsv beside them; an earlier run's split there is
     replaced (the data of a reproduction's runs folder, as its runs are)."""
     from ..data.splits import write_split_dir
 
-    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)), extra,
-                    overwrite=True)
+    write_split_dir(folder, *(_cut(pairs, n) for pairs, n in zip((train, dev, test), limits)), extra, overwrite=True)
     return folder
 
 
-def book_split(folder: Path, name: str = "date.txt", dev_size: int = 500,
-               limits: tuple[int, int, int] = (0, 0, 0), book_dir: str | Path = "") -> Path:
+def book_split(
+    folder: Path,
+    name: str = "date.txt",
+    dev_size: int = 500,
+    limits: tuple[int, int, int] = (0, 0, 0),
+    book_dir: str | Path = "",
+) -> Path:
     """The book's file split as the book splits it (``attnseq data book``: its 5,000 test
     questions, ``dev_size`` dev pairs taken from its training set), padding spaces kept."""
     from ..data.book import load_book
@@ -71,8 +84,13 @@ class BookTaskOptions:
 
     def split(self, folder: Path) -> Path:
         """``folder`` holding the book's file split as the book splits it, cut to these limits."""
-        return book_split(folder, self.file_name, dev_size=self.dev_sentences,
-                          limits=(self.train_pairs, 0, self.test_sentences), book_dir=self.book_dir)
+        return book_split(
+            folder,
+            self.file_name,
+            dev_size=self.dev_sentences,
+            limits=(self.train_pairs, 0, self.test_sentences),
+            book_dir=self.book_dir,
+        )
 
 
 def book_pairs(name: str, book_dir: str | Path = "") -> tuple[list[Pair], list[Pair]]:
@@ -90,8 +108,18 @@ def dates(folder: Path, train: int = 40_000, dev: int = 2_000, test: int = 2_000
     return write_folder(folder, *make_date_splits(train, dev, test, seed=seed))
 
 
-def long_sequences(folder: Path, train: int, dev: int, test: int, lengths: tuple[int, int], bits: int = 4,
-                   seed: int = 1, task: str = "copy", test_lengths: Sequence[int] = (), **options) -> Path:
+def long_sequences(
+    folder: Path,
+    train: int,
+    dev: int,
+    test: int,
+    lengths: tuple[int, int],
+    bits: int = 4,
+    seed: int = 1,
+    task: str = "copy",
+    test_lengths: Sequence[int] = (),
+    **options,
+) -> Path:
     """The NTM's ``task`` (copy, repeat-copy, sort: ``attnseq data TASK``) at lengths ``lengths``:
     sequences of random ``bits``-bit vectors, one token each; for copy, sources long enough that
     a window of a few positions sees a small part of them. Each of ``test_lengths`` adds
@@ -99,26 +127,40 @@ def long_sequences(folder: Path, train: int, dev: int, test: int, lengths: tuple
     the task's (``repeats``, ``levels``)."""
     from ..data.algorithmic import make_task_splits
 
-    train_pairs, dev_pairs, test_pairs, longer = make_task_splits(task, train, dev, test, lengths, tuple(test_lengths),
-                                                                  seed=seed, bits=bits, **options)
-    return write_folder(folder, train_pairs, dev_pairs, test_pairs,
-                        extra={f"test-len{n}": pairs for n, pairs in longer.items()})
+    train_pairs, dev_pairs, test_pairs, longer = make_task_splits(
+        task, train, dev, test, lengths, tuple(test_lengths), seed=seed, bits=bits, **options
+    )
+    return write_folder(
+        folder, train_pairs, dev_pairs, test_pairs, extra={f"test-len{n}": pairs for n, pairs in longer.items()}
+    )
 
 
-def gettext(folder: Path, lang: str = "de", catalogs: str = "", test_fraction: float | None = None,
-            limits: tuple[int, int, int] = (0, 0, 0)) -> Path:
+def gettext(
+    folder: Path,
+    lang: str = "de",
+    catalogs: str = "",
+    test_fraction: float | None = None,
+    limits: tuple[int, int, int] = (0, 0, 0),
+) -> Path:
     """English->``lang`` pairs from the gettext catalogs of this machine (or of the folder
     ``catalogs``), as ``attnseq data gettext`` splits them; ``test_fraction`` holds out that
     share of the sentences for test instead of the usual 2.25%."""
     from ..data.gettext import TEST_FRACTION, build_gettext_corpus
 
-    splits = build_gettext_corpus(lang, [catalogs] if catalogs else None,
-                                  test_fraction=TEST_FRACTION if test_fraction is None else test_fraction)
+    splits = build_gettext_corpus(
+        lang, [catalogs] if catalogs else None, test_fraction=TEST_FRACTION if test_fraction is None else test_fraction
+    )
     return write_folder(folder, *splits, limits=limits)
 
 
-def passages(folder: Path, lang: str = "de", catalogs: str = "", sizes: tuple[int, int, int] = (20_000, 500, 1_000),
-             words: tuple[int, int] = (10, 80), seed: int = 0) -> Path:
+def passages(
+    folder: Path,
+    lang: str = "de",
+    catalogs: str = "",
+    sizes: tuple[int, int, int] = (20_000, 500, 1_000),
+    words: tuple[int, int] = (10, 80),
+    seed: int = 0,
+) -> Path:
     """English->``lang`` passages of the gettext catalogs (``attnseq data passages``: messages of
     one split's pool joined until a length drawn for each), those of ``words`` English words
     (inclusive) kept, ``sizes`` of them for train, dev and test; dev and test passages hold no
@@ -127,8 +169,9 @@ def passages(folder: Path, lang: str = "de", catalogs: str = "", sizes: tuple[in
     from ..data.passages import PassageBlocks
 
     low, high = words
-    splits = dict(zip(("train", "dev", "test"), build_gettext_corpus(lang, [catalogs] if catalogs else None,
-                                                                     seed=seed)))
+    splits = dict(
+        zip(("train", "dev", "test"), build_gettext_corpus(lang, [catalogs] if catalogs else None, seed=seed))
+    )
     made = []
     for (split, messages), size in zip(splits.items(), sizes):
         if not messages:
@@ -157,6 +200,6 @@ def count(folder: Path, split: str) -> int:
 
 
 def counts(folder: Path) -> str:
-    """"44,500 training, 500 dev and 5,000 test pairs" for the split folder."""
+    """ "44,500 training, 500 dev and 5,000 test pairs" for the split folder."""
     n = {split: count(folder, split) for split in ("train", "dev", "test")}
     return f"{n['train']:,} training, {n['dev']:,} dev and {n['test']:,} test pairs"

@@ -2,6 +2,7 @@
 repeat copy, §4.5 priority sort). configs/ntm-copy.yaml learns each task from examples; copy is
 tested on longer sequences than trained on, and its heads' weightings are checked against the
 copy program (writes to one location after another, reads back in the written order)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,22 +46,29 @@ class NTMOptions(PlateauOptions):
     def __post_init__(self):
         lengths = self.lengths()
         if not lengths or min(lengths) <= self.copy_max:
-            raise ConfigError(f"ntm.longer: give lengths beyond the trained 1-{self.copy_max}, comma-separated "
-                              f"(got {self.longer!r})", key="ntm.longer")
+            raise ConfigError(
+                f"ntm.longer: give lengths beyond the trained 1-{self.copy_max}, comma-separated (got {self.longer!r})",
+                key="ntm.longer",
+            )
         if max(lengths) > self.memory_locations:
-            raise ConfigError(f"ntm.longer: a copy of {max(lengths)} vectors does not fit in "
-                              f"{self.memory_locations} memory locations", key="ntm.longer")
+            raise ConfigError(
+                f"ntm.longer: a copy of {max(lengths)} vectors does not fit in "
+                f"{self.memory_locations} memory locations",
+                key="ntm.longer",
+            )
         if self.sort_max > self.levels:
-            raise ConfigError(f"ntm.levels: {self.sort_max} items to sort need as many distinct priorities",
-                              key="ntm.levels")
+            raise ConfigError(
+                f"ntm.levels: {self.sort_max} items to sort need as many distinct priorities", key="ntm.levels"
+            )
 
     def lengths(self) -> list[int]:
         """The longer copy lengths."""
         try:
             return sorted({int(n) for n in self.longer.split(",") if n.strip()})
         except ValueError:
-            raise ConfigError(f"ntm.longer: expected whole numbers separated by commas, got {self.longer!r}",
-                              key="ntm.longer") from None
+            raise ConfigError(
+                f"ntm.longer: expected whole numbers separated by commas, got {self.longer!r}", key="ntm.longer"
+            ) from None
 
     def steps(self, task: str) -> int:
         return {"copy": self.copy_steps, "repeat-copy": self.repeat_steps, "sort": self.sort_steps}[task]
@@ -69,88 +77,150 @@ class NTMOptions(PlateauOptions):
 @REPRODUCTIONS.register("ntm", options=NTMOptions)
 class NeuralTuringMachine(Reproduction):
     title = "The Neural Turing Machine's copy, repeat copy and priority sort"
-    claim = ("A Neural Turing Machine learns simple programs from examples: it copies sequences longer than any it "
-             "was trained on, writing each vector to the next location and reading them back in order; it learns to "
-             "repeat a sequence a given number of times, and to sort vectors by priority.")
-    quotes = (Quote("除此之外, 神经图灵机但具有更复杂的寻址类型，既可以使用基于内容的寻址（如上下文），也可以使用基于位置的寻址，从而使网络可以"
-                    "学习寻址模式以执行简单的计算机程序，例如排序算法。", "seed document 002, \"Attention和Memory对比\"",
-                    "beyond that, the Neural Turing Machine has more complex kinds of addressing, by content (like a "
-                    "context) and by location, so that the network can learn addressing patterns to carry out simple "
-                    "computer programs, such as sorting algorithms."),
-              Quote("可见计算机的内存操作可以通过神经网络复现。我们可以立刻想到一个方法：在 RNN 的外部配置一个存储信息的存储装置，并使用 "
-                    "Attention 向这个存储装置读写必要的信息。实际上，这样的研究有好几个，NTM （Neural Turing Machine，神经图灵机）"
-                    "就是其中比较有名的一个。", "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.3",
-                    "so a computer's memory operations can be reproduced by a neural network: put a storage device "
-                    "outside the RNN and read and write what is needed with attention. There are several such "
-                    "studies; the NTM (Neural Turing Machine) is one of the best known."))
-    source = ("Graves, Wayne & Danihelka 2014, \"Neural Turing Machines\" (arXiv:1410.5401), in paraphrase (its text "
-              "is not in the repository): §4.1, an NTM trained to copy sequences of 1-20 random 8-bit vectors copies "
-              "longer ones (up to 120 in its figures) well where an LSTM does not, its write head writing to "
-              "consecutive locations and its read head reading them in the same order; §4.2, it learns repeat copy "
-              "(1-10 vectors, 1-10 repeats, the count on its own input channel); §4.5, it learns priority sort (20 "
-              "vectors with priorities in [-1, 1], the 16 of highest priority out, sorted). Seed documents 002 and "
-              "000; `configs/ntm-copy.yaml` on `attnseq data copy|repeat-copy|sort`.")
+    claim = (
+        "A Neural Turing Machine learns simple programs from examples: it copies sequences longer than any it "
+        "was trained on, writing each vector to the next location and reading them back in order; it learns to "
+        "repeat a sequence a given number of times, and to sort vectors by priority."
+    )
+    quotes = (
+        Quote(
+            "除此之外, 神经图灵机但具有更复杂的寻址类型，既可以使用基于内容的寻址（如上下文），也可以使用基于位置的寻址，从而使网络可以"
+            "学习寻址模式以执行简单的计算机程序，例如排序算法。",
+            'seed document 002, "Attention和Memory对比"',
+            "beyond that, the Neural Turing Machine has more complex kinds of addressing, by content (like a "
+            "context) and by location, so that the network can learn addressing patterns to carry out simple "
+            "computer programs, such as sorting algorithms.",
+        ),
+        Quote(
+            "可见计算机的内存操作可以通过神经网络复现。我们可以立刻想到一个方法：在 RNN 的外部配置一个存储信息的存储装置，并使用 "
+            "Attention 向这个存储装置读写必要的信息。实际上，这样的研究有好几个，NTM （Neural Turing Machine，神经图灵机）"
+            "就是其中比较有名的一个。",
+            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.3",
+            "so a computer's memory operations can be reproduced by a neural network: put a storage device "
+            "outside the RNN and read and write what is needed with attention. There are several such "
+            "studies; the NTM (Neural Turing Machine) is one of the best known.",
+        ),
+    )
+    source = (
+        'Graves, Wayne & Danihelka 2014, "Neural Turing Machines" (arXiv:1410.5401), in paraphrase (its text '
+        "is not in the repository): §4.1, an NTM trained to copy sequences of 1-20 random 8-bit vectors copies "
+        "longer ones (up to 120 in its figures) well where an LSTM does not, its write head writing to "
+        "consecutive locations and its read head reading them in the same order; §4.2, it learns repeat copy "
+        "(1-10 vectors, 1-10 repeats, the count on its own input channel); §4.5, it learns priority sort (20 "
+        "vectors with priorities in [-1, 1], the 16 of highest priority out, sorted). Seed documents 002 and "
+        "000; `configs/ntm-copy.yaml` on `attnseq data copy|repeat-copy|sort`."
+    )
     default_seeds = 3
     nominal_minutes = 25.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
         folders = self._data()
-        rows = {task: [compare_preset(ctx, PRESET, f"{task}-seed{seed}", folders[task], self._overrides(task), seed)
-                       for seed in ctx.seed_list] for task in TASKS}
+        rows = {
+            task: [
+                compare_preset(ctx, PRESET, f"{task}-seed{seed}", folders[task], self._overrides(task), seed)
+                for seed in ctx.seed_list
+            ]
+            for task in TASKS
+        }
         sets = {task: self._sets(task, folders[task]) for task in TASKS}
         exact, tokens, program = self._score(rows, sets)
         curves = {task: [curve(r["run_dir"], "dev_exact_match") for r in rs] for task, rs in rows.items()}
         longest = str(o.lengths()[-1])
-        table = Table(["task", "test set", "exact match", "token accuracy", "written one location after another",
-                       "read in written order"],
-                      [[task, name, Spread(exact[task][name]).format(unit="%"),
-                        Spread(tokens[task][name]).format(unit="%"),
-                        *([Spread(program[name][k]).format(unit="%") for k in ("writes", "reads")]
-                          if name in program else ["-", "-"])]
-                       for task in TASKS for name in sets[task]],
-                      caption=(f"The best dev checkpoint of each run on {o.test_sentences} test sequences of each set "
-                               f"({seeds_note(ctx.seeds)}), greedy; the test sets' lengths in vectors (repeat copy: "
-                               f"1-{o.repeats_max} repeats; sort: items). Written one location after another: the "
-                               "share of sequences in which the write head's most weighted location at every input "
-                               "step is next to the one before; read in written order: the share in which the read "
-                               "head's most weighted location at every output step is where that output's vector was "
-                               "written."))
+        table = Table(
+            [
+                "task",
+                "test set",
+                "exact match",
+                "token accuracy",
+                "written one location after another",
+                "read in written order",
+            ],
+            [
+                [
+                    task,
+                    name,
+                    Spread(exact[task][name]).format(unit="%"),
+                    Spread(tokens[task][name]).format(unit="%"),
+                    *(
+                        [Spread(program[name][k]).format(unit="%") for k in ("writes", "reads")]
+                        if name in program
+                        else ["-", "-"]
+                    ),
+                ]
+                for task in TASKS
+                for name in sets[task]
+            ],
+            caption=(
+                f"The best dev checkpoint of each run on {o.test_sentences} test sequences of each set "
+                f"({seeds_note(ctx.seeds)}), greedy; the test sets' lengths in vectors (repeat copy: "
+                f"1-{o.repeats_max} repeats; sort: items). Written one location after another: the "
+                "share of sequences in which the write head's most weighted location at every input "
+                "step is next to the one before; read in written order: the share in which the read "
+                "head's most weighted location at every output step is where that output's vector was "
+                "written."
+            ),
+        )
         figures = [self._curves(curves), self._weightings(rows["copy"][0]["run_dir"], sets["copy"][longest])]
-        summary = (f"copy exact match {Spread(exact['copy'][self._trained('copy')]).mean:.1f}% on the trained lengths, "
-                   + ", ".join(f"{Spread(exact['copy'][str(n)]).mean:.1f}% at {n}" for n in o.lengths())
-                   + f"; repeat copy {Spread(exact['repeat-copy'][self._trained('repeat-copy')]).mean:.1f}%; sort "
-                   f"{Spread(exact['sort'][self._trained('sort')]).mean:.1f}%; at length {longest} "
-                   f"{Spread(program[longest]['writes']).mean:.1f}% of the sequences written one location after "
-                   f"another and {Spread(program[longest]['reads']).mean:.1f}% read in written order ({ctx.seeds} "
-                   "seeds)")
+        summary = (
+            f"copy exact match {Spread(exact['copy'][self._trained('copy')]).mean:.1f}% on the trained lengths, "
+            + ", ".join(f"{Spread(exact['copy'][str(n)]).mean:.1f}% at {n}" for n in o.lengths())
+            + f"; repeat copy {Spread(exact['repeat-copy'][self._trained('repeat-copy')]).mean:.1f}%; sort "
+            f"{Spread(exact['sort'][self._trained('sort')]).mean:.1f}%; at length {longest} "
+            f"{Spread(program[longest]['writes']).mean:.1f}% of the sequences written one location after "
+            f"another and {Spread(program[longest]['reads']).mean:.1f}% read in written order ({ctx.seeds} "
+            "seeds)"
+        )
         return Result(
-            summary=summary, tables=[table], figures=figures,
+            summary=summary,
+            tables=[table],
+            figures=figures,
             runs=[r for task in TASKS for r in run_records({task: rows[task]}, o.steps(task), ctx.seed_list)],
             setup=self._setup(folders),
-            budget=(f"at most {o.copy_steps} updates per copy run, {o.repeat_steps} per repeat copy run and "
-                    f"{o.sort_steps} per sort run (batch 64), {o.plateau_words()}; 3 tasks x {ctx.seeds} seeds"),
-            data={"exact_match": exact, "token_accuracy": tokens, "program": program[longest],
-                  "trained": {task: self._trained(task) for task in TASKS}, "longer": [str(n) for n in o.lengths()],
-                  "bar": o.bar, "program_bar": o.program_bar})
+            budget=(
+                f"at most {o.copy_steps} updates per copy run, {o.repeat_steps} per repeat copy run and "
+                f"{o.sort_steps} per sort run (batch 64), {o.plateau_words()}; 3 tasks x {ctx.seeds} seeds"
+            ),
+            data={
+                "exact_match": exact,
+                "token_accuracy": tokens,
+                "program": program[longest],
+                "trained": {task: self._trained(task) for task in TASKS},
+                "longer": [str(n) for n in o.lengths()],
+                "bar": o.bar,
+                "program_bar": o.program_bar,
+            },
+        )
 
     # -- data and training -------------------------------------------------------------------------
     def _data(self) -> dict[str, Path]:
         """Each task's split folder (copy's with its longer test sets)."""
         o, ctx = self.options, self.context
         sizes = (o.train_pairs, o.dev_sentences, o.test_sentences)
-        return {"copy": long_sequences(ctx.run_dir("data"), *sizes, (1, o.copy_max), o.bits, test_lengths=o.lengths()),
-                "repeat-copy": long_sequences(ctx.run_dir("data-repeat-copy"), *sizes, (1, o.repeat_max), o.bits,
-                                              task="repeat-copy", repeats=(1, o.repeats_max)),
-                "sort": long_sequences(ctx.run_dir("data-sort"), *sizes, (1, o.sort_max), o.bits, task="sort",
-                                       levels=o.levels)}
+        return {
+            "copy": long_sequences(ctx.run_dir("data"), *sizes, (1, o.copy_max), o.bits, test_lengths=o.lengths()),
+            "repeat-copy": long_sequences(
+                ctx.run_dir("data-repeat-copy"),
+                *sizes,
+                (1, o.repeat_max),
+                o.bits,
+                task="repeat-copy",
+                repeats=(1, o.repeats_max),
+            ),
+            "sort": long_sequences(
+                ctx.run_dir("data-sort"), *sizes, (1, o.sort_max), o.bits, task="sort", levels=o.levels
+            ),
+        }
 
     def _overrides(self, task: str) -> list[str]:
         o = self.options
         # repeat copy's output is up to repeats_max times its source (the count token one more)
         ratio = o.repeats_max if task == "repeat-copy" else 1
-        return [f"model.memory_locations={o.memory_locations}", f"decode.max_len_ratio={ratio}",
-                *step_budget(o.steps(task), o.eval_every, o.dev_sentences, o)]
+        return [
+            f"model.memory_locations={o.memory_locations}",
+            f"decode.max_len_ratio={ratio}",
+            *step_budget(o.steps(task), o.eval_every, o.dev_sentences, o),
+        ]
 
     def _trained(self, task: str) -> str:
         """The name of a task's test set of the trained lengths."""
@@ -189,12 +259,15 @@ class NeuralTuringMachine(Reproduction):
 
     def _setup(self, folders) -> list[str]:
         o, ctx = self.options, self.context
-        n = {task: f"{count(folders[task], 'train'):,} / {count(folders[task], 'dev'):,} / "
-                   f"{count(folders[task], 'test'):,}" for task in TASKS}
+        n = {
+            task: f"{count(folders[task], 'train'):,} / {count(folders[task], 'dev'):,} / "
+            f"{count(folders[task], 'test'):,}"
+            for task in TASKS
+        }
         return [
             f"Data (`attnseq data copy|repeat-copy|sort`; train / dev / test sequences): each {o.bits}-bit vector is "
             f"one token, entering as its bits beside a learned embedding and predicted by one softmax over the "
-            f"{2 ** o.bits} vectors; the machine ends its output with eos (the paper predicts each bit with a sigmoid "
+            f"{2**o.bits} vectors; the machine ends its output with eos (the paper predicts each bit with a sigmoid "
             "and is told when to stop, except in repeat copy).",
             f"Copy ({n['copy']}): 1-{o.copy_max} vectors (the paper: 1-20), and {o.test_sentences} test sequences of "
             f"each longer length {o.longer}.",
@@ -237,9 +310,11 @@ class NeuralTuringMachine(Reproduction):
 
         path = plot_memory(load(run_dir), pairs[0][0], self.context.figure("weightings"))
         length = len(pairs[0][0].split())
-        return path, (f"The copy run of seed {self.context.seed_list[0]} on a test sequence of {length} vectors: the "
-                      "inputs and outputs over time, and the write and read weightings over the memory locations the "
-                      "heads visit (the red line: where the output begins).")
+        return path, (
+            f"The copy run of seed {self.context.seed_list[0]} on a test sequence of {length} vectors: the "
+            "inputs and outputs over time, and the write and read weightings over the memory locations the "
+            "heads visit (the red line: where the output begins)."
+        )
 
     # -- findings ----------------------------------------------------------------------------------
     @staticmethod
@@ -250,29 +325,79 @@ class NeuralTuringMachine(Reproduction):
         seeds = range(len(copy[trained["copy"]]))
         lowest = [min(copy[n][i] for n in longer) for i in seeds]  # each seed's worst longer length
         findings = [
-            bar_finding(Phrase("copy beyond the trained lengths {}: each seed's lowest exact match over lengths ",
-                               trained["copy"]) + joined([Phrase("{}", n) for n in longer]) + ": ", lowest, bar),
-            bar_finding(Phrase("repeat copy on its trained lengths {}: exact match ", trained["repeat-copy"]),
-                        exact["repeat-copy"][trained["repeat-copy"]], bar),
-            bar_finding(Phrase("priority sort on its trained lengths {}: exact match ", trained["sort"]),
-                        exact["sort"][trained["sort"]], bar),
-            bar_finding(Phrase("the copy program's writes at length {}: sequences whose every vector goes to the "
-                               "location next to the one before: ", longer[-1]), program["writes"], program_bar),
-            bar_finding(Phrase("the copy program's reads at length {}: sequences whose every output step reads where "
-                               "its vector was written: ", longer[-1]), program["reads"], program_bar),
+            bar_finding(
+                Phrase(
+                    "copy beyond the trained lengths {}: each seed's lowest exact match over lengths ", trained["copy"]
+                )
+                + joined([Phrase("{}", n) for n in longer])
+                + ": ",
+                lowest,
+                bar,
+            ),
+            bar_finding(
+                Phrase("repeat copy on its trained lengths {}: exact match ", trained["repeat-copy"]),
+                exact["repeat-copy"][trained["repeat-copy"]],
+                bar,
+            ),
+            bar_finding(
+                Phrase("priority sort on its trained lengths {}: exact match ", trained["sort"]),
+                exact["sort"][trained["sort"]],
+                bar,
+            ),
+            bar_finding(
+                Phrase(
+                    "the copy program's writes at length {}: sequences whose every vector goes to the "
+                    "location next to the one before: ",
+                    longer[-1],
+                ),
+                program["writes"],
+                program_bar,
+            ),
+            bar_finding(
+                Phrase(
+                    "the copy program's reads at length {}: sequences whose every output step reads where "
+                    "its vector was written: ",
+                    longer[-1],
+                ),
+                program["reads"],
+                program_bar,
+            ),
         ]
-        observations = [Phrase("copy on the trained lengths {}: exact match {:.1f}%, token accuracy {:.1f}% (the mean "
-                               "over the seeds, n = {}).", trained["copy"], Spread(copy[trained["copy"]]).mean,
-                               Spread(tokens["copy"][trained["copy"]]).mean, len(seeds))]
-        observations += [Phrase("copy at length {}: exact match {:.1f}%, token accuracy {:.1f}%, seeds from {:.1f}% to "
-                                "{:.1f}% exact.", n, Spread(copy[n]).mean, Spread(tokens["copy"][n]).mean,
-                                Spread(copy[n]).low, Spread(copy[n]).high) for n in longer]
-        observations.append(Phrase("at length {}: the first two vectors written to distinct locations in {:.1f}% of "
-                                   "the sequences (the seeds from {:.1f}% to {:.1f}%); the heads' most weighted "
-                                   "location holds {:.1f}% of their weight on average.", longer[-1],
-                                   Spread(program["first_two_apart"]).mean, Spread(program["first_two_apart"]).low,
-                                   Spread(program["first_two_apart"]).high, Spread(program["focus"]).mean))
+        observations = [
+            Phrase(
+                "copy on the trained lengths {}: exact match {:.1f}%, token accuracy {:.1f}% (the mean "
+                "over the seeds, n = {}).",
+                trained["copy"],
+                Spread(copy[trained["copy"]]).mean,
+                Spread(tokens["copy"][trained["copy"]]).mean,
+                len(seeds),
+            )
+        ]
+        observations += [
+            Phrase(
+                "copy at length {}: exact match {:.1f}%, token accuracy {:.1f}%, seeds from {:.1f}% to {:.1f}% exact.",
+                n,
+                Spread(copy[n]).mean,
+                Spread(tokens["copy"][n]).mean,
+                Spread(copy[n]).low,
+                Spread(copy[n]).high,
+            )
+            for n in longer
+        ]
+        observations.append(
+            Phrase(
+                "at length {}: the first two vectors written to distinct locations in {:.1f}% of "
+                "the sequences (the seeds from {:.1f}% to {:.1f}%); the heads' most weighted "
+                "location holds {:.1f}% of their weight on average.",
+                longer[-1],
+                Spread(program["first_two_apart"]).mean,
+                Spread(program["first_two_apart"]).low,
+                Spread(program["first_two_apart"]).high,
+                Spread(program["focus"]).mean,
+            )
+        )
         learned = sum(v >= bar for v in lowest)
-        observations.append(Phrase("{} of {} copy runs reach {:g}% exact match at every longer length.", learned,
-                                   len(lowest), bar))
+        observations.append(
+            Phrase("{} of {} copy runs reach {:g}% exact match at every longer length.", learned, len(lowest), bar)
+        )
         return findings, observations

@@ -6,6 +6,7 @@ and on what machine it ran (CPU model, threads, torch and NumPy versions, the co
 the budget and how long it took, the tables and figures, and per point of the claim whether
 it matched and why.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,12 +16,12 @@ import math
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable
 
-from ..hardware import cpu_model
 from ..files import check_output, write_output
+from ..hardware import cpu_model
 from ..utils import shown
 from .base import Reproduction, Result, budget_fields, longest_first, makespan
 
@@ -34,10 +35,20 @@ def code_version() -> str:
     """The checkout's commit (``abc1234``, ``+changes`` when the package or configs differ from
     it), or "unknown" outside a git checkout."""
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "attnseq", "configs"],
-                                 capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "attnseq", "configs"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + ("+changes" if changed else "")
@@ -53,8 +64,15 @@ def machine(threads: int) -> dict:
         torch_version = torch.__version__
     except ImportError:
         torch_version = "not installed"
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": threads, "python": platform.python_version(),
-            "torch": torch_version, "numpy": numpy.__version__, "attnseq": code_version()}
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "threads": threads,
+        "python": platform.python_version(),
+        "torch": torch_version,
+        "numpy": numpy.__version__,
+        "attnseq": code_version(),
+    }
 
 
 def minutes(seconds: float) -> str:
@@ -66,15 +84,17 @@ def took(seconds: float, resumed: float) -> str:
     before (``--resume``) together."""
     if not resumed:
         return f"{minutes(seconds)} here, training and evaluation"
-    return (f"{minutes(seconds + resumed)} here, training and evaluation ({minutes(resumed)} of it the runs' "
-            f"training before they were resumed, {minutes(seconds)} the session that resumed them)")
+    return (
+        f"{minutes(seconds + resumed)} here, training and evaluation ({minutes(resumed)} of it the runs' "
+        f"training before they were resumed, {minutes(seconds)} the session that resumed them)"
+    )
 
 
 def quoted(reproduction: Reproduction) -> list[str]:
     """The claim's quotations as Markdown block quotes, each with where it is and its English."""
     lines = []
     for q in reproduction.quotes:
-        lines += [f"> {q.words}", ">", f"> — {q.where}" + (f"; in English: \"{q.english}\"" if q.english else ""), ""]
+        lines += [f"> {q.words}", ">", f"> — {q.where}" + (f'; in English: "{q.english}"' if q.english else ""), ""]
     return lines
 
 
@@ -85,13 +105,23 @@ def runs_table(result: Result) -> list[str]:
     done = sum(r.converged for r in result.runs)
     capped = [r for r in result.runs if not r.converged]
     by_loss = sum(r.by_loss for r in capped)
-    loss = (f" {by_loss} of the {len(capped)} at the cap had their patience last renewed by the dev loss alone, the "
-            "dev metric no longer rising past the rule's margin." if by_loss else "")
-    lines = [f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.{loss}", "",
-             "| run | seed | trained | cap | ended |", "|---|---|---|---|---|"]
-    lines += [f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
-              f"{'plateau (converged)' if r.converged else 'cap'}{': ' + r.why if r.why else ''} |"
-              for r in result.runs]
+    loss = (
+        f" {by_loss} of the {len(capped)} at the cap had their patience last renewed by the dev loss alone, the "
+        "dev metric no longer rising past the rule's margin."
+        if by_loss
+        else ""
+    )
+    lines = [
+        f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.{loss}",
+        "",
+        "| run | seed | trained | cap | ended |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
+        f"{'plateau (converged)' if r.converged else 'cap'}{': ' + r.why if r.why else ''} |"
+        for r in result.runs
+    ]
     return lines + [""]
 
 
@@ -101,30 +131,43 @@ def longer(reproduction: Reproduction, factor: float = 2.0) -> str:
 
     cls, ctx = type(reproduction), reproduction.context
     bigger = scale_budget(reproduction.options, factor)
-    fields = ", ".join(f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
-                       for name in budget_fields(reproduction.options))
-    return (f"`attnseq reproduce {ctx.name} --budget-minutes {cls.nominal_minutes * factor:g}` scales the budget by "
-            f"{factor:g} ({fields}); runs that reached their plateau stop as early as before.")
+    fields = ", ".join(
+        f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
+        for name in budget_fields(reproduction.options)
+    )
+    return (
+        f"`attnseq reproduce {ctx.name} --budget-minutes {cls.nominal_minutes * factor:g}` scales the budget by "
+        f"{factor:g} ({fields}); runs that reached their plateau stop as early as before."
+    )
 
 
-def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float,
-                  host: dict) -> str:
+def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float, host: dict) -> str:
     """The page of ``result`` as Markdown (figures linked by file name, beside the page)."""
     r, ctx = reproduction, reproduction.context
-    lines = [f"# {ctx.name}: {r.title}", "",
-             f"**Claim.** {r.claim}", "", *quoted(r),
-             f"**Source.** {r.source}", "",
-             f"**Verdict: {result.verdict}.** {result.summary}", "",
-             "| | |", "|---|---|",
-             f"| command | `{ctx.command}` |",
-             f"| date | {started:%Y-%m-%d %H:%M} |",
-             f"| machine | {host['cpu']}, {host['cores']} cores; {host['threads']} "
-             f"thread{'s' if host['threads'] > 1 else ''}; Python {host['python']}, "
-             f"torch {host['torch']}, NumPy {host['numpy']}; attnseq {host['attnseq']} |",
-             f"| budget | {result.budget} |",
-             f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
-             f"| took | {took(seconds, ctx.resumed_seconds)} |", "",
-             "## Results", ""]
+    lines = [
+        f"# {ctx.name}: {r.title}",
+        "",
+        f"**Claim.** {r.claim}",
+        "",
+        *quoted(r),
+        f"**Source.** {r.source}",
+        "",
+        f"**Verdict: {result.verdict}.** {result.summary}",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| command | `{ctx.command}` |",
+        f"| date | {started:%Y-%m-%d %H:%M} |",
+        f"| machine | {host['cpu']}, {host['cores']} cores; {host['threads']} "
+        f"thread{'s' if host['threads'] > 1 else ''}; Python {host['python']}, "
+        f"torch {host['torch']}, NumPy {host['numpy']}; attnseq {host['attnseq']} |",
+        f"| budget | {result.budget} |",
+        f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
+        f"| took | {took(seconds, ctx.resumed_seconds)} |",
+        "",
+        "## Results",
+        "",
+    ]
     for table in result.tables:
         if table.caption:
             lines += [table.caption, ""]
@@ -134,8 +177,11 @@ def page_markdown(reproduction: Reproduction, result: Result, started: datetime,
         lines += [f"![{caption}]({Path(path).name})", "", f"*{caption}*", ""]
     lines += ["## What matched and what did not", ""]
     lines += [f"- {MARKS[f.matched]}: {f.text}" for f in result.findings] + [""]
-    lines += ["The verdict is \"reproduced\" only when every finding is decided and matched; an undecided finding "
-              "makes it \"partly\" at best.", ""]
+    lines += [
+        'The verdict is "reproduced" only when every finding is decided and matched; an undecided finding '
+        'makes it "partly" at best.',
+        "",
+    ]
     if result.observations:
         lines += ["Also observed:", ""] + [f"- {item}" for item in result.observations] + [""]
     lines += ["## Setup", ""] + [f"- {item}" for item in result.setup] + [""]
@@ -173,21 +219,32 @@ def write_page(reproduction: Reproduction, result: Result, started: datetime, se
     host = machine(ctx.threads)
     page = ctx.out_dir / f"{ctx.name}.md"
     write_output(page, page_markdown(reproduction, result, started, seconds, host), overwrite=True)
-    record = {"reproduction": ctx.name, "title": reproduction.title, "source": reproduction.source,
-              "verdict": result.verdict, "summary": result.summary, "command": ctx.command,
-              "date": started.isoformat(timespec="seconds"), "seconds": round(seconds + ctx.resumed_seconds, 1),
-              "resumed_seconds": round(ctx.resumed_seconds, 1), "machine": host,
-              "budget": result.budget, "seeds": ctx.seeds,
-              "tables": [{"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row))
-                                                                                   for row in t.rows]}
-                         for t in result.tables],
-              "figures": [Path(p).name for p, _ in result.figures],
-              "findings": [{"matched": f.matched, "text": str(f.text)} for f in result.findings],
-              "observations": [str(o) for o in result.observations],
-              "runs": [dataclasses.asdict(r) for r in result.runs],
-              "data": result.data}
-    write_output(ctx.out_dir / f"{ctx.name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n",
-                 overwrite=True)
+    record = {
+        "reproduction": ctx.name,
+        "title": reproduction.title,
+        "source": reproduction.source,
+        "verdict": result.verdict,
+        "summary": result.summary,
+        "command": ctx.command,
+        "date": started.isoformat(timespec="seconds"),
+        "seconds": round(seconds + ctx.resumed_seconds, 1),
+        "resumed_seconds": round(ctx.resumed_seconds, 1),
+        "machine": host,
+        "budget": result.budget,
+        "seeds": ctx.seeds,
+        "tables": [
+            {"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row)) for row in t.rows]}
+            for t in result.tables
+        ],
+        "figures": [Path(p).name for p, _ in result.figures],
+        "findings": [{"matched": f.matched, "text": str(f.text)} for f in result.findings],
+        "observations": [str(o) for o in result.observations],
+        "runs": [dataclasses.asdict(r) for r in result.runs],
+        "data": result.data,
+    }
+    write_output(
+        ctx.out_dir / f"{ctx.name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n", overwrite=True
+    )
     write_index(ctx.out_dir)
     return page
 
@@ -231,37 +288,58 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
         try:
             record = read_page_record(path) if path.exists() else None
         except ValueError as err:
-            log.warning("%s is not a page's numbers (%s): the index says so; `attnseq reproduce %s` writes it "
-                        "again", path, err, name)
+            log.warning(
+                "%s is not a page's numbers (%s): the index says so; `attnseq reproduce %s` writes it again",
+                path,
+                err,
+                name,
+            )
             why = " ".join(str(err).replace("|", "/").split())  # one table cell
             rows.append(f"| {name} | {cls.title} | {path.name} does not read ({why}): `attnseq reproduce {name}` | | |")
             continue
         if record is not None:
             runs = record["runs"]
             seconds[name] = record["seconds"]
-            ended = (f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else "")
-            rows.append(f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
-                        f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |")
+            ended = f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else ""
+            rows.append(
+                f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
+                f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |"
+            )
         else:
             rows.append(f"| {name} | {cls.title} | not run yet: `attnseq reproduce {name}` | | |")
-    text = "\n".join([
-        INDEX_TITLE,
-        "",
-        "Each page checks one claim of the documents attnseq implements by training attnseq's presets on "
-        "this machine's CPU, and says what matched, what did not, and why. Every page is regenerated by "
-        "the command on it (`attnseq reproduce NAME`; `attnseq reproduce --list` lists them with the minutes "
-        "each one's default budget takes).",
-        "",
-        "| reproduction | claim | verdict and numbers | budget | run |",
-        "|---|---|---|---|---|",
-        *rows,
-        "",
-        *([f"The {len(seconds)} pages run took {minutes(sum(seconds.values()))} together here; two at a time, "
-           "longest first, as `attnseq reproduce --all --jobs 2` runs them (a core each), these runs would take "
-           f"about {makespan([seconds[n] for n in longest_first(seconds)], 2) / 3600:.1f} hours."] if seconds else []),
-        "",
-        *(["The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
-           "[memory.md](memory.md).", ""] if (out_dir / "memory.md").exists() else []),
-    ])
+    text = "\n".join(
+        [
+            INDEX_TITLE,
+            "",
+            "Each page checks one claim of the documents attnseq implements by training attnseq's presets on "
+            "this machine's CPU, and says what matched, what did not, and why. Every page is regenerated by "
+            "the command on it (`attnseq reproduce NAME`; `attnseq reproduce --list` lists them with the minutes "
+            "each one's default budget takes).",
+            "",
+            "| reproduction | claim | verdict and numbers | budget | run |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+            *(
+                [
+                    f"The {len(seconds)} pages run took {minutes(sum(seconds.values()))} together here; two at a time, "
+                    "longest first, as `attnseq reproduce --all --jobs 2` runs them (a core each), these runs would take "
+                    f"about {makespan([seconds[n] for n in longest_first(seconds)], 2) / 3600:.1f} hours."
+                ]
+                if seconds
+                else []
+            ),
+            "",
+            *(
+                [
+                    "The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
+                    "[memory.md](memory.md).",
+                    "",
+                ]
+                if (out_dir / "memory.md").exists()
+                else []
+            ),
+        ]
+    )
     path = out_dir / "README.md"
     return write_output(path, text, overwrite=True)  # an index is regenerated (check_page: never another file)

@@ -1,8 +1,9 @@
 """The reproductions' charts (matplotlib through attnseq.viz): curves of several seeds as their
 mean with the min-max band, and the caption that says how many seeds were run."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -10,12 +11,13 @@ from .training import Curve
 
 
 def seeds_note(seeds: int) -> str:
-    """"1 seed" / "3 seeds: mean, band from min to max"."""
+    """ "1 seed" / "3 seeds: mean, band from min to max"."""
     return "1 seed" if seeds == 1 else f"{seeds} seeds: mean, band from lowest to highest"
 
 
-def draw_seeds(ax, curves: Sequence[Curve], label: str, color=None, scale: float = 1.0, marker: str = "o",
-               linestyle: str = "-") -> None:
+def draw_seeds(
+    ax, curves: Sequence[Curve], label: str, color=None, scale: float = 1.0, marker: str = "o", linestyle: str = "-"
+) -> None:
     """The mean over ``curves`` (one per seed) at the x values they all have, as a line with
     markers, and the band from the lowest to the highest seed; values times ``scale``."""
     curves = [c for c in curves if c.x]
@@ -24,18 +26,30 @@ def draw_seeds(ax, curves: Sequence[Curve], label: str, color=None, scale: float
     common = sorted(set.intersection(*(set(np.round(c.x, 6)) for c in curves)))
     if not common:  # seeds evaluated at different x (time budgets): each seed its own line
         for i, c in enumerate(curves):
-            ax.plot(c.x, np.asarray(c.y) * scale, marker=marker, linestyle=linestyle, color=color,
-                    label=label if i == 0 else None, markersize=3)
+            ax.plot(
+                c.x,
+                np.asarray(c.y) * scale,
+                marker=marker,
+                linestyle=linestyle,
+                color=color,
+                label=label if i == 0 else None,
+                markersize=3,
+            )
         return
     table = np.array([[dict(zip(np.round(c.x, 6), c.y))[x] for x in common] for c in curves]) * scale
-    line = ax.plot(common, table.mean(0), marker=marker, linestyle=linestyle, color=color, label=label,
-                   markersize=4)[0]
+    line = ax.plot(common, table.mean(0), marker=marker, linestyle=linestyle, color=color, label=label, markersize=4)[0]
     if len(curves) > 1:
         ax.fill_between(common, table.min(0), table.max(0), color=line.get_color(), alpha=0.18, linewidth=0)
 
 
-def dev_exact_match_figure(path, curves: Sequence[Curve], label: str, target: float, title: str,
-                           xlabel: str = "minutes of training (evaluations not counted)"):
+def dev_exact_match_figure(
+    path,
+    curves: Sequence[Curve],
+    label: str,
+    target: float,
+    title: str,
+    xlabel: str = "minutes of training (evaluations not counted)",
+):
     """The dev exact match of ``curves`` (one per seed, 0..1) against their x, in percent, with a
     dotted line at ``target``, saved to ``path``; the saved path."""
     from ..viz import pyplot, save_figure

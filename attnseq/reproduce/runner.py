@@ -1,5 +1,6 @@
 """Running one reproduction: its options (``--set``) and budget (``--budget-minutes``), its
 seeds and threads, the page it writes."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,10 @@ import logging
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
 
 from ..config import parse_override
 from ..errors import UserError
@@ -35,10 +36,18 @@ def options_of(name: str, settings: Sequence[str] = ()):
     return REPRODUCTIONS.options(Variant(name, values), name)
 
 
-def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path | None = None,
-              budget_minutes: float | None = None, seeds: int | None = None, threads: int = 2,
-              settings: Sequence[str] = (), command: str | None = None, overwrite: bool = False,
-              resume: bool = False) -> Path:
+def reproduce(
+    name: str,
+    out_dir: str | Path = DEFAULT_OUT,
+    runs_dir: str | Path | None = None,
+    budget_minutes: float | None = None,
+    seeds: int | None = None,
+    threads: int = 2,
+    settings: Sequence[str] = (),
+    command: str | None = None,
+    overwrite: bool = False,
+    resume: bool = False,
+) -> Path:
     """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
 
     ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
@@ -60,19 +69,31 @@ def reproduce(name: str, out_dir: str | Path = DEFAULT_OUT, runs_dir: str | Path
         raise UserError(f"reproduce: --seeds must be at least 1, got {seeds}")
     if threads < 1:
         raise UserError(f"reproduce: --threads must be at least 1, got {threads}")
-    context = Context(name=name, out_dir=Path(out_dir), runs_dir=Path(runs_dir or DEFAULT_RUNS / name),
-                      seeds=seeds or cls.default_seeds, threads=threads,
-                      command=command or f"attnseq reproduce {name}", resume=resume)
+    context = Context(
+        name=name,
+        out_dir=Path(out_dir),
+        runs_dir=Path(runs_dir or DEFAULT_RUNS / name),
+        seeds=seeds or cls.default_seeds,
+        threads=threads,
+        command=command or f"attnseq reproduce {name}",
+        resume=resume,
+    )
     check_page(context.out_dir, name, overwrite or resume)
     if resume:
         check_resumed_options(context, options)
     context.out_dir.mkdir(parents=True, exist_ok=True)
     context.runs_dir.mkdir(parents=True, exist_ok=True)
-    write_output(context.runs_dir / RECORD, json.dumps({"reproduction": name, "seeds": context.seeds,
-                                                        "options": plain(options)}, indent=1) + "\n",
-                 overwrite=True)  # the runs folder's own record, made again with its runs
-    log.info("reproduce %s: %s; %s", name, ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
-             f"{context.seeds} seed(s), {threads} thread(s)")
+    write_output(
+        context.runs_dir / RECORD,
+        json.dumps({"reproduction": name, "seeds": context.seeds, "options": plain(options)}, indent=1) + "\n",
+        overwrite=True,
+    )  # the runs folder's own record, made again with its runs
+    log.info(
+        "reproduce %s: %s; %s",
+        name,
+        ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
+        f"{context.seeds} seed(s), {threads} thread(s)",
+    )
     started, clock = datetime.now(), time.perf_counter()
     reproduction = cls(options, context)
     result = reproduction.result()
@@ -90,31 +111,43 @@ def check_resumed_options(context: Context, options) -> None:
     larger budget trains the runs on); a warning where no record says what they were."""
     record = context.runs_dir / RECORD
     if not record.exists():
-        log.warning("reproduce %s --resume: %s has no %s saying which options its runs were made with; each run's "
-                    "training settings are still checked against its own", context.name, context.runs_dir, RECORD)
+        log.warning(
+            "reproduce %s --resume: %s has no %s saying which options its runs were made with; each run's "
+            "training settings are still checked against its own",
+            context.name,
+            context.runs_dir,
+            RECORD,
+        )
         return
     try:
         before = json.loads(record.read_text(encoding="utf-8"))
         before["options"].items()
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
-        raise UserError(f"reproduce {context.name} --resume: {record} is not the record of a reproduction's options "
-                        f"({type(err).__name__}: {err}); remove it to resume with each run's own settings checked, "
-                        "or leave out --resume to train the runs anew") from None
+        raise UserError(
+            f"reproduce {context.name} --resume: {record} is not the record of a reproduction's options "
+            f"({type(err).__name__}: {err}); remove it to resume with each run's own settings checked, "
+            "or leave out --resume to train the runs anew"
+        ) from None
     now = plain(options)
     fields = set(budget_fields(options))
     for key in sorted(set(now) | set(before.get("options", {}))):
         if key not in fields and now.get(key) != before["options"].get(key):
-            raise UserError(f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with "
-                            f"{key}={before['options'].get(key)!r}, not {now.get(key)!r}; resume with the same "
-                            "options (only the budget may grow), or leave out --resume to train them anew")
+            raise UserError(
+                f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with "
+                f"{key}={before['options'].get(key)!r}, not {now.get(key)!r}; resume with the same "
+                "options (only the budget may grow), or leave out --resume to train them anew"
+            )
     if before.get("seeds") != context.seeds:
-        raise UserError(f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with --seeds "
-                        f"{before.get('seeds')}, not {context.seeds}; resume with the same seeds, or leave out "
-                        "--resume to train them anew")
+        raise UserError(
+            f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with --seeds "
+            f"{before.get('seeds')}, not {context.seeds}; resume with the same seeds, or leave out "
+            "--resume to train them anew"
+        )
 
 
-def reproduce_in_processes(names: Sequence[str], words: Sequence[str], jobs: int,
-                           runs_dir: str | Path | None = None) -> dict[str, str]:
+def reproduce_in_processes(
+    names: Sequence[str], words: Sequence[str], jobs: int, runs_dir: str | Path | None = None
+) -> dict[str, str]:
     """Run ``attnseq reproduce NAME WORDS`` for each of ``names``, ``jobs`` processes at a time,
     the longest default budgets first (so the last to start are the shortest); each writes its
     own page, and, with ``runs_dir``, its runs into ``runs_dir/NAME``. Returns {name: why} of
@@ -126,13 +159,17 @@ def reproduce_in_processes(names: Sequence[str], words: Sequence[str], jobs: int
         where = ["--runs", str(Path(runs_dir) / name)] if runs_dir else []
         log.info("reproduce %s: started", name)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "attnseq.cli", "-q", "reproduce", name, *words, *where],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "attnseq.cli", "-q", "reproduce", name, *words, *where],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode:
             lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
             failed[name] = lines[-1]
-            log.warning("reproduce %s: failed after %.1f minutes: %s", name, (time.perf_counter() - started) / 60,
-                        lines[-1])
+            log.warning(
+                "reproduce %s: failed after %.1f minutes: %s", name, (time.perf_counter() - started) / 60, lines[-1]
+            )
         else:
             log.info("reproduce %s: done in %.1f minutes", name, (time.perf_counter() - started) / 60)
             print(done.stdout.strip(), flush=True)

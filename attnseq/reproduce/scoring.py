@@ -1,10 +1,11 @@
 """Scoring translations beyond one corpus BLEU: by source-length bucket, and two systems on the
 same sentences with sacrebleu's paired bootstrap (each system's 95% interval over resampled
 test sets, and the p-value of their difference), for single-seed comparisons."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 Pair = tuple[str, str]
 
@@ -28,8 +29,9 @@ class PairedBleu:
     p_value: float | None
 
 
-def paired_bleu(baseline: Sequence[str], system: Sequence[str], references: Sequence[str],
-                samples: int = 1000) -> PairedBleu:
+def paired_bleu(
+    baseline: Sequence[str], system: Sequence[str], references: Sequence[str], samples: int = 1000
+) -> PairedBleu:
     """sacrebleu's paired bootstrap resampling (``samples`` resampled test sets, its fixed seed)
     of ``system`` against ``baseline``."""
     from sacrebleu.metrics import BLEU
@@ -39,8 +41,13 @@ def paired_bleu(baseline: Sequence[str], system: Sequence[str], references: Sequ
         from ..eval.metrics import bleu
 
         return PairedBleu(bleu(baseline, references), 0.0, bleu(system, references), 0.0, None)
-    test = PairedTest([("baseline", list(baseline)), ("system", list(system))], {"BLEU": BLEU()},
-                      [list(references)], test_type="bs", n_samples=samples)
+    test = PairedTest(
+        [("baseline", list(baseline)), ("system", list(system))],
+        {"BLEU": BLEU()},
+        [list(references)],
+        test_type="bs",
+        n_samples=samples,
+    )
     _, scores = test()
     base, other = scores["BLEU"]
     # identical scores (both systems at 0 on a few sentences): no difference to test
@@ -65,9 +72,9 @@ def length_buckets(lengths: Sequence[int], edges: Sequence[int], minimum: int) -
             i += 1
             continue
         if i + 1 < len(buckets):
-            buckets[i:i + 2] = [(buckets[i][0], buckets[i + 1][1])]
+            buckets[i : i + 2] = [(buckets[i][0], buckets[i + 1][1])]
         else:
-            buckets[i - 1:i + 1] = [(buckets[i - 1][0], buckets[i][1])]
+            buckets[i - 1 : i + 1] = [(buckets[i - 1][0], buckets[i][1])]
             i -= 1
     return buckets
 
@@ -93,8 +100,13 @@ def bleu_of(statistics) -> float:
     return BLEU()._compute_score_from_stats([int(x) for x in statistics]).score
 
 
-def slope_gap(baseline: Sequence, system: Sequence, buckets: Sequence[Sequence[int]], lengths: Sequence[float],
-              samples: int = 1000) -> dict:
+def slope_gap(
+    baseline: Sequence,
+    system: Sequence,
+    buckets: Sequence[Sequence[int]],
+    lengths: Sequence[float],
+    samples: int = 1000,
+) -> dict:
     """The length slopes of two systems' BLEU and the test of their difference: per system the
     least-squares slope of bucket BLEU (the mean over its seeds' statistics, ``baseline`` and
     ``system`` one bleu_statistics array per seed) on each bucket's mean length ``lengths``;
@@ -115,7 +127,13 @@ def slope_gap(baseline: Sequence, system: Sequence, buckets: Sequence[Sequence[i
         return out[0], out[1]
 
     base, other = slopes()
-    low, high, p = bootstrap_interval(lambda idx: (lambda s: s[1] - s[0])(slopes(idx)), 0, samples,
-                                      strata=buckets)
-    return {"slope_baseline": base, "slope_system": other, "gap": other - base, "low": low, "high": high, "p": p,
-            "samples": samples}
+    low, high, p = bootstrap_interval(lambda idx: (lambda s: s[1] - s[0])(slopes(idx)), 0, samples, strata=buckets)
+    return {
+        "slope_baseline": base,
+        "slope_system": other,
+        "gap": other - base,
+        "low": low,
+        "high": high,
+        "p": p,
+        "samples": samples,
+    }

@@ -13,12 +13,13 @@
 
 No SciPy: Student's t distribution is computed from the regularised incomplete beta function.
 """
+
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -110,13 +111,43 @@ def welch(a: Sequence[float], b: Sequence[float]) -> Welch | None:
     se, diff = math.sqrt(wa + wb), ma - mb
     if se == 0.0:
         p = 1.0 if diff == 0.0 else 0.0
-        return Welch(ma, 0.0, len(a), mb, 0.0, len(b), diff, 0.0, float(len(a) + len(b) - 2),
-                     math.copysign(math.inf, diff) if diff else 0.0, p, diff, diff, diff, diff)
-    df = (wa + wb) ** 2 / ((wa ** 2 / (len(a) - 1) if wa else 0.0) + (wb ** 2 / (len(b) - 1) if wb else 0.0))
+        return Welch(
+            ma,
+            0.0,
+            len(a),
+            mb,
+            0.0,
+            len(b),
+            diff,
+            0.0,
+            float(len(a) + len(b) - 2),
+            math.copysign(math.inf, diff) if diff else 0.0,
+            p,
+            diff,
+            diff,
+            diff,
+            diff,
+        )
+    df = (wa + wb) ** 2 / ((wa**2 / (len(a) - 1) if wa else 0.0) + (wb**2 / (len(b) - 1) if wb else 0.0))
     t = diff / se
     h95, h90 = t_quantile(0.975, df) * se, t_quantile(0.95, df) * se
-    return Welch(ma, math.sqrt(va), len(a), mb, math.sqrt(vb), len(b), diff, se, df, t, t_two_sided(t, df),
-                 diff - h95, diff + h95, diff - h90, diff + h90)
+    return Welch(
+        ma,
+        math.sqrt(va),
+        len(a),
+        mb,
+        math.sqrt(vb),
+        len(b),
+        diff,
+        se,
+        df,
+        t,
+        t_two_sided(t, df),
+        diff - h95,
+        diff + h95,
+        diff - h90,
+        diff + h90,
+    )
 
 
 def better(test: Welch | None) -> int | None:
@@ -175,16 +206,25 @@ def against_bar(test: BarTest | None, bar: float) -> bool | None:
     return None
 
 
-def bootstrap_interval(statistic: Callable[[np.ndarray], float], n: int, samples: int = 1000, seed: int = 1,
-                       strata: Sequence[Sequence[int]] | None = None) -> tuple[float, float, float]:
+def bootstrap_interval(
+    statistic: Callable[[np.ndarray], float],
+    n: int,
+    samples: int = 1000,
+    seed: int = 1,
+    strata: Sequence[Sequence[int]] | None = None,
+) -> tuple[float, float, float]:
     """(the 2.5% and 97.5% quantiles of ``statistic`` over ``samples`` resamples of ``n`` items
     drawn with replacement, the two-sided bootstrap p of the statistic being 0): ``statistic``
     takes the indices of a resample. With ``strata`` (lists of item indices), each stratum is
     resampled within itself, so every resample keeps their sizes."""
     rng = np.random.default_rng(seed)
     groups = [np.asarray(s, dtype=np.int64) for s in strata] if strata else [np.arange(n)]
-    values = np.array([statistic(np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups if len(g)]))
-                       for _ in range(samples)])
+    values = np.array(
+        [
+            statistic(np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups if len(g)]))
+            for _ in range(samples)
+        ]
+    )
     p = min(1.0, 2.0 * min(float(np.mean(values <= 0.0)), float(np.mean(values >= 0.0))))
     return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975)), p
 

@@ -2,11 +2,12 @@
 Welch's t-test (significance.welch), in words with its numbers (``comparison``). With one seed
 there is no spread to test by, and the page says so.
 """
+
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .base import Finding
 from .significance import ALPHA, Welch, against_bar, better, mean_interval, welch
@@ -36,12 +37,14 @@ class Spread:
         return max(self.values)
 
     def format(self, scale: float = 1.0, digits: int = 1, unit: str = "") -> str:
-        """"mean ± sd unit (low–high)" with the values times ``scale``; the value alone for one seed."""
+        """ "mean ± sd unit (low–high)" with the values times ``scale``; the value alone for one seed."""
         m = self.mean * scale
         if len(self.values) == 1:
             return f"{m:.{digits}f}{unit}"
-        return (f"{m:.{digits}f}{unit} ± {self.sd * scale:.{digits}f} "
-                f"({self.low * scale:.{digits}f}–{self.high * scale:.{digits}f})")
+        return (
+            f"{m:.{digits}f}{unit} ± {self.sd * scale:.{digits}f} "
+            f"({self.low * scale:.{digits}f}–{self.high * scale:.{digits}f})"
+        )
 
 
 def separated(a: Spread, b: Spread) -> int | None:
@@ -61,21 +64,48 @@ def spreads(rows: Sequence[dict], key: str) -> Spread:
     return Spread([r[key] for r in rows if r.get(key) is not None])
 
 
-def comparison(a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
-               ) -> tuple[Welch | None, Phrase]:
+def comparison(
+    a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
+) -> tuple[Welch | None, Phrase]:
     """(Welch's t-test of ``a`` against ``b`` over seeds, the two scores and the test's numbers as
     a Phrase: means, sds, n, the difference with its 95% interval, t, df and p); with fewer than
     two seeds on a side, the scores and that there is no test."""
     test = welch(a.values, b.values)
     f = f".{digits}f"
     if test is None:
-        return None, Phrase(f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
-                            a_name, a.mean, unit, b_name, b.mean, unit, len(a.values), len(b.values))
-    return test, Phrase(f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
-                        f"difference {{:+{f}}}, {{:.0f}}% interval [{{:{f}}}, {{:{f}}}], Welch's t = {{:.2f}}, "
-                        "df = {:.1f}, p {}",
-                        a_name, test.mean_a, unit, test.sd_a, test.n_a, b_name, test.mean_b, unit, test.sd_b,
-                        test.n_b, test.diff, 100 * (1 - ALPHA), test.low95, test.high95, test.t, test.df, PValue(test.p))
+        return None, Phrase(
+            f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
+            a_name,
+            a.mean,
+            unit,
+            b_name,
+            b.mean,
+            unit,
+            len(a.values),
+            len(b.values),
+        )
+    return test, Phrase(
+        f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
+        f"difference {{:+{f}}}, {{:.0f}}% interval [{{:{f}}}, {{:{f}}}], Welch's t = {{:.2f}}, "
+        "df = {:.1f}, p {}",
+        a_name,
+        test.mean_a,
+        unit,
+        test.sd_a,
+        test.n_a,
+        b_name,
+        test.mean_b,
+        unit,
+        test.sd_b,
+        test.n_b,
+        test.diff,
+        100 * (1 - ALPHA),
+        test.low95,
+        test.high95,
+        test.t,
+        test.df,
+        PValue(test.p),
+    )
 
 
 def equivalence_phrase(test: Welch | None, margin: float, digits: int = 1) -> Phrase:
@@ -83,20 +113,34 @@ def equivalence_phrase(test: Welch | None, margin: float, digits: int = 1) -> Ph
     if test is None:
         return Phrase("")
     f = f".{digits}f"
-    return Phrase(f"; {{:.0f}}% interval [{{:{f}}}, {{:{f}}}] against the margin ±{{:g}}",
-                  100 * (1 - 2 * ALPHA), test.low90, test.high90, margin)
+    return Phrase(
+        f"; {{:.0f}}% interval [{{:{f}}}, {{:{f}}}] against the margin ±{{:g}}",
+        100 * (1 - 2 * ALPHA),
+        test.low90,
+        test.high90,
+        margin,
+    )
 
 
-def better_finding(what: Phrase, a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%",
-                   digits: int = 1) -> Finding:
+def better_finding(
+    what: Phrase, a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
+) -> Finding:
     """The finding that ``a`` does better than ``b`` (higher), by Welch's t over the seeds: matched
     when it is better, not matched when ``b`` is, undecided when the test cannot tell them apart
     or has no spread to test by; its text ``what``, the comparison's numbers and which is better."""
     test, words = comparison(a_name, a, b_name, b, unit, digits)
     order = better(test)
-    return Finding(None if not order else order > 0, what + words + {
-        1: Phrase(": {} is better.", a_name), -1: Phrase(": {} is better.", b_name),
-        0: Phrase(": the test cannot tell them apart."), None: Phrase(".")}[order])
+    return Finding(
+        None if not order else order > 0,
+        what
+        + words
+        + {
+            1: Phrase(": {} is better.", a_name),
+            -1: Phrase(": {} is better.", b_name),
+            0: Phrase(": the test cannot tell them apart."),
+            None: Phrase("."),
+        }[order],
+    )
 
 
 def bar_finding(what: Phrase, values: Sequence[float], bar: float, unit: str = "%", digits: int = 1) -> Finding:
@@ -107,13 +151,35 @@ def bar_finding(what: Phrase, values: Sequence[float], bar: float, unit: str = "
     verdict = against_bar(test, bar)
     f = f".{digits}f"
     if test is None:
-        numbers = Phrase(f"{{:{f}}}{{}} (n = {{}}: no spread to test by) against the bar of {{:g}}{{}}",
-                         statistics.fmean(values), unit, len(values), bar, unit)
+        numbers = Phrase(
+            f"{{:{f}}}{{}} (n = {{}}: no spread to test by) against the bar of {{:g}}{{}}",
+            statistics.fmean(values),
+            unit,
+            len(values),
+            bar,
+            unit,
+        )
     else:
-        numbers = Phrase(f"{{:{f}}}{{}} ± {{:{f}}} (n = {{}}), {{:.0f}}% interval of the mean [{{:{f}}}, {{:{f}}}] "
-                         "against the bar of {:g}{}", test.mean, unit, test.sd, test.n, 100 * (1 - ALPHA),
-                         test.low95, test.high95, bar, unit)
-    return Finding(verdict, what + numbers + {True: Phrase(": at or above the bar."),
-                                              False: Phrase(": below the bar."),
-                                              None: Phrase(": the test cannot tell whether it reaches the bar.")}
-                   [verdict])
+        numbers = Phrase(
+            f"{{:{f}}}{{}} ± {{:{f}}} (n = {{}}), {{:.0f}}% interval of the mean [{{:{f}}}, {{:{f}}}] "
+            "against the bar of {:g}{}",
+            test.mean,
+            unit,
+            test.sd,
+            test.n,
+            100 * (1 - ALPHA),
+            test.low95,
+            test.high95,
+            bar,
+            unit,
+        )
+    return Finding(
+        verdict,
+        what
+        + numbers
+        + {
+            True: Phrase(": at or above the bar."),
+            False: Phrase(": below the bar."),
+            None: Phrase(": the test cannot tell whether it reaches the bar."),
+        }[verdict],
+    )

@@ -1,12 +1,13 @@
 """Training the runs a reproduction compares: attnseq's presets with the context's settings,
 one run per seed, and the curves of their metrics logs."""
+
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..presets import CONFIGS
 from ..runs import read_metrics, read_run_config
@@ -27,8 +28,9 @@ def run_settings(context: Context, seed: int | None = None) -> list[str]:
     return settings + ([f"train.seed={seed}"] if seed is not None else [])
 
 
-def fit_preset(context: Context, name: str, run_dir: Path, data: str | Path, overrides: Sequence[str] = (),
-               seed: int | None = None) -> dict:
+def fit_preset(
+    context: Context, name: str, run_dir: Path, data: str | Path, overrides: Sequence[str] = (), seed: int | None = None
+) -> dict:
     """Train the preset ``name`` on ``data`` (a split folder or the book's file) into ``run_dir``
     (replacing a run there, or continuing it with the context's ``resume``); the run's summary
     (``attnseq.fit``)."""
@@ -37,12 +39,18 @@ def fit_preset(context: Context, name: str, run_dir: Path, data: str | Path, ove
 
     continues = context.continues(run_dir)
     log.info("%s: %s %s -> %s", context.name, "continuing" if continues else "training", name, run_dir)
-    return fit(preset(name), run_dir, [*data_overrides(data), *run_settings(context, seed), *overrides],
-               resume=continues, overwrite=not continues)
+    return fit(
+        preset(name),
+        run_dir,
+        [*data_overrides(data), *run_settings(context, seed), *overrides],
+        resume=continues,
+        overwrite=not continues,
+    )
 
 
-def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, overrides: Sequence[str] = (),
-                   seed: int | None = None) -> dict:
+def compare_preset(
+    context: Context, name: str, run_name: str, data_dir: Path, overrides: Sequence[str] = (), seed: int | None = None
+) -> dict:
     """Train the preset ``name`` (with ``overrides``) on the split folder ``data_dir`` into
     ``RUNS/run_name`` and evaluate its best checkpoint on dev and test as ``attnseq compare``
     does; its row of compare's table (parameters, steps, tokens/s, dev and test exact match and
@@ -51,8 +59,16 @@ def compare_preset(context: Context, name: str, run_name: str, data_dir: Path, o
 
     # budget 0: no wall-clock limit; the reproduction's step budget is in ``overrides``
     continues = context.continues(context.runs_dir / run_name)
-    row = train_and_evaluate(preset(name), run_name, data_dir, 0, context.runs_dir,
-                             [*run_settings(context, seed), *overrides], overwrite=not continues, resume=continues)
+    row = train_and_evaluate(
+        preset(name),
+        run_name,
+        data_dir,
+        0,
+        context.runs_dir,
+        [*run_settings(context, seed), *overrides],
+        overwrite=not continues,
+        resume=continues,
+    )
     return {**row, "run_dir": context.runs_dir / run_name}
 
 
@@ -69,32 +85,50 @@ class PlateauOptions:
     min_loss_delta: float = 0.02  # the fall of the dev loss that counts, a fraction of it
 
     def plateau(self) -> list[str]:
-        return [f"train.patience={self.patience}", f"train.min_delta={self.min_delta}",
-                f"train.min_loss_delta={self.min_loss_delta}"]
+        return [
+            f"train.patience={self.patience}",
+            f"train.min_delta={self.min_delta}",
+            f"train.min_loss_delta={self.min_loss_delta}",
+        ]
 
     def plateau_words(self, unit: str = "points of exact match", scale: float = 100.0) -> str:
         """The rule in words, for a page's budget and setup."""
-        return (f"until {self.patience} evaluations in a row neither raise the dev metric by more than "
-                f"{self.min_delta * scale:g} {unit} nor lower the dev loss by more than {self.min_loss_delta:.0%} "
-                "(the plateau)")
+        return (
+            f"until {self.patience} evaluations in a row neither raise the dev metric by more than "
+            f"{self.min_delta * scale:g} {unit} nor lower the dev loss by more than {self.min_loss_delta:.0%} "
+            "(the plateau)"
+        )
 
 
 def step_budget(steps: int, eval_every: int, dev_sentences: int, plateau: PlateauOptions | None = None) -> list[str]:
     """Overrides that train for at most ``steps`` updates (however many epochs that is), decoding
     ``dev_sentences`` dev pairs every ``eval_every`` updates, stopping earlier on the ``plateau``."""
-    return [f"train.max_steps={steps}", "train.epochs=1000", f"train.eval_every={eval_every}",
-            f"train.eval_max_sentences={dev_sentences}", *(plateau.plateau() if plateau else [])]
+    return [
+        f"train.max_steps={steps}",
+        "train.epochs=1000",
+        f"train.eval_every={eval_every}",
+        f"train.eval_max_sentences={dev_sentences}",
+        *(plateau.plateau() if plateau else []),
+    ]
 
 
 def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> list[RunRecord]:
     """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
     plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``)."""
-    return [RunRecord(label, seed, row["steps"], cap, row["steps"] < cap, **how_it_ended(row["run_dir"]))
-            for label, rs in rows.items() for seed, row in zip(seeds, rs)]
+    return [
+        RunRecord(label, seed, row["steps"], cap, row["steps"] < cap, **how_it_ended(row["run_dir"]))
+        for label, rs in rows.items()
+        for seed, row in zip(seeds, rs)
+    ]
 
 
-METRIC_NAMES = {"loss": "loss", "exact_match": "exact match", "token_accuracy": "token accuracy", "bleu": "BLEU",
-                "chrf": "chrF"}  # train.select_by's metrics as a page names them
+METRIC_NAMES = {
+    "loss": "loss",
+    "exact_match": "exact match",
+    "token_accuracy": "token accuracy",
+    "bleu": "BLEU",
+    "chrf": "chrF",
+}  # train.select_by's metrics as a page names them
 
 
 def _value(metric: str, value: float) -> str:
@@ -120,8 +154,14 @@ def how_it_ended(run_dir: str | Path) -> dict:
     train = read_run_config(run_dir).train
     metric = start.get("select_by")  # the metric train.select_by: auto resolved to
     metric = metric if isinstance(metric, str) and metric else train.select_by
-    evals = [r for r in records if r.get("type") == "eval" and _number(r.get("step"))
-             and (r.get("dev_loss") is None or _number(r["dev_loss"])) and _number(selection_score(r, metric))]
+    evals = [
+        r
+        for r in records
+        if r.get("type") == "eval"
+        and _number(r.get("step"))
+        and (r.get("dev_loss") is None or _number(r["dev_loss"]))
+        and _number(selection_score(r, metric))
+    ]
     if not evals:
         return {"why": "", "by_loss": False}
     name = "dev " + METRIC_NAMES.get(metric, str(metric).replace("_", " "))
@@ -129,8 +169,9 @@ def how_it_ended(run_dir: str | Path) -> dict:
     for record in evals:
         score, loss = selection_score(record, metric), record.get("dev_loss")
         if train.min_delta or train.min_loss_delta:  # the trainer's own rule, which says which clause
-            renewal = patience_renewal(score, loss, ref and ref[0], ref and ref[1], train.min_delta,
-                                       train.min_loss_delta)
+            renewal = patience_renewal(
+                score, loss, ref and ref[0], ref and ref[1], train.min_delta, train.min_loss_delta
+            )
         elif record.get("best"):  # no plateau rule: a new best renews the patience
             renewal = "first" if ref is None else "metric"
         else:
@@ -150,21 +191,28 @@ def how_it_ended(run_dir: str | Path) -> dict:
     after = sum(r["step"] > last["step"] for r in evals)
     later = f"{after} evaluation{'s' if after != 1 else ''} after it"
     if not train.patience:
-        return {"why": f"no early stop (train.patience 0); its last new best at update {last['step']:,}: {reason}; "
-                       f"{later}", "by_loss": by_loss}
-    return {"why": f"patience last renewed at update {last['step']:,} by {reason}; {later} without a renewal (the "
-                   f"rule ends a run at {train.patience})", "by_loss": by_loss}
+        return {
+            "why": f"no early stop (train.patience 0); its last new best at update {last['step']:,}: {reason}; {later}",
+            "by_loss": by_loss,
+        }
+    return {
+        "why": f"patience last renewed at update {last['step']:,} by {reason}; {later} without a renewal (the "
+        f"rule ends a run at {train.patience})",
+        "by_loss": by_loss,
+    }
 
 
-def compare_variants(context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path,
-                     common: Sequence[str] = ()) -> dict[str, list[dict]]:
+def compare_variants(
+    context: Context, variants: Sequence[tuple[str, str, Sequence[str]]], data_dir: Path, common: Sequence[str] = ()
+) -> dict[str, list[dict]]:
     """Every variant (label, preset, overrides) trained once per seed with ``common`` settings
     too, as ``compare_preset``; label -> its rows, one per seed (run folders ``LABEL-seedN``)."""
     rows: dict[str, list[dict]] = {}
     for seed in context.seed_list:
         for label, name, overrides in variants:
             rows.setdefault(label, []).append(
-                compare_preset(context, name, f"{label}-seed{seed}", data_dir, [*common, *overrides], seed))
+                compare_preset(context, name, f"{label}-seed{seed}", data_dir, [*common, *overrides], seed)
+            )
     return rows
 
 
@@ -240,8 +288,11 @@ def cpu_shares(shares: dict[str, list[float | None]], threads: int) -> str:
     measured = {label: [s for s in values if s is not None] for label, values in shares.items()}
     if not any(measured.values()):
         return "How much of the CPU the runs had was not recorded (runs of older code)."
-    said = "; ".join(f"{label} {', '.join(f'{100 * s:.0f}%' for s in values)}"
-                     for label, values in measured.items() if values)
-    return (f"The training processes had this share of {threads} core{'s' if threads > 1 else ''} each (CPU "
-            f"seconds over wall-clock seconds; 100%: the cores to themselves, less: other work took some): "
-            f"{said}.")
+    said = "; ".join(
+        f"{label} {', '.join(f'{100 * s:.0f}%' for s in values)}" for label, values in measured.items() if values
+    )
+    return (
+        f"The training processes had this share of {threads} core{'s' if threads > 1 else ''} each (CPU "
+        f"seconds over wall-clock seconds; 100%: the cores to themselves, less: other work took some): "
+        f"{said}."
+    )

@@ -1,6 +1,7 @@
 """transformer-vs-rnn: the Transformer preset against the best recurrent preset at equal CPU
 minutes on English->German gettext messages: dev BLEU against training minutes in one plot,
 test BLEU of each at the end."""
+
 from __future__ import annotations
 
 import math
@@ -37,17 +38,27 @@ class TransformerVsRnnOptions:
 class TransformerVsRnn(Reproduction):
     title = "The Transformer against the best recurrent model at equal CPU minutes"
     claim = "The Transformer trains in much less time than a recurrent model, and translates more accurately."
-    quotes = (Quote("使用 Transformer 可以控制计算量，充分利用 GPU 并行计算带来的好处，使得学习时间得以大幅减少。在翻译精度方面也实现了"
-                    "精度的提升。", "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.2",
-                    "With the Transformer the amount of computation can be controlled and the parallel computation of "
-                    "GPUs fully used, so training time is greatly reduced; translation accuracy improved as well."),
-              Quote("与RNN这类神经网络结构相比，Transformer一个巨大的优点是：模型在处理序列输入时，可以对整个序列输入进行并行计算，"
-                    "不需要按照时间步循环递归处理输入序列。", "seed document 003, §2",
-                    "Compared with networks such as RNNs, a great advantage of the Transformer is that it processes "
-                    "the whole input sequence in parallel, not step by step in time."))
-    source = ("Vaswani et al. 2017, \"Attention Is All You Need\", §6.1 and Table 2, as seed documents 000 and 003 "
-              "report it; the presets `configs/transformer-gettext-de.yaml` and `configs/recommended-subword.yaml` "
-              "(attnseq's best recurrent preset for text on this CPU). Checked here at equal CPU minutes, not on GPUs.")
+    quotes = (
+        Quote(
+            "使用 Transformer 可以控制计算量，充分利用 GPU 并行计算带来的好处，使得学习时间得以大幅减少。在翻译精度方面也实现了"
+            "精度的提升。",
+            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.2",
+            "With the Transformer the amount of computation can be controlled and the parallel computation of "
+            "GPUs fully used, so training time is greatly reduced; translation accuracy improved as well.",
+        ),
+        Quote(
+            "与RNN这类神经网络结构相比，Transformer一个巨大的优点是：模型在处理序列输入时，可以对整个序列输入进行并行计算，"
+            "不需要按照时间步循环递归处理输入序列。",
+            "seed document 003, §2",
+            "Compared with networks such as RNNs, a great advantage of the Transformer is that it processes "
+            "the whole input sequence in parallel, not step by step in time.",
+        ),
+    )
+    source = (
+        'Vaswani et al. 2017, "Attention Is All You Need", §6.1 and Table 2, as seed documents 000 and 003 '
+        "report it; the presets `configs/transformer-gettext-de.yaml` and `configs/recommended-subword.yaml` "
+        "(attnseq's best recurrent preset for text on this CPU). Checked here at equal CPU minutes, not on GPUs."
+    )
     default_seeds = 1
     nominal_minutes = 23.0
 
@@ -57,9 +68,16 @@ class TransformerVsRnn(Reproduction):
         o, ctx = self.options, self.context
         data = gettext(ctx.run_dir("data"), "de", o.catalogs, None, limits=(o.train_pairs, 0, o.test_sentences))
         test = read_split(data, "test")
-        settings = [f"train.max_minutes={o.minutes}", "train.epochs=1000", "train.patience=0",
-                    f"train.eval_every={o.eval_every}", f"train.eval_max_sentences={o.dev_sentences}",
-                    "decode.beam_size=1", "decode.n_best=1", f"data.tokenizer.vocab_size={o.vocab_size}"]
+        settings = [
+            f"train.max_minutes={o.minutes}",
+            "train.epochs=1000",
+            "train.patience=0",
+            f"train.eval_every={o.eval_every}",
+            f"train.eval_max_sentences={o.dev_sentences}",
+            "decode.beam_size=1",
+            "decode.n_best=1",
+            f"data.tokenizer.vocab_size={o.vocab_size}",
+        ]
         summaries, curves, outputs, refs = {}, {}, {}, None
         for seed in ctx.seed_list:
             for model in MODELS:
@@ -69,8 +87,7 @@ class TransformerVsRnn(Reproduction):
                 hyps, references = translate(load(run_dir), test, o.beam_size)
                 refs = refs or references
                 outputs.setdefault(model, []).append(hyps)
-        shares = {m: [cpu_share(ctx.run_dir(f"{m}-seed{seed}"), ctx.threads) for seed in ctx.seed_list]
-                  for m in MODELS}
+        shares = {m: [cpu_share(ctx.run_dir(f"{m}-seed{seed}"), ctx.threads) for seed in ctx.seed_list] for m in MODELS}
         paired = [paired_bleu(r, t, refs) for r, t in zip(outputs[MODELS[0]], outputs[MODELS[1]])]
         bleu = {MODELS[0]: Spread([p.baseline for p in paired]), MODELS[1]: Spread([p.system for p in paired])}
         ci = {MODELS[0]: paired[0].baseline_ci, MODELS[1]: paired[0].system_ci}
@@ -79,47 +96,78 @@ class TransformerVsRnn(Reproduction):
         rows = []
         for m in MODELS:
             s = summaries[m]
-            rows.append([LABELS[m], f"{s[0]['parameters']:,}", f"{Spread([x['step'] for x in s]).mean:,.0f}",
-                         f"{Spread([x['train_seconds'] / 60 for x in s]).mean:.1f}",
-                         f"{Spread([x['tokens_per_second'] for x in s]).mean:,.0f}",
-                         f"{Spread([max(c.y, default=0.0) for c in curves[m]]).mean:.1f}",
-                         "–" if math.isnan(reach[m].mean) else f"{reach[m].mean:.1f}",
-                         f"{bleu[m].mean:.1f} ± {ci[m]:.1f}"])
-        table = Table(["model", "parameters", "updates", "training minutes", "tokens/s", "best dev BLEU (greedy)",
-                       f"minutes to dev BLEU {target:.1f}", f"test BLEU (beam {o.beam_size})"], rows,
-                      caption=(f"Each model trained for {o.minutes:.3g} wall-clock minutes, its dev evaluations "
-                               "included (training minutes: the updates alone); test BLEU of the best dev checkpoint "
-                               f"on {len(test):,} test sentences, ± the half-width of its 95% bootstrap interval; "
-                               f"'minutes to dev BLEU {target:.1f}': when each first reached the best dev BLEU of "
-                               "the weaker model."))
+            rows.append(
+                [
+                    LABELS[m],
+                    f"{s[0]['parameters']:,}",
+                    f"{Spread([x['step'] for x in s]).mean:,.0f}",
+                    f"{Spread([x['train_seconds'] / 60 for x in s]).mean:.1f}",
+                    f"{Spread([x['tokens_per_second'] for x in s]).mean:,.0f}",
+                    f"{Spread([max(c.y, default=0.0) for c in curves[m]]).mean:.1f}",
+                    "–" if math.isnan(reach[m].mean) else f"{reach[m].mean:.1f}",
+                    f"{bleu[m].mean:.1f} ± {ci[m]:.1f}",
+                ]
+            )
+        table = Table(
+            [
+                "model",
+                "parameters",
+                "updates",
+                "training minutes",
+                "tokens/s",
+                "best dev BLEU (greedy)",
+                f"minutes to dev BLEU {target:.1f}",
+                f"test BLEU (beam {o.beam_size})",
+            ],
+            rows,
+            caption=(
+                f"Each model trained for {o.minutes:.3g} wall-clock minutes, its dev evaluations "
+                "included (training minutes: the updates alone); test BLEU of the best dev checkpoint "
+                f"on {len(test):,} test sentences, ± the half-width of its 95% bootstrap interval; "
+                f"'minutes to dev BLEU {target:.1f}': when each first reached the best dev BLEU of "
+                "the weaker model."
+            ),
+        )
         figure = self._figure(curves)
-        summary = (f"test BLEU after {o.minutes:.3g} minutes each: Transformer {bleu[MODELS[1]].mean:.1f}, RNN "
-                   f"{bleu[MODELS[0]].mean:.1f} (paired bootstrap p {PValue(paired[0].p_value)})")
+        summary = (
+            f"test BLEU after {o.minutes:.3g} minutes each: Transformer {bleu[MODELS[1]].mean:.1f}, RNN "
+            f"{bleu[MODELS[0]].mean:.1f} (paired bootstrap p {PValue(paired[0].p_value)})"
+        )
         return Result(
-            summary=summary, tables=[table], figures=[figure],
-            setup=[f"Data: English->German messages of this machine's gettext catalogs (`attnseq data gettext --lang "
-                   f"de`): {count(data, 'train'):,} training, {count(data, 'dev'):,} dev and {len(test):,} "
-                   "test pairs.",
-                   "Models: `configs/transformer-gettext-de.yaml` (3+3 layers, d_model 256, 4 heads, a joint 8k "
-                   "sentencepiece vocabulary shared by both sides and the output layer, noam warm-up over 400 updates) "
-                   "and `configs/recommended-subword.yaml` (bidirectional LSTM encoder, Luong decoder with general "
-                   "attention, batches of about 2,000 tokens, dropout and label smoothing, the plateau schedule), "
-                   f"each with `train.max_minutes={o.minutes:.3g}`, no early stopping (`train.patience=0`), dev BLEU "
-                   f"on {o.dev_sentences} sentences every {o.eval_every} updates decoded greedily "
-                   "(`decode.beam_size=1`, so evaluations take little of the budget; the RNN preset evaluates every "
-                   "500 updates, and its plateau schedule halves the rate when an evaluation is not better).",
-                   f"Test translations: beam {o.beam_size} with each preset's length penalty and limits, the best "
-                   "dev checkpoint; BLEU by sacrebleu, the paired bootstrap of 1,000 resampled test sets for the "
-                   "difference.",
-                   "The budget is wall-clock: the result depends on the machine and on how busy it is. "
-                   + cpu_shares(shares, ctx.threads)],
+            summary=summary,
+            tables=[table],
+            figures=[figure],
+            setup=[
+                f"Data: English->German messages of this machine's gettext catalogs (`attnseq data gettext --lang "
+                f"de`): {count(data, 'train'):,} training, {count(data, 'dev'):,} dev and {len(test):,} "
+                "test pairs.",
+                "Models: `configs/transformer-gettext-de.yaml` (3+3 layers, d_model 256, 4 heads, a joint 8k "
+                "sentencepiece vocabulary shared by both sides and the output layer, noam warm-up over 400 updates) "
+                "and `configs/recommended-subword.yaml` (bidirectional LSTM encoder, Luong decoder with general "
+                "attention, batches of about 2,000 tokens, dropout and label smoothing, the plateau schedule), "
+                f"each with `train.max_minutes={o.minutes:.3g}`, no early stopping (`train.patience=0`), dev BLEU "
+                f"on {o.dev_sentences} sentences every {o.eval_every} updates decoded greedily "
+                "(`decode.beam_size=1`, so evaluations take little of the budget; the RNN preset evaluates every "
+                "500 updates, and its plateau schedule halves the rate when an evaluation is not better).",
+                f"Test translations: beam {o.beam_size} with each preset's length penalty and limits, the best "
+                "dev checkpoint; BLEU by sacrebleu, the paired bootstrap of 1,000 resampled test sets for the "
+                "difference.",
+                "The budget is wall-clock: the result depends on the machine and on how busy it is. "
+                + cpu_shares(shares, ctx.threads),
+            ],
             budget=f"{o.minutes:.3g} wall-clock minutes per model (evaluations included), {ctx.seeds} seed"
-                   + ("s" if ctx.seeds > 1 else ""),
-            data={"test_bleu": {m: bleu[m].values for m in MODELS}, "p": paired[0].p_value,
-                  "updates": {m: [x["step"] for x in summaries[m]] for m in MODELS},
-                  "tokens_per_second": {m: [x["tokens_per_second"] for x in summaries[m]] for m in MODELS},
-                  "threads": ctx.threads, "minutes": o.minutes, "cpu_share": shares,
-                  "curves": {m: [[c.x, c.y] for c in curves[m]] for m in MODELS}})
+            + ("s" if ctx.seeds > 1 else ""),
+            data={
+                "test_bleu": {m: bleu[m].values for m in MODELS},
+                "p": paired[0].p_value,
+                "updates": {m: [x["step"] for x in summaries[m]] for m in MODELS},
+                "tokens_per_second": {m: [x["tokens_per_second"] for x in summaries[m]] for m in MODELS},
+                "threads": ctx.threads,
+                "minutes": o.minutes,
+                "cpu_share": shares,
+                "curves": {m: [[c.x, c.y] for c in curves[m]] for m in MODELS},
+            },
+        )
 
     def _figure(self, curves):
         plt = pyplot()
@@ -133,10 +181,14 @@ class TransformerVsRnn(Reproduction):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=9, loc="lower right")
         seeds = self.context.seeds
-        ax.set_title(f"English->German gettext: dev BLEU against CPU minutes ({seeds} seed"
-                     f"{'s' if seeds > 1 else ''}, {self.context.threads} threads)", fontsize=10)
+        ax.set_title(
+            f"English->German gettext: dev BLEU against CPU minutes ({seeds} seed"
+            f"{'s' if seeds > 1 else ''}, {self.context.threads} threads)",
+            fontsize=10,
+        )
         return save_figure(fig, self.context.figure("bleu-by-minute")), (
-            "Dev BLEU at each evaluation against the minutes of training so far, both models on the same CPU.")
+            "Dev BLEU at each evaluation against the minutes of training so far, both models on the same CPU."
+        )
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -144,14 +196,35 @@ class TransformerVsRnn(Reproduction):
         p = data["p"]
         sure = p is not None and p < ALPHA
         ahead = transformer > rnn
-        finding = Finding(ahead if sure else None, Phrase(
-            "after {:.3g} minutes each the Transformer scores {:.1f} test BLEU against the RNN's {:.1f} (paired "
-            "bootstrap p {})", data["minutes"], transformer, rnn, PValue(1.0 if p is None else p))
-            + (Phrase(": the Transformer is ahead.") if sure and ahead else Phrase(": the RNN is ahead.") if sure
-               else Phrase(": the test cannot tell them apart.")))
+        finding = Finding(
+            ahead if sure else None,
+            Phrase(
+                "after {:.3g} minutes each the Transformer scores {:.1f} test BLEU against the RNN's {:.1f} (paired "
+                "bootstrap p {})",
+                data["minutes"],
+                transformer,
+                rnn,
+                PValue(1.0 if p is None else p),
+            )
+            + (
+                Phrase(": the Transformer is ahead.")
+                if sure and ahead
+                else Phrase(": the RNN is ahead.")
+                if sure
+                else Phrase(": the test cannot tell them apart.")
+            ),
+        )
         updates = {m: Spread(data["updates"][m]).mean for m in MODELS}
         speed = {m: Spread(data["tokens_per_second"][m]).mean for m in MODELS}
-        observations = [Phrase("in the same minutes on {} thread(s): RNN {:,.0f} updates at {:,.0f} target tokens a "
-                               "second, Transformer {:,.0f} updates at {:,.0f}.", data["threads"],
-                               updates[MODELS[0]], speed[MODELS[0]], updates[MODELS[1]], speed[MODELS[1]])]
+        observations = [
+            Phrase(
+                "in the same minutes on {} thread(s): RNN {:,.0f} updates at {:,.0f} target tokens a "
+                "second, Transformer {:,.0f} updates at {:,.0f}.",
+                data["threads"],
+                updates[MODELS[0]],
+                speed[MODELS[0]],
+                updates[MODELS[1]],
+                speed[MODELS[1]],
+            )
+        ]
         return [finding], observations

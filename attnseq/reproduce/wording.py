@@ -5,11 +5,13 @@ finding was written by hand.
     Phrase("{} scores {:.1f} BLEU against {:.1f}", "attention", 21.43, 17.02)
     Phrase("p {}", PValue(p)) + Phrase("; the interval lies above 0.")
 """
+
 from __future__ import annotations
 
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 
 class PValue(float):
@@ -18,7 +20,7 @@ class PValue(float):
 
     def __format__(self, spec: str) -> str:
         digits = int(spec[1:-1]) if spec.startswith(".") and spec.endswith("f") else 3
-        floor = 10.0 ** -digits
+        floor = 10.0**-digits
         return f"< {floor:.{digits}f}" if self < floor / 2 else f"= {float(self):.{digits}f}"
 
 
@@ -53,15 +55,15 @@ class Phrase:
             raise ValueError(f"too many values for {template!r}")
 
     @classmethod
-    def of(cls, parts: Iterable[str | Slot]) -> "Phrase":
+    def of(cls, parts: Iterable[str | Slot]) -> Phrase:
         phrase = cls()
         phrase.parts = list(parts)
         return phrase
 
-    def __add__(self, other: "Phrase | str") -> "Phrase":
+    def __add__(self, other: Phrase | str) -> Phrase:
         return Phrase.of([*self.parts, *(other.parts if isinstance(other, Phrase) else [other])])
 
-    def __radd__(self, other: str) -> "Phrase":
+    def __radd__(self, other: str) -> Phrase:
         return Phrase.of([other, *self.parts])
 
     def __str__(self) -> str:

@@ -8,21 +8,51 @@ layer set (``build_model(..., layers=fused)``); ``optim.py``: SGD/Adam with grad
 ``gradcheck.py``: a finite-difference gradient checker. Depends on NumPy only: the adapter that
 trains and serves these models like the torch ones is attnseq/engines/numpy_engine.
 """
+
 from __future__ import annotations
 
 from . import fused, layers
-from .layers import (Attention, AttentionWeight, Embedding, GRU, LSTM, TimeAffine,
-                     TimeAttention, TimeBiLSTM, TimeEmbedding, TimeGRU, TimeLSTM,
-                     TimeSoftmaxWithLoss, WeightSum)
-from .models import (MODELS, AttentionSeq2seq, BiAttentionSeq2seq, PeekySeq2seq, Seq2seq,
-                     build_model)
+from .layers import (
+    GRU,
+    LSTM,
+    Attention,
+    AttentionWeight,
+    Embedding,
+    TimeAffine,
+    TimeAttention,
+    TimeBiLSTM,
+    TimeEmbedding,
+    TimeGRU,
+    TimeLSTM,
+    TimeSoftmaxWithLoss,
+    WeightSum,
+)
+from .models import MODELS, AttentionSeq2seq, BiAttentionSeq2seq, PeekySeq2seq, Seq2seq, build_model
 from .optim import SGD, Adam, clip_grads
 
 __all__ = [
-    "layers", "fused",
-    "Embedding", "TimeEmbedding", "LSTM", "TimeLSTM", "GRU", "TimeGRU", "TimeAffine",
-    "TimeSoftmaxWithLoss", "WeightSum", "AttentionWeight", "Attention", "TimeAttention",
+    "layers",
+    "fused",
+    "Embedding",
+    "TimeEmbedding",
+    "LSTM",
+    "TimeLSTM",
+    "GRU",
+    "TimeGRU",
+    "TimeAffine",
+    "TimeSoftmaxWithLoss",
+    "WeightSum",
+    "AttentionWeight",
+    "Attention",
+    "TimeAttention",
     "TimeBiLSTM",
-    "Seq2seq", "PeekySeq2seq", "AttentionSeq2seq", "BiAttentionSeq2seq", "MODELS", "build_model",
-    "SGD", "Adam", "clip_grads",
+    "Seq2seq",
+    "PeekySeq2seq",
+    "AttentionSeq2seq",
+    "BiAttentionSeq2seq",
+    "MODELS",
+    "build_model",
+    "SGD",
+    "Adam",
+    "clip_grads",
 ]

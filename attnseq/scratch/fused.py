@@ -13,18 +13,20 @@ fused layer against its twin in float64: outputs and every gradient.
 Conventions as in scratch/layers.py (gate order f, g, i, o; weights multiply from the right;
 the dtype is the weights').
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from .layers import Embedding, TimeAffine, TimeSoftmaxWithLoss, softmax_backward
-from .layers import TimeBiLSTM as BookTimeBiLSTM, TimeLSTM as BookTimeLSTM
+from .layers import TimeBiLSTM as BookTimeBiLSTM
+from .layers import TimeLSTM as BookTimeLSTM
 
-__all__ = ["empty", "TimeEmbedding", "TimeLSTM", "TimeBiLSTM", "TimeAttention", "TimeAffine",
-           "TimeSoftmaxWithLoss"]
+__all__ = ["empty", "TimeEmbedding", "TimeLSTM", "TimeBiLSTM", "TimeAttention", "TimeAffine", "TimeSoftmaxWithLoss"]
 
 
 # --------------------------------------------------------------------------- buffers
+
 
 def empty(shape, dtype=np.float32) -> np.ndarray:
     """An uninitialised array whose data starts on a 64-byte boundary."""
@@ -35,7 +37,7 @@ def empty(shape, dtype=np.float32) -> np.ndarray:
     nbytes = int(np.prod(shape)) * dtype.itemsize
     raw = np.empty(nbytes + 64, dtype=np.uint8)
     start = -raw.ctypes.data % 64
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
 class _Workspace:
@@ -58,7 +60,7 @@ class _Workspace:
 def _flat_view(buf: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """A C-contiguous (rows, columns) array over the start of the flat buffer ``buf``."""
     rows, columns = int(shape[0]), int(shape[1])
-    return buf[:rows * columns].reshape(rows, columns)
+    return buf[: rows * columns].reshape(rows, columns)
 
 
 class _PrefixPlan:
@@ -80,7 +82,7 @@ class _PrefixPlan:
             self.width = np.full(T + 1, N, dtype=np.int64)
             return
         shared = np.minimum(np.asarray(shared, dtype=np.int64), T)
-        self.order = np.argsort(shared, kind="stable")            # by prefix length
+        self.order = np.argsort(shared, kind="stable")  # by prefix length
         self.inverse = np.empty(N, dtype=np.int64)
         self.inverse[self.order] = np.arange(N)
         self.s0, self.columns = 1, N + 1
@@ -88,7 +90,7 @@ class _PrefixPlan:
         self.width = np.empty(T + 1, dtype=np.int64)
         self.width[:T] = 1 + active
         self.width[T] = self.width[T - 1]
-        self.representative = int(self.order[-1])                 # a sample with the longest
+        self.representative = int(self.order[-1])  # a sample with the longest
 
     def to_columns(self, a: np.ndarray) -> np.ndarray:
         """(N, T, F) in sample order -> (T, F, columns), column 0 (the prefix) left as
@@ -106,22 +108,24 @@ class _PrefixPlan:
 
 # --------------------------------------------------------------------------- embedding
 
+
 class TimeEmbedding(Embedding):
     """The book's TimeEmbedding as one Embedding over every step: ids (N, T) -> (N, T, D)."""
 
     def backward(self, dout: np.ndarray) -> None:
-        dW, = self.grads
+        (dW,) = self.grads
         dW[...] = 0
         D = dW.shape[1]
-        np.add.at(dW, self.idx.ravel(), dout.reshape(-1, D))   # repeated ids add up
+        np.add.at(dW, self.idx.ravel(), dout.reshape(-1, D))  # repeated ids add up
         return None
 
 
 # --------------------------------------------------------------------------- LSTM
 
+
 def _split4(A: np.ndarray, H: int):
     """The f, g, i, o row blocks of a fused gate array (4H, columns)."""
-    return A[:H], A[H:2 * H], A[2 * H:3 * H], A[3 * H:]
+    return A[:H], A[H : 2 * H], A[2 * H : 3 * H], A[3 * H :]
 
 
 def _lstm_step(A, c_prev, c, tanh_c, h, tmp):
@@ -134,16 +138,16 @@ def _lstm_step(A, c_prev, c, tanh_c, h, tmp):
     # sigmoid(x) = (1 + tanh(x / 2)) / 2, so with f, i, o halved one tanh activates all gates.
     H = c.shape[0]
     f, g, i, o = _split4(A, H)
-    io = A[2 * H:]                                     # i and o side by side
+    io = A[2 * H :]  # i and o side by side
     np.tanh(A, out=A)
-    for gate in (f, io):                               # (1 + tanh(x / 2)) / 2
+    for gate in (f, io):  # (1 + tanh(x / 2)) / 2
         gate *= 0.5
         gate += 0.5
-    np.multiply(f, c_prev, out=c)      # c_prev may be c itself (inference updates in place)
+    np.multiply(f, c_prev, out=c)  # c_prev may be c itself (inference updates in place)
     np.multiply(g, i, out=tmp)
-    c += tmp                           # c = f * c_prev + g * i
+    c += tmp  # c = f * c_prev + g * i
     np.tanh(c, out=tanh_c)
-    np.multiply(o, tanh_c, out=h)      # h = o * tanh(c)
+    np.multiply(o, tanh_c, out=h)  # h = o * tanh(c)
 
 
 def _lstm_step_backward(dh, dc, gates, dgates, c_prev, tanh_c, dc_prev, tmp):
@@ -212,10 +216,10 @@ class TimeLSTM(BookTimeLSTM):
     # allocated once and reused from call to call (see _PrefixPlan for the widths).
 
     def __init__(self, Wx: np.ndarray, Wh: np.ndarray, b: np.ndarray, stateful: bool = False):
-        super().__init__(Wx, Wh, b, stateful)          # params, grads, h, c (N, H), dh
+        super().__init__(Wx, Wh, b, stateful)  # params, grads, h, c (N, H), dh
         self._cache = None
         self._ws = _Workspace()
-        self._forward_weight_of = None                 # params the inference weight is from
+        self._forward_weight_of = None  # params the inference weight is from
 
     def _padded_k(self) -> int:
         # K = H + D + 1 padded with zero rows to a multiple of 32: OpenBLAS's kernels run an
@@ -230,27 +234,30 @@ class TimeLSTM(BookTimeLSTM):
         D, H = Wx.shape[0], Wh.shape[0]
         W = self._ws.get("W", (self._padded_k(), 4 * H), Wh.dtype)
         W[:H] = Wh
-        W[H:H + D] = Wx
+        W[H : H + D] = Wx
         W[H + D] = b
-        W[H + D + 1:] = 0
+        W[H + D + 1 :] = 0
         return W
 
     def _forward_weight(self, reuse: bool = False) -> np.ndarray:
         """W^T (4H, K) with the f, i, o rows halved (see _lstm_step).  With ``reuse``, the
         array of the previous call is returned if the parameters have not changed since."""
-        if reuse and self._forward_weight_of is not None and all(
-                np.array_equal(p, q) for p, q in zip(self.params, self._forward_weight_of)):
+        if (
+            reuse
+            and self._forward_weight_of is not None
+            and all(np.array_equal(p, q) for p, q in zip(self.params, self._forward_weight_of))
+        ):
             return self._ws.get("WT", None, None)
         Wx, Wh, b = self.params
         D, H = Wx.shape[0], Wh.shape[0]
         WT = self._ws.get("WT", (4 * H, self._padded_k()), Wh.dtype)
-        W = WT.T                                       # (K, 4H) view
+        W = WT.T  # (K, 4H) view
         W[:H] = Wh
-        W[H:H + D] = Wx
+        W[H : H + D] = Wx
         W[H + D] = b
-        W[H + D + 1:] = 0
-        WT[:H] *= 0.5                                  # f
-        WT[2 * H:] *= 0.5                              # i, o
+        W[H + D + 1 :] = 0
+        WT[:H] *= 0.5  # f
+        WT[2 * H :] *= 0.5  # i, o
         self._forward_weight_of = [p.copy() for p in self.params] if reuse else None
         return WT
 
@@ -260,12 +267,11 @@ class TimeLSTM(BookTimeLSTM):
         buf = self._ws.get(name, (sum(sizes),), dtype)
         out, start = [], 0
         for size, w in zip(sizes, widths):
-            out.append(buf[start:start + size].reshape(rows, int(w)))
+            out.append(buf[start : start + size].reshape(rows, int(w)))
             start += size
         return out
 
-    def forward(self, xs: np.ndarray, cache: bool = True,
-                shared: np.ndarray | None = None) -> np.ndarray:
+    def forward(self, xs: np.ndarray, cache: bool = True, shared: np.ndarray | None = None) -> np.ndarray:
         Wx, Wh, b = self.params
         N, T, D = xs.shape
         H = Wh.shape[0]
@@ -275,7 +281,7 @@ class TimeLSTM(BookTimeLSTM):
         c0 = self.c if self.stateful else None
         if plan.shared and (h0 is not None or c0 is not None):
             raise ValueError("a shared prefix needs the zero initial state")
-        WT = self._forward_weight(reuse=not cache)     # (4H, K)
+        WT = self._forward_weight(reuse=not cache)  # (4H, K)
         K = WT.shape[1]
         width = plan.width
         mode = "train" if cache else "infer"
@@ -285,25 +291,23 @@ class TimeLSTM(BookTimeLSTM):
 
         # Z[t] = z_t = [h_{t-1}; x_t; 1; 0] (K, width[t]); step t writes h_t into Z[t + 1][:H].
         Z = carve("Z", K, width)
-        x_cols = plan.to_columns(xs)                   # (T, D, columns)
+        x_cols = plan.to_columns(xs)  # (T, D, columns)
         for t in range(T):
-            Z[t][H:H + D] = x_cols[t][:, :width[t]]
+            Z[t][H : H + D] = x_cols[t][:, : width[t]]
             Z[t][H + D] = 1
-            Z[t][H + D + 1:] = 0
+            Z[t][H + D + 1 :] = 0
         if h0 is None:
             Z[0][:H] = 0
         else:
             Z[0][:H] = h0.T
         # cs[t] is c_{t-1} (H, width[t]); cs[0] the initial c.  Inference keeps two.
         if cache:
-            A = carve("A", 4 * H, width[:T])           # gate pre-activations, then values
+            A = carve("A", 4 * H, width[:T])  # gate pre-activations, then values
             tanh_cs = carve("tanh_c", H, width[:T])
             cs = carve("c", H, width)
         else:
-            A = [_flat_view(self._ws.get("infer.A", (4 * H * plan.columns,), dtype), (4 * H, w))
-                 for w in width[:T]]
-            tanh_cs = [_flat_view(self._ws.get("infer.tanh_c", (H * plan.columns,), dtype),
-                                  (H, w)) for w in width[:T]]
+            A = [_flat_view(self._ws.get("infer.A", (4 * H * plan.columns,), dtype), (4 * H, w)) for w in width[:T]]
+            tanh_cs = [_flat_view(self._ws.get("infer.tanh_c", (H * plan.columns,), dtype), (H, w)) for w in width[:T]]
             cbufs = [self._ws.get(f"infer.c{k}", (H * plan.columns,), dtype) for k in (0, 1)]
             cs = [_flat_view(cbufs[t % 2], (H, w)) for t, w in enumerate(width)]
         tmp_buf = self._ws.get(f"{mode}.tmp", (H * plan.columns,), dtype)
@@ -314,27 +318,26 @@ class TimeLSTM(BookTimeLSTM):
 
         for t in range(T):
             w, w_next = width[t], width[t + 1]
-            if t == 0 and h0 is None:                  # h = 0 adds nothing: skip its rows
+            if t == 0 and h0 is None:  # h = 0 adds nothing: skip its rows
                 np.matmul(WT[:, H:], Z[0][H:], out=A[t])
             else:
-                np.matmul(WT, Z[t], out=A[t])          # (4H, w) ~ W^T [h; x; 1]
-            _lstm_step(A[t], cs[t], cs[t + 1][:, :w], tanh_cs[t], Z[t + 1][:H, :w],
-                       _flat_view(tmp_buf, (H, w)))
-            if w_next > w:                             # samples whose own steps begin
+                np.matmul(WT, Z[t], out=A[t])  # (4H, w) ~ W^T [h; x; 1]
+            _lstm_step(A[t], cs[t], cs[t + 1][:, :w], tanh_cs[t], Z[t + 1][:H, :w], _flat_view(tmp_buf, (H, w)))
+            if w_next > w:  # samples whose own steps begin
                 Z[t + 1][:H, w:w_next] = Z[t + 1][:H, :1]
                 cs[t + 1][:, w:w_next] = cs[t + 1][:, :1]
 
         # Every column's h_t: its own once begun, the prefix column's before.
-        hs = np.empty((plan.columns, T, H), dtype)                   # column order
+        hs = np.empty((plan.columns, T, H), dtype)  # column order
         for t in range(T):
             w = width[t]
             hs[:w, t, :] = Z[t + 1][:H, :w].T
             hs[w:, t, :] = Z[t + 1][:H, 0]
         if plan.shared:
-            hs = hs[plan.s0 + plan.inverse]                           # (N, T, H)
+            hs = hs[plan.s0 + plan.inverse]  # (N, T, H)
         c_last = np.empty((1, H, plan.columns), dtype)
-        c_last[0][:, :width[T]] = cs[T]
-        c_last[0][:, width[T]:] = cs[T][:, :1]
+        c_last[0][:, : width[T]] = cs[T]
+        c_last[0][:, width[T] :] = cs[T][:, :1]
         self.h = hs[:, -1].copy()
         self.c = np.ascontiguousarray(plan.to_samples(c_last)[:, 0])
         self._cache = (plan, Z, A, cs, tanh_cs, h0 is None) if cache else None
@@ -346,18 +349,18 @@ class TimeLSTM(BookTimeLSTM):
         N, T, H = dhs.shape
         D = Wx.shape[0]
         dtype = gates[0].dtype
-        W = self._backward_weight()                    # (K, 4H)
+        W = self._backward_weight()  # (K, 4H)
         K = W.shape[0]
         width, columns = plan.width, plan.columns
 
-        def buf(name, rows):                           # flat, room for (rows, columns)
+        def buf(name, rows):  # flat, room for (rows, columns)
             return self._ws.get(f"grad.{name}", (rows * columns,), dtype)
 
-        dh_cols = plan.to_columns(dhs)                 # (T, H, columns); a copy when shared
+        dh_cols = plan.to_columns(dhs)  # (T, H, columns); a copy when shared
         if plan.shared:
-            dh_cols[:, :, 0] = 0                       # the prefix column has no output of its own
+            dh_cols[:, :, 0] = 0  # the prefix column has no output of its own
         dx_cols = np.zeros((T, D, columns), dtype)
-        dWT = self._ws.get("grad.dWT", (4 * H, K), dtype)            # sum over steps of dA z^T
+        dWT = self._ws.get("grad.dWT", (4 * H, K), dtype)  # sum over steps of dA z^T
         step_dWT = self._ws.get("grad.step_dWT", (4 * H, K), dtype)
         dWT[...] = 0
         # From step t + 1: the gradients at h_t (rows :H of dZ) and at c_t, (., width[t + 1]).
@@ -382,24 +385,32 @@ class TimeLSTM(BookTimeLSTM):
                 dc[:, 0] += dc_next[:, w:w_next].sum(axis=1)
             dA = _flat_view(buf("dA", 4 * H), (4 * H, w))
             dc_prev = _flat_view(dc_bufs[1 - k], (H, w))
-            _lstm_step_backward(dh, dc, _split4(gates[t], H), _split4(dA, H), cs[t],
-                                tanh_cs[t], dc_prev, _flat_view(buf("tmp", H), (H, w)))
+            _lstm_step_backward(
+                dh,
+                dc,
+                _split4(gates[t], H),
+                _split4(dA, H),
+                cs[t],
+                tanh_cs[t],
+                dc_prev,
+                _flat_view(buf("tmp", H), (H, w)),
+            )
             dZ = _flat_view(dZ_bufs[1 - k], (K, w))
-            r = H if t == 0 and zero_start else 0      # rows of z_0 that were not zero
+            r = H if t == 0 and zero_start else 0  # rows of z_0 that were not zero
             np.matmul(W[r:], dA, out=dZ[r:])
-            dx_cols[t][:, :w] = dZ[H:H + D]
+            dx_cols[t][:, :w] = dZ[H : H + D]
             np.matmul(dA, Z[t][r:].T, out=step_dWT[:, r:])
             dWT[:, r:] += step_dWT[:, r:]
             dZ_next, dc_next, k = dZ, dc_prev, 1 - k
 
         dWx, dWh, db = self.grads
         dWh[...] = dWT[:, :H].T
-        dWx[...] = dWT[:, H:H + D].T
+        dWx[...] = dWT[:, H : H + D].T
         db[...] = dWT[:, H + D]
-        dxs = plan.to_samples(dx_cols)                 # (N, T, D); a copy when shared
+        dxs = plan.to_samples(dx_cols)  # (N, T, D); a copy when shared
         if plan.shared:
             dxs[plan.representative] += dx_cols[:, :, 0]
-        if zero_start:                                 # (N, H) for the initial state
+        if zero_start:  # (N, H) for the initial state
             self.dh = None
         else:
             self.dh = np.ascontiguousarray(dZ_next[:H].T)
@@ -415,6 +426,7 @@ class TimeBiLSTM(BookTimeBiLSTM):
 
 # --------------------------------------------------------------------------- attention
 
+
 class TimeAttention:
     """The book's TimeAttention with every decoder step at once, in batched matrix products.
 
@@ -428,19 +440,19 @@ class TimeAttention:
         self.cache = None
 
     def forward(self, hs_enc: np.ndarray, hs_dec: np.ndarray) -> np.ndarray:
-        s = hs_dec @ hs_enc.transpose(0, 2, 1)         # (N, T, S) dot-product scores
-        s -= s.max(axis=-1, keepdims=True)             # softmax over the source, in place
-        a = np.exp(s, out=s)                           # (N, T, S)
+        s = hs_dec @ hs_enc.transpose(0, 2, 1)  # (N, T, S) dot-product scores
+        s -= s.max(axis=-1, keepdims=True)  # softmax over the source, in place
+        a = np.exp(s, out=s)  # (N, T, S)
         a /= a.sum(axis=-1, keepdims=True)
         self.attention_weights = a
         self.cache = (hs_enc, hs_dec, a)
-        return a @ hs_enc                              # (N, T, H)
+        return a @ hs_enc  # (N, T, H)
 
     def backward(self, dout: np.ndarray):
         hs_enc, hs_dec, a = self.cache
-        da = dout @ hs_enc.transpose(0, 2, 1)          # (N, T, S)
-        ds = softmax_backward(a, da)                   # (N, T, S)
-        dhs_enc = a.transpose(0, 2, 1) @ dout          # (N, S, H) through the weighted sum
-        dhs_enc += ds.transpose(0, 2, 1) @ hs_dec      # (N, S, H) through the scores
-        dhs_dec = ds @ hs_enc                          # (N, T, H)
+        da = dout @ hs_enc.transpose(0, 2, 1)  # (N, T, S)
+        ds = softmax_backward(a, da)  # (N, T, S)
+        dhs_enc = a.transpose(0, 2, 1) @ dout  # (N, S, H) through the weighted sum
+        dhs_enc += ds.transpose(0, 2, 1) @ hs_dec  # (N, S, H) through the scores
+        dhs_dec = ds @ hs_enc  # (N, T, H)
         return dhs_enc, dhs_dec

@@ -4,14 +4,14 @@ The scalar checked is L = sum_k <out_k, r_k> for fixed random arrays r_k of the 
 shapes, so backward(*r) must give dL/d(every input and parameter).  Errors are relative:
 ||analytic - numeric|| / (||analytic|| + ||numeric||), about 1e-9 when backward is right.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["numerical_gradient", "relative_error", "check_gradients", "check_layer",
-           "check_model"]
+__all__ = ["numerical_gradient", "relative_error", "check_gradients", "check_layer", "check_model"]
 
 
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
@@ -42,10 +42,16 @@ def _as_tuple(x) -> tuple:
     return x if isinstance(x, tuple) else (x,)
 
 
-def check_gradients(forward: Callable, backward: Callable, inputs: Sequence,
-                    params: Sequence[np.ndarray] = (), grads: Sequence[np.ndarray] = (),
-                    names: Sequence[str] | None = None, eps: float = 1e-6,
-                    seed: int = 0) -> dict[str, float]:
+def check_gradients(
+    forward: Callable,
+    backward: Callable,
+    inputs: Sequence,
+    params: Sequence[np.ndarray] = (),
+    grads: Sequence[np.ndarray] = (),
+    names: Sequence[str] | None = None,
+    eps: float = 1e-6,
+    seed: int = 0,
+) -> dict[str, float]:
     """Compare backward with finite differences.
 
     forward(*inputs) returns one output or a tuple of them; backward(*douts) returns the
@@ -57,17 +63,16 @@ def check_gradients(forward: Callable, backward: Callable, inputs: Sequence,
     douts = tuple(rng.standard_normal(np.shape(o)) for o in outs)
 
     def scalar() -> float:
-        return float(sum(np.sum(np.asarray(o, np.float64) * r)
-                         for o, r in zip(_as_tuple(forward(*inputs)), douts)))
+        return float(sum(np.sum(np.asarray(o, np.float64) * r) for o, r in zip(_as_tuple(forward(*inputs)), douts)))
 
-    scalar()                                  # fresh caches for backward
-    dins = tuple(np.array(d, dtype=np.float64)
-                 for d in _as_tuple(backward(*(d if np.ndim(d) else float(d) for d in douts))))
+    scalar()  # fresh caches for backward
+    dins = tuple(
+        np.array(d, dtype=np.float64) for d in _as_tuple(backward(*(d if np.ndim(d) else float(d) for d in douts)))
+    )
     analytic_params = [np.array(g, dtype=np.float64) for g in grads]
     float_inputs = [x for x in inputs if isinstance(x, np.ndarray) and x.dtype.kind == "f"]
     if len(dins) != len(float_inputs):
-        raise ValueError(f"backward returned {len(dins)} gradients for "
-                         f"{len(float_inputs)} float inputs")
+        raise ValueError(f"backward returned {len(dins)} gradients for {len(float_inputs)} float inputs")
 
     errors = {}
     for k, (x, dx) in enumerate(zip(float_inputs, dins)):
@@ -81,8 +86,9 @@ def check_gradients(forward: Callable, backward: Callable, inputs: Sequence,
 def check_layer(layer, *inputs, eps: float = 1e-6, seed: int = 0) -> dict[str, float]:
     """check_gradients for a layer with ``params``, ``grads``, ``forward`` and ``backward``."""
     names = getattr(layer, "param_names", None)
-    return check_gradients(layer.forward, layer.backward, inputs, layer.params, layer.grads,
-                           names=names, eps=eps, seed=seed)
+    return check_gradients(
+        layer.forward, layer.backward, inputs, layer.params, layer.grads, names=names, eps=eps, seed=seed
+    )
 
 
 def check_model(model, xs: np.ndarray, ts: np.ndarray, eps: float = 1e-6) -> dict[str, float]:
@@ -91,5 +97,7 @@ def check_model(model, xs: np.ndarray, ts: np.ndarray, eps: float = 1e-6) -> dic
     model.backward()
     analytic = {name: np.array(g, dtype=np.float64) for name, g in model.named_grads().items()}
     loss = lambda: float(model.forward(xs, ts))  # noqa: E731
-    return {name: relative_error(analytic[name], numerical_gradient(loss, p, eps))
-            for name, p in model.named_params().items()}
+    return {
+        name: relative_error(analytic[name], numerical_gradient(loss, p, eps))
+        for name, p in model.named_params().items()
+    }

@@ -23,28 +23,42 @@ Conventions:
 * The dtype is that of the weights handed to the constructor (float32 for training, float64 for
   gradient checks); parameter-free layers follow their inputs.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = [
-    "sigmoid", "softmax", "softmax_backward",
-    "Embedding", "TimeEmbedding", "LSTM", "TimeLSTM", "GRU", "TimeGRU", "TimeAffine",
-    "TimeSoftmaxWithLoss", "WeightSum", "AttentionWeight", "Attention", "TimeAttention",
+    "sigmoid",
+    "softmax",
+    "softmax_backward",
+    "Embedding",
+    "TimeEmbedding",
+    "LSTM",
+    "TimeLSTM",
+    "GRU",
+    "TimeGRU",
+    "TimeAffine",
+    "TimeSoftmaxWithLoss",
+    "WeightSum",
+    "AttentionWeight",
+    "Attention",
+    "TimeAttention",
     "TimeBiLSTM",
 ]
 
 
 # --------------------------------------------------------------------------- functions
 
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), elementwise."""
-    return 0.5 * np.tanh(0.5 * x) + 0.5                # the same function; exp cannot overflow
+    return 0.5 * np.tanh(0.5 * x) + 0.5  # the same function; exp cannot overflow
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
     """Softmax over the last axis."""
-    y = x - x.max(axis=-1, keepdims=True)              # exp cannot overflow
+    y = x - x.max(axis=-1, keepdims=True)  # exp cannot overflow
     np.exp(y, out=y)
     y /= y.sum(axis=-1, keepdims=True)
     return y
@@ -59,6 +73,7 @@ def softmax_backward(y: np.ndarray, dy: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- embeddings
 
+
 class Embedding:
     """Rows of W picked by integer ids: ids (N,) -> vectors (N, D)."""
 
@@ -70,14 +85,14 @@ class Embedding:
         self.idx = None
 
     def forward(self, idx: np.ndarray) -> np.ndarray:
-        W, = self.params
+        (W,) = self.params
         self.idx = idx
-        return W[idx]                                   # (N, D)
+        return W[idx]  # (N, D)
 
     def backward(self, dout: np.ndarray) -> None:
-        dW, = self.grads
+        (dW,) = self.grads
         dW[...] = 0
-        np.add.at(dW, self.idx, dout)                  # a repeated id adds up its rows
+        np.add.at(dW, self.idx, dout)  # a repeated id adds up its rows
         return None
 
 
@@ -92,7 +107,7 @@ class TimeEmbedding:
         self.layers = None
 
     def forward(self, xs: np.ndarray) -> np.ndarray:
-        W, = self.params
+        (W,) = self.params
         N, T = xs.shape
         out = np.empty((N, T, W.shape[1]), dtype=W.dtype)
         self.layers = []
@@ -113,6 +128,7 @@ class TimeEmbedding:
 
 # --------------------------------------------------------------------------- LSTM
 
+
 class LSTM:
     """One LSTM step: (x (N, D), h_prev (N, H), c_prev (N, H)) -> (h_next, c_next)."""
 
@@ -126,11 +142,11 @@ class LSTM:
     def forward(self, x, h_prev, c_prev):
         Wx, Wh, b = self.params
         N, H = h_prev.shape
-        A = x @ Wx + h_prev @ Wh + b                   # (N, 4H): the four gates at once
-        f = sigmoid(A[:, :H])                          # forget
-        g = np.tanh(A[:, H:2 * H])                     # candidate
-        i = sigmoid(A[:, 2 * H:3 * H])                 # input
-        o = sigmoid(A[:, 3 * H:])                      # output
+        A = x @ Wx + h_prev @ Wh + b  # (N, 4H): the four gates at once
+        f = sigmoid(A[:, :H])  # forget
+        g = np.tanh(A[:, H : 2 * H])  # candidate
+        i = sigmoid(A[:, 2 * H : 3 * H])  # input
+        o = sigmoid(A[:, 3 * H :])  # output
         c_next = f * c_prev + g * i
         h_next = o * np.tanh(c_next)
         self.cache = (x, h_prev, c_prev, i, f, g, o, c_next)
@@ -140,13 +156,13 @@ class LSTM:
         Wx, Wh, b = self.params
         x, h_prev, c_prev, i, f, g, o, c_next = self.cache
         tanh_c_next = np.tanh(c_next)
-        ds = dc_next + (dh_next * o) * (1 - tanh_c_next ** 2)   # all that reaches c_next
+        ds = dc_next + (dh_next * o) * (1 - tanh_c_next**2)  # all that reaches c_next
         dc_prev = ds * f
         df = ds * c_prev * f * (1 - f)
-        dg = ds * i * (1 - g ** 2)
+        dg = ds * i * (1 - g**2)
         di = ds * g * i * (1 - i)
         do = dh_next * tanh_c_next * o * (1 - o)
-        dA = np.hstack((df, dg, di, do))               # (N, 4H)
+        dA = np.hstack((df, dg, di, do))  # (N, 4H)
         self.grads[0][...] = x.T @ dA
         self.grads[1][...] = h_prev.T @ dA
         self.grads[2][...] = dA.sum(axis=0)
@@ -223,7 +239,7 @@ class TimeBiLSTM:
     """
 
     param_names = ("fwd.Wx", "fwd.Wh", "fwd.b", "bwd.Wx", "bwd.Wh", "bwd.b")
-    lstm_class = TimeLSTM                              # the fused TimeBiLSTM puts in its own
+    lstm_class = TimeLSTM  # the fused TimeBiLSTM puts in its own
 
     def __init__(self, Wx1, Wh1, b1, Wx2, Wh2, b2, stateful: bool = False):
         self.forward_lstm = self.lstm_class(Wx1, Wh1, b1, stateful)
@@ -234,9 +250,9 @@ class TimeBiLSTM:
     def forward(self, xs: np.ndarray, cache: bool = True, shared=None) -> np.ndarray:
         """``cache`` and ``shared`` as in TimeLSTM; only the forward direction reads the
         shared prefix first."""
-        o1 = self.forward_lstm.forward(xs, cache, shared)         # (N, T, H)
-        o2 = self.backward_lstm.forward(xs[:, ::-1], cache)       # (N, T, H), reversed time
-        return np.concatenate((o1, o2[:, ::-1]), axis=2)          # (N, T, 2H)
+        o1 = self.forward_lstm.forward(xs, cache, shared)  # (N, T, H)
+        o2 = self.backward_lstm.forward(xs[:, ::-1], cache)  # (N, T, H), reversed time
+        return np.concatenate((o1, o2[:, ::-1]), axis=2)  # (N, T, 2H)
 
     def backward(self, dhs: np.ndarray) -> np.ndarray:
         H = dhs.shape[2] // 2
@@ -246,6 +262,7 @@ class TimeBiLSTM:
 
 
 # --------------------------------------------------------------------------- GRU
+
 
 class GRU:
     """One GRU step: (x (N, D), h_prev (N, H)) -> h_next (N, H)."""
@@ -260,12 +277,12 @@ class GRU:
     def forward(self, x, h_prev):
         Wx, Wh, b = self.params
         H = Wh.shape[0]
-        Wxz, Wxr, Wxh = Wx[:, :H], Wx[:, H:2 * H], Wx[:, 2 * H:]
-        Whz, Whr, Whh = Wh[:, :H], Wh[:, H:2 * H], Wh[:, 2 * H:]
-        bz, br, bh = b[:H], b[H:2 * H], b[2 * H:]
-        z = sigmoid(x @ Wxz + h_prev @ Whz + bz)                   # update
-        r = sigmoid(x @ Wxr + h_prev @ Whr + br)                   # reset
-        h_hat = np.tanh(x @ Wxh + (r * h_prev) @ Whh + bh)         # candidate
+        Wxz, Wxr, Wxh = Wx[:, :H], Wx[:, H : 2 * H], Wx[:, 2 * H :]
+        Whz, Whr, Whh = Wh[:, :H], Wh[:, H : 2 * H], Wh[:, 2 * H :]
+        bz, br, bh = b[:H], b[H : 2 * H], b[2 * H :]
+        z = sigmoid(x @ Wxz + h_prev @ Whz + bz)  # update
+        r = sigmoid(x @ Wxr + h_prev @ Whr + br)  # reset
+        h_hat = np.tanh(x @ Wxh + (r * h_prev) @ Whh + bh)  # candidate
         h_next = (1 - z) * h_prev + z * h_hat
         self.cache = (x, h_prev, z, r, h_hat)
         return h_next
@@ -273,13 +290,13 @@ class GRU:
     def backward(self, dh_next):
         Wx, Wh, b = self.params
         H = Wh.shape[0]
-        Wxz, Wxr, Wxh = Wx[:, :H], Wx[:, H:2 * H], Wx[:, 2 * H:]
-        Whz, Whr, Whh = Wh[:, :H], Wh[:, H:2 * H], Wh[:, 2 * H:]
+        Wxz, Wxr, Wxh = Wx[:, :H], Wx[:, H : 2 * H], Wx[:, 2 * H :]
+        Whz, Whr, Whh = Wh[:, :H], Wh[:, H : 2 * H], Wh[:, 2 * H :]
         x, h_prev, z, r, h_hat = self.cache
-        dt = dh_next * z * (1 - h_hat ** 2)            # at the candidate's pre-activation
-        dhr = dt @ Whh.T                               # at r * h_prev
+        dt = dh_next * z * (1 - h_hat**2)  # at the candidate's pre-activation
+        dhr = dt @ Whh.T  # at r * h_prev
         dz = dh_next * (h_hat - h_prev) * z * (1 - z)  # at the update gate's
-        dr = dhr * h_prev * r * (1 - r)                # at the reset gate's
+        dr = dhr * h_prev * r * (1 - r)  # at the reset gate's
         dh_prev = dh_next * (1 - z) + dhr * r + dz @ Whz.T + dr @ Whr.T
         dx = dz @ Wxz.T + dr @ Wxr.T + dt @ Wxh.T
         self.grads[0][...] = np.hstack((x.T @ dz, x.T @ dr, x.T @ dt))
@@ -342,6 +359,7 @@ class TimeGRU:
 
 # --------------------------------------------------------------------------- output layers
 
+
 class TimeAffine:
     """The same affine map at every step: x (N, T, D) -> x @ W + b (N, T, M)."""
 
@@ -356,7 +374,7 @@ class TimeAffine:
         W, b = self.params
         N, T, D = x.shape
         self.x = x
-        out = x.reshape(N * T, D) @ W                  # all steps in one product
+        out = x.reshape(N * T, D) @ W  # all steps in one product
         out += b
         return out.reshape(N, T, -1)
 
@@ -388,12 +406,12 @@ class TimeSoftmaxWithLoss:
             ts = ts.argmax(axis=2)
         if mask is None:
             mask = ts != self.ignore_label
-        ts = np.where(mask, ts, 0).reshape(N * T)      # any valid id at uncounted positions
+        ts = np.where(mask, ts, 0).reshape(N * T)  # any valid id at uncounted positions
         mask = mask.reshape(N * T)
         count = max(int(mask.sum()), 1)
         rows = np.arange(N * T)
 
-        ys = softmax(xs.reshape(N * T, V))             # (NT, V)
+        ys = softmax(xs.reshape(N * T, V))  # (NT, V)
         log_p = np.log(np.maximum(ys[rows, ts], np.finfo(ys.dtype).tiny))
         loss = -float(log_p[mask].sum()) / count
         self.cache = (ts, ys, mask, count, (N, T, V))
@@ -409,6 +427,7 @@ class TimeSoftmaxWithLoss:
 
 # --------------------------------------------------------------------------- attention
 
+
 class WeightSum:
     """The context vector: the rows of hs weighted by a. (hs (N, T, H), a (N, T)) -> (N, H)."""
 
@@ -417,15 +436,15 @@ class WeightSum:
         self.cache = None
 
     def forward(self, hs: np.ndarray, a: np.ndarray) -> np.ndarray:
-        ar = a[:, :, None]                             # (N, T, 1)
+        ar = a[:, :, None]  # (N, T, 1)
         self.cache = (hs, ar)
-        return (hs * ar).sum(axis=1)                   # (N, H)
+        return (hs * ar).sum(axis=1)  # (N, H)
 
     def backward(self, dc: np.ndarray):
         hs, ar = self.cache
-        dt = dc[:, None, :]                            # (N, 1, H), the same at every step
-        dhs = dt * ar                                  # (N, T, H)
-        da = (dt * hs).sum(axis=2)                     # (N, T)
+        dt = dc[:, None, :]  # (N, 1, H), the same at every step
+        dhs = dt * ar  # (N, T, H)
+        da = (dt * hs).sum(axis=2)  # (N, T)
         return dhs, da
 
 
@@ -437,17 +456,17 @@ class AttentionWeight:
         self.cache = None
 
     def forward(self, hs: np.ndarray, h: np.ndarray) -> np.ndarray:
-        hr = h[:, None, :]                             # (N, 1, H)
-        s = (hs * hr).sum(axis=2)                      # (N, T) scores
+        hr = h[:, None, :]  # (N, 1, H)
+        s = (hs * hr).sum(axis=2)  # (N, T) scores
         a = softmax(s)
         self.cache = (hs, hr, a)
         return a
 
     def backward(self, da: np.ndarray):
         hs, hr, a = self.cache
-        dt = softmax_backward(a, da)[:, :, None]       # (N, T, 1) at the scores
-        dhs = dt * hr                                  # (N, T, H)
-        dh = (dt * hs).sum(axis=1)                     # (N, H)
+        dt = softmax_backward(a, da)[:, :, None]  # (N, T, 1) at the scores
+        dhs = dt * hr  # (N, T, H)
+        dh = (dt * hs).sum(axis=1)  # (N, H)
         return dhs, dh
 
 

@@ -35,19 +35,33 @@ encoder Wx, Wh (forward then backward direction for the BiLSTM), decoder embeddi
 affine W.  ``rng=None`` draws from NumPy's global generator, so after ``np.random.seed(s)`` the
 weights equal the book's for the same seed; any object with ``standard_normal`` also works.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from .layers import (TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding, TimeLSTM,
-                     TimeSoftmaxWithLoss)
+from .layers import TimeAffine, TimeAttention, TimeBiLSTM, TimeEmbedding, TimeLSTM, TimeSoftmaxWithLoss
 
-__all__ = ["BookLayers", "Encoder", "Decoder", "Seq2seq", "PeekyDecoder", "PeekySeq2seq",
-           "AttentionEncoder", "AttentionDecoder", "AttentionSeq2seq",
-           "BiAttentionEncoder", "BiAttentionSeq2seq", "MODELS", "build_model", "shared_prefix"]
+__all__ = [
+    "BookLayers",
+    "Encoder",
+    "Decoder",
+    "Seq2seq",
+    "PeekyDecoder",
+    "PeekySeq2seq",
+    "AttentionEncoder",
+    "AttentionDecoder",
+    "AttentionSeq2seq",
+    "BiAttentionEncoder",
+    "BiAttentionSeq2seq",
+    "MODELS",
+    "build_model",
+    "shared_prefix",
+]
 
 
 # --------------------------------------------------------------------------- helpers
+
 
 class BookLayers:
     """The default layer set: the six classes the models build, the book's (scratch/layers.py).
@@ -127,6 +141,7 @@ class _Module:
 
 # --------------------------------------------------------------------------- chapter 7
 
+
 class Encoder(_Module):
     """Embedding + LSTM over the source ids (N, S); returns the last hidden state (N, H).
 
@@ -137,8 +152,9 @@ class Encoder(_Module):
 
     share_prefix = True
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, layers=BookLayers):
+    def __init__(
+        self, vocab_size: int, wordvec_size: int, hidden_size: int, dtype=np.float32, rng=None, layers=BookLayers
+    ):
         V, D, H = vocab_size, wordvec_size, hidden_size
         embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, D, H, dtype)
         self.embed = layers.TimeEmbedding(embed_W)
@@ -148,11 +164,11 @@ class Encoder(_Module):
 
     def _lstm_forward(self, xs: np.ndarray, cache: bool) -> np.ndarray:
         shared = shared_prefix(xs) if self.share_prefix else None
-        xs = self.embed.forward(xs)                                   # (N, S, D)
-        return self.lstm.forward(xs, cache, shared)                   # (N, S, H)
+        xs = self.embed.forward(xs)  # (N, S, D)
+        return self.lstm.forward(xs, cache, shared)  # (N, S, H)
 
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
-        self.hs = self._lstm_forward(xs, cache)                       # (N, S, H)
+        self.hs = self._lstm_forward(xs, cache)  # (N, S, H)
         return self.hs[:, -1, :]
 
     def backward(self, dh: np.ndarray) -> None:
@@ -164,8 +180,9 @@ class Encoder(_Module):
 class Decoder(_Module):
     """Embedding + LSTM started from the encoder state + affine to vocabulary scores."""
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, layers=BookLayers):
+    def __init__(
+        self, vocab_size: int, wordvec_size: int, hidden_size: int, dtype=np.float32, rng=None, layers=BookLayers
+    ):
         V, D, H = vocab_size, wordvec_size, hidden_size
         lstm_in, affine_in = self._widths(D, H)
         embed_W, lstm_Wx, lstm_Wh, lstm_b = _embed_lstm(rng, V, D, lstm_in, H, dtype)
@@ -185,9 +202,9 @@ class Decoder(_Module):
         """Scores (N, T, V) for inputs xs (N, T) from the LSTM's current state; h is the
         encoder state (N, H), which designs like Peeky read at every step; ``cache=False``:
         no backward follows (generating)."""
-        out = self.embed.forward(xs)                                  # (N, T, D)
-        out = self.lstm.forward(out, cache)                           # (N, T, H)
-        return self.affine.forward(out)                               # (N, T, V)
+        out = self.embed.forward(xs)  # (N, T, D)
+        out = self.lstm.forward(out, cache)  # (N, T, H)
+        return self.affine.forward(out)  # (N, T, V)
 
     def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
         """Scores (N, T, V) for the decoder inputs xs (N, T), starting from state h (N, H)."""
@@ -207,7 +224,7 @@ class Decoder(_Module):
         ids = _start_ids(start_id, N)
         sampled = np.empty((N, length), dtype=np.int64)
         for k in range(length):
-            ids = self._step(ids, h, cache=False).argmax(axis=2)      # (N, 1)
+            ids = self._step(ids, h, cache=False).argmax(axis=2)  # (N, 1)
             sampled[:, k] = ids[:, 0]
         return sampled
 
@@ -218,13 +235,21 @@ class Seq2seq(_Module):
     encoder_class = Encoder
     decoder_class = Decoder
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, ignore_label: int = -1,
-                 target_vocab_size: int | None = None, layers=BookLayers):
-        self.encoder = self.encoder_class(vocab_size, wordvec_size, hidden_size, dtype=dtype,
-                                          rng=rng, layers=layers)
-        self.decoder = self.decoder_class(target_vocab_size or vocab_size, wordvec_size,
-                                          hidden_size, dtype=dtype, rng=rng, layers=layers)
+    def __init__(
+        self,
+        vocab_size: int,
+        wordvec_size: int,
+        hidden_size: int,
+        dtype=np.float32,
+        rng=None,
+        ignore_label: int = -1,
+        target_vocab_size: int | None = None,
+        layers=BookLayers,
+    ):
+        self.encoder = self.encoder_class(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng, layers=layers)
+        self.decoder = self.decoder_class(
+            target_vocab_size or vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng, layers=layers
+        )
         self.softmax = layers.TimeSoftmaxWithLoss(ignore_label)
         self._collect(encoder=self.encoder, decoder=self.decoder)
 
@@ -248,25 +273,26 @@ class Seq2seq(_Module):
 
 # --------------------------------------------------------------------------- Peeky
 
+
 class PeekyDecoder(Decoder):
     """Decoder that also feeds the encoder state h to the LSTM and to the affine at every step."""
 
     @staticmethod
     def _widths(D: int, H: int) -> tuple[int, int]:
-        return H + D, H + H             # Wx rows: [h; embedding]; affine rows: [h; LSTM output]
+        return H + D, H + H  # Wx rows: [h; embedding]; affine rows: [h; LSTM output]
 
     def _step(self, xs: np.ndarray, h: np.ndarray, cache: bool = True) -> np.ndarray:
         N, T = xs.shape
-        peek = np.broadcast_to(h[:, None, :], (N, T, h.shape[1]))      # (N, T, H)
-        out = self.embed.forward(xs)                                  # (N, T, D)
-        out = self.lstm.forward(np.concatenate((peek, out), axis=2), cache)   # (N, T, H)
-        return self.affine.forward(np.concatenate((peek, out), axis=2))       # (N, T, V)
+        peek = np.broadcast_to(h[:, None, :], (N, T, h.shape[1]))  # (N, T, H)
+        out = self.embed.forward(xs)  # (N, T, D)
+        out = self.lstm.forward(np.concatenate((peek, out), axis=2), cache)  # (N, T, H)
+        return self.affine.forward(np.concatenate((peek, out), axis=2))  # (N, T, V)
 
     def backward(self, dscore: np.ndarray) -> np.ndarray:
         H = self.lstm.params[1].shape[0]
-        dout = self.affine.backward(dscore)                           # (N, T, 2H)
+        dout = self.affine.backward(dscore)  # (N, T, 2H)
         dpeek = dout[:, :, :H].sum(axis=1)
-        dout = self.lstm.backward(dout[:, :, H:])                     # (N, T, H + D)
+        dout = self.lstm.backward(dout[:, :, H:])  # (N, T, H + D)
         dpeek += dout[:, :, :H].sum(axis=1)
         self.embed.backward(dout[:, :, H:])
         return self.lstm.dh + dpeek
@@ -280,11 +306,12 @@ class PeekySeq2seq(Seq2seq):
 
 # --------------------------------------------------------------------------- chapter 8
 
+
 class AttentionEncoder(Encoder):
     """Encoder that returns the hidden states of every step, hs (N, S, H)."""
 
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
-        self.hs = self._lstm_forward(xs, cache)                       # (N, S, H)
+        self.hs = self._lstm_forward(xs, cache)  # (N, S, H)
         return self.hs
 
     def backward(self, dhs: np.ndarray) -> None:
@@ -298,24 +325,25 @@ class AttentionDecoder(Decoder):
     [c_t, h_t] @ W + b.  The LSTM starts from the last encoder state unless ``h`` is given.
     """
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, layers=BookLayers):
+    def __init__(
+        self, vocab_size: int, wordvec_size: int, hidden_size: int, dtype=np.float32, rng=None, layers=BookLayers
+    ):
         super().__init__(vocab_size, wordvec_size, hidden_size, dtype, rng, layers)
         self.attention = layers.TimeAttention()
-        self.dh = None                      # gradient for the initial state, after backward
-        self.attention_weights = None       # (N, length, S) from the last generate
+        self.dh = None  # gradient for the initial state, after backward
+        self.attention_weights = None  # (N, length, S) from the last generate
         self._h_given = False
 
     @staticmethod
     def _widths(D: int, H: int) -> tuple[int, int]:
-        return D, 2 * H                 # affine rows: [context; h]
+        return D, 2 * H  # affine rows: [context; h]
 
     def _step(self, xs, enc_hs, cache: bool = True) -> np.ndarray:
-        out = self.embed.forward(xs)                                  # (N, T, D)
-        dec_hs = self.lstm.forward(out, cache)                        # (N, T, H)
-        c = self.attention.forward(enc_hs, dec_hs)                    # (N, T, H)
-        out = np.concatenate((c, dec_hs), axis=2)                     # (N, T, 2H)
-        return self.affine.forward(out)                               # (N, T, V)
+        out = self.embed.forward(xs)  # (N, T, D)
+        dec_hs = self.lstm.forward(out, cache)  # (N, T, H)
+        c = self.attention.forward(enc_hs, dec_hs)  # (N, T, H)
+        out = np.concatenate((c, dec_hs), axis=2)  # (N, T, 2H)
+        return self.affine.forward(out)  # (N, T, V)
 
     def forward(self, xs: np.ndarray, enc_hs: np.ndarray, h: np.ndarray | None = None):
         self._h_given = h is not None
@@ -324,7 +352,7 @@ class AttentionDecoder(Decoder):
 
     def backward(self, dscore: np.ndarray) -> np.ndarray:
         """Returns the gradient for enc_hs (N, S, H); ``self.dh`` is that of the initial state."""
-        dout = self.affine.backward(dscore)                           # (N, T, 2H)
+        dout = self.affine.backward(dscore)  # (N, T, 2H)
         H = dout.shape[2] // 2
         denc_hs, ddec_hs = self.attention.backward(dout[:, :, :H])
         ddec_hs += dout[:, :, H:]
@@ -334,8 +362,7 @@ class AttentionDecoder(Decoder):
             denc_hs[:, -1] += self.dh
         return denc_hs
 
-    def generate(self, enc_hs: np.ndarray, start_id, length: int,
-                 h: np.ndarray | None = None) -> np.ndarray:
+    def generate(self, enc_hs: np.ndarray, start_id, length: int, h: np.ndarray | None = None) -> np.ndarray:
         N = enc_hs.shape[0]
         self.lstm.set_state(enc_hs[:, -1] if h is None else h)
         ids = _start_ids(start_id, N)
@@ -364,18 +391,21 @@ class BiAttentionEncoder(AttentionEncoder):
     (forward at step S-1, backward at step 0) to start the decoder.
     """
 
-    def __init__(self, vocab_size: int, wordvec_size: int, hidden_size: int,
-                 dtype=np.float32, rng=None, layers=BookLayers):
+    def __init__(
+        self, vocab_size: int, wordvec_size: int, hidden_size: int, dtype=np.float32, rng=None, layers=BookLayers
+    ):
         V, D, H = vocab_size, wordvec_size, hidden_size
         if H % 2:
             raise ValueError("hidden_size must be even: each direction gets half")
         Hd = H // 2
         embed_W = _normal(rng, (V, D), 100, dtype)
         weights = []
-        for _ in range(2):                                            # forward, backward
-            weights += [_normal(rng, (D, 4 * Hd), np.sqrt(D), dtype),
-                        _normal(rng, (Hd, 4 * Hd), np.sqrt(Hd), dtype),
-                        np.zeros(4 * Hd, dtype)]
+        for _ in range(2):  # forward, backward
+            weights += [
+                _normal(rng, (D, 4 * Hd), np.sqrt(D), dtype),
+                _normal(rng, (Hd, 4 * Hd), np.sqrt(Hd), dtype),
+                np.zeros(4 * Hd, dtype),
+            ]
         self.embed = layers.TimeEmbedding(embed_W)
         self.lstm = layers.TimeBiLSTM(*weights)
         self._collect(embed=self.embed, lstm=self.lstm)
@@ -384,7 +414,7 @@ class BiAttentionEncoder(AttentionEncoder):
     @staticmethod
     def final_state(hs: np.ndarray) -> np.ndarray:
         Hd = hs.shape[2] // 2
-        return np.concatenate((hs[:, -1, :Hd], hs[:, 0, Hd:]), axis=1)   # (N, H)
+        return np.concatenate((hs[:, -1, :Hd], hs[:, 0, Hd:]), axis=1)  # (N, H)
 
     def backward(self, dhs: np.ndarray, dh: np.ndarray | None = None) -> None:
         """dhs (N, S, H) for the states; dh (N, H) for final_state(hs), if it was used."""
@@ -425,9 +455,17 @@ MODELS = {
 }
 
 
-def build_model(name: str, vocab_size: int, wordvec_size: int = 16, hidden_size: int = 256,
-                dtype=np.float32, rng=None, ignore_label: int = -1,
-                target_vocab_size: int | None = None, layers=BookLayers) -> Seq2seq:
+def build_model(
+    name: str,
+    vocab_size: int,
+    wordvec_size: int = 16,
+    hidden_size: int = 256,
+    dtype=np.float32,
+    rng=None,
+    ignore_label: int = -1,
+    target_vocab_size: int | None = None,
+    layers=BookLayers,
+) -> Seq2seq:
     """One of MODELS by name ("baseline", "peeky", "attention", "bi-attention").
 
     ``vocab_size`` is the source vocabulary; ``target_vocab_size`` (default: the same, as in the
@@ -437,5 +475,13 @@ def build_model(name: str, vocab_size: int, wordvec_size: int = 16, hidden_size:
         cls = MODELS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; choose from {sorted(MODELS)}") from None
-    return cls(vocab_size, wordvec_size, hidden_size, dtype=dtype, rng=rng,
-               ignore_label=ignore_label, target_vocab_size=target_vocab_size, layers=layers)
+    return cls(
+        vocab_size,
+        wordvec_size,
+        hidden_size,
+        dtype=dtype,
+        rng=rng,
+        ignore_label=ignore_label,
+        target_vocab_size=target_vocab_size,
+        layers=layers,
+    )

@@ -3,10 +3,11 @@
 ``update(params, grads)`` changes the parameter arrays in place; the lists must keep the same
 order from call to call (Adam keeps one moment pair per position).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,20 +48,20 @@ class Adam:
             self._tmp = [np.empty_like(p) for p in params]
         self.iter += 1
         t = self.iter
-        lr_t = self.lr * math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
+        lr_t = self.lr * math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
         for p, g, m, v, tmp in zip(params, grads, self.m, self.v, self._tmp):
             np.subtract(g, m, out=tmp)
             tmp *= 1 - self.beta1
-            m += tmp                                   # m += (1 - beta1)(g - m)
+            m += tmp  # m += (1 - beta1)(g - m)
             np.multiply(g, g, out=tmp)
             tmp -= v
             tmp *= 1 - self.beta2
-            v += tmp                                   # v += (1 - beta2)(g^2 - v)
+            v += tmp  # v += (1 - beta2)(g^2 - v)
             np.sqrt(v, out=tmp)
             tmp += self.eps
             np.divide(m, tmp, out=tmp)
             tmp *= lr_t
-            p -= tmp                                   # p -= lr_t m / (sqrt(v) + eps)
+            p -= tmp  # p -= lr_t m / (sqrt(v) + eps)
 
 
 def global_norm(grads: Sequence[np.ndarray]) -> float:

@@ -12,16 +12,17 @@ translated as unknown and listed in the answer's ``unknown``. A fault of the ser
 server's log only, never into an answer. Decoding happens on each run's own thread
 (batcher.py), never on the event loop.
 """
+
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
 import re
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -66,8 +67,9 @@ def run_names(paths: Sequence[str]) -> list[str]:
     raise UserError("serve: the same run folder is given twice")
 
 
-def load_runs(paths: Sequence[str], checkpoint: str = "best", precision: str | None = None,
-              engine: str | None = None) -> list[LoadedRun]:
+def load_runs(
+    paths: Sequence[str], checkpoint: str = "best", precision: str | None = None, engine: str | None = None
+) -> list[LoadedRun]:
     """Each run folder of ``paths`` loaded (on the CPU, at ``precision``: None, each run's
     decode.precision; by ``engine`` where given, see attnseq.load), named ``NAME`` when given as
     ``NAME=FOLDER``, otherwise by ``run_names``."""
@@ -78,8 +80,10 @@ def load_runs(paths: Sequence[str], checkpoint: str = "best", precision: str | N
     names = [name or default for (name, _), default in zip(given, run_names(folders))]
     if len(set(names)) < len(names):
         raise UserError(f"serve: two runs are named alike ({', '.join(names)}); name them NAME=FOLDER")
-    return [LoadedRun(name, folder, load(folder, checkpoint=checkpoint, precision=precision, engine=engine))
-            for name, folder in zip(names, folders)]
+    return [
+        LoadedRun(name, folder, load(folder, checkpoint=checkpoint, precision=precision, engine=engine))
+        for name, folder in zip(names, folders)
+    ]
 
 
 # -- what the handlers share -------------------------------------------------------------------
@@ -164,8 +168,7 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
 
 
 # what a strict field of each type takes, by pydantic's error type
-EXPECTED = {"int_type": "a whole number (a JSON integer)", "string_type": "a string",
-            "bool_type": "true or false"}
+EXPECTED = {"int_type": "a whole number (a JSON integer)", "string_type": "a string", "bool_type": "true or false"}
 
 
 def decode_field(err: ConfigError) -> str | None:
@@ -178,15 +181,23 @@ async def invalid_request(request: Request, exc: RequestValidationError) -> JSON
     return error(422, message, field)
 
 
-def too_large(limits: "Limits", path: str = "/translate") -> JSONResponse:
+def too_large(limits: Limits, path: str = "/translate") -> JSONResponse:
     """The 413 answer to a body over ``limits.body_limit(path)``."""
     if path == FILE_ROUTE and not limits.max_file_bytes:
         return error(422, "run: no run of this server reads files (data.input text); POST /translate a text", "run")
     if path == FILE_ROUTE:
-        return error(413, f"body: over this server's limit of {limits.max_file_bytes} bytes for a file "
-                          "(attnseq serve --max-file-bytes)", "body")
-    return error(413, f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
-                      f"{limits.max_chars} characters, attnseq serve --max-chars)", "text")
+        return error(
+            413,
+            f"body: over this server's limit of {limits.max_file_bytes} bytes for a file "
+            "(attnseq serve --max-file-bytes)",
+            "body",
+        )
+    return error(
+        413,
+        f"body: over this server's limit of {limits.body_bytes} bytes (text: at most "
+        f"{limits.max_chars} characters, attnseq serve --max-chars)",
+        "text",
+    )
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -208,8 +219,12 @@ async def refused(request: Request, exc: RequestError) -> JSONResponse:
     return error(exc.status, exc.message, exc.field)
 
 
-ERROR_HANDLERS = {RequestValidationError: invalid_request, HTTPException: http_error, Exception: failed,
-                  RequestError: refused}
+ERROR_HANDLERS = {
+    RequestValidationError: invalid_request,
+    HTTPException: http_error,
+    Exception: failed,
+    RequestError: refused,
+}
 
 
 # -- the translation call ------------------------------------------------------------------------
@@ -234,15 +249,24 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
         raise RequestError(422, "text: empty; send a sentence to translate", "text")
     surrogate = next((i for i, c in enumerate(request.text) if "\ud800" <= c <= "\udfff"), None)
     if surrogate is not None:
-        raise RequestError(422, f"text: not Unicode text (a lone surrogate U+{ord(request.text[surrogate]):04X} "
-                                f"at character {surrogate + 1})", "text")
+        raise RequestError(
+            422,
+            f"text: not Unicode text (a lone surrogate U+{ord(request.text[surrogate]):04X} "
+            f"at character {surrogate + 1})",
+            "text",
+        )
     if len(request.text) > max_chars:
-        raise RequestError(413, f"text: {len(request.text)} characters, over this server's limit of "
-                                f"{max_chars} (attnseq serve --max-chars)", "text")
+        raise RequestError(
+            413,
+            f"text: {len(request.text)} characters, over this server's limit of "
+            f"{max_chars} (attnseq serve --max-chars)",
+            "text",
+        )
     beam_size, n_best = request.beam_size, request.n_best
     if beam_size is not None and not 1 <= beam_size <= max_beam:
-        raise RequestError(422, f"beam_size: expected 1 to {max_beam} (attnseq serve --max-beam), "
-                                f"got {beam_size}", "beam_size")
+        raise RequestError(
+            422, f"beam_size: expected 1 to {max_beam} (attnseq serve --max-beam), got {beam_size}", "beam_size"
+        )
     if n_best is not None and not 1 <= n_best <= max_beam:
         raise RequestError(422, f"n_best: expected 1 to {max_beam}, got {n_best}", "n_best")
     if n_best is None and beam_size is not None:
@@ -256,13 +280,15 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
     return name, Job(request.text, beam_size, n_best, request.return_attention)
 
 
-def checked_file_job(served: Served, body: bytes, run: str | None, beam_size: int | None, n_best: int | None,
-                     return_attention: bool) -> tuple[str, Job]:
+def checked_file_job(
+    served: Served, body: bytes, run: str | None, beam_size: int | None, n_best: int | None, return_attention: bool
+) -> tuple[str, Job]:
     """The run and the job of a file sent to POST /translate/file (its bytes the ``body``), checked
     as a text's is (the run reads files, the body holds some, the beam in range); a RequestError
     naming the field otherwise."""
-    request = TranslateRequest(text="file", run=run, beam_size=beam_size, n_best=n_best,
-                               return_attention=return_attention)
+    request = TranslateRequest(
+        text="file", run=run, beam_size=beam_size, n_best=n_best, return_attention=return_attention
+    )
     name, job = checked_job(served, request)
     kind = served.runs[name].translator.pipeline.inputs
     if kind.reads_text:
@@ -300,20 +326,39 @@ async def list_runs(http: Request):
     return served(http).infos
 
 
-@routes.post("/translate", summary="translate one sentence with one run",
-             responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
-                        422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
+@routes.post(
+    "/translate",
+    summary="translate one sentence with one run",
+    responses={
+        200: {"model": TranslateResponse},
+        413: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
 async def translate(request: TranslateRequest, http: Request):
     name, job = checked_job(served(http), request)
     body = await translation(served(http).workers[name], job)
     return Response(body, media_type="application/json")
 
 
-@routes.post(FILE_ROUTE, summary="translate one file (an image) with a run whose sources are files",
-             responses={200: {"model": TranslateResponse}, 413: {"model": ErrorResponse},
-                        422: {"model": ErrorResponse}, 503: {"model": ErrorResponse}})
-async def translate_file(http: Request, run: Optional[str] = None, beam_size: Optional[int] = None,
-                         n_best: Optional[int] = None, return_attention: bool = True):
+@routes.post(
+    FILE_ROUTE,
+    summary="translate one file (an image) with a run whose sources are files",
+    responses={
+        200: {"model": TranslateResponse},
+        413: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+async def translate_file(
+    http: Request,
+    run: str | None = None,
+    beam_size: int | None = None,
+    n_best: int | None = None,
+    return_attention: bool = True,
+):
     """The body is the file's bytes (any Content-Type); the settings are the query's, as /translate's."""
     name, job = checked_file_job(served(http), await http.body(), run, beam_size, n_best, return_attention)
     body = await translation(served(http).workers[name], job)
@@ -328,7 +373,7 @@ async def stop_workers(app: FastAPI):
         await asyncio.to_thread(worker.stop)
 
 
-def answer_declared_bodies_over_the_limit(app: FastAPI, limits: "Limits") -> None:
+def answer_declared_bodies_over_the_limit(app: FastAPI, limits: Limits) -> None:
     """Make ``app`` answer a request whose ``Content-Length`` is over ``limits.body_bytes`` with the
     JSON every other refusal is, before anything is read.
 
@@ -355,8 +400,13 @@ def answer_declared_bodies_over_the_limit(app: FastAPI, limits: "Limits") -> Non
     app.build_middleware_stack = build_middleware_stack
 
 
-def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: int = MAX_BEAM,
-               max_waiting: int = 1024, max_file_bytes: int = MAX_FILE_BYTES) -> FastAPI:
+def create_app(
+    runs: Sequence[LoadedRun],
+    max_chars: int = MAX_CHARS,
+    max_beam: int = MAX_BEAM,
+    max_waiting: int = 1024,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> FastAPI:
     """The application serving ``runs`` (the first is the default run of a request)."""
     if not runs:
         raise UserError("serve: give at least one run folder")
@@ -366,11 +416,15 @@ def create_app(runs: Sequence[LoadedRun], max_chars: int = MAX_CHARS, max_beam: 
     files = any(not r.translator.pipeline.inputs.reads_text for r in runs)
     limits = Limits(max_chars, max_beam, max_file_bytes if files else 0)
     # FastAPI with /docs (Swagger UI) and /redoc served from the package, not a CDN: offline too
-    app = FastAPIOffline(title="attnseq", version="1", lifespan=stop_workers,
-                         # a body in chunks is cut here; with a run of files, at the file's limit
-                         max_body_size=max(limits.body_bytes, limits.max_file_bytes),
-                         exception_handlers=ERROR_HANDLERS,
-                         description="Translate with attnseq runs and see what every model attends to.")
+    app = FastAPIOffline(
+        title="attnseq",
+        version="1",
+        lifespan=stop_workers,
+        # a body in chunks is cut here; with a run of files, at the file's limit
+        max_body_size=max(limits.body_bytes, limits.max_file_bytes),
+        exception_handlers=ERROR_HANDLERS,
+        description="Translate with attnseq runs and see what every model attends to.",
+    )
     app.state.served = Served(
         runs={r.name: r for r in runs},
         workers={r.name: DecodeWorker(r.name, r.translator, renderer(r), max_waiting=max_waiting) for r in runs},

@@ -6,14 +6,15 @@ is batch-invariant (a sentence decodes the same alone or in a padded batch: test
 so batching changes how fast answers come, never what they are. One thread per model is also
 the lock a torch module needs: it is never used by two threads at once.
 """
+
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..translator import Translation, Translator
 
@@ -43,8 +44,14 @@ class DecodeWorker:
     """The thread that decodes one run's requests. ``render(job, translation)`` turns a result
     into the answer (it runs on this thread too, so the server's event loop never waits on it)."""
 
-    def __init__(self, name: str, translator: Translator, render: Callable[[Job, Translation], object],
-                 max_waiting: int = 1024, max_batch: int = 64):
+    def __init__(
+        self,
+        name: str,
+        translator: Translator,
+        render: Callable[[Job, Translation], object],
+        max_waiting: int = 1024,
+        max_batch: int = 64,
+    ):
         self.name, self.translator, self.render = name, translator, render
         self.max_waiting, self.max_batch = max_waiting, max_batch
         self.queue: queue.Queue[Job | None] = queue.Queue()
@@ -91,8 +98,9 @@ class DecodeWorker:
                 groups.setdefault(job.settings, []).append(job)
         for (beam_size, n_best, with_attention), group in groups.items():
             try:
-                results = self.translator.search([j.text for j in group], keep_attention=with_attention,
-                                                 beam_size=beam_size, n_best=n_best)
+                results = self.translator.search(
+                    [j.text for j in group], keep_attention=with_attention, beam_size=beam_size, n_best=n_best
+                )
             except Exception as err:  # noqa: BLE001 (handed to each request, which answers with it)
                 for job in group:
                     job.future.set_exception(err)

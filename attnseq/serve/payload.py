@@ -1,5 +1,6 @@
 """What the page receives: a run's description and a translation with every attention view,
 as JSON-ready dicts (lists of floats rounded to 4 decimals)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,16 +44,25 @@ def describe(translator: Translator) -> dict[str, Any]:
     sizes = [f"{key.replace('_', ' ')} {getattr(model, key)}" for key in SIZES if hasattr(model, key)]
     engine = [] if config.engine == "torch" else [f"{config.engine} engine"]
     attention = getattr(model, "attention", None)
-    return {"engine": config.engine, "arch": model.arch,
-            "attention": getattr(attention, "name", attention) or "",
-            "description": f"{model.arch} · " + ", ".join(designs + sizes + engine)}
+    return {
+        "engine": config.engine,
+        "arch": model.arch,
+        "attention": getattr(attention, "name", attention) or "",
+        "description": f"{model.arch} · " + ", ".join(designs + sizes + engine),
+    }
 
 
 def run_payload(name: str, path: str, translator: Translator, max_beam: int) -> dict[str, Any]:
     """A loaded run as GET /runs lists it."""
     engine_beam = translator.max_beam_size or max_beam
-    return {"name": name, "path": path, **describe(translator), "input": translator.pipeline.inputs.name,
-            "max_beam": min(max_beam, engine_beam), "default_beam": translator.config.decode.beam_size}
+    return {
+        "name": name,
+        "path": path,
+        **describe(translator),
+        "input": translator.pipeline.inputs.name,
+        "max_beam": min(max_beam, engine_beam),
+        "default_beam": translator.config.decode.beam_size,
+    }
 
 
 def spectrogram(translator: Translator, source: str | bytes) -> list:
@@ -63,8 +73,9 @@ def spectrogram(translator: Translator, source: str | bytes) -> list:
     return np.round(np.asarray(features.ids, dtype=np.float64), 2).tolist()
 
 
-def translation_payload(run: str, translator: Translator, translation: Translation,
-                        with_attention: bool) -> dict[str, Any]:
+def translation_payload(
+    run: str, translator: Translator, translation: Translation, with_attention: bool
+) -> dict[str, Any]:
     """One source's n-best list and its pieces outside the run's vocabulary (``unknown``); with
     attention each hypothesis carries its alignment (T_out, S),
     its cross-attention by layer and head (layers, heads, T_out, S), its local window and a
@@ -72,26 +83,35 @@ def translation_payload(run: str, translator: Translator, translation: Translati
     encoder self-attention (layers, heads, S, S). A source that is a file (data.input image) has
     no tokens; ``source_shape`` (data.inputs.SourceShape) says where its S positions lie on it, and
     audio's ``spectrogram`` (frames, bands) is what the attention is drawn over."""
-    views, encoder = (translator.attention_views(translation) if with_attention
-                      else ([None] * len(translation.outputs), None))
+    views, encoder = (
+        translator.attention_views(translation) if with_attention else ([None] * len(translation.outputs), None)
+    )
     hypotheses = []
-    for k, (output, score, tokens) in enumerate(zip(translation.outputs, translation.scores,
-                                                   translation.output_tokens)):
-        hypothesis: dict[str, Any] = {"output": output, "score": round(float(score), DIGITS),
-                                      "output_tokens": tokens}
+    for k, (output, score, tokens) in enumerate(
+        zip(translation.outputs, translation.scores, translation.output_tokens)
+    ):
+        hypothesis: dict[str, Any] = {"output": output, "score": round(float(score), DIGITS), "output_tokens": tokens}
         if with_attention:
             v = views[k]
             hypothesis["attention"] = matrix(translation.attention[k])
             hypothesis["cross_attention"] = matrix(v.cross)
-            hypothesis["window"] = None if v.window is None else {
-                "width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
+            hypothesis["window"] = (
+                None
+                if v.window is None
+                else {"width": v.width, "bounds": v.window.tolist(), "centres": matrix(v.centres)}
+            )
             hypothesis["p_gen"] = matrix(v.p_gen)
         hypotheses.append(hypothesis)
     source = translation.source if isinstance(translation.source, str) else "upload"  # a file's bytes
     shape = None if translation.shape is None else translation.shape.as_dict()
-    payload: dict[str, Any] = {"run": run, "source": source,
-                               "source_tokens": translation.source_tokens, "unknown": translation.unknown,
-                               "source_shape": shape, "hypotheses": hypotheses}
+    payload: dict[str, Any] = {
+        "run": run,
+        "source": source,
+        "source_tokens": translation.source_tokens,
+        "unknown": translation.unknown,
+        "source_shape": shape,
+        "hypotheses": hypotheses,
+    }
     if with_attention and shape is not None and shape["kind"] == "audio":  # what the page draws the attention over
         payload["spectrogram"] = spectrogram(translator, translation.source)
     if with_attention:

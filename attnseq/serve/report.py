@@ -1,12 +1,13 @@
 """The attention page as one self-contained file: the page's own CSS and JavaScript and the
 data of every input, for sharing without a server (``attnseq plot attention --html``)."""
+
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
-
+from typing import Any
 
 STATIC = Path(__file__).parent / "static"
 SCRIPTS = ("heatmap.js", "imagestrip.js", "spectrogram.js", "panel.js", "report.js")

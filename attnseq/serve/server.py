@@ -1,5 +1,6 @@
 """The listening socket and uvicorn: the socket is bound here, before uvicorn starts, so that a
 bad host or port is a one-line error and port 0 tells which port it picked."""
+
 from __future__ import annotations
 
 import socket
@@ -39,6 +40,5 @@ def serve(app, sock: socket.socket, backlog: int = BACKLOG, log_level: str = "wa
     """Serve ``app`` on ``sock`` with uvicorn until interrupted."""
     import uvicorn
 
-    config = uvicorn.Config(app, backlog=backlog, log_level=log_level, access_log=False,
-                            timeout_keep_alive=5)
+    config = uvicorn.Config(app, backlog=backlog, log_level=log_level, access_log=False, timeout_keep_alive=5)
     uvicorn.Server(config).run(sockets=[sock])

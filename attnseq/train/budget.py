@@ -1,10 +1,11 @@
 """The clock of a run's training and its budget (``train.max_minutes``): wall-clock time from the
 start of training, set-up, data loading and evaluations included, summed over resumed sessions;
 whether another update fits is predicted from the last update's and the last evaluation's time."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class Clock:

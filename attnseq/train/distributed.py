@@ -4,11 +4,13 @@ Each process trains on its own share of every epoch's batches (data.sampler.Epoc
 every pair in one share, every share as many batches); DDP averages the gradients.
 Process 0 evaluates, logs and writes checkpoints and shares its decisions with the others.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -20,8 +22,10 @@ from ..utils import whole_number
 T = TypeVar("T")
 
 # how the messages end: what a user who set a variable by hand does instead
-LAUNCH = ("; for one process unset WORLD_SIZE, for several start them with torchrun --nproc_per_node N -m attnseq.cli "
-          "train ...")
+LAUNCH = (
+    "; for one process unset WORLD_SIZE, for several start them with torchrun --nproc_per_node N -m attnseq.cli "
+    "train ..."
+)
 
 
 def whole(environ: Mapping[str, str], name: str, default: int) -> int:
@@ -46,7 +50,7 @@ class Distributed:
     device: torch.device | None = None  # this process's, once set up (nccl exchanges tensors there)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Distributed":
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Distributed:
         """This process's place as torchrun's variables give it: WORLD_SIZE processes (one where it
         is unset or 1, whatever RANK and LOCAL_RANK say: other launchers set LOCAL_RANK -1 for one
         process); with several, this one's RANK and LOCAL_RANK, and MASTER_ADDR and MASTER_PORT
@@ -59,12 +63,15 @@ class Distributed:
             raise UserError(f"WORLD_SIZE={environ['WORLD_SIZE']!r}: a job has at least 1 process{LAUNCH}")
         missing = [name for name in ("RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT") if not environ.get(name)]
         if missing:
-            raise UserError(f"WORLD_SIZE={world}: a job of {world} processes needs {', '.join(missing)} as torchrun "
-                            f"sets them{LAUNCH}")
+            raise UserError(
+                f"WORLD_SIZE={world}: a job of {world} processes needs {', '.join(missing)} as torchrun "
+                f"sets them{LAUNCH}"
+            )
         rank, local_rank, port = (whole(environ, name, 0) for name in ("RANK", "LOCAL_RANK", "MASTER_PORT"))
         if rank >= world:
-            raise UserError(f"RANK={rank}: the processes of a job of WORLD_SIZE={world} are numbered 0 to {world - 1}"
-                            f"{LAUNCH}")
+            raise UserError(
+                f"RANK={rank}: the processes of a job of WORLD_SIZE={world} are numbered 0 to {world - 1}{LAUNCH}"
+            )
         if not 0 < port < 65536:
             raise UserError(f"MASTER_PORT={port}: not a port number (1 to 65535){LAUNCH}")
         return cls(rank, world, local_rank)
@@ -89,9 +96,11 @@ class Distributed:
                 dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
             except (ValueError, RuntimeError) as err:  # the rendezvous at MASTER_ADDR:MASTER_PORT
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                raise UserError(f"MASTER_ADDR={os.environ.get('MASTER_ADDR')!r}, MASTER_PORT="
-                                f"{os.environ.get('MASTER_PORT')!r}: the processes could not meet there ({first})"
-                                f"{LAUNCH}") from None
+                raise UserError(
+                    f"MASTER_ADDR={os.environ.get('MASTER_ADDR')!r}, MASTER_PORT="
+                    f"{os.environ.get('MASTER_PORT')!r}: the processes could not meet there ({first})"
+                    f"{LAUNCH}"
+                ) from None
         self.device = device
         return device
 

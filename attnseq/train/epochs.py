@@ -2,17 +2,17 @@
 interrupts, progress bar, metrics log, evaluation, checkpoints and exact resume. The torch
 Trainer and the NumPy engine's trainer differ only in how an epoch's batches are drawn, how one
 update is made, and how weights and training state are written."""
+
 from __future__ import annotations
 
 import errno
 import logging
 import math
 import time
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
-
 
 from ..config import Config, save_config
 from ..data.inputs import build_input
@@ -23,17 +23,30 @@ from ..data.store import ExampleStore, TokenStore
 from ..errors import ConfigError, DataError, UserError
 from ..eval.metrics import BLEU_MIN_WORDS, bleu_applies
 from ..progress import StepProgress
-from ..runs import (BEST, CONFIG_FILE, LAST, METRICS_FILE, RunLock, kept_checkpoint_path, log_metrics,
-                   prepare_run_dir, prune_kept_checkpoints, read_metrics, truncate_metrics)
+from ..runs import (
+    BEST,
+    CONFIG_FILE,
+    LAST,
+    METRICS_FILE,
+    RunLock,
+    kept_checkpoint_path,
+    log_metrics,
+    prepare_run_dir,
+    prune_kept_checkpoints,
+    read_metrics,
+    truncate_metrics,
+)
 from .budget import Budget, Clock
 from .interrupts import Interrupted, StopRequests, signal_name
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
 # what the metrics log's wall_seconds measure, said in its start record
-WALL_CLOCK = ("wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
-              "over resumed sessions (what train.max_minutes bounds); cpu_seconds: the CPU time of the training "
-              "process's threads over the same time")
+WALL_CLOCK = (
+    "wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
+    "over resumed sessions (what train.max_minutes bounds); cpu_seconds: the CPU time of the training "
+    "process's threads over the same time"
+)
 
 
 class TrainingDiverged(UserError):
@@ -56,8 +69,17 @@ class ProgressDisplay(StepProgress):
         return "  ".join([f"batch {self.done}/{self.total}", *(f"{k} {v}" for k, v in figures.items())])
 
 
-__all__ = ["Progress", "EpochLoop", "ProgressDisplay", "SaveFailed", "TrainingDiverged", "evaluation_record",
-           "patience_renewal", "selection_metric", "selection_score"]
+__all__ = [
+    "Progress",
+    "EpochLoop",
+    "ProgressDisplay",
+    "SaveFailed",
+    "TrainingDiverged",
+    "evaluation_record",
+    "patience_renewal",
+    "selection_metric",
+    "selection_score",
+]
 
 
 @dataclass
@@ -89,18 +111,25 @@ class Progress:
     history: list[dict] = field(default_factory=list)
 
 
-def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: Sequence[Pair],
-                      dev_loss: Callable[[], float], max_sentences: int, select_by: str) -> dict:
+def evaluation_record(
+    progress: Progress,
+    epoch: float,
+    translator,
+    dev_pairs: Sequence[Pair],
+    dev_loss: Callable[[], float],
+    max_sentences: int,
+    select_by: str,
+) -> dict:
     """The metrics-log record of one evaluation: dev loss, dev metrics of the first
     ``max_sentences`` dev pairs, and whether it is the best so far by ``select_by``."""
-    record = {"type": "eval", "epoch": epoch, "step": progress.step,
-              "train_seconds": round(progress.train_seconds, 3)}
+    record = {"type": "eval", "epoch": epoch, "step": progress.step, "train_seconds": round(progress.train_seconds, 3)}
     if dev_pairs:
         started = time.perf_counter()
         record["dev_loss"] = dev_loss()
         metrics = translator.evaluate(dev_pairs[:max_sentences], bleu=True)
-        record.update({f"dev_{k}": v for k, v in metrics.items()
-                       if k in ("exact_match", "token_accuracy", "bleu", "chrf")})
+        record.update(
+            {f"dev_{k}": v for k, v in metrics.items() if k in ("exact_match", "token_accuracy", "bleu", "chrf")}
+        )
         record["eval_seconds"] = round(time.perf_counter() - started, 3)
     score = selection_score(record, select_by)
     loss, best_loss = record.get("dev_loss"), progress.best_loss
@@ -109,8 +138,14 @@ def evaluation_record(progress: Progress, epoch: float, translator, dev_pairs: S
     return record
 
 
-def patience_renewal(score: float, loss: float | None, ref_score: float | None, ref_loss: float | None,
-                     min_delta: float, min_loss_delta: float) -> str | None:
+def patience_renewal(
+    score: float,
+    loss: float | None,
+    ref_score: float | None,
+    ref_loss: float | None,
+    min_delta: float,
+    min_loss_delta: float,
+) -> str | None:
     """The plateau rule (train.min_delta, train.min_loss_delta): whether an evaluation of
     ``score`` (higher is better) and dev ``loss`` renews the patience against the evaluation that
     last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does), and by which clause:
@@ -121,8 +156,13 @@ def patience_renewal(score: float, loss: float | None, ref_score: float | None, 
         return "first"
     if score > ref_score + min_delta:
         return "metric"
-    if (min_loss_delta > 0 and score >= ref_score and loss is not None and ref_loss is not None
-            and loss < ref_loss * (1.0 - min_loss_delta)):
+    if (
+        min_loss_delta > 0
+        and score >= ref_score
+        and loss is not None
+        and ref_loss is not None
+        and loss < ref_loss * (1.0 - min_loss_delta)
+    ):
         return "loss"
     return None
 
@@ -204,9 +244,11 @@ class EpochLoop:
         references = [t for _, t in self.dev_pairs]
         self.select_by = selection_metric(config.train.select_by, references)
         if self.select_by == "bleu" and self.dev_pairs and not bleu_applies(references):
-            raise ConfigError("train.select_by: bleu means nothing for this dev set (its references average fewer "
-                              f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
-                              key="train.select_by")
+            raise ConfigError(
+                "train.select_by: bleu means nothing for this dev set (its references average fewer "
+                f"than {BLEU_MIN_WORDS} words); select by exact_match, chrf or loss",
+                key="train.select_by",
+            )
         text = source.training_text(config.data)
         # sources that are files (data.input: image, audio) train from their features in memory:
         # a store holds token ids; their pairs are read (and each file checked) before anything is written
@@ -214,7 +256,9 @@ class EpochLoop:
         reads_files = not build_input(config.data).reads_text
         pairs = source.splits(config.data)["train"] if reads_files or extended else None  # read once, for both
         files = pairs if reads_files else None
-        if not self.resume and files is None:  # the training text is read (and checked) before the run folder is touched
+        if (
+            not self.resume and files is None
+        ):  # the training text is read (and checked) before the run folder is touched
             self.pipeline, self.train_store = prepare_training(config.data, text)
         if self.is_main:
             self.restore, self.lock = prepare_run_dir(self.run_dir, config, self.resume, overwrite)
@@ -231,15 +275,18 @@ class EpochLoop:
         if self.is_main:  # after the vocabularies: a folder with a config can always be resumed
             save_config(config, self.run_dir / CONFIG_FILE)
         if files is not None:
-            examples = self.pipeline.encode_pairs(files, config.data.max_source_len, config.data.max_target_len,
-                                                  "training data")
+            examples = self.pipeline.encode_pairs(
+                files, config.data.max_source_len, config.data.max_target_len, "training data"
+            )
             if not examples:
-                raise DataError("no training pair is left after the length limits (data.max_source_len, "
-                                "data.max_target_len)")
+                raise DataError(
+                    "no training pair is left after the length limits (data.max_source_len, data.max_target_len)"
+                )
             self.train_store = ExampleStore(examples, unknown_share(examples))
         if extended:  # which a store of vocabulary ids cannot hold: they are made from the text, in memory
-            examples = self.pipeline.encode_pairs(pairs, config.data.max_source_len, config.data.max_target_len,
-                                                  extended=True, warn=False)  # the store's preparation warned
+            examples = self.pipeline.encode_pairs(
+                pairs, config.data.max_source_len, config.data.max_target_len, extended=True, warn=False
+            )  # the store's preparation warned
             self.train_store = ExampleStore(examples, self.train_store.unknown_share)
         self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
         if not self.dev_pairs and self.is_main:
@@ -332,37 +379,57 @@ class EpochLoop:
             if self.lock is not None:
                 self.lock.release()
         p = self.progress
-        return {**p.history[-1], "parameters": self.parameters, "target_tokens": p.target_tokens,
-                "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0,
-                "stopped_by": self.stopped_by}
+        return {
+            **p.history[-1],
+            "parameters": self.parameters,
+            "target_tokens": p.target_tokens,
+            "tokens_per_second": round(p.target_tokens / p.train_seconds) if p.train_seconds else 0,
+            "stopped_by": self.stopped_by,
+        }
 
     def _warn_if_the_vocabulary_covers_less(self, unknown: float) -> None:
         """On --resume: a warning when more of the training data lies outside the run's vocabulary
         than when the run began (the data was changed under it; the vocabulary stays the run's)."""
         began = next((r.get("unknown_share") for r in read_metrics(self.run_dir) if r["type"] == "start"), None)
         if began is not None and unknown > began + 0.001:
-            log.warning("training data: %.2f%% of its tokens are outside the run's vocabulary (%.2f%% when the run "
-                        "began): the data has changed since; the run keeps its vocabulary (start a new run, --out, "
-                        "to build one from this data)", 100 * unknown, 100 * began)
+            log.warning(
+                "training data: %.2f%% of its tokens are outside the run's vocabulary (%.2f%% when the run "
+                "began): the data has changed since; the run keeps its vocabulary (start a new run, --out, "
+                "to build one from this data)",
+                100 * unknown,
+                100 * began,
+            )
 
     def _train(self) -> None:
         """fit()'s loop, with stop requests received in ``self.requests``."""
         tc, p = self.config.train, self.progress
         if p.select_by not in (None, self.select_by):
-            raise ConfigError(f"train.select_by: auto means {self.select_by} for this dev set, but the run "
-                              f"selected its best checkpoint by {p.select_by}; set train.select_by={p.select_by} "
-                              "to continue it", key="train.select_by")
+            raise ConfigError(
+                f"train.select_by: auto means {self.select_by} for this dev set, but the run "
+                f"selected its best checkpoint by {p.select_by}; set train.select_by={p.select_by} "
+                "to continue it",
+                key="train.select_by",
+            )
         p.select_by = self.select_by
         self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
         self.cpu_earlier = p.cpu_seconds
         self.budget = Budget(tc.max_minutes, self.clock)
         self._saved_step = p.step if self.restore else None
         if self.is_main:
-            log.info("training %s parameters (%s) on %d pairs -> %s", f"{self.parameters:,}",
-                     self.description, self.train_size, self.run_dir)
+            log.info(
+                "training %s parameters (%s) on %d pairs -> %s",
+                f"{self.parameters:,}",
+                self.description,
+                self.train_size,
+                self.run_dir,
+            )
             if self.dev_examples:
-                log.info("dev %s selects the best checkpoint%s (train.select_by %s)", self.select_by,
-                         " and stops early (train.patience)" if tc.patience else "", tc.select_by)
+                log.info(
+                    "dev %s selects the best checkpoint%s (train.select_by %s)",
+                    self.select_by,
+                    " and stops early (train.patience)" if tc.patience else "",
+                    tc.select_by,
+                )
         if self.resume and self.is_main:  # records and kept weights of steps after the checkpoint were never saved
             with self._writing(self.run_dir / METRICS_FILE):
                 truncate_metrics(self.run_dir, p.step)
@@ -371,17 +438,27 @@ class EpochLoop:
         unknown = round(self.train_store.unknown_share, 6)  # of the training tokens, outside the vocabulary
         if self.resume and self.is_main:
             self._warn_if_the_vocabulary_covers_less(unknown)
-        self._log({"type": "start", "parameters": self.parameters, "train_pairs": self.train_size,
-                   "dev_pairs": len(self.dev_examples), "unknown_share": unknown,
-                   "resumed_at_step": p.step if self.restore else None, "select_by": self.select_by,
-                   "wall_seconds": round(self._tick(), 3), "cpu_seconds": round(p.cpu_seconds, 3),
-                   "clock": WALL_CLOCK})
+        self._log(
+            {
+                "type": "start",
+                "parameters": self.parameters,
+                "train_pairs": self.train_size,
+                "dev_pairs": len(self.dev_examples),
+                "unknown_share": unknown,
+                "resumed_at_step": p.step if self.restore else None,
+                "select_by": self.select_by,
+                "wall_seconds": round(self._tick(), 3),
+                "cpu_seconds": round(p.cpu_seconds, 3),
+                "clock": WALL_CLOCK,
+            }
+        )
         stop = self._should_stop()
         while not stop and p.epoch < tc.epochs:
             batches = self._epoch_batches()
-            display = ProgressDisplay(len(batches), p.batch_in_epoch, f"epoch {p.epoch + 1}/{tc.epochs}",
-                                      tc.progress and self.is_main)
-            stop = self._train_epoch(batches[p.batch_in_epoch:], display)
+            display = ProgressDisplay(
+                len(batches), p.batch_in_epoch, f"epoch {p.epoch + 1}/{tc.epochs}", tc.progress and self.is_main
+            )
+            stop = self._train_epoch(batches[p.batch_in_epoch :], display)
             display.close()
             if self.interrupted_by:
                 break  # not even the evaluation of an epoch's end: it is done when resumed
@@ -417,8 +494,9 @@ class EpochLoop:
         if tc.max_steps and p.step >= tc.max_steps:
             return self._stopping(f"{tc.max_steps} updates (train.max_steps)")
         if tc.patience and p.since_best >= tc.patience:
-            return self._stopping(f"{p.since_best} evaluations without a better {self.select_by} (train.patience)",
-                                  logged=True)
+            return self._stopping(
+                f"{p.since_best} evaluations without a better {self.select_by} (train.patience)", logged=True
+            )
         reached = p.history[-1].get("dev_exact_match") if p.history else None
         if tc.target_exact_match and reached is not None and reached >= tc.target_exact_match:
             return self._stopping(f"dev exact match reached {reached:.2%} (train.target_exact_match)", logged=True)
@@ -441,11 +519,14 @@ class EpochLoop:
             self._tick()
             self._write(LAST, with_state=True)
         self._close()
-        where = (f"saved at step {p.step} in {self.run_dir / LAST}" if self.is_main
-                 else f"process 0 saved the run at step {p.step}")
+        where = (
+            f"saved at step {p.step} in {self.run_dir / LAST}"
+            if self.is_main
+            else f"process 0 saved the run at step {p.step}"
+        )
         raise Interrupted(self.interrupted_by, f"interrupted ({name}); {where}")
 
-    def _train_epoch(self, todo: list, display: "ProgressDisplay") -> bool:
+    def _train_epoch(self, todo: list, display: ProgressDisplay) -> bool:
         """Train on the batches ``todo``; True when training stops (a limit, an early stop, an
         interrupt)."""
         tc, p = self.config.train, self.progress
@@ -467,7 +548,7 @@ class EpochLoop:
             started = self.clock.seconds()
         return False
 
-    def _step(self, group: list, display: "ProgressDisplay") -> None:
+    def _step(self, group: list, display: ProgressDisplay) -> None:
         """One update, with its bookkeeping: progress, display, metrics log."""
         tc, p = self.config.train, self.progress
         started = time.perf_counter()
@@ -486,12 +567,23 @@ class EpochLoop:
         p.window_slots += slots
         loss, tok_s = p.window_loss / max(p.window_tokens, 1), p.window_tokens / max(p.window_seconds, 1e-9)
         padding = 1 - p.window_real / p.window_slots if p.window_slots else None
-        display.update(len(group), loss=f"{loss:.3f}", tok_s=f"{tok_s:,.0f}",
-                       **({"pad": f"{padding:.0%}"} if padding is not None else {}))
+        display.update(
+            len(group),
+            loss=f"{loss:.3f}",
+            tok_s=f"{tok_s:,.0f}",
+            **({"pad": f"{padding:.0%}"} if padding is not None else {}),
+        )
         if tc.log_every and p.step % tc.log_every == 0:
-            record = {"type": "train", "epoch": p.epoch + 1, "step": p.step, "loss": loss,
-                      "tokens_per_second": tok_s, "lr": self._learning_rate(), "wall_seconds": round(self._tick(), 3),
-                      "cpu_seconds": round(p.cpu_seconds, 3)}
+            record = {
+                "type": "train",
+                "epoch": p.epoch + 1,
+                "step": p.step,
+                "loss": loss,
+                "tokens_per_second": tok_s,
+                "lr": self._learning_rate(),
+                "wall_seconds": round(self._tick(), 3),
+                "cpu_seconds": round(p.cpu_seconds, 3),
+            }
             if padding is not None:
                 record["padding"] = round(padding, 4)  # fraction of batch positions that are padding
             self._log(record)
@@ -504,11 +596,15 @@ class EpochLoop:
         limit = 5 * math.log(max(len(self.pipeline.tgt_vocab), 2))
         if not math.isfinite(value) or value > limit:
             p = self.progress
-            kept = (f"{self.run_dir} keeps its last good checkpoint (step {p.history[-1]['step']})"
-                    if p.history else f"nothing was saved in {self.run_dir}")
+            kept = (
+                f"{self.run_dir} keeps its last good checkpoint (step {p.history[-1]['step']})"
+                if p.history
+                else f"nothing was saved in {self.run_dir}"
+            )
             raise TrainingDiverged(
                 f"training diverged at step {p.step}: {what} became {value:.4g} (over {limit:.1f}); "
-                f"lower train.lr ({self._learning_rate():g}) or clip harder (train.clip_norm); {kept}")
+                f"lower train.lr ({self._learning_rate():g}) or clip harder (train.clip_norm); {kept}"
+            )
 
     # -- evaluation and checkpoints -------------------------------------------------------------
     def evaluate_and_save(self) -> dict:
@@ -530,8 +626,12 @@ class EpochLoop:
             tc = self.config.train
             renewed = improved
             if tc.min_delta or tc.min_loss_delta:
-                renewed = patience_renewal(score, record.get("dev_loss"), p.plateau_score, p.plateau_loss,
-                                           tc.min_delta, tc.min_loss_delta) is not None
+                renewed = (
+                    patience_renewal(
+                        score, record.get("dev_loss"), p.plateau_score, p.plateau_loss, tc.min_delta, tc.min_loss_delta
+                    )
+                    is not None
+                )
                 if renewed:
                     p.plateau_score, p.plateau_loss = score, record.get("dev_loss")
             p.since_best = 0 if renewed else p.since_best + 1
@@ -549,8 +649,9 @@ class EpochLoop:
         """The evaluation record: dev loss and metrics, and whether it is the best so far."""
         tc, p = self.config.train, self.progress
         epoch = p.epoch + p.batch_in_epoch / max(1, self.batches_per_epoch)
-        record = evaluation_record(p, epoch, self.translator, self.dev_pairs, self.dev_loss,
-                                   tc.eval_max_sentences, self.select_by)
+        record = evaluation_record(
+            p, epoch, self.translator, self.dev_pairs, self.dev_loss, tc.eval_max_sentences, self.select_by
+        )
         record["wall_seconds"] = round(self._tick(), 3)  # this evaluation included (train.max_minutes' clock)
         record["cpu_seconds"] = round(self.progress.cpu_seconds, 3)
         return record
@@ -595,10 +696,14 @@ class EpochLoop:
             reason = err.strerror or str(err)
             if err.errno in errno.errorcode:
                 reason += f" ({errno.errorcode[err.errno]})"
-            kept = (f"{self.run_dir / LAST} holds step {self._saved_step}, whole, and --resume continues from it"
-                    if self._saved_step is not None else "no checkpoint was saved before: --resume starts again")
-            raise SaveFailed(f"cannot write {path}: {reason}; training stopped at step {self.progress.step}; "
-                             f"{kept}") from None
+            kept = (
+                f"{self.run_dir / LAST} holds step {self._saved_step}, whole, and --resume continues from it"
+                if self._saved_step is not None
+                else "no checkpoint was saved before: --resume starts again"
+            )
+            raise SaveFailed(
+                f"cannot write {path}: {reason}; training stopped at step {self.progress.step}; {kept}"
+            ) from None
 
     def _log(self, record: dict) -> None:
         if self.is_main:

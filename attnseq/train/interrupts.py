@@ -1,6 +1,7 @@
 """Ctrl-C (SIGINT) and SIGTERM (what a cluster scheduler sends before it preempts a job) while
 training: the first is a request the epoch loop acts on at the end of the update in progress (it
 writes last.safetensors and raises Interrupted); a second stops at once, without saving."""
+
 from __future__ import annotations
 
 import signal
@@ -46,7 +47,7 @@ class StopRequests:
         self.signum: int | None = None
         self._before: dict[int, object] = {}
 
-    def __enter__(self) -> "StopRequests":
+    def __enter__(self) -> StopRequests:
         if threading.current_thread() is threading.main_thread():
             self._before = {s: signal.signal(s, self.receive) for s in SIGNALS}
         return self
@@ -61,5 +62,6 @@ class StopRequests:
         if self.signum is None:
             self.signum = signum
             return
-        raise Interrupted(signum, f"interrupted again ({signal_name(signum)}): stopped at once, without saving",
-                          again=True)
+        raise Interrupted(
+            signum, f"interrupted again ({signal_name(signum)}): stopped at once, without saving", again=True
+        )

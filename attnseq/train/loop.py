@@ -1,5 +1,6 @@
 """Training the torch models: teacher forcing, accumulation, clipping, schedules, DDP, and the
 run folder; the epoch loop, the run's data, evaluation and resume are EpochLoop's (epochs.py)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,8 +11,9 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,17 +23,18 @@ from ..data.batching import iterate_batches, sorted_batches
 from ..data.inputs import build_input
 from ..data.sampler import EpochBatches, LengthSampler
 from ..data.sources import check_data
-from ..translator.torch_model import TorchTranslator
 from ..errors import ConfigError
-from ..schema import Variant
 from ..hardware import bf16_pays, cpu_model
 from ..nn.attention.local import orient_local_windows
 from ..nn.frontends import FRONTENDS
 from ..nn.model import build_model, check_model, count_parameters, load_model_weights, model_weights
 from ..runs import LAST, read_checkpoint, restoring, write_checkpoint
+from ..schema import Variant
+from ..translator.torch_model import TorchTranslator
 from .distributed import Distributed, LossModule
 from .epochs import EpochLoop, Progress, selection_score
 from .optim import build_optimizer, build_schedule, check_train
+
 log = logging.getLogger("attnseq")
 
 
@@ -39,8 +42,9 @@ def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("train.device: cuda was asked for but no GPU is available; use cpu or auto",
-                          key="train.device")
+        raise ConfigError(
+            "train.device: cuda was asked for but no GPU is available; use cpu or auto", key="train.device"
+        )
     return torch.device(name)
 
 
@@ -53,8 +57,10 @@ def check_config(config: Config) -> Config:
     check_data(config.data)
     check_copy(config)
     if config.train.compile and config.train.device != "cuda" and not shutil.which(os.environ.get("CXX", "g++")):
-        raise ConfigError("train.compile: torch.compile needs a C++ compiler on the CPU and none was "
-                          "found (install g++, or set CXX)", key="train.compile")
+        raise ConfigError(
+            "train.compile: torch.compile needs a C++ compiler on the CPU and none was found (install g++, or set CXX)",
+            key="train.compile",
+        )
     return config
 
 
@@ -68,21 +74,32 @@ def check_source(config: Config) -> Config:
     frontend = getattr(config.model, "frontend", None)
     if kind.reads_text:
         if frontend is not None:
-            raise ConfigError(f"model.frontend: encodes a source that is a file, and data.input is text; remove "
-                              f"model.frontend or set data.input (e.g. image)", key="model.frontend")
+            raise ConfigError(
+                "model.frontend: encodes a source that is a file, and data.input is text; remove "
+                "model.frontend or set data.input (e.g. image)",
+                key="model.frontend",
+            )
         return config
     if not hasattr(config.model, "frontend"):
-        raise ConfigError(f"data.input: the {config.model.arch} architecture reads text alone; choose model.arch "
-                          f"rnn or transformer for data.input {kind.name}", key="data.input")
+        raise ConfigError(
+            f"data.input: the {config.model.arch} architecture reads text alone; choose model.arch "
+            f"rnn or transformer for data.input {kind.name}",
+            key="data.input",
+        )
     if getattr(config.model, "copy", False):
-        raise ConfigError(f"model.copy: copies source tokens, and data.input {kind.name} has none; set model.copy: "
-                          "false", key="model.copy")
+        raise ConfigError(
+            f"model.copy: copies source tokens, and data.input {kind.name} has none; set model.copy: false",
+            key="model.copy",
+        )
     if frontend is None:
         frontend = Variant(kind.default_frontend)
     reads = FRONTENDS.get(frontend.name, "model.frontend").reads
     if reads != kind.name:
-        raise ConfigError(f"model.frontend: {frontend.name} reads {reads} features, and data.input is {kind.name}; "
-                          f"choose a frontend of {kind.name} (e.g. {kind.default_frontend})", key="model.frontend")
+        raise ConfigError(
+            f"model.frontend: {frontend.name} reads {reads} features, and data.input is {kind.name}; "
+            f"choose a frontend of {kind.name} (e.g. {kind.default_frontend})",
+            key="model.frontend",
+        )
     return dataclasses.replace(config, model=dataclasses.replace(config.model, frontend=frontend))
 
 
@@ -94,13 +111,18 @@ def check_copy(config: Config) -> None:
     if not getattr(config.model, "copy", False):
         return
     if config.train.label_smoothing:
-        raise ConfigError("train.label_smoothing: a copying model (model.copy) is trained on the log of its mixture "
-                          "over the extended vocabulary, where label smoothing is not defined; set it to 0",
-                          key="train.label_smoothing")
+        raise ConfigError(
+            "train.label_smoothing: a copying model (model.copy) is trained on the log of its mixture "
+            "over the extended vocabulary, where label smoothing is not defined; set it to 0",
+            key="train.label_smoothing",
+        )
     tokenizer = config.data.tokenizer
     if tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
-        raise ConfigError("data.tokenizer.joint: a copying model writes source pieces into its output, which the "
-                          "target's own sentencepiece model cannot spell; set it to true", key="data.tokenizer.joint")
+        raise ConfigError(
+            "data.tokenizer.joint: a copying model writes source pieces into its output, which the "
+            "target's own sentencepiece model cannot spell; set it to true",
+            key="data.tokenizer.joint",
+        )
 
 
 def rng_states() -> dict[str, Any]:
@@ -125,8 +147,14 @@ class Trainer(EpochLoop):
     """Trains the torch model a Config describes and writes the run folder (the loop itself is
     EpochLoop's)."""
 
-    def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
-                 on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+    def __init__(
+        self,
+        config: Config,
+        run_dir: str | Path,
+        resume: bool = False,
+        on_eval: Callable[[dict], None] | None = None,
+        overwrite: bool = False,
+    ):
         super().__init__()
         config = check_config(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
@@ -144,11 +172,17 @@ class Trainer(EpochLoop):
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
         store = self.train_store
-        self.sampler = LengthSampler(store.src_lengths, store.tgt_lengths, tc.batch_size, tc.batch_tokens, tc.bucket,
-                                     seed=tc.seed)
-        self.model = build_model(config.model, len(self.pipeline.src_vocab), len(self.pipeline.tgt_vocab),
-                                 self.pipeline.shares_vocab, src_vocab=self.pipeline.src_vocab,
-                                 features=self.pipeline.inputs.feature_size)
+        self.sampler = LengthSampler(
+            store.src_lengths, store.tgt_lengths, tc.batch_size, tc.batch_tokens, tc.bucket, seed=tc.seed
+        )
+        self.model = build_model(
+            config.model,
+            len(self.pipeline.src_vocab),
+            len(self.pipeline.tgt_vocab),
+            self.pipeline.shares_vocab,
+            src_vocab=self.pipeline.src_vocab,
+            features=self.pipeline.inputs.feature_size,
+        )
         self.model.to(self.device)
         self.loss_module = self.dist.wrap(LossModule(self.model), self.device)
         self._compiling = tc.compile
@@ -180,8 +214,12 @@ class Trainer(EpochLoop):
             set_rng_states(state["rng"])
             changes = self.sampler.changes(state["sampler"], self.dist.world_size) if "sampler" in state else []
         if changes and self.progress.batch_in_epoch and self.is_main:
-            log.warning("--resume: the rest of epoch %d is dealt anew, as the batches are drawn otherwise than when "
-                        "it was saved (%s)", self.progress.epoch + 1, ", ".join(changes))
+            log.warning(
+                "--resume: the rest of epoch %d is dealt anew, as the batches are drawn otherwise than when "
+                "it was saved (%s)",
+                self.progress.epoch + 1,
+                ", ".join(changes),
+            )
 
     @property
     def parameters(self) -> int:
@@ -202,10 +240,12 @@ class Trainer(EpochLoop):
         every = self.sampler.epoch(self.progress.epoch)
         batches = every.shard(self.dist.rank, self.dist.world_size)
         if len(every) and not len(batches):  # each process would wait for a batch that never comes
-            raise ConfigError(f"train.batch_size: the {len(self.train_store):,} training pairs make "
-                              f"{len(every)} batch(es), fewer than the {self.dist.world_size} processes; "
-                              f"lower train.batch_size (or train.batch_tokens) or start fewer processes",
-                              key="train.batch_size")
+            raise ConfigError(
+                f"train.batch_size: the {len(self.train_store):,} training pairs make "
+                f"{len(every)} batch(es), fewer than the {self.dist.world_size} processes; "
+                f"lower train.batch_size (or train.batch_tokens) or start fewer processes",
+                key="train.batch_size",
+            )
         self._epoch_length = len(batches)
         return batches
 
@@ -238,8 +278,15 @@ class Trainer(EpochLoop):
         for batch in group:
             batch = batch.to(self.device)
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-                loss, tokens = self.loss_module(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
-                                                batch.tgt_mask, tc.label_smoothing, batch.src_ext)
+                loss, tokens = self.loss_module(
+                    batch.src,
+                    batch.src_mask,
+                    batch.tgt_in,
+                    batch.tgt_out,
+                    batch.tgt_mask,
+                    tc.label_smoothing,
+                    batch.src_ext,
+                )
             (loss / total_tokens).backward()
             loss_sum += float(loss.detach())
         if tc.clip_norm:
@@ -252,8 +299,9 @@ class Trainer(EpochLoop):
         if self._compiling:  # the first update compiled the step
             self._compiling = False
             if self.is_main:
-                log.info("train.compile: the first update took %.1f s, compilation included",
-                         time.perf_counter() - started)
+                log.info(
+                    "train.compile: the first update took %.1f s, compilation included", time.perf_counter() - started
+                )
         return loss_sum, total_tokens
 
     # -- evaluation and checkpoints -----------------------------------------------------------
@@ -264,8 +312,9 @@ class Trainer(EpochLoop):
         total = tokens = 0.0
         for batch in iterate_batches(self.dev_examples, sorted_batches(self.dev_examples, 256)):
             batch = batch.to(self.device)
-            loss, n = self.model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask,
-                                      src_ext=batch.src_ext)
+            loss, n = self.model.loss(
+                batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask, src_ext=batch.src_ext
+            )
             total += float(loss)
             tokens += n
         return total / tokens if tokens else float("nan")
@@ -291,5 +340,9 @@ class Trainer(EpochLoop):
 
     def _training_state(self) -> dict:
         p = self.progress
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.schedule.state_dict(), "rng": rng_states(),
-                "sampler": self.sampler.state(p.epoch, p.batch_in_epoch, self.dist.world_size)}
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.schedule.state_dict(),
+            "rng": rng_states(),
+            "sampler": self.sampler.state(p.epoch, p.batch_in_epoch, self.dist.world_size),
+        }

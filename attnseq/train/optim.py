@@ -1,5 +1,6 @@
 """Optimisers (``train.optimizer``) and learning-rate schedules (``train.schedule``) for the
 torch engine, each a registered variant with its own options."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,8 +10,10 @@ import torch
 from ..registry import Registry
 from ..schema import number
 
-OPTIMIZERS: Registry = Registry("optimizer", key="train.optimizer")  # functions (params, train config, options) -> Optimizer
-SCHEDULES: Registry[type["Schedule"]] = Registry("learning-rate schedule", key="train.schedule")
+OPTIMIZERS: Registry = Registry(
+    "optimizer", key="train.optimizer"
+)  # functions (params, train config, options) -> Optimizer
+SCHEDULES: Registry[type[Schedule]] = Registry("learning-rate schedule", key="train.schedule")
 
 
 @dataclass
@@ -23,8 +26,9 @@ class AdamOptions:
 def adam(params, tc, options: AdamOptions) -> torch.optim.Optimizer:
     """Adam (Kingma & Ba 2015), torch's fused kernel (one pass over every parameter instead of a
     loop over the tensors)."""
-    return torch.optim.Adam(params, lr=tc.lr, betas=tuple(options.betas), eps=options.eps,
-                            weight_decay=tc.weight_decay, fused=True)
+    return torch.optim.Adam(
+        params, lr=tc.lr, betas=tuple(options.betas), eps=options.eps, weight_decay=tc.weight_decay, fused=True
+    )
 
 
 @dataclass
@@ -42,7 +46,8 @@ def build_optimizer(params, tc) -> torch.optim.Optimizer:
     """The optimizer ``tc.optimizer`` names, over the parameters that require gradients."""
     params = [p for p in params if p.requires_grad]
     return OPTIMIZERS.get(tc.optimizer.name, "train.optimizer")(
-        params, tc, OPTIMIZERS.options(tc.optimizer, "train.optimizer"))
+        params, tc, OPTIMIZERS.options(tc.optimizer, "train.optimizer")
+    )
 
 
 class Schedule:
@@ -83,7 +88,7 @@ class NoamOptions:
 def noam_factor(step: int, warmup: int) -> float:
     """Inverse-square-root warm-up (Vaswani et al. 2017), 1.0 at the end of warm-up."""
     step = max(step, 1)
-    return min(step / warmup, (warmup / step) ** 0.5) if warmup else step ** -0.5
+    return min(step / warmup, (warmup / step) ** 0.5) if warmup else step**-0.5
 
 
 @SCHEDULES.register("noam", options=NoamOptions)
@@ -138,5 +143,8 @@ def check_train(tc):
     """``tc`` (a TrainConfig) with its optimizer and schedule checked and their options written out."""
     import dataclasses
 
-    return dataclasses.replace(tc, optimizer=OPTIMIZERS.resolve(tc.optimizer, "train.optimizer"),
-                               schedule=SCHEDULES.resolve(tc.schedule, "train.schedule"))
+    return dataclasses.replace(
+        tc,
+        optimizer=OPTIMIZERS.resolve(tc.optimizer, "train.optimizer"),
+        schedule=SCHEDULES.resolve(tc.schedule, "train.schedule"),
+    )

@@ -7,6 +7,7 @@ that the NumPy engine never loads torch).
     model.translate(["september 27, 1994"])            # -> ["1994-09-27"]
     outputs, attention = model.translate([...], return_attention=True)
 """
+
 from .base import Translation, Translator
 
 __all__ = ["Translation", "Translator"]

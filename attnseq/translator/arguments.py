@@ -8,6 +8,7 @@ line; both carry ``argument``, the name of the argument at fault, and their mess
 it (and the index of the item at fault): ``texts[2]: expected a str, got NoneType``,
 ``beam_size (decode.beam_size): expected a value >= 1, got 0``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,8 +68,9 @@ def texts_argument(texts: Any, name: str = "texts", files: bool = False) -> tupl
     found = items(texts, name, "paths (str) or file contents (bytes)")
     for i, item in enumerate(found):
         if not isinstance(item, (str, bytes)):
-            raise ArgumentTypeError(f"{name}[{i}]", f"expected a path (str) or a file's contents (bytes), got "
-                                                   f"{type_name(item)}")
+            raise ArgumentTypeError(
+                f"{name}[{i}]", f"expected a path (str) or a file's contents (bytes), got {type_name(item)}"
+            )
     return found, False
 
 
@@ -100,8 +102,7 @@ def decode_request(request: dict[str, Any]) -> dict[str, Any]:
     run's), each a number of its setting's type; their ranges are the decode settings' own."""
     for key, value in request.items():
         if key in LOAD_FIELDS:
-            raise ArgumentTypeError(key, f"set when the model is loaded (attnseq.load(run, {key}=...)), "
-                                         "not per call")
+            raise ArgumentTypeError(key, f"set when the model is loaded (attnseq.load(run, {key}=...)), not per call")
         if key not in DECODE_FIELDS:
             raise ArgumentTypeError(key, f"not a decode setting; a request takes {', '.join(DECODE_FIELDS)}")
         if value is None:

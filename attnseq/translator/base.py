@@ -9,15 +9,17 @@ Its public methods (``translate``, ``search``, ``evaluate``) check their argumen
 (translator/arguments.py): a wrong type is a TypeError, a wrong value a ValueError, each naming
 the argument (and the index of the item) at fault.
 """
+
 from __future__ import annotations
 
 import logging
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -76,15 +78,22 @@ class InputReport:
     blank_sources: list[int] = field(default_factory=list)
 
     @classmethod
-    def of(cls, translations: Sequence[Translation]) -> "InputReport":
+    def of(cls, translations: Sequence[Translation]) -> InputReport:
         pieces = Counter(piece for t in translations for piece in t.unknown)
-        return cls(len(translations), [n for n, t in enumerate(translations, start=1) if t.unknown],
-                   dict(pieces.most_common()), [n for n, t in enumerate(translations, start=1) if t.blank])
+        return cls(
+            len(translations),
+            [n for n, t in enumerate(translations, start=1) if t.unknown],
+            dict(pieces.most_common()),
+            [n for n, t in enumerate(translations, start=1) if t.blank],
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """``unknown_sources``, ``unknown_pieces`` and ``blank_sources`` (what evaluate's metrics carry)."""
-        return {"unknown_sources": self.unknown_sources, "unknown_pieces": self.unknown_pieces,
-                "blank_sources": self.blank_sources}
+        return {
+            "unknown_sources": self.unknown_sources,
+            "unknown_pieces": self.unknown_pieces,
+            "blank_sources": self.blank_sources,
+        }
 
     def warnings(self, what: str = "input") -> list[str]:
         """One line for the sources holding unknown pieces and one for the blank ones (``what``
@@ -92,11 +101,15 @@ class InputReport:
         lines = []
         if self.unknown_sources:
             pieces = [repr(p) + (f" x{n}" if n > 1 else "") for p, n in self.unknown_pieces.items()]
-            lines.append(f"{len(self.unknown_sources)} of {self.total} {what}s ({listed(self.unknown_sources)}) "
-                         f"hold pieces outside the model's vocabulary, each read as unknown: {listed(pieces)}")
+            lines.append(
+                f"{len(self.unknown_sources)} of {self.total} {what}s ({listed(self.unknown_sources)}) "
+                f"hold pieces outside the model's vocabulary, each read as unknown: {listed(pieces)}"
+            )
         if self.blank_sources:
-            lines.append(f"{len(self.blank_sources)} blank {what}(s) ({listed(self.blank_sources)}) "
-                         "get blank outputs (nothing to translate)")
+            lines.append(
+                f"{len(self.blank_sources)} blank {what}(s) ({listed(self.blank_sources)}) "
+                "get blank outputs (nothing to translate)"
+            )
         return lines
 
 
@@ -130,8 +143,9 @@ class Translator(ABC):
         self.pipeline, self.config = pipeline, config
 
     @abstractmethod
-    def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
-                     ) -> list[list[Hypothesis]]:
+    def decode_batch(
+        self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
+    ) -> list[list[Hypothesis]]:
         """Hypotheses (n-best, best first) for each source (ids as the encoder reads them),
         searched as ``decode`` says; alignments (T_out, S) over the real ids. An engine whose
         model ``copies`` also takes ``extended``: each source as extended ids (same order)."""
@@ -141,13 +155,16 @@ class Translator(ABC):
         once here for every caller; a ConfigError naming the key (``decode.beam_size``) otherwise."""
         decode = decode_options(self.config.decode, **request)
         if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
-            raise ConfigError(f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
-                              f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}",
-                              key="decode.beam_size")
+            raise ConfigError(
+                f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
+                f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}",
+                key="decode.beam_size",
+            )
         return decode
 
-    def search(self, texts: Sequence[str], keep_attention: bool = False, *, progress: bool = False,
-               **request) -> list[Translation]:
+    def search(
+        self, texts: Sequence[str], keep_attention: bool = False, *, progress: bool = False, **request
+    ) -> list[Translation]:
         """Full results for ``texts`` (a list of str; batched by length, order kept; for a run
         whose sources are files, data.input image, their paths or their contents as bytes).
         ``request``: decode settings for this call (``beam_size``, ``n_best``,
@@ -190,8 +207,9 @@ class Translator(ABC):
         with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
             for rows, hyps in zip(batches, in_order(decoded, batches, self.batches_at_once)):
                 for i, nbest in zip(rows, hyps):
-                    results[i] = self._translation(texts[i], sources[i], nbest,
-                                                   () if extended is None else extended[i].oov)
+                    results[i] = self._translation(
+                        texts[i], sources[i], nbest, () if extended is None else extended[i].oov
+                    )
                 shown.update(len(rows))
         return results  # type: ignore[return-value]
 
@@ -210,19 +228,36 @@ class Translator(ABC):
         fixed-width training sources."""
         cut = [n for n, s in enumerate(sources, start=1) if s.cut]
         if cut:
-            log.warning("input %s longer than decode.max_source_len=%d tokens: only the first %d translated",
-                        listed(cut), limit, limit)
+            log.warning(
+                "input %s longer than decode.max_source_len=%d tokens: only the first %d translated",
+                listed(cut),
+                limit,
+                limit,
+            )
         wider = [n for n, s in enumerate(sources, start=1) if s.wider]
         if wider:
             width = self.pipeline.fixed_width
-            log.warning("input %s wider than the run's training sources (all %d characters, padded with %r): "
-                        "a length the model never saw, translated as it is", listed(wider), width.width, width.pad)
+            log.warning(
+                "input %s wider than the run's training sources (all %d characters, padded with %r): "
+                "a length the model never saw, translated as it is",
+                listed(wider),
+                width.width,
+                width.pad,
+            )
 
     def _blank(self, text: str, keep_attention: bool) -> Translation:
         """The result of a blank source: one blank output, nothing decoded."""
         attention = np.zeros((0, 0), dtype=np.float32) if keep_attention else None
-        return Translation(source=text, outputs=[""], scores=[0.0], attention=[attention], source_tokens=[],
-                           output_tokens=[[]], output_ids=[[]], blank=True)
+        return Translation(
+            source=text,
+            outputs=[""],
+            scores=[0.0],
+            attention=[attention],
+            source_tokens=[],
+            output_tokens=[[]],
+            output_ids=[[]],
+            blank=True,
+        )
 
     def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis], oov=()) -> Translation:
         """The Translation of ``text`` from its hypotheses; ``oov``: the source's tokens outside the
@@ -247,8 +282,9 @@ class Translator(ABC):
             shape=None if self.pipeline.inputs.reads_text else self.source_shape(source),
         )
 
-    def views_batch(self, src_ids: list[int], outputs: list[list[int]], rows: list[int]
-                    ) -> tuple[list[AttentionViews], np.ndarray | None]:
+    def views_batch(
+        self, src_ids: list[int], outputs: list[list[int]], rows: list[int]
+    ) -> tuple[list[AttentionViews], np.ndarray | None]:
         """Engine hook: (views of each hypothesis ``outputs`` of the source ``src_ids``, ``rows``
         decoding steps each; the encoder's self-attention (layers, heads, S, S) or None), source
         positions as the encoder reads them. The base offers none beyond the alignment."""
@@ -268,8 +304,7 @@ class Translator(ABC):
             encoder = None if encoder is None else encoder[..., ::-1, ::-1].copy()
         return views, encoder
 
-    def translate(self, texts: Sequence[str] | str, return_attention: bool = False,
-                  beam_size: int | None = None):
+    def translate(self, texts: Sequence[str] | str, return_attention: bool = False, beam_size: int | None = None):
         """Outputs for ``texts`` (a list of str, or one str); with ``return_attention`` a pair
         (outputs, attention matrices (T_out, S) in reading order).
 
@@ -288,8 +323,14 @@ class Translator(ABC):
             return (outputs[0], attention[0]) if return_attention else outputs[0]
         return (outputs, attention) if return_attention else outputs
 
-    def evaluate(self, pairs: Sequence[tuple[str, str]], beam_size: int | None = None,
-                 bleu: bool = True, *, progress: bool = False) -> dict[str, Any]:
+    def evaluate(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        beam_size: int | None = None,
+        bleu: bool = True,
+        *,
+        progress: bool = False,
+    ) -> dict[str, Any]:
         """Metrics of the outputs on (source, reference) pairs (a non-empty list), against the
         references as given (normalised only as the run's data settings say: data.unicode,
         data.strip, data.lowercase; never through the tokenizer or the vocabulary):
@@ -315,14 +356,16 @@ class Translator(ABC):
         hyps = [r.outputs[0] for r in results]
         metrics: dict[str, Any] = {
             "exact_match": exact_match(hyps, refs),
-            "token_accuracy": token_accuracy([r.output_tokens[0] for r in results],
-                                             [self.pipeline.target_tokens(t) for _, t in pairs]),
+            "token_accuracy": token_accuracy(
+                [r.output_tokens[0] for r in results], [self.pipeline.target_tokens(t) for _, t in pairs]
+            ),
         }
         if bleu:
             if bleu_applies(refs):
                 metrics["bleu"], metrics["bleu_signature"] = sacrebleu_score("bleu", hyps, refs)
             metrics["chrf"], metrics["chrf_signature"] = sacrebleu_score("chrf", hyps, refs)
-        metrics.update(sentences=len(pairs), seconds=seconds,
-                       sentences_per_second=len(pairs) / seconds if seconds else 0.0)
+        metrics.update(
+            sentences=len(pairs), seconds=seconds, sentences_per_second=len(pairs) / seconds if seconds else 0.0
+        )
         metrics.update(InputReport.of(results).as_dict())
         return metrics

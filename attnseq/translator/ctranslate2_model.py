@@ -33,6 +33,7 @@ CTranslate2 searches batches with its own beam: it refills the beam from the nex
 when a hypothesis ends, where attnseq's search lets the beam narrow, so beam outputs can differ
 from the torch engine's when hypotheses score alike; greedy search is the same search.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,10 @@ def read_export(folder: str | Path) -> dict:
             raise ValueError(f"positions {record['positions']!r}, checkpoint {record['checkpoint']!r}")
         return record
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise UserError(f"{folder}: not a model exported to CTranslate2 ({path.name}: {err}); export a run with "
-                        "attnseq export RUN --to ctranslate2 --out DIR") from None
+        raise UserError(
+            f"{folder}: not a model exported to CTranslate2 ({path.name}: {err}); export a run with "
+            "attnseq export RUN --to ctranslate2 --out DIR"
+        ) from None
 
 
 def vocabularies(folder: Path) -> tuple[list[str], list[str]]:
@@ -78,8 +81,10 @@ def vocabularies(folder: Path) -> tuple[list[str], list[str]]:
     if shared.exists():
         tokens = json.loads(shared.read_text(encoding="utf-8"))
         return tokens, tokens
-    return (json.loads((folder / "source_vocabulary.json").read_text(encoding="utf-8")),
-            json.loads((folder / "target_vocabulary.json").read_text(encoding="utf-8")))
+    return (
+        json.loads((folder / "source_vocabulary.json").read_text(encoding="utf-8")),
+        json.loads((folder / "target_vocabulary.json").read_text(encoding="utf-8")),
+    )
 
 
 def ctranslate2_device(device: str) -> tuple[str, int]:
@@ -96,13 +101,22 @@ class CTranslate2Translator(Translator):
     here one batch on 2 threads decoded at 0.5-1.5x the speed of one thread (int8 the slower: its
     oneDNN products took longer on 2), two batches at once at 2x. A GPU: one batch at a time."""
 
-    def __init__(self, folder: str | Path, pipeline, config: Config, device: str = "cpu", threads: int = 0,
-                 compute_type: str = "default"):
+    def __init__(
+        self,
+        folder: str | Path,
+        pipeline,
+        config: Config,
+        device: str = "cpu",
+        threads: int = 0,
+        compute_type: str = "default",
+    ):
         try:
             ctranslate2 = import_ctranslate2()
         except ImportError:
-            raise UserError(f"{folder}: decoding a CTranslate2 export needs the ctranslate2 package: "
-                            "pip install 'attnseq[ctranslate2]'") from None
+            raise UserError(
+                f"{folder}: decoding a CTranslate2 export needs the ctranslate2 package: "
+                "pip install 'attnseq[ctranslate2]'"
+            ) from None
         super().__init__(pipeline, config)
         self.folder = Path(folder)
         self.export = read_export(self.folder)
@@ -111,9 +125,14 @@ class CTranslate2Translator(Translator):
         # a GPU decodes one batch at a time (more would each hold a copy of the model on it)
         self.batches_at_once = 1 if name == "cuda" else threads or default_threads()
         try:  # what the folder holds is CTranslate2's to read: a damaged file is its RuntimeError
-            self.model = ctranslate2.Translator(str(self.folder), device=name, device_index=index,
-                                                compute_type=compute_type, intra_threads=1,
-                                                inter_threads=self.batches_at_once)
+            self.model = ctranslate2.Translator(
+                str(self.folder),
+                device=name,
+                device_index=index,
+                compute_type=compute_type,
+                intra_threads=1,
+                inter_threads=self.batches_at_once,
+            )
             source, target = vocabularies(self.folder)
             if not all(isinstance(t, str) for t in [*source, *target]):
                 raise ValueError("a vocabulary is not a list of tokens")
@@ -121,13 +140,16 @@ class CTranslate2Translator(Translator):
             # IndexError, ValueError, ... as the damage goes)
             raise self._damaged("load", err) from None
         if len(source) != len(pipeline.src_vocab) or len(target) != len(pipeline.tgt_vocab):
-            raise UserError(f"{self.folder}: its CTranslate2 vocabularies ({len(source)}, {len(target)} tokens) are "
-                            f"not the run's ({len(pipeline.src_vocab)}, {len(pipeline.tgt_vocab)})")
+            raise UserError(
+                f"{self.folder}: its CTranslate2 vocabularies ({len(source)}, {len(target)} tokens) are "
+                f"not the run's ({len(pipeline.src_vocab)}, {len(pipeline.tgt_vocab)})"
+            )
         self.source_tokens, self.target_tokens = source, target
         self.target_ids = {token: i for i, token in enumerate(target)}
 
-    def decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
-                     ) -> list[list[Hypothesis]]:
+    def decode_batch(
+        self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
+    ) -> list[list[Hypothesis]]:
         """Hypotheses of each source, each searched to its own output limit: greedy search in one
         search of each band of limits (``_greedy``), beam search in groups of one limit. What
         CTranslate2 raises while it decodes (a config.json edited into one it loads but cannot
@@ -145,22 +167,30 @@ class CTranslate2Translator(Translator):
         the environment sets CTranslate2's own variables (CT2_VERBOSE=abc raises ValueError
         "stoi" at the load), it names them too, since the files may not be at fault
         (CT2_FORCE_CPU_ISA is checked where CTranslate2 is imported)."""
-        read = [f"{name}={value!r}" for name, value in sorted(os.environ.items())
-                if name.startswith("CT2_") and name != "CT2_FORCE_CPU_ISA"]
+        read = [
+            f"{name}={value!r}"
+            for name, value in sorted(os.environ.items())
+            if name.startswith("CT2_") and name != "CT2_FORCE_CPU_ISA"
+        ]
         also = f"; CTranslate2 also reads {', '.join(read)} from the environment: unset it, or" if read else ";"
-        return UserError(f"{self.folder}: CTranslate2 cannot {doing} this export ({type(err).__name__}: {err}){also} "
-                         "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite")
+        return UserError(
+            f"{self.folder}: CTranslate2 cannot {doing} this export ({type(err).__name__}: {err}){also} "
+            "export the run again: attnseq export RUN --to ctranslate2 --out DIR --overwrite"
+        )
 
-    def _decode_batch(self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool
-                      ) -> list[list[Hypothesis]]:
+    def _decode_batch(
+        self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool
+    ) -> list[list[Hypothesis]]:
         self._check_positions(max(len(ids) for ids in src_ids), "source")
-        limits = output_limits([len(ids) for ids in src_ids], decode.max_len_ratio, decode.max_len_offset,
-                               decode.max_len)
+        limits = output_limits(
+            [len(ids) for ids in src_ids], decode.max_len_ratio, decode.max_len_offset, decode.max_len
+        )
         results: list[list[Hypothesis]] = [[] for _ in src_ids]
         if decode.beam_size == 1 and max(limits) < self.positions:  # (score_batch feeds one position more)
             for band in limit_bands(limits):
-                for i, nbest in zip(band, self._greedy([src_ids[i] for i in band], [limits[i] for i in band],
-                                                       decode, keep_attention)):
+                for i, nbest in zip(
+                    band, self._greedy([src_ids[i] for i in band], [limits[i] for i in band], decode, keep_attention)
+                ):
                     results[i] = nbest
             return results
         for limit in sorted(set(limits)):
@@ -173,8 +203,9 @@ class CTranslate2Translator(Translator):
                 results[i] = nbest
         return results
 
-    def _greedy(self, src_ids: list[list[int]], limits: list[int], decode: DecodeConfig, keep_attention: bool
-                ) -> list[list[Hypothesis]]:
+    def _greedy(
+        self, src_ids: list[list[int]], limits: list[int], decode: DecodeConfig, keep_attention: bool
+    ) -> list[list[Hypothesis]]:
         """Greedy search of the batch to its largest limit: until its own limit a sentence takes the
         steps a search to that limit takes, so one that had not ended by then is cut there (its
         tokens and attention rows), its score the sum of the kept tokens' log-probabilities
@@ -183,13 +214,20 @@ class CTranslate2Translator(Translator):
         cut = [i for i, nbest in enumerate(found) if len(nbest[0].tokens) >= limits[i]]
         if cut:
             kept = [found[i][0].tokens[: limits[i]] for i in cut]
-            scored = self.model.score_batch([[self.source_tokens[t] for t in src_ids[i]] for i in cut],
-                                            [[self.target_tokens[t] for t in tokens] for tokens in kept],
-                                            max_input_length=0)
+            scored = self.model.score_batch(
+                [[self.source_tokens[t] for t in src_ids[i]] for i in cut],
+                [[self.target_tokens[t] for t in tokens] for tokens in kept],
+                max_input_length=0,
+            )
             for i, tokens, result in zip(cut, kept, scored):
                 alignment = found[i][0].alignment
-                found[i] = [Hypothesis(tokens, float(sum(result.log_probs[:-1])),  # the end's is the last
-                                       None if alignment is None else alignment[: limits[i]])]
+                found[i] = [
+                    Hypothesis(
+                        tokens,
+                        float(sum(result.log_probs[:-1])),  # the end's is the last
+                        None if alignment is None else alignment[: limits[i]],
+                    )
+                ]
         return found
 
     def _check_positions(self, length: int, side: str) -> None:
@@ -199,29 +237,51 @@ class CTranslate2Translator(Translator):
             return
         positional = self.config.model.positional
         learned = getattr(positional, "name", positional) == "learned"
-        key = "model.positional.max_positions" if learned else \
-            ("decode.max_source_len" if side == "source" else "decode.max_len")
-        raise ConfigError(f"{key}: a {side} reaches position {length}, past the {self.positions} positions the "
-                          f"export's encodings hold; limit lengths (decode.max_source_len, decode.max_len)"
-                          + ("" if learned else ", or export again with them raised"), key=key)
+        key = (
+            "model.positional.max_positions"
+            if learned
+            else ("decode.max_source_len" if side == "source" else "decode.max_len")
+        )
+        raise ConfigError(
+            f"{key}: a {side} reaches position {length}, past the {self.positions} positions the "
+            f"export's encodings hold; limit lengths (decode.max_source_len, decode.max_len)"
+            + ("" if learned else ", or export again with them raised"),
+            key=key,
+        )
 
-    def _search(self, rows: list[list[int]], limit: int, decode: DecodeConfig, keep_attention: bool
-                ) -> list[list[Hypothesis]]:
+    def _search(
+        self, rows: list[list[int]], limit: int, decode: DecodeConfig, keep_attention: bool
+    ) -> list[list[Hypothesis]]:
         """CTranslate2's search of the sources ``rows`` (ids) with at most ``limit`` output tokens."""
         tokens = [[self.source_tokens[i] for i in ids] for ids in rows]
         alpha = decode.length_penalty if decode.beam_size > 1 else 0.0
         penalty = length_exponent(alpha, sum(map(len, rows)) / len(rows)) if alpha else 0.0
         found = self.model.translate_batch(
-            tokens, beam_size=decode.beam_size, num_hypotheses=decode.beam_size if alpha else decode.n_best,
-            length_penalty=penalty, max_decoding_length=limit, min_decoding_length=0, max_input_length=0,
-            return_scores=True, return_end_token=True, return_attention=keep_attention)
+            tokens,
+            beam_size=decode.beam_size,
+            num_hypotheses=decode.beam_size if alpha else decode.n_best,
+            length_penalty=penalty,
+            max_decoding_length=limit,
+            min_decoding_length=0,
+            max_input_length=0,
+            return_scores=True,
+            return_end_token=True,
+            return_attention=keep_attention,
+        )
         first = None
         if keep_attention and decode.beam_size > 1 and len(rows) > 1:
             # CTranslate2 (4.8) gives each sentence of a batched beam search the first step's attention
             # row of sentence (its index // beam_size); every hypothesis shares that step, which
             # one step of greedy search gives right
-            first = self.model.translate_batch(tokens, beam_size=1, max_decoding_length=1, min_decoding_length=0,
-                                               max_input_length=0, return_end_token=True, return_attention=True)
+            first = self.model.translate_batch(
+                tokens,
+                beam_size=1,
+                max_decoding_length=1,
+                min_decoding_length=0,
+                max_input_length=0,
+                return_end_token=True,
+                return_attention=True,
+            )
         results = []
         for n, result in enumerate(found):
             nbest = []
@@ -232,7 +292,7 @@ class CTranslate2Translator(Translator):
                     ids.pop()
                 score = float(result.scores[k])
                 if alpha:  # CTranslate2's sum / |Y| ** penalty back to the sum, then GNMT's penalty
-                    score = score * length ** penalty / gnmt_penalty(length, alpha)
+                    score = score * length**penalty / gnmt_penalty(length, alpha)
                 attention = None
                 if keep_attention:
                     attention = np.asarray(result.attention[k], dtype=np.float32)  # (T_out, S)
@@ -244,10 +304,15 @@ class CTranslate2Translator(Translator):
             results.append(nbest)
         return results
 
-
     @classmethod
-    def load(cls, folder: str | Path, config: Config, checkpoint: str = "best", device: str = "cpu",
-             threads: int | None = None) -> "CTranslate2Translator":
+    def load(
+        cls,
+        folder: str | Path,
+        config: Config,
+        checkpoint: str = "best",
+        device: str = "cpu",
+        threads: int | None = None,
+    ) -> CTranslate2Translator:
         """The model exported in ``folder`` (config: its config.yaml's, decode settings changed as
         asked); ``checkpoint`` must be the one exported (best is taken for whichever was);
         ``threads``: None for the config's train.threads (0: OMP_NUM_THREADS, else the cores)."""
@@ -256,8 +321,10 @@ class CTranslate2Translator(Translator):
         record = read_export(folder)
         exported = record["checkpoint"]
         if checkpoint not in ("best", exported):
-            raise UserError(f"--checkpoint {checkpoint}: {folder} holds the weights of the run's {exported} checkpoint "
-                            f"(attnseq export RUN --checkpoint {checkpoint} exports the other)")
+            raise UserError(
+                f"--checkpoint {checkpoint}: {folder} holds the weights of the run's {exported} checkpoint "
+                f"(attnseq export RUN --checkpoint {checkpoint} exports the other)"
+            )
         pipeline = TextPipeline.load(config.data, folder)
         # decode.precision int8 (--precision int8) computes in int8 whatever the export stores
         # (CTranslate2 quantises float32 weights as it loads them); fp32 computes as the export stores
@@ -267,8 +334,9 @@ class CTranslate2Translator(Translator):
             if not has:  # MKL's int8 products without VNNI saturate: CTranslate2's outputs come out wrong
                 log.warning("int8: this CPU %s; CTranslate2 decodes the export in float32", why_not)
                 compute_type = "float32"
-        translator = cls(folder, pipeline, config, device, config.train.threads if threads is None else threads,
-                         compute_type)
+        translator = cls(
+            folder, pipeline, config, device, config.train.threads if threads is None else threads, compute_type
+        )
         translator.precision = "int8" if translator.model.compute_type.startswith("int8") else "fp32"
         return translator
 

@@ -7,10 +7,11 @@ way: the same text pipeline files (vocabularies, tokenizer models, pipeline.json
 data settings that read text. That is the simplest rule that is always right; a member with
 another source vocabulary would need its own encoding of every source, which attnseq does not do.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..nn.ensemble import Ensemble
 from ..runs import PIPELINE_FILES, TARGET_VOCAB
@@ -29,15 +30,21 @@ def pipeline_difference(run: Path, config, first: Path, first_config) -> str | N
         mine, theirs = run / name, first / name
         if mine.is_file() != theirs.is_file() or mine.is_file() and mine.read_bytes() != theirs.read_bytes():
             if name == TARGET_VOCAB:
-                return (f"{run}: its target vocabulary ({name}) differs from {first}'s; an ensemble averages its "
-                        "members' predictions over one target vocabulary")
-            return (f"{run}: its text pipeline ({name}) differs from {first}'s; the members of an ensemble read "
-                    f"each source as one, so they must share {', '.join(PIPELINE_FILES)}")
+                return (
+                    f"{run}: its target vocabulary ({name}) differs from {first}'s; an ensemble averages its "
+                    "members' predictions over one target vocabulary"
+                )
+            return (
+                f"{run}: its text pipeline ({name}) differs from {first}'s; the members of an ensemble read "
+                f"each source as one, so they must share {', '.join(PIPELINE_FILES)}"
+            )
     for key in READING:
         mine, theirs = getattr(config.data, key), getattr(first_config.data, key)
         if mine != theirs:
-            return (f"{run}: data.{key} is {mine}, {first}'s is {theirs}; the members of an ensemble must read "
-                    "text the same way")
+            return (
+                f"{run}: data.{key} is {mine}, {first}'s is {theirs}; the members of an ensemble must read "
+                "text the same way"
+            )
     return None
 
 

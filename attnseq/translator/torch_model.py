@@ -1,5 +1,6 @@
 """The torch engine's Translator: a torch Seq2Seq model searched by greedy or beam search (it sits
 here, below attnseq.train, which evaluates with it, and the torch engine, which loads it)."""
+
 from __future__ import annotations
 
 import torch
@@ -16,23 +17,24 @@ class TorchTranslator(Translator):
     """A torch model with its text pipeline, ready to translate; ``precision`` says what its
     products run in (int8 once the engine has quantised it: nn/int8.py)."""
 
-    def __init__(self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu",
-                 precision: str = "fp32"):
+    def __init__(
+        self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu", precision: str = "fp32"
+    ):
         super().__init__(pipeline, config)
         self.model, self.device, self.precision = model, torch.device(device), precision
         self.model.to(self.device).eval()
         self.copies = getattr(model.decoder, "pointer", None) is not None
 
-    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False,
-                     extended: list[list[int]] | None = None) -> list[list[Hypothesis]]:
+    def decode_batch(
+        self, src_ids: list[list[int]], decode, keep_attention: bool = False, extended: list[list[int]] | None = None
+    ) -> list[list[Hypothesis]]:
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.no_grad():
                 src, mask = pad_sources(src_ids)
                 src_ext = None if extended is None else pad(extended)[0].to(self.device)
-                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention,
-                              src_ext)
+                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention, src_ext)
         finally:
             self.model.train(was_training)
 

@@ -1,5 +1,6 @@
 """Plots: attention heatmaps (a hypothesis, a layer, a grid of heads), training curves,
 positional encodings."""
+
 from __future__ import annotations
 
 import io

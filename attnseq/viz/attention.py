@@ -1,10 +1,11 @@
 """Attention heatmaps: input tokens across, output tokens down; a grid of them for every head
 of a layer (or every layer and head); local attention's window outlined on each row; a copying
 model's p_gen beside its rows."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -23,19 +24,23 @@ def _labels(alignment: np.ndarray, source_tokens: Sequence[str], output_tokens: 
     return rows, list(source_tokens)[: alignment.shape[1]]
 
 
-def _draw(ax, alignment: np.ndarray, rows: Sequence[str], cols: Sequence[str], window=None,
-          title: str = ""):
+def _draw(ax, alignment: np.ndarray, rows: Sequence[str], cols: Sequence[str], window=None, title: str = ""):
     """One heatmap on ``ax``; ``window`` (T, 2) first and last position of each row's window."""
     image = ax.imshow(alignment[: len(rows), : len(cols)], cmap="viridis", aspect="auto", vmin=0.0, vmax=1.0)
-    ax.set_xticks(range(len(cols)), [_display(t) for t in cols], fontsize=8,
-                  rotation=90 if max(map(len, cols), default=1) > 2 else 0)
+    ax.set_xticks(
+        range(len(cols)),
+        [_display(t) for t in cols],
+        fontsize=8,
+        rotation=90 if max(map(len, cols), default=1) > 2 else 0,
+    )
     ax.set_yticks(range(len(rows)), [_display(t) for t in rows], fontsize=8)
     if window is not None:
         from matplotlib.patches import Rectangle
 
         for i, (low, high) in enumerate(np.asarray(window)[: len(rows)]):
-            ax.add_patch(Rectangle((low - 0.5, i - 0.5), high - low + 1, 1, fill=False, edgecolor="#ff4d4d",
-                                   linewidth=1.2))
+            ax.add_patch(
+                Rectangle((low - 0.5, i - 0.5), high - low + 1, 1, fill=False, edgecolor="#ff4d4d", linewidth=1.2)
+            )
     if title:
         ax.set_title(title, fontsize=9)
     return image
@@ -47,15 +52,21 @@ def _draw_p_gen(ax, p_gen: np.ndarray, rows: int) -> None:
     values = np.asarray(p_gen, dtype=float)[:rows].reshape(-1, 1)
     ax.imshow(values, cmap="cividis", aspect="auto", vmin=0.0, vmax=1.0)
     for i, value in enumerate(values[:, 0]):
-        ax.text(0, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                color="black" if value > 0.5 else "white")
+        ax.text(0, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="black" if value > 0.5 else "white")
     ax.set_xticks([0], ["p_gen"], fontsize=8)
     ax.tick_params(left=False, labelleft=False)
 
 
-def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_tokens: Sequence[str],
-                   path: str | Path, title: str = "", window=None, axis_names=("input", "output"),
-                   p_gen=None) -> Path:
+def plot_attention(
+    alignment: np.ndarray,
+    source_tokens: Sequence[str],
+    output_tokens: Sequence[str],
+    path: str | Path,
+    title: str = "",
+    window=None,
+    axis_names=("input", "output"),
+    p_gen=None,
+) -> Path:
     """Write a heatmap of ``alignment`` (T_out, S) to ``path`` (PNG or SVG by its suffix);
     returns the path. Rows beyond ``output_tokens`` (the eos step) are labelled ``</s>``;
     ``window`` (T_out, 2) outlines each row's local-attention window; ``p_gen`` (T_out,), a
@@ -68,8 +79,13 @@ def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_t
     if p_gen is None:
         fig, ax = plt.subplots(figsize=(width, height), dpi=110)
     else:
-        fig, (ax, strip) = plt.subplots(1, 2, figsize=(width + 0.7, height), dpi=110,
-                                        gridspec_kw={"width_ratios": [max(len(cols), 1), 1.4], "wspace": 0.05})
+        fig, (ax, strip) = plt.subplots(
+            1,
+            2,
+            figsize=(width + 0.7, height),
+            dpi=110,
+            gridspec_kw={"width_ratios": [max(len(cols), 1), 1.4], "wspace": 0.05},
+        )
     image = _draw(ax, alignment, rows, cols, window, title)
     ax.set_xlabel(axis_names[0])
     ax.set_ylabel(axis_names[1])
@@ -79,9 +95,15 @@ def plot_attention(alignment: np.ndarray, source_tokens: Sequence[str], output_t
     return save_figure(fig, path, layout=p_gen is None, **({} if p_gen is None else {"bbox_inches": "tight"}))
 
 
-def plot_attention_grid(maps: Sequence[tuple[str, np.ndarray]], source_tokens: Sequence[str],
-                        output_tokens: Sequence[str], path: str | Path, columns: int, title: str = "",
-                        axis_names=("input", "output")) -> Path:
+def plot_attention_grid(
+    maps: Sequence[tuple[str, np.ndarray]],
+    source_tokens: Sequence[str],
+    output_tokens: Sequence[str],
+    path: str | Path,
+    columns: int,
+    title: str = "",
+    axis_names=("input", "output"),
+) -> Path:
     """Write heatmaps ``maps`` ((caption, matrix (T_out, S)), ...) in a grid of ``columns``
     columns to ``path``; returns the path."""
     plt = pyplot()
@@ -90,12 +112,13 @@ def plot_attention_grid(maps: Sequence[tuple[str, np.ndarray]], source_tokens: S
     first = np.asarray(maps[0][1], dtype=float)
     rows, cols = _labels(first, source_tokens, output_tokens)
     cell_h, cell_w = max(2.2, 0.26 * len(rows) + 0.9), max(2.6, 0.26 * len(cols) + 1.0)
-    fig, axes = plt.subplots(grid_rows, columns, figsize=(cell_w * columns + 0.8, cell_h * grid_rows + 0.6),
-                             dpi=110, squeeze=False)
+    fig, axes = plt.subplots(
+        grid_rows, columns, figsize=(cell_w * columns + 0.8, cell_h * grid_rows + 0.6), dpi=110, squeeze=False
+    )
     image = None
     for ax, (caption, matrix) in zip(axes.flat, maps):
         image = _draw(ax, np.asarray(matrix, dtype=float), rows, cols, title=caption)
-    for ax in axes.flat[len(maps):]:
+    for ax in axes.flat[len(maps) :]:
         ax.axis("off")
     for ax in axes[:, 0]:
         ax.set_ylabel(axis_names[1])

@@ -1,4 +1,5 @@
 """Training curves from a run's metrics log."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,18 +24,29 @@ def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | N
         ax_loss.plot(epochs, [r["loss"] for r in train], color="tab:blue", label="train loss")
     scored = [e for e in evals if "dev_loss" in e]
     if scored:
-        ax_loss.plot([e["epoch"] for e in scored], [e["dev_loss"] for e in scored], "o--",
-                     color="tab:cyan", label="dev loss")
+        ax_loss.plot(
+            [e["epoch"] for e in scored], [e["dev_loss"] for e in scored], "o--", color="tab:cyan", label="dev loss"
+        )
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy per token")
     ax_loss.set_yscale("log")
     ax_acc = ax_loss.twinx()
     scored = [e for e in evals if "dev_exact_match" in e and "dev_token_accuracy" in e]
     if scored:
-        ax_acc.plot([e["epoch"] for e in scored], [100 * e["dev_exact_match"] for e in scored], "s-",
-                    color="tab:orange", label="dev exact match")
-        ax_acc.plot([e["epoch"] for e in scored], [100 * e["dev_token_accuracy"] for e in scored], "^:",
-                    color="tab:red", label="dev token accuracy")
+        ax_acc.plot(
+            [e["epoch"] for e in scored],
+            [100 * e["dev_exact_match"] for e in scored],
+            "s-",
+            color="tab:orange",
+            label="dev exact match",
+        )
+        ax_acc.plot(
+            [e["epoch"] for e in scored],
+            [100 * e["dev_token_accuracy"] for e in scored],
+            "^:",
+            color="tab:red",
+            label="dev token accuracy",
+        )
     ax_acc.set_ylabel("accuracy (%)")
     ax_acc.set_ylim(0, 101)
     handles = ax_loss.get_legend_handles_labels()[0] + ax_acc.get_legend_handles_labels()[0]
@@ -42,8 +54,13 @@ def plot_curve(records: list[dict], path: str | Path, steps_per_epoch: float | N
     return save_figure(fig, path)
 
 
-METRICS = {"exact_match": ("dev exact match (%)", 100.0), "token_accuracy": ("dev token accuracy (%)", 100.0),
-           "bleu": ("dev BLEU", 1.0), "chrf": ("dev chrF", 1.0), "loss": ("dev loss per token", 1.0)}
+METRICS = {
+    "exact_match": ("dev exact match (%)", 100.0),
+    "token_accuracy": ("dev token accuracy (%)", 100.0),
+    "bleu": ("dev BLEU", 1.0),
+    "chrf": ("dev chrF", 1.0),
+    "loss": ("dev loss per token", 1.0),
+}
 
 
 def plot_progress(runs: dict[str, list[dict]], path: str | Path, metric: str | None = None) -> Path:
@@ -57,8 +74,13 @@ def plot_progress(runs: dict[str, list[dict]], path: str | Path, metric: str | N
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=110)
     for name, records in runs.items():
         evals = [r for r in records if r.get("type") == "eval" and f"dev_{metric}" in r]
-        ax.plot([r.get("wall_seconds", r["train_seconds"]) / 60 for r in evals], [scale * r[f"dev_{metric}"] for r in evals],
-                "o-", markersize=3, label=name)
+        ax.plot(
+            [r.get("wall_seconds", r["train_seconds"]) / 60 for r in evals],
+            [scale * r[f"dev_{metric}"] for r in evals],
+            "o-",
+            markersize=3,
+            label=name,
+        )
     ax.set_xlabel("minutes of training (evaluations included)")
     ax.set_ylabel(label)
     if metric == "loss":

@@ -2,6 +2,7 @@
 local attention's window, and a copying model's p_gen of each output token), one layer and head
 of the Transformer's cross-attention or of its encoder's self-attention, or a grid of every head
 of a layer (or of every layer)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,16 @@ def _indices(choice, count: int, flag: str, default: int | str) -> list[int | st
     return [choice - 1]
 
 
-def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, encoder: np.ndarray | None,
-                    path: str | Path, layer=None, head=None, encoder_view: bool = False) -> Path:
+def plot_hypothesis(
+    translation: Translation,
+    k: int,
+    views: AttentionViews,
+    encoder: np.ndarray | None,
+    path: str | Path,
+    layer=None,
+    head=None,
+    encoder_view: bool = False,
+) -> Path:
     """Write the attention of hypothesis ``k`` (from 0) of ``translation`` to ``path``.
 
     ``views``/``encoder``: what ``Translator.attention_views`` gives; ``layer`` and ``head``:
@@ -52,16 +61,27 @@ def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, enc
     alignment = translation.attention[k]
     title = f"{translation.source} → {translation.outputs[k]}"
     if encoder_view and encoder is None:
-        raise UserError("--encoder: this run's encoder has no self-attention to plot (a Transformer's has, "
-                        "decoded by the torch engine; CTranslate2 returns the alignment alone)")
+        raise UserError(
+            "--encoder: this run's encoder has no self-attention to plot (a Transformer's has, "
+            "decoded by the torch engine; CTranslate2 returns the alignment alone)"
+        )
     stack = encoder if encoder_view else views.cross  # (layers, heads, rows, S)
     if stack is None:
         if layer is not None or head is not None:
-            raise UserError("--layer/--head: this run's attention has no layers or heads to choose "
-                            "(Transformer runs and multihead attention have, decoded by the torch engine; "
-                            "CTranslate2 returns the last layer's average over heads alone)")
-        return plot_attention(alignment, translation.source_tokens, translation.output_tokens[k], path,
-                              title=title, window=views.window, p_gen=views.p_gen)
+            raise UserError(
+                "--layer/--head: this run's attention has no layers or heads to choose "
+                "(Transformer runs and multihead attention have, decoded by the torch engine; "
+                "CTranslate2 returns the last layer's average over heads alone)"
+            )
+        return plot_attention(
+            alignment,
+            translation.source_tokens,
+            translation.output_tokens[k],
+            path,
+            title=title,
+            window=views.window,
+            p_gen=views.p_gen,
+        )
     rows = translation.source_tokens if encoder_view else translation.output_tokens[k]
     axes = ("input", "input (query)") if encoder_view else ("input", "output")
     what = "encoder self-attention" if encoder_view else "cross-attention"
@@ -78,8 +98,16 @@ def plot_hypothesis(translation: Translation, k: int, views: AttentionViews, enc
     if len(maps) == 1:
         caption = maps[0][0]
         window = views.window if not encoder_view and heads == [AVERAGE] else None
-        return plot_attention(maps[0][1], translation.source_tokens, rows, path,
-                              title=f"{title}\n{what}, {caption}", window=window, axis_names=axes,
-                              p_gen=None if encoder_view else views.p_gen)
-    return plot_attention_grid(maps, translation.source_tokens, rows, path, columns=len(heads),
-                               title=f"{title}: {what}", axis_names=axes)
+        return plot_attention(
+            maps[0][1],
+            translation.source_tokens,
+            rows,
+            path,
+            title=f"{title}\n{what}, {caption}",
+            window=window,
+            axis_names=axes,
+            p_gen=None if encoder_view else views.p_gen,
+        )
+    return plot_attention_grid(
+        maps, translation.source_tokens, rows, path, columns=len(heads), title=f"{title}: {what}", axis_names=axes
+    )

@@ -6,14 +6,16 @@ left out).
 The attention's S positions are the grid's cells column by column; a cell covers size / grid pixels
 of the image along each axis (the last row and column may reach past its edge: the grid rounds
 up)."""
+
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Collection, Sequence
 
 import numpy as np
 
-from ..eval.alignment import monotonic_share as alignment_share, moves_forward
+from ..eval.alignment import monotonic_share as alignment_share
+from ..eval.alignment import moves_forward
 from . import pyplot, save_figure
 
 
@@ -58,8 +60,14 @@ def overlay(weights: np.ndarray, size: Sequence[int]) -> np.ndarray:
     return weights[row_of][:, column_of]
 
 
-def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequence[int],
-                         output_tokens: Sequence[str], path: str | Path, title: str = "") -> Path:
+def plot_image_attention(
+    image: np.ndarray,
+    alignment: np.ndarray,
+    grid: Sequence[int],
+    output_tokens: Sequence[str],
+    path: str | Path,
+    title: str = "",
+) -> Path:
     """Write a strip of overlays to ``path``: for each output step (rows beyond ``output_tokens``
     are the end step, ``</s>``) the image (H, W) grey with that step's attention over it, each
     step's weights scaled to its own maximum (tinted the more, the higher), labelled with the
@@ -70,8 +78,9 @@ def plot_image_attention(image: np.ndarray, alignment: np.ndarray, grid: Sequenc
     height, width = image.shape
     scale = 2.2 / max(height, 1)  # inches per pixel: 2.2 in high a row
     shown = max(width, 5 * height)  # pixel columns each row shows
-    fig, axes = plt.subplots(len(cells), 1, figsize=(shown * scale + 1.2, 1.25 * len(cells) + 0.4),
-                             dpi=110, squeeze=False)
+    fig, axes = plt.subplots(
+        len(cells), 1, figsize=(shown * scale + 1.2, 1.25 * len(cells) + 0.4), dpi=110, squeeze=False
+    )
     for ax, weights, label in zip(axes[:, 0], cells, labels):
         heat = overlay(weights / max(weights.max(), 1e-12), (height, width))
         tint = np.zeros((height, width, 4))

@@ -2,6 +2,7 @@
 text, for a torch run of ``memn2n`` (its hops over the story, viz/hops.py), ``ntm`` (its write
 and read weightings over time, viz/tape.py) or ``han`` (its word and sentence attention,
 viz/document.py). This module runs the model and hands the weights to the drawing."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,7 +43,7 @@ def hops_picture(translator, text: str, path) -> Path:
     result, reading, _ = _reading(translator, text)
     story, question = _sentences(result.source_tokens, translator.config.model.separator)
     weights = reading.sentences[0].numpy()  # (K, N): the most recent N sentences
-    kept = story[len(story) - weights.shape[1]:] if story else [""]
+    kept = story[len(story) - weights.shape[1] :] if story else [""]
     return plot_hops(weights, [" ".join(s) for s in kept], " ".join(question), result.outputs[0], path)
 
 
@@ -59,8 +60,14 @@ def tape_picture(translator, text: str, path) -> Path:
     R = model.decoder.cell.R
     writes = np.concatenate([tape.writing[0].mean(1).numpy(), weights[:, R:].mean(1).numpy()])  # (S + T, N)
     reads = np.concatenate([tape.reading[0].mean(1).numpy(), weights[:, :R].mean(1).numpy()])
-    return plot_tape(result.source_tokens, result.output_tokens[0], writes, reads, path,
-                     title=f"{len(result.source_tokens)} in, {len(result.output_tokens[0])} out")
+    return plot_tape(
+        result.source_tokens,
+        result.output_tokens[0],
+        writes,
+        reads,
+        path,
+        title=f"{len(result.source_tokens)} in, {len(result.output_tokens[0])} out",
+    )
 
 
 def document_picture(translator, text: str, path) -> Path:
@@ -68,8 +75,9 @@ def document_picture(translator, text: str, path) -> Path:
     result, reading, _ = _reading(translator, text)
     sentences, last = _sentences(result.source_tokens, translator.config.model.separator)
     sentences = sentences + ([last] if last else [])
-    return plot_document(sentences, reading.sentences[0, 0].numpy(), reading.words[0].numpy(), path,
-                         title=f"class: {result.outputs[0]}")
+    return plot_document(
+        sentences, reading.sentences[0, 0].numpy(), reading.words[0].numpy(), path, title=f"class: {result.outputs[0]}"
+    )
 
 
 PICTURES = {"memn2n": hops_picture, "ntm": tape_picture, "han": document_picture}  # model.arch -> picture
@@ -79,6 +87,8 @@ def plot_memory(translator, text: str, path: str | Path) -> Path:
     """Write the picture of how the run's model reads ``text`` to ``path`` (PNG); returns the path."""
     arch = getattr(translator.config.model, "arch", None)
     if arch not in PICTURES or not hasattr(translator, "model"):
-        raise UserError(f"plot memory: this is a {translator.config.engine} {arch} run; the memory pictures "
-                        f"are of torch {', '.join(PICTURES)} runs (for others: plot attention)")
+        raise UserError(
+            f"plot memory: this is a {translator.config.engine} {arch} run; the memory pictures "
+            f"are of torch {', '.join(PICTURES)} runs (for others: plot attention)"
+        )
     return PICTURES[arch](translator, text, path)

@@ -1,4 +1,5 @@
 """The sinusoidal positional encodings as a picture: positions across, dimensions down."""
+
 from __future__ import annotations
 
 from pathlib import Path

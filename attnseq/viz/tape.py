@@ -1,9 +1,10 @@
 """A Neural Turing Machine at work, as the paper's figure: its inputs and outputs over time, and
 where its write and read heads point in memory at every step."""
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -23,8 +24,14 @@ def symbol_columns(tokens: Sequence[str | None], steps: int) -> np.ndarray:
     return columns
 
 
-def plot_tape(source: Sequence[str], output: Sequence[str], writes: np.ndarray, reads: np.ndarray,
-              path: str | Path, title: str = "") -> Path:
+def plot_tape(
+    source: Sequence[str],
+    output: Sequence[str],
+    writes: np.ndarray,
+    reads: np.ndarray,
+    path: str | Path,
+    title: str = "",
+) -> Path:
     """Write the picture to ``path`` (PNG) and return it. ``source``: the input symbols; ``output``:
     the emitted ones; ``writes``, ``reads`` (steps, locations): the write and read weightings at
     every step, the source's steps first, then one per emitted token (and the eos)."""
@@ -34,10 +41,19 @@ def plot_tape(source: Sequence[str], output: Sequence[str], writes: np.ndarray, 
     outputs = symbol_columns([None] * len(source) + list(output) + [None] * steps, steps)
     used = np.flatnonzero((writes.max(0) > 0.02) | (reads.max(0) > 0.02))
     top = int(min(locations, (used.max() + 3) if used.size else locations))  # the locations the heads visit
-    fig, axes = plt.subplots(2, 2, figsize=(max(6.0, 0.16 * steps + 3.0), 5.2), dpi=110,
-                             gridspec_kw={"height_ratios": [1, max(1.2, top / 12)]})
-    panels = [(inputs, "inputs", "Greys"), (outputs, "outputs", "Greys"),
-              (writes[:, :top].T, "write weightings", "viridis"), (reads[:, :top].T, "read weightings", "viridis")]
+    fig, axes = plt.subplots(
+        2,
+        2,
+        figsize=(max(6.0, 0.16 * steps + 3.0), 5.2),
+        dpi=110,
+        gridspec_kw={"height_ratios": [1, max(1.2, top / 12)]},
+    )
+    panels = [
+        (inputs, "inputs", "Greys"),
+        (outputs, "outputs", "Greys"),
+        (writes[:, :top].T, "write weightings", "viridis"),
+        (reads[:, :top].T, "read weightings", "viridis"),
+    ]
     for ax, (image, name, cmap) in zip(axes.flat, panels):
         ax.imshow(image, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
         ax.set_title(name, fontsize=9)

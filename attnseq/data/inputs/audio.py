@@ -3,6 +3,7 @@ channels, read as 16 kHz mono), read into its log-mel filterbank features (data/
 each band normalised over the utterance to mean 0 and variance 1 (so a recording's level and
 microphone do not matter; per utterance, so an utterance's features are the same in any batch).
 Its features are the frames: (frames, n_mels), float32, a frame every 10 ms."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,19 +15,21 @@ every kind the same way (data/batching.py ``pad_features``): zeros after the las
 mask True on the real ones. This module imports neither torch nor an image library: choosing a
 kind loads what it reads with only when it reads.
 """
+
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import ConfigError, DataError
 from ...registry import Registry
 
-INPUTS: Registry[type["InputKind"]] = Registry("input kind")
+INPUTS: Registry[type[InputKind]] = Registry("input kind")
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,10 @@ class TextInput(InputKind):
     reads_text = True
 
 
-TEXT_ONLY = (("reverse_source", "reverses a text's tokens"),
-             ("shared_vocab", "makes one vocabulary of the source's tokens and the target's"))
+TEXT_ONLY = (
+    ("reverse_source", "reverses a text's tokens"),
+    ("shared_vocab", "makes one vocabulary of the source's tokens and the target's"),
+)
 
 
 def check_text_settings(kind: InputKind, data) -> None:
@@ -135,16 +139,22 @@ def check_text_settings(kind: InputKind, data) -> None:
     for a kind that does not read text."""
     for key, what in TEXT_ONLY:
         if getattr(data, key):
-            raise ConfigError(f"data.{key}: {what}, and data.input {kind.name} reads no text; set data.{key}: "
-                              "false", key=f"data.{key}")
+            raise ConfigError(
+                f"data.{key}: {what}, and data.input {kind.name} reads no text; set data.{key}: false",
+                key=f"data.{key}",
+            )
     tokenizer = data.tokenizer
     if tokenizer.name == "sentencepiece" and not tokenizer.options.get("joint", True):
-        raise ConfigError(f"data.tokenizer.joint: false gives each side its own sentencepiece model, and data.input "
-                          f"{kind.name} has no text side; set it to true (one model, of the targets)",
-                          key="data.tokenizer.joint")
+        raise ConfigError(
+            f"data.tokenizer.joint: false gives each side its own sentencepiece model, and data.input "
+            f"{kind.name} has no text side; set it to true (one model, of the targets)",
+            key="data.tokenizer.joint",
+        )
     if data.format != "tsv":
-        raise ConfigError(f"data.format: data.input {kind.name} reads files named in a TSV's source column; set "
-                          "data.format: tsv", key="data.format")
+        raise ConfigError(
+            f"data.format: data.input {kind.name} reads files named in a TSV's source column; set data.format: tsv",
+            key="data.format",
+        )
 
 
 def build_input(data) -> InputKind:
@@ -152,8 +162,9 @@ def build_input(data) -> InputKind:
     return INPUTS.build(data.input, "data.input")
 
 
-def locate_sources(kind: InputKind, pairs: Sequence[tuple[str, str]], lines: Sequence[int],
-                   tsv: str | Path) -> list[tuple[str, str]]:
+def locate_sources(
+    kind: InputKind, pairs: Sequence[tuple[str, str]], lines: Sequence[int], tsv: str | Path
+) -> list[tuple[str, str]]:
     """``pairs`` of the TSV file ``tsv`` (``lines``: each pair's line) with each source, a file
     name relative to the TSV's folder, made a path that names it from here; a file that is
     missing or that ``kind`` cannot read is a DataError naming ``tsv`` and the line."""
@@ -163,7 +174,9 @@ def locate_sources(kind: InputKind, pairs: Sequence[tuple[str, str]], lines: Seq
         path = Path(source) if Path(source).is_absolute() else folder / source
         wrong = kind.probe(path)
         if wrong is not None:
-            raise DataError(f"{tsv}:{line}: {source}: {wrong} (data.input {kind.name} reads the file the source "
-                            "column names, relative to the TSV's folder)")
+            raise DataError(
+                f"{tsv}:{line}: {source}: {wrong} (data.input {kind.name} reads the file the source "
+                "column names, relative to the TSV's folder)"
+            )
         located.append((str(path), target))
     return located

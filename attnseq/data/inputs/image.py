@@ -2,6 +2,7 @@
 reads), read in grey levels, scaled to ``height`` pixel rows (its aspect ratio kept) and turned so
 that ink is high and the background 0 (``invert`` for dark ink on a light page), the value the
 batch pads with. Its features are the image's columns: (width, height), uint8."""
+
 from __future__ import annotations
 
 import io

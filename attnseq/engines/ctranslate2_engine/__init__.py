@@ -2,6 +2,7 @@
 (attnseq/export/ctranslate2_spec.py), decoded by CTranslate2 (attnseq/translator/ctranslate2_model.py).
 It trains nothing; an exported folder's config.yaml names it, so loading the folder builds its
 Translator, and ``load_from`` decodes a torch run through it, exported on the fly."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,8 +18,11 @@ class CTranslate2Engine(Engine):
     """CTranslate2's greedy and beam search of an exported Transformer, float32 or int8."""
 
     def check(self, config):
-        raise ConfigError("engine: ctranslate2 decodes Transformer runs exported from the torch engine (attnseq export "
-                          "RUN --to ctranslate2); train with engine: torch", key="engine")
+        raise ConfigError(
+            "engine: ctranslate2 decodes Transformer runs exported from the torch engine (attnseq export "
+            "RUN --to ctranslate2); train with engine: torch",
+            key="engine",
+        )
 
     def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
         self.check(config)

@@ -5,6 +5,7 @@ The adapter between attnseq and the NumPy-only layers: which configs the book's 
 in files (weights.py), BLAS threads (blas.py), the translator and the trainer. Nothing here
 imports torch.
 """
+
 from __future__ import annotations
 
 from ..base import ENGINES, Engine

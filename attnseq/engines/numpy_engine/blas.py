@@ -5,14 +5,19 @@ it is installed, else through the OpenBLAS that NumPy ships; when neither works,
 ``OPENBLAS_NUM_THREADS=1`` in the environment (several OpenBLAS threads stall on a small shared
 machine).
 """
+
 from __future__ import annotations
 
 import contextlib
 import ctypes
-from typing import Iterator
+from collections.abc import Iterator
 
-_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-                     "openblas_set_num_threads64_", "openblas_set_num_threads")
+_OPENBLAS_SETTERS = (
+    "scipy_openblas_set_num_threads64_",
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+    "openblas_set_num_threads",
+)
 
 
 def _openblas():

@@ -1,8 +1,9 @@
 """Weights between the engines: the book's numpy models and the torch designs they equal
 (``model.decoder`` none / peeky / book with ``model.bridge: copy`` and an LSTM)."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,8 +53,7 @@ def numpy_to_torch_state(named_params: dict[str, np.ndarray]) -> dict[str, np.nd
             value = _torch_gates(value)
             if leaf == "b":
                 state[target.replace("bias_ih", "bias_hh")] = np.zeros_like(value)
-        state[target] = np.ascontiguousarray(value.T if value.ndim == 2 and "embed" not in name
-                                             else value)
+        state[target] = np.ascontiguousarray(value.T if value.ndim == 2 and "embed" not in name else value)
     return state
 
 

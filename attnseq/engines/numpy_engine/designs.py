@@ -5,6 +5,7 @@ each key may take with ``engine: numpy``; anything else is a ConfigError naming 
 Variants are checked against the options the numpy models implement (their defaults are the
 torch variants' defaults; a test keeps the two equal).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,11 +34,22 @@ VARIANTS: dict[str, dict[str, dict[str, tuple[Any, tuple]]]] = {
 ATTENTION = {"book": "dot"}  # decoder -> its one scorer (the book's unscaled dot); the others have none
 # settings the numpy models have no knob for: key -> the values they implement
 REQUIREMENTS = {
-    "model.arch": ("rnn",), "model.encoder_layers": (1,), "model.decoder_layers": (1,),
-    "model.bridge": ("copy",), "model.dropout": (0.0,), "model.tie_embeddings": ("none", False),
-    "model.copy": (False,), "model.frontend": (None,), "model.coverage": (False,), "model.coverage_loss_weight": (1.0,),
-    "train.accumulate": (1,), "train.label_smoothing": (0.0,), "train.weight_decay": (0.0,),
-    "train.precision": ("fp32",), "train.device": ("cpu", "auto"), "decode.beam_size": (1,),
+    "model.arch": ("rnn",),
+    "model.encoder_layers": (1,),
+    "model.decoder_layers": (1,),
+    "model.bridge": ("copy",),
+    "model.dropout": (0.0,),
+    "model.tie_embeddings": ("none", False),
+    "model.copy": (False,),
+    "model.frontend": (None,),
+    "model.coverage": (False,),
+    "model.coverage_loss_weight": (1.0,),
+    "train.accumulate": (1,),
+    "train.label_smoothing": (0.0,),
+    "train.weight_decay": (0.0,),
+    "train.precision": ("fp32",),
+    "train.device": ("cpu", "auto"),
+    "decode.beam_size": (1,),
     "decode.precision": ("fp32",),
 }
 
@@ -53,18 +65,25 @@ def setting(config: Config, key: str) -> Any:
 def _resolve(key: str, value: Variant) -> Variant:
     implemented = VARIANTS[key]
     if value.name not in implemented:
-        raise ConfigError(f"{key}: the numpy engine (engine: numpy) has {', '.join(implemented)}; "
-                          f"got {value.name!r} (use engine: torch for it)", key=key)
+        raise ConfigError(
+            f"{key}: the numpy engine (engine: numpy) has {', '.join(implemented)}; "
+            f"got {value.name!r} (use engine: torch for it)",
+            key=key,
+        )
     options = implemented[value.name]
     for option, given in value.options.items():
         if option not in options:
-            raise ConfigError(f"{key}.{option}: not an option of {value.name} in the numpy engine "
-                              f"(it takes {', '.join(options) or 'none'})", key=f"{key}.{option}")
+            raise ConfigError(
+                f"{key}.{option}: not an option of {value.name} in the numpy engine "
+                f"(it takes {', '.join(options) or 'none'})",
+                key=f"{key}.{option}",
+            )
         allowed = options[option][1]
         if allowed is not None and given not in allowed:
             shown = ", ".join(json.dumps(v) for v in allowed)
-            raise ConfigError(f"{key}.{option}: the numpy engine supports {shown}; got {json.dumps(given)}",
-                              key=f"{key}.{option}")
+            raise ConfigError(
+                f"{key}.{option}: the numpy engine supports {shown}; got {json.dumps(given)}", key=f"{key}.{option}"
+            )
     full = {option: value.options.get(option, default) for option, (default, _) in options.items()}
     return Variant(value.name, {k: list(v) if isinstance(v, tuple) else v for k, v in full.items()})
 
@@ -73,34 +92,50 @@ def check_numpy(config: Config) -> Config:
     """``config`` checked for the numpy engine, its variants' options written out."""
     model, train = config.model, config.train
     if config.data.input.name != "text":
-        raise ConfigError(f"data.input: the numpy engine (engine: numpy) reads text; got {config.data.input.name} "
-                          "(use engine: torch for it)", key="data.input")
+        raise ConfigError(
+            f"data.input: the numpy engine (engine: numpy) reads text; got {config.data.input.name} "
+            "(use engine: torch for it)",
+            key="data.input",
+        )
     for key, allowed in REQUIREMENTS.items():
         value = setting(config, key)
         if value not in allowed:
             shown = ", ".join(json.dumps(v) for v in allowed)
-            raise ConfigError(f"{key}: the numpy engine (engine: numpy) supports {shown}; got {json.dumps(value)}",
-                              key=key)
+            raise ConfigError(
+                f"{key}: the numpy engine (engine: numpy) supports {shown}; got {json.dumps(value)}", key=key
+            )
     resolved = {key: _resolve(key, setting(config, key)) for key in VARIANTS}
     decoder = resolved["model.decoder"].name
     scorer = ATTENTION.get(decoder)
     if scorer is None and model.attention is not None:
-        raise ConfigError(f"model.attention: the {decoder} decoder does not attend; remove model.attention",
-                          key="model.attention")
+        raise ConfigError(
+            f"model.attention: the {decoder} decoder does not attend; remove model.attention", key="model.attention"
+        )
     if scorer is not None and (model.attention is None or model.attention.name != scorer or model.attention.options):
         got = model.attention.plain() if model.attention is not None else None
-        raise ConfigError(f"model.attention: the numpy engine's {decoder} decoder scores with {scorer}; "
-                          f"got {json.dumps(got)}", key="model.attention")
+        raise ConfigError(
+            f"model.attention: the numpy engine's {decoder} decoder scores with {scorer}; got {json.dumps(got)}",
+            key="model.attention",
+        )
     bidirectional = resolved["model.encoder"].options["bidirectional"]
     if bidirectional not in NUMPY_DESIGNS[decoder]:
-        raise ConfigError(f"model.encoder.bidirectional: the numpy engine's {decoder} design needs "
-                          f"{str(not bidirectional).lower()} (engine: numpy)",
-                          key="model.encoder.bidirectional")
+        raise ConfigError(
+            f"model.encoder.bidirectional: the numpy engine's {decoder} design needs "
+            f"{str(not bidirectional).lower()} (engine: numpy)",
+            key="model.encoder.bidirectional",
+        )
     if bidirectional and model.hidden_size % 2:
-        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {model.hidden_size}",
-                          key="model.hidden_size")
-    model = dataclasses.replace(model, cell=resolved["model.cell"], encoder=resolved["model.encoder"],
-                                decoder=resolved["model.decoder"], init=resolved["model.init"])
+        raise ConfigError(
+            f"model.hidden_size: a bidirectional encoder needs an even size, got {model.hidden_size}",
+            key="model.hidden_size",
+        )
+    model = dataclasses.replace(
+        model,
+        cell=resolved["model.cell"],
+        encoder=resolved["model.encoder"],
+        decoder=resolved["model.decoder"],
+        init=resolved["model.init"],
+    )
     train = dataclasses.replace(train, optimizer=resolved["train.optimizer"], schedule=resolved["train.schedule"])
     return dataclasses.replace(config, model=model, train=train)
 

@@ -13,9 +13,10 @@ With ``data.format: book`` (``attnseq train ... --data date.txt``) the arrays ar
 (``BookLayout``): the book's ids, '_' as the start symbol, answers of fixed width without eos,
 padding spaces, and the book's random stream, so the run retraces the book's.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,8 +28,7 @@ from ...data.vocab import SPECIALS, Vocab
 PAD, BOS, EOS = Vocab.pad_id, Vocab.bos_id, Vocab.eos_id
 
 
-def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool,
-                 pad: int = PAD) -> np.ndarray:
+def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool, pad: int = PAD) -> np.ndarray:
     """Sources (N, max(length, longest)) as the book pads them: ``src_ids`` are the encoder's ids
     (already reversed by the pipeline when ``reverse``); the rows are the reading-order ids
     right-padded with ``pad``, flipped when ``reverse`` (so the padding comes first)."""
@@ -36,9 +36,9 @@ def source_array(src_ids: Sequence[Sequence[int]], length: int, reverse: bool,
     xs = np.full((len(src_ids), S), pad, dtype=np.int64)
     for row, ids in enumerate(src_ids):
         if reverse:
-            xs[row, S - len(ids):] = ids
+            xs[row, S - len(ids) :] = ids
         else:
-            xs[row, :len(ids)] = ids
+            xs[row, : len(ids)] = ids
     return xs
 
 
@@ -47,7 +47,7 @@ def target_array(tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
     T = max(map(len, tgt_ids)) + 1
     ts = np.full((len(tgt_ids), T + 1), PAD, dtype=np.int64)
     for row, ids in enumerate(tgt_ids):
-        ts[row, :len(ids) + 2] = [BOS, *ids, EOS]
+        ts[row, : len(ids) + 2] = [BOS, *ids, EOS]
     return ts
 
 
@@ -75,10 +75,10 @@ class ArrayLayout:
         return len(vocab)
 
     def sources(self, src_ids: Sequence[Sequence[int]], reverse: bool) -> np.ndarray:
-        return source_array(src_ids, self.source_len, reverse)          # (N, S)
+        return source_array(src_ids, self.source_len, reverse)  # (N, S)
 
     def targets(self, tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
-        return target_array(tgt_ids)                                    # (N, T + 1)
+        return target_array(tgt_ids)  # (N, T + 1)
 
     def steps(self, decode) -> int:
         return decode.max_len
@@ -103,7 +103,7 @@ class BookLayout(ArrayLayout):
     after the shuffle that splits the file).
     """
 
-    ignore_label = -1                                  # every position counts
+    ignore_label = -1  # every position counts
 
     def __init__(self, pipeline: TextPipeline, source_len: int, target_len: int = 0):
         super().__init__(pipeline, source_len, target_len)
@@ -117,18 +117,17 @@ class BookLayout(ArrayLayout):
 
     def _book_ids(self, ids: Sequence[int]) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64) - self.offset
-        return np.where(ids < 0, self.space, ids)     # an unknown character reads as a space
+        return np.where(ids < 0, self.space, ids)  # an unknown character reads as a space
 
     def sources(self, src_ids: Sequence[Sequence[int]], reverse: bool) -> np.ndarray:
-        return source_array([self._book_ids(ids) for ids in src_ids], self.source_len, reverse,
-                            pad=self.space)
+        return source_array([self._book_ids(ids) for ids in src_ids], self.source_len, reverse, pad=self.space)
 
     def targets(self, tgt_ids: Sequence[Sequence[int]]) -> np.ndarray:
         L = max([self.target_len, *map(len, tgt_ids)])
         ts = np.full((len(tgt_ids), L + 1), self.space, dtype=np.int64)
         ts[:, 0] = self.start
         for row, ids in enumerate(tgt_ids):
-            ts[row, 1:1 + len(ids)] = self._book_ids(ids)
+            ts[row, 1 : 1 + len(ids)] = self._book_ids(ids)
         return ts
 
     def steps(self, decode) -> int:
@@ -139,8 +138,8 @@ class BookLayout(ArrayLayout):
 
     def rng(self, config: Config, lines: int) -> np.random.RandomState:
         rng = np.random.RandomState(BOOK_SEED)
-        rng.shuffle(np.arange(lines))                  # the draws of the book's split
+        rng.shuffle(np.arange(lines))  # the draws of the book's split
         return rng
 
 
-LAYOUTS = {"tsv": ArrayLayout, "book": BookLayout}     # data.format -> layout
+LAYOUTS = {"tsv": ArrayLayout, "book": BookLayout}  # data.format -> layout

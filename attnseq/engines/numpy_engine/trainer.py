@@ -6,10 +6,11 @@ biases 0); batches are plain random batches (``train.bucket`` is ignored) and th
 batch of an epoch is dropped, as the book's trainer does. Source and target keep their own
 vocabularies (the models take ``target_vocab_size``).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from .layouts import LAYOUTS
 from .translator import NumpyTranslator, build_numpy_model
 from .weights import load_numpy_weights, save_numpy_weights
 
+
 def book_adam(lr: float, options: dict) -> Adam:
     optimizer = Adam(lr, *options["betas"])
     optimizer.eps = options["eps"]  # added to sqrt(v), as the book and torch do
@@ -33,8 +35,13 @@ def book_adam(lr: float, options: dict) -> Adam:
 BOOK_OPTIMIZERS = {"adam": book_adam, "sgd": lambda lr, options: SGD(lr)}
 
 
-def train_numpy(config: Config, run_dir: str | Path, resume: bool = False,
-                on_eval: Callable[[dict], None] | None = None, overwrite: bool = False) -> dict:
+def train_numpy(
+    config: Config,
+    run_dir: str | Path,
+    resume: bool = False,
+    on_eval: Callable[[dict], None] | None = None,
+    overwrite: bool = False,
+) -> dict:
     """Train the numpy model ``config`` describes into ``run_dir``; the summary of EpochLoop.fit."""
     with blas_threads(config.train.threads or 1):
         return NumpyTrainer(config, run_dir, resume, on_eval, overwrite).fit()
@@ -43,8 +50,14 @@ def train_numpy(config: Config, run_dir: str | Path, resume: bool = False,
 class NumpyTrainer(EpochLoop):
     """The torch Trainer's loop (EpochLoop) and run folder, for the book's numpy models."""
 
-    def __init__(self, config: Config, run_dir: str | Path, resume: bool = False,
-                 on_eval: Callable[[dict], None] | None = None, overwrite: bool = False):
+    def __init__(
+        self,
+        config: Config,
+        run_dir: str | Path,
+        resume: bool = False,
+        on_eval: Callable[[dict], None] | None = None,
+        overwrite: bool = False,
+    ):
         super().__init__()
         config = check_numpy(config)
         self.config, self.run_dir, self.resume, self.on_eval = config, Path(run_dir), resume, on_eval
@@ -55,8 +68,9 @@ class NumpyTrainer(EpochLoop):
         self.reverse = config.data.reverse_source
         # S and L: every source is padded to the longest training source, (book) every target
         # to the longest training target
-        self.layout = LAYOUTS[config.data.format](self.pipeline, max(len(e.src) for e in train),
-                                                  max(len(e.tgt) for e in train))
+        self.layout = LAYOUTS[config.data.format](
+            self.pipeline, max(len(e.src) for e in train), max(len(e.tgt) for e in train)
+        )
         self.xs = self.layout.sources([e.src for e in train], self.reverse)  # (N, S)
         self.ts = self.layout.targets([e.tgt for e in train])  # (N, T + 1)
         self.ts_lengths = (self.ts != self.layout.ignore_label).sum(axis=1)  # counted positions
@@ -67,8 +81,7 @@ class NumpyTrainer(EpochLoop):
         self.order: np.ndarray | None = None  # this epoch's permutation of the training set
         if self.restore:
             self._restore()
-        self.translator = NumpyTranslator(self.model, self.pipeline, config, self.layout,
-                                          tc.threads or 1)
+        self.translator = NumpyTranslator(self.model, self.pipeline, config, self.layout, tc.threads or 1)
 
     @property
     def description(self) -> str:
@@ -90,12 +103,12 @@ class NumpyTrainer(EpochLoop):
         if self.progress.batch_in_epoch == 0 or self.order is None:
             self.order = self.rng.permutation(len(self.xs))
         size = self.config.train.batch_size
-        return [self.order[k * size:(k + 1) * size] for k in range(self.batches_per_epoch)]
+        return [self.order[k * size : (k + 1) * size] for k in range(self.batches_per_epoch)]
 
     def _update(self, group: list[np.ndarray]) -> tuple[float, int]:
         """One update on the training rows ``group[0]``: (summed loss, target tokens)."""
         tc, model = self.config.train, self.model
-        batch, = group                                     # train.accumulate is 1
+        (batch,) = group  # train.accumulate is 1
         ts = self.ts[batch, : self.ts_lengths[batch].max()]  # (B, T + 1): no all-pad columns
         loss = model.forward(self.xs[batch], ts)
         model.backward()
@@ -110,7 +123,7 @@ class NumpyTrainer(EpochLoop):
 
     def _slots(self, group: list[np.ndarray]) -> tuple[int, int]:
         """(real tokens, positions): the book's arrays pad every source to one width."""
-        batch, = group
+        (batch,) = group
         ts = self.ts[batch, : self.ts_lengths[batch].max()]
         real = sum(len(self.train_examples[i].src) for i in batch) + int((ts != self.layout.ignore_label).sum())
         return real, self.xs[batch].size + ts.size
@@ -120,7 +133,7 @@ class NumpyTrainer(EpochLoop):
         """Mean cross-entropy per counted target position (eos included) on the dev set."""
         total, tokens = 0.0, 0
         for start in range(0, len(self.dev_examples), batch_size):
-            chunk = self.dev_examples[start:start + batch_size]
+            chunk = self.dev_examples[start : start + batch_size]
             xs = self.layout.sources([e.src for e in chunk], self.reverse)
             ts = self.layout.targets([e.tgt for e in chunk])
             n = int((ts[:, 1:] != self.layout.ignore_label).sum())
@@ -130,8 +143,12 @@ class NumpyTrainer(EpochLoop):
 
     def _write_checkpoint(self, path: Path, state: dict | None = None) -> None:
         """The weights (and ``state``) with the design and the array widths as metadata."""
-        metadata = {"engine": "numpy", "design": self.design,
-                    "source_len": str(self.layout.source_len), "target_len": str(self.layout.target_len)}
+        metadata = {
+            "engine": "numpy",
+            "design": self.design,
+            "source_len": str(self.layout.source_len),
+            "target_len": str(self.layout.target_len),
+        }
         save_numpy_weights(self.model, path, metadata, state)
 
     def _training_state(self) -> dict:
@@ -143,8 +160,7 @@ class NumpyTrainer(EpochLoop):
         if m is None:
             return {}
         names = self.model.param_names
-        return {"iter": self.optimizer.iter, "m": dict(zip(names, m)),
-                "v": dict(zip(names, self.optimizer.v))}
+        return {"iter": self.optimizer.iter, "m": dict(zip(names, m)), "v": dict(zip(names, self.optimizer.v))}
 
     def _restore(self) -> None:
         state = load_numpy_weights(self.model, self.run_dir / LAST, with_state=True)
@@ -160,4 +176,3 @@ class NumpyTrainer(EpochLoop):
             self.rng.set_state(state["rng"])
             self.progress = Progress(**state["progress"])
             self.order = state["order"]
-

@@ -1,4 +1,5 @@
 """The numpy engine's Translator: the book's batched greedy generation behind the Translator interface."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,13 +42,11 @@ class NumpyTranslator(Translator):
 
     max_beam_size = 1  # greedy search only
 
-    def __init__(self, model, pipeline: TextPipeline, config: Config, layout: ArrayLayout,
-                 threads: int = 1):
+    def __init__(self, model, pipeline: TextPipeline, config: Config, layout: ArrayLayout, threads: int = 1):
         super().__init__(pipeline, config)
         self.model, self.layout, self.threads = model, layout, threads
 
-    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False
-                     ) -> list[list[Hypothesis]]:
+    def decode_batch(self, src_ids: list[list[int]], decode, keep_attention: bool = False) -> list[list[Hypothesis]]:
         reverse = self.pipeline.config.reverse_source
         xs = self.layout.sources(src_ids, reverse)  # (N, S)
         with blas_threads(self.threads):
@@ -81,10 +80,17 @@ def build_numpy_model(design: str, config: Config, pipeline: TextPipeline, layou
     built from the fused layers (scratch/fused.py: the book's layers' functions, faster)."""
     from ...scratch import build_model, fused
 
-    return build_model(design, layout.vocab_size(pipeline.src_vocab), config.model.embed_size,
-                       config.model.hidden_size, dtype=np.float32, rng=rng,
-                       ignore_label=layout.ignore_label,
-                       target_vocab_size=layout.vocab_size(pipeline.tgt_vocab), layers=fused)
+    return build_model(
+        design,
+        layout.vocab_size(pipeline.src_vocab),
+        config.model.embed_size,
+        config.model.hidden_size,
+        dtype=np.float32,
+        rng=rng,
+        ignore_label=layout.ignore_label,
+        target_vocab_size=layout.vocab_size(pipeline.tgt_vocab),
+        layers=fused,
+    )
 
 
 def load_numpy_translator(run_dir: str | Path, config: Config, checkpoint: str = "best") -> NumpyTranslator:
@@ -95,8 +101,9 @@ def load_numpy_translator(run_dir: str | Path, config: Config, checkpoint: str =
     pipeline = TextPipeline.load(config.data, run_dir)
     path = checkpoint_path(run_dir, checkpoint)
     weights, metadata = read_checkpoint(path)
-    layout = LAYOUTS[config.data.format](pipeline, int(metadata.get("source_len", 0)),
-                                         int(metadata.get("target_len", 0)))
+    layout = LAYOUTS[config.data.format](
+        pipeline, int(metadata.get("source_len", 0)), int(metadata.get("target_len", 0))
+    )
     model = build_numpy_model(design, config, pipeline, layout, np.random.RandomState(0))
     load_params(model, weights, path)
     return NumpyTranslator(model, pipeline, config, layout, config.train.threads or 1)

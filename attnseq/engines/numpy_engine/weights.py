@@ -1,5 +1,6 @@
 """The numpy models' checkpoints: safetensors files of runs.py with the design and array
 widths as metadata (and, in last.safetensors, the training state)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """``engine: torch``: the models of attnseq/nn trained by attnseq/train, decoded by attnseq/decoding."""
+
 from __future__ import annotations
 
 import logging
@@ -31,17 +32,23 @@ class TorchEngine(Engine):
         import torch
 
         from ...data.pipeline import TextPipeline
-        from ...translator.torch_model import TorchTranslator
         from ...hardware import keep_freed_memory
         from ...nn.int8 import quantize_int8
         from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_model_weights
         from ...runs import checkpoint_path, read_checkpoint
+        from ...translator.torch_model import TorchTranslator
 
         precision = decoding_precision(config.decode.precision, torch.device(device).type)
         pipeline = TextPipeline.load(config.data, run_dir)
-        model = build_model(config.model, len(pipeline.src_vocab), len(pipeline.tgt_vocab), pipeline.shares_vocab,
-                            src_vocab=pipeline.src_vocab, features=pipeline.inputs.feature_size)
+        model = build_model(
+            config.model,
+            len(pipeline.src_vocab),
+            len(pipeline.tgt_vocab),
+            pipeline.shares_vocab,
+            src_vocab=pipeline.src_vocab,
+            features=pipeline.inputs.feature_size,
+        )
         path = checkpoint_path(run_dir, checkpoint)
         load_model_weights(model, read_checkpoint(path)[0], path)
         if precision == "int8":
@@ -62,8 +69,11 @@ def decoding_precision(wanted: str, device_type: str) -> str:
     from ...nn.int8 import ENGINE, int8_kernels
 
     if device_type != "cpu":
-        raise ConfigError(f"decode.precision: int8 decodes on the CPU (torch's int8 kernels); got device "
-                          f"{device_type}: use fp32 there", key="decode.precision")
+        raise ConfigError(
+            f"decode.precision: int8 decodes on the CPU (torch's int8 kernels); got device "
+            f"{device_type}: use fp32 there",
+            key="decode.precision",
+        )
     has, why_not = int8_in_hardware()
     if has and not int8_kernels():
         has, why_not = False, f"has no int8 kernels in this torch (no {ENGINE} engine)"

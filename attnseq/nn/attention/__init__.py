@@ -3,6 +3,7 @@ windows (local.py), location-aware attention (location.py), multi-head (multihea
 masked softmax that the scorers, the Transformer and the memory networks normalise with
 (softmax.py), and the Nadaraya-Watson kernel regression that attention grew from (kernel.py). Importing the package registers every
 scorer."""
+
 from . import content, local, location, multihead  # noqa: F401  (register the scorers)
 from .base import SCORERS, Scorer, build_scorer
 

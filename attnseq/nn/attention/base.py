@@ -8,6 +8,7 @@ steps' attention: the coverage (``covers``: their sum) or the previous step's al
 Shapes: queries (B, T, Hq) (T = 1 when stepping), keys (B, S, Hk), values (B, S, Hv),
 mask (B, S) bool with True on real tokens, alignment (B, T, S), context (B, T, Hv).
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,7 +19,7 @@ from ...registry import Registry
 from ...schema import Variant
 from .softmax import masked_softmax
 
-SCORERS: Registry[type["Scorer"]] = Registry("attention scorer", key="model.attention")
+SCORERS: Registry[type[Scorer]] = Registry("attention scorer", key="model.attention")
 
 
 class Scorer(nn.Module):
@@ -33,7 +34,9 @@ class Scorer(nn.Module):
 
     same_size: bool = False  # queries and keys compared as they are: they must have one size
     covers: bool = False  # its score takes a coverage vector (See et al. 2017): add_coverage, score_covered
-    locates: bool = False  # its score reads the previous alignment (Chorowski et al. 2015): first_alignment, score_located
+    locates: bool = (
+        False  # its score reads the previous alignment (Chorowski et al. 2015): first_alignment, score_located
+    )
 
     def __init__(self, query_size: int, key_size: int, options=None):
         super().__init__()
@@ -84,8 +87,13 @@ class Scorer(nn.Module):
         them (a scorer that ``locates`` defines it)."""
         raise NotImplementedError
 
-    def scores(self, query: torch.Tensor, keys: torch.Tensor, coverage: torch.Tensor | None = None,
-               previous: torch.Tensor | None = None) -> torch.Tensor:
+    def scores(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        coverage: torch.Tensor | None = None,
+        previous: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Unnormalised scores (B, T, S): ``score_located`` with ``previous`` alignments (B, T, S),
         ``score_covered`` with a ``coverage`` (B, T, S), else ``score``."""
         if previous is not None:
@@ -94,18 +102,29 @@ class Scorer(nn.Module):
             return self.score_covered(query, keys, coverage)
         return self.score(query, keys)
 
-    def window(self, query: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor,
-               positions: torch.Tensor | None = None,
-               previous: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def window(
+        self,
+        query: torch.Tensor,
+        scores: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        previous: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Local attention hook: (mask restricted to the window (B, T, S), weights to multiply
         the alignment by (B, T, S) or None; the product is renormalised). ``positions`` (B, T)
         are the target positions of the queries, ``previous`` (B, T, S) their previous
         alignments where the scorer ``locates``. Global scorers keep the whole mask."""
         return mask, None
 
-    def align(self, query: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor | None = None,
-              positions: torch.Tensor | None = None, coverage: torch.Tensor | None = None,
-              previous: torch.Tensor | None = None) -> torch.Tensor:
+    def align(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
+        coverage: torch.Tensor | None = None,
+        previous: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Alignment (B, T, S) of ``query`` over prepared ``keys``: zero where masked (or outside
         a local window), each row summing to one; scored with ``coverage`` (B, T, S) or the
         ``previous`` alignments (B, T, S) when given (a scorer that ``locates`` reads its
@@ -146,7 +165,6 @@ class Scorer(nn.Module):
         return context, alignment
 
 
-def build_scorer(variant: Variant | str, query_size: int, key_size: int,
-                 key: str = "model.attention") -> Scorer:
+def build_scorer(variant: Variant | str, query_size: int, key_size: int, key: str = "model.attention") -> Scorer:
     """The scorer ``variant`` names (``model.attention``), for queries and keys of these sizes."""
     return SCORERS.build(variant, key, query_size, key_size)

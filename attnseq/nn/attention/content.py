@@ -1,5 +1,6 @@
 """Global scorers that compare the query with every key by content: dot, scaled dot, general
 (bilinear), concat (additive MLP) and cosine."""
+
 from __future__ import annotations
 
 import math

@@ -11,6 +11,7 @@ leave-one-out error on the training points (each point predicted from all the ot
 that, w -> 0 would just memorise the targets). Average pooling, f(x) = mean(y), is the
 special case w -> infinity.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,16 +54,16 @@ class NadarayaWatson(nn.Module):
         width = self.log_bandwidth.exp()
         scores = -((queries.unsqueeze(1) - self.keys.unsqueeze(0)) ** 2) / (2 * width**2)  # (Q, N)
         if leave_one_out:
-            scores = scores.masked_fill(torch.eye(len(self.keys), dtype=torch.bool, device=scores.device),
-                                        float("-inf"))
+            scores = scores.masked_fill(
+                torch.eye(len(self.keys), dtype=torch.bool, device=scores.device), float("-inf")
+            )
         return torch.softmax(scores, dim=-1)
 
     def forward(self, queries: torch.Tensor, leave_one_out: bool = False) -> torch.Tensor:
         """Predictions (Q,) or (Q, D) for queries (Q,)."""
         return self.weights(queries, leave_one_out) @ self.values
 
-    def fit(self, keys: torch.Tensor, values: torch.Tensor, steps: int = 200, lr: float = 0.05
-            ) -> "NadarayaWatson":
+    def fit(self, keys: torch.Tensor, values: torch.Tensor, steps: int = 200, lr: float = 0.05) -> NadarayaWatson:
         """Store the training pairs (the keys and values to attend to) and, when ``learned``,
         train the bandwidth by ``steps`` Adam updates on the leave-one-out squared error."""
         self.keys, self.values = keys.detach().clone(), values.detach().clone()

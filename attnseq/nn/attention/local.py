@@ -7,6 +7,7 @@ query's window is centred (p_t), so that a page can draw it. Source positions ar
 from the first token; masks are True on a prefix of each row (padding at the end), as the
 batching produces them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,8 +57,9 @@ class LocalMonotonicScorer(GeneralScorer):
 
     needs_positions = True  # the query alone does not say which target step it is
 
-    def centres(self, query: torch.Tensor, lengths: torch.Tensor,
-                positions: torch.Tensor | None = None) -> torch.Tensor:
+    def centres(
+        self, query: torch.Tensor, lengths: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """p_t (B, T) in memory positions: the target positions of the queries (B, T, Hq), or
         with ``reversed`` their mirror S - 1 - t; lengths S (B, 1)."""
         batch, steps = query.shape[:2]
@@ -68,8 +70,7 @@ class LocalMonotonicScorer(GeneralScorer):
 
     def window(self, query, scores, mask, positions=None, previous=None):
         lengths = source_lengths(mask)  # (B, 1)
-        inside = inside_window(self.centres(query, lengths, positions), lengths, self.options.window,
-                               scores.shape[-1])
+        inside = inside_window(self.centres(query, lengths, positions), lengths, self.options.window, scores.shape[-1])
         return mask & inside, None
 
 
@@ -78,6 +79,7 @@ def orient_local_windows(model, reverse_source: bool, key: str = "model.attentio
     attention, or a multihead's head) set to ``reverse_source``: p_t = t counts the source in
     reading order, whichever way the encoder reads it. A ``reversed: true`` without
     data.reverse_source is a ConfigError naming the key."""
+
     def oriented(variant, where):
         if variant is None:
             return None
@@ -87,9 +89,12 @@ def orient_local_windows(model, reverse_source: bool, key: str = "model.attentio
         if variant.name != "local_m":
             return variant
         if variant.options.get("reversed") and not reverse_source:
-            raise ConfigError(f"{where}.reversed: the window follows the source's reading order, and "
-                              "data.reverse_source is false: the encoder reads it forwards; leave reversed out "
-                              "(it is set from data.reverse_source)", key=f"{where}.reversed")
+            raise ConfigError(
+                f"{where}.reversed: the window follows the source's reading order, and "
+                "data.reverse_source is false: the encoder reads it forwards; leave reversed out "
+                "(it is set from data.reverse_source)",
+                key=f"{where}.reversed",
+            )
         return Variant(variant.name, {**variant.options, "reversed": reverse_source})
 
     if getattr(model, "attention", None) is None:
@@ -119,8 +124,9 @@ class LocalPredictiveScorer(GeneralScorer):
         """Aligned source positions p_t (B, T) in [0, S] for query (B, T, Hq), lengths (B, 1)."""
         return lengths * torch.sigmoid(self.v_p(torch.tanh(self.W_p(query)))).squeeze(-1)
 
-    def centres(self, query: torch.Tensor, lengths: torch.Tensor,
-                positions: torch.Tensor | None = None) -> torch.Tensor:
+    def centres(
+        self, query: torch.Tensor, lengths: torch.Tensor, positions: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """p_t (B, T), predicted from the queries (B, T, Hq); lengths (B, 1)."""
         return self.predict(query, lengths)
 

@@ -25,6 +25,7 @@ does ``first_alignment``.
 The convolution pads with zeros, as padded positions hold no mass, so a memory's own positions
 get the same features alone and batched beside a longer one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,11 +50,16 @@ class LocationOptions:
 
     def __post_init__(self):
         if self.width % 2 == 0:
-            raise OptionsError("width", f"the filters are centred on a position, so their width is odd; got {self.width}")
+            raise OptionsError(
+                "width", f"the filters are centred on a position, so their width is odd; got {self.width}"
+            )
         for option, default in (("back", 0), ("anchor", "median")):
             if getattr(self, option) != default and not self.window:
-                raise OptionsError(option, "shapes the window around the previous alignment, and there is none; "
-                                           f"set its window > 0 or drop {option}")
+                raise OptionsError(
+                    option,
+                    "shapes the window around the previous alignment, and there is none; "
+                    f"set its window > 0 or drop {option}",
+                )
 
 
 @SCORERS.register("location", options=LocationOptions)
@@ -90,8 +96,11 @@ class LocationScorer(ConcatScorer):
         return self.U(f.transpose(1, 2)).view(batch, steps, source, -1)  # (B, T, S, A)
 
     def score_located(self, query, keys, previous):
-        hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1)  # (B, T, S, A)
-                  + self.location_features(previous)).tanh_()
+        hidden = (
+            self.W_q(query).unsqueeze(2)
+            + keys.unsqueeze(1)  # (B, T, S, A)
+            + self.location_features(previous)
+        ).tanh_()
         return self.v(hidden).squeeze(-1)  # (B, T, S)
 
     def score(self, query, keys):

@@ -1,4 +1,5 @@
 """Multi-head attention as a scorer for the recurrent decoders (Vaswani et al. 2017)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,8 +21,11 @@ class MultiHeadOptions:
         if self.head.name == "multihead":
             raise OptionsError("head", "a head cannot itself be multihead")
         if SCORERS.get(self.head.name).locates:
-            raise OptionsError("head", f"{self.head.name} reads the previous step's alignment, and the decoder carries "
-                                       "one alignment, the mean of the heads; use it as the attention itself")
+            raise OptionsError(
+                "head",
+                f"{self.head.name} reads the previous step's alignment, and the decoder carries "
+                "one alignment, the mean of the heads; use it as the attention itself",
+            )
 
 
 @SCORERS.register("multihead", options=MultiHeadOptions)

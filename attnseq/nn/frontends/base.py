@@ -15,6 +15,7 @@ can be drawn over the input. A registry maps a name to the class and its options
 names the input kind a frontend encodes, and a model whose frontend reads another kind than
 ``data.input`` is refused (train/loop.py check_source).
 """
+
 from __future__ import annotations
 
 import torch
@@ -23,7 +24,7 @@ from torch import nn
 from ...registry import Registry
 from ..state import Memory
 
-FRONTENDS: Registry[type["Frontend"]] = Registry("frontend", key="model.frontend")
+FRONTENDS: Registry[type[Frontend]] = Registry("frontend", key="model.frontend")
 
 
 class Frontend(nn.Module):

@@ -23,6 +23,7 @@ whether the image is encoded alone or beside wider ones. The memory's mask is Tr
 cells of real columns, in every row. The cells are laid out column by column (S = column x rows +
 row), so an image's real cells come first and its padding after them, as a text's tokens do.
 """
+
 from __future__ import annotations
 
 import math
@@ -72,17 +73,20 @@ class ConvFrontend(Frontend):
         self.rows = self.grid(1)[0]
         if options.positions == "rows":
             if output_size % 2:
-                raise ConfigError(f"model.hidden_size: the row encoder is bidirectional and needs an even size, got "
-                                  f"{output_size}", key="model.hidden_size")
+                raise ConfigError(
+                    f"model.hidden_size: the row encoder is bidirectional and needs an even size, got {output_size}",
+                    key="model.hidden_size",
+                )
             self.row_vectors = nn.Parameter(torch.zeros(self.rows, previous))  # (R, C)
-            self.row_encoder = build_rnn(getattr(cfg, "cell", None) or "lstm", previous, output_size // 2,
-                                         bidirectional=True)
+            self.row_encoder = build_rnn(
+                getattr(cfg, "cell", None) or "lstm", previous, output_size // 2, bidirectional=True
+            )
         else:
             self.project = nn.Linear(previous, output_size)
 
     def grid(self, length: int) -> tuple[int, ...]:
         """(rows, columns) of the grid of an image ``length`` columns wide."""
-        scale = 2 ** self.options.blocks
+        scale = 2**self.options.blocks
         return (math.ceil(self.height / scale), math.ceil(length / scale))
 
     def feature_map(self, features: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,12 +119,17 @@ class ConvFrontend(Frontend):
             half = self.output_size // 2
             row_pos = sinusoidal_table(rows, half).to(x)  # (R, H/2)
             col_pos = sinusoidal_table(columns, self.output_size - half).to(x)  # (Cols, H - H/2)
-            positions = torch.cat([row_pos.unsqueeze(1).expand(rows, columns, half),
-                                   col_pos.unsqueeze(0).expand(rows, columns, self.output_size - half)], -1)
+            positions = torch.cat(
+                [
+                    row_pos.unsqueeze(1).expand(rows, columns, half),
+                    col_pos.unsqueeze(0).expand(rows, columns, self.output_size - half),
+                ],
+                -1,
+            )
             out = self.project(x) + positions  # (B, R, Cols, H)
         # column by column (the rows of a column together): an image's real cells come first, its
         # padding after them, as a text's tokens do
-        cell_mask = (torch.arange(columns, device=x.device).view(1, columns, 1) < lengths.view(-1, 1, 1))
+        cell_mask = torch.arange(columns, device=x.device).view(1, columns, 1) < lengths.view(-1, 1, 1)
         cell_mask = cell_mask.expand(batch, columns, rows)  # (B, Cols, R)
         out = out.transpose(1, 2)  # (B, Cols, R, H)
         return out.reshape(batch, columns * rows, self.output_size), cell_mask.reshape(batch, columns * rows)

@@ -17,6 +17,7 @@ padding's value, and the layers read each sequence within its own length, so a s
 are the same alone and in a batch; its length becomes ceil(length / r), and the mask says so
 (the decoders never attend past it).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -64,8 +65,10 @@ class PyramidalFrontend(Frontend):
     def __init__(self, cfg, feature_size: int, output_size: int, options: PyramidOptions):
         super().__init__()
         if output_size % 2:
-            raise ConfigError(f"model.hidden_size: the pyramidal frontend is bidirectional and needs an even size, "
-                              f"got {output_size}", key="model.hidden_size")
+            raise ConfigError(
+                f"model.hidden_size: the pyramidal frontend is bidirectional and needs an even size, got {output_size}",
+                key="model.hidden_size",
+            )
         self.options, self.output_size = options, output_size
         self.dropout = nn.Dropout(getattr(cfg, "dropout", 0.0))
         cell = getattr(cfg, "cell", None) or "lstm"

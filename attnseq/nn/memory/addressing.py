@@ -15,6 +15,7 @@ e_h), then adds, M'(i) = M~(i) + sum_h w_h(i) a_h.
 Shapes: memory (B, N, W); weightings (B, H, N) for H heads; keys (B, H, W); strengths, gates and
 sharpening exponents (B, H, 1); shifts (B, H, 2r + 1), shift -r first.
 """
+
 from __future__ import annotations
 
 import torch
@@ -48,8 +49,15 @@ def sharpen(weights: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
     return powered / powered.sum(-1, keepdim=True)
 
 
-def address(memory: torch.Tensor, previous: torch.Tensor, key: torch.Tensor, strength: torch.Tensor,
-            gate: torch.Tensor, shift: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+def address(
+    memory: torch.Tensor,
+    previous: torch.Tensor,
+    key: torch.Tensor,
+    strength: torch.Tensor,
+    gate: torch.Tensor,
+    shift: torch.Tensor,
+    gamma: torch.Tensor,
+) -> torch.Tensor:
     """A head's new weighting (B, H, N): content, interpolation, shift, sharpening."""
     content = content_weights(memory, key, strength)
     return sharpen(circular_shift(interpolate(content, previous, gate), shift), gamma)

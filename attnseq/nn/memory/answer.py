@@ -8,6 +8,7 @@ answer's logits (the paper's a = softmax(W u)); every later step turns a learned
 into logits, so the model learns to say eos after its one word. Greedy and beam search,
 training and evaluation then need nothing new.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ class AnswerDecoder(nn.Module):
         super().__init__()
         self.feature_size = feature_size
         self.generator = nn.Linear(feature_size, vocab_size)
-        self.end = nn.Parameter(torch.randn(feature_size) / feature_size ** 0.5)  # the features after the answer
+        self.end = nn.Parameter(torch.randn(feature_size) / feature_size**0.5)  # the features after the answer
 
     def init_state(self, memory: Reading) -> State:
         """The state before the answer: its vector, the token weights, the step counter."""

@@ -11,6 +11,7 @@ sentence context vector u_s pools them into the document vector v = sum_i alpha_
 class is softmax(W_c v + b_c), a one-token answer (nn/memory/answer.py). The paper's layers
 are GRUs (``model.cell``) of 50 units per direction.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +32,7 @@ class ContextAttention(nn.Module):
     def __init__(self, size: int, attention_size: int):
         super().__init__()
         self.project = nn.Linear(size, attention_size)
-        self.context = nn.Parameter(torch.randn(attention_size) / attention_size ** 0.5)
+        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)
 
     def forward(self, h: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(pooled (..., size), weights (..., T)) of annotations h (..., T, size) under mask (..., T)."""
@@ -72,9 +73,15 @@ class DocumentReader(nn.Module):
         count = real.sum(1).clamp(min=1)  # (B,) an empty document reads one blank sentence
         h, _ = self.sentence_rnn(self.dropout(vectors), lengths=count)  # (B, N, 2H)
         document, alpha = self.sentence_attention(h, real)  # (B, 2H), (B, N)
-        return Reading(keys=h, values=h, mask=real, final=self.dropout(document).unsqueeze(0),
-                       tokens=token_weights(doc, alpha, word_weights), sentences=alpha.unsqueeze(1),
-                       words=word_weights)
+        return Reading(
+            keys=h,
+            values=h,
+            mask=real,
+            final=self.dropout(document).unsqueeze(0),
+            tokens=token_weights(doc, alpha, word_weights),
+            sentences=alpha.unsqueeze(1),
+            words=word_weights,
+        )
 
 
 @ARCHS.register("han")
@@ -90,7 +97,6 @@ class HANArch:
         return dataclasses.replace(cfg, cell=CELLS.resolve(cfg.cell, "model.cell"))
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
-              src_vocab=None) -> Seq2Seq:
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, src_vocab=None) -> Seq2Seq:
         reader = DocumentReader(cfg, src_vocab_size, separator_id(src_vocab, cfg.separator))
         return Seq2Seq(reader, AnswerDecoder(reader.output_size, tgt_vocab_size))

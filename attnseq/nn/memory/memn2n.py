@@ -19,6 +19,7 @@ After K hops the answer is softmax(W u) (nn/memory/answer.py). Variants:
 
 The paper's training tricks (linear start, random noise) and its SGD schedule are not here.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,8 +34,8 @@ from ..model import ARCHS, Seq2Seq
 from .answer import AnswerDecoder, Reading
 from .sentences import Sentences, check_separator, separator_id, split_sentences, token_weights
 
-SENTENCE_ENCODINGS: Registry[type["SentenceEncoding"]] = Registry("sentence encoding", key="model.sentence")
-TYINGS: Registry[type["Tying"]] = Registry("weight tying", key="model.tying")
+SENTENCE_ENCODINGS: Registry[type[SentenceEncoding]] = Registry("sentence encoding", key="model.sentence")
+TYINGS: Registry[type[Tying]] = Registry("weight tying", key="model.tying")
 
 INIT_STD = 0.1  # the paper draws every weight from N(0, 0.1)
 
@@ -176,8 +177,7 @@ class StoryReader(nn.Module):
         self.output_size = cfg.embed_size
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor) -> Reading:
-        story = split_sentences(src, src_mask, self.separator, has_question=True,
-                                max_sentences=self.cfg.memory_size)
+        story = split_sentences(src, src_mask, self.separator, has_question=True, max_sentences=self.cfg.memory_size)
         memories = [m.sentences(story, self.encoding) for m in self.tying.matrices]  # each (B, N, d)
         u = self.tying.question_embedding().question(story, self.encoding)  # (B, d)
         hops = []
@@ -189,8 +189,14 @@ class StoryReader(nn.Module):
             u = self.tying.update(u, o)
             hops.append(p)
         values = memories[self.tying.hop(self.cfg.hops - 1)[1]]
-        return Reading(keys=values, values=values, mask=story.mask, final=u.unsqueeze(0),
-                       tokens=token_weights(story, hops[-1]), sentences=torch.stack(hops, 1))
+        return Reading(
+            keys=values,
+            values=values,
+            mask=story.mask,
+            final=u.unsqueeze(0),
+            tokens=token_weights(story, hops[-1]),
+            sentences=torch.stack(hops, 1),
+        )
 
 
 def initialize(model: nn.Module) -> None:
@@ -213,12 +219,14 @@ class MemN2NArch:
     def check(cfg):
         """``cfg`` (a MemN2NConfig) with its variants checked and their options written out."""
         check_separator(cfg.separator)
-        return dataclasses.replace(cfg, tying=TYINGS.resolve(cfg.tying, "model.tying"),
-                                   sentence=SENTENCE_ENCODINGS.resolve(cfg.sentence, "model.sentence"))
+        return dataclasses.replace(
+            cfg,
+            tying=TYINGS.resolve(cfg.tying, "model.tying"),
+            sentence=SENTENCE_ENCODINGS.resolve(cfg.sentence, "model.sentence"),
+        )
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
-              src_vocab=None) -> Seq2Seq:
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, src_vocab=None) -> Seq2Seq:
         """The model; with adjacent tying W is C^K, so the data needs one vocabulary."""
         reader = StoryReader(cfg, src_vocab_size, separator_id(src_vocab, cfg.separator))
         decoder = AnswerDecoder(cfg.embed_size, tgt_vocab_size)
@@ -227,8 +235,11 @@ class MemN2NArch:
         tied = reader.tying.answer_embedding()
         if tied is not None:
             if not shares_vocab or src_vocab_size != tgt_vocab_size:
-                raise ConfigError(f"model.tying: {cfg.tying.name} ties the answer layer W to the last "
-                                  "memory embedding C^K, so stories and answers need one vocabulary: set "
-                                  "data.shared_vocab: true (or use model.tying: layerwise)", key="model.tying")
+                raise ConfigError(
+                    f"model.tying: {cfg.tying.name} ties the answer layer W to the last "
+                    "memory embedding C^K, so stories and answers need one vocabulary: set "
+                    "data.shared_vocab: true (or use model.tying: layerwise)",
+                    key="model.tying",
+                )
             decoder.generator.weight = tied.weight
         return model

@@ -19,6 +19,7 @@ read head reads where source token j was written (one on the diagonal for a perf
 The memory starts as the constant 1e-6 everywhere and every head at location 0, the initial
 read vectors are learned (Collier & Beel 2018 found such starts to train fastest).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -84,18 +85,23 @@ class NTMCell(nn.Module):
         out = self.emit(h)  # (B, heads * A + W * 2M)
         addressing_part = out[:, : heads * self.addressing_size].view(batch, heads, self.addressing_size)
         key, strength, gate, shift, gamma = addressing_part.split([self.M, 1, 1, self.shifts, 1], -1)
-        erase, add = out[:, heads * self.addressing_size:].view(batch, self.W, 2 * self.M).split(self.M, -1)
-        return (torch.tanh(key), nn.functional.softplus(strength), torch.sigmoid(gate),
-                torch.softmax(shift, -1), 1 + nn.functional.softplus(gamma),
-                torch.sigmoid(erase), torch.tanh(add))
+        erase, add = out[:, heads * self.addressing_size :].view(batch, self.W, 2 * self.M).split(self.M, -1)
+        return (
+            torch.tanh(key),
+            nn.functional.softplus(strength),
+            torch.sigmoid(gate),
+            torch.softmax(shift, -1),
+            1 + nn.functional.softplus(gamma),
+            torch.sigmoid(erase),
+            torch.tanh(add),
+        )
 
     def forward(self, x: torch.Tensor, machine: dict[str, torch.Tensor]):
         batch = x.shape[0]
-        h, c = self.controller(torch.cat([x, machine["reads"].reshape(batch, -1)], -1),
-                               (machine["h"], machine["c"]))
+        h, c = self.controller(torch.cat([x, machine["reads"].reshape(batch, -1)], -1), (machine["h"], machine["c"]))
         key, strength, gate, shift, gamma, erase, add = self.head_parameters(h)
         weights = address(machine["memory"], machine["weights"], key, strength, gate, shift, gamma)
-        memory = write(machine["memory"], weights[:, self.R:], erase, add)
+        memory = write(machine["memory"], weights[:, self.R :], erase, add)
         reads = read(memory, weights[:, : self.R])  # (B, R, M)
         features = torch.cat([h, reads.reshape(batch, -1)], -1)  # (B, H + R M)
         return features, {"h": h, "c": c, "memory": memory, "weights": weights, "reads": reads}
@@ -136,11 +142,18 @@ class TapeWriter(nn.Module):
             machine = {k: torch.where(real.view(-1, *[1] * (v.dim() - 1)), new[k], v) for k, v in machine.items()}
             step_weights = machine["weights"] * real.view(-1, 1, 1)  # (B, R + W, N)
             reading.append(step_weights[:, : self.cell.R])
-            writing.append(step_weights[:, self.cell.R:])
+            writing.append(step_weights[:, self.cell.R :])
         reading, writing = torch.stack(reading, 1), torch.stack(writing, 1)  # (B, S, R, N), (B, S, W, N)
         memory = machine["memory"]
-        return Tape(keys=memory, values=memory, mask=src_mask.new_ones(batch, self.cell.N), machine=machine,
-                    written=writing.mean(2), reading=reading, writing=writing)
+        return Tape(
+            keys=memory,
+            values=memory,
+            mask=src_mask.new_ones(batch, self.cell.N),
+            machine=machine,
+            written=writing.mean(2),
+            reading=reading,
+            writing=writing,
+        )
 
 
 class TapeReader(nn.Module):
@@ -218,13 +231,15 @@ class NTMArch:
     def check(cfg):
         """``cfg`` (an NTMConfig): the shifts must fit in the memory."""
         if 2 * cfg.shift_range + 1 > cfg.memory_locations:
-            raise ConfigError(f"model.shift_range: 2 r + 1 = {2 * cfg.shift_range + 1} shifts do not fit in "
-                              f"model.memory_locations = {cfg.memory_locations}", key="model.shift_range")
+            raise ConfigError(
+                f"model.shift_range: 2 r + 1 = {2 * cfg.shift_range + 1} shifts do not fit in "
+                f"model.memory_locations = {cfg.memory_locations}",
+                key="model.shift_range",
+            )
         return cfg
 
     @staticmethod
-    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False,
-              src_vocab=None) -> Seq2Seq:
+    def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, src_vocab=None) -> Seq2Seq:
         """The model: the encoder and decoder share the one NTMCell."""
         bits = bit_table(src_vocab) if cfg.bit_inputs else torch.zeros(src_vocab_size, 0)
         if len(bits) != src_vocab_size:

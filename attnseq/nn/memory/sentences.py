@@ -6,6 +6,7 @@ sentence; what follows the last one is the question); a document for a hierarchi
 network is ``s_1 . s_2 . ... s_n`` (a last sentence without a separator counts too). The
 separator tokens themselves belong to no sentence.
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,14 +46,14 @@ def separator_id(vocab, token: str) -> int:
     """The id of ``token`` in the source vocabulary ``vocab``; NO_SEPARATOR (with a warning)
     when the vocabulary does not have it, so that every source is read as one sentence."""
     if vocab is None or token not in vocab.stoi:
-        log.warning("model.separator %r is not in the source vocabulary: every source is read as "
-                    "one sentence", token)
+        log.warning("model.separator %r is not in the source vocabulary: every source is read as one sentence", token)
         return NO_SEPARATOR
     return vocab.stoi[token]
 
 
-def split_sentences(src: torch.Tensor, src_mask: torch.Tensor, separator: int, has_question: bool,
-                    max_sentences: int = 0) -> Sentences:
+def split_sentences(
+    src: torch.Tensor, src_mask: torch.Tensor, separator: int, has_question: bool, max_sentences: int = 0
+) -> Sentences:
     """``src`` (B, S) with ``src_mask`` (B, S) as Sentences.
 
     ``has_question``: the tokens after the last separator are the question (a story); otherwise
@@ -104,8 +105,9 @@ def split_sentences(src: torch.Tensor, src_mask: torch.Tensor, separator: int, h
     return Sentences(words, word_mask, mask, age, question, question_mask, sentence_of, position_of)
 
 
-def token_weights(sentences: Sentences, sentence_weights: torch.Tensor,
-                  word_weights: torch.Tensor | None = None) -> torch.Tensor:
+def token_weights(
+    sentences: Sentences, sentence_weights: torch.Tensor, word_weights: torch.Tensor | None = None
+) -> torch.Tensor:
     """Weights on the source tokens (B, S): each token gets its sentence's weight (B, N) times
     its own weight within the sentence (B, N, L); without word weights a sentence's weight is
     shared equally by its words. Tokens outside the story's sentences get 0."""
@@ -123,5 +125,4 @@ def token_weights(sentences: Sentences, sentence_weights: torch.Tensor,
 def check_separator(token: str) -> None:
     """A ConfigError unless ``model.separator`` is one token (no spaces)."""
     if not token.strip() or token.split()[0] != token:
-        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}",
-                          key="model.separator")
+        raise ConfigError(f"model.separator: expected one token without spaces, got {token!r}", key="model.separator")

@@ -9,6 +9,7 @@ A layer of a model loaded to decode in int8 (``decode.precision: int8``, nn/int8
 weights in int8 too (``to_int8``) and steps through torch's int8 cell kernels; torch's int8
 sequence kernels run the LSTM and GRU encoders.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -23,7 +24,7 @@ from ...registry import Registry
 from ...schema import Variant, number
 from ..int8 import Int8Recurrence, linear, pack
 
-CELLS: Registry[type["RecurrentLayer"]] = Registry("recurrent cell", key="model.cell")
+CELLS: Registry[type[RecurrentLayer]] = Registry("recurrent cell", key="model.cell")
 
 
 def length_mask(lengths: torch.Tensor | None, steps: int) -> torch.Tensor | None:
@@ -54,8 +55,15 @@ class RecurrentLayer(nn.Module):
     has_cell_state = False  # True when the state is (h, c)
     int8: dict | None = None  # the int8 weights of each layer and direction, once ``to_int8`` has run
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 dropout: float = 0.0, bidirectional: bool = False, options=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        options=None,
+    ):
         super().__init__()
         self.options = options
         self.input_size, self.hidden_size = input_size, hidden_size
@@ -133,9 +141,14 @@ class FusedLayer(RecurrentLayer):
     def __init__(self, input_size, hidden_size, num_layers=1, dropout=0.0, bidirectional=False, options=None):
         super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional, options)
         self.rnn = self.module_class(
-            input_size, hidden_size, num_layers=num_layers, batch_first=True,
-            dropout=dropout if num_layers > 1 else 0.0, bidirectional=bidirectional,
-            **self.module_kwargs, **self.fused_kwargs(),
+            input_size,
+            hidden_size,
+            num_layers=num_layers,
+            batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+            bidirectional=bidirectional,
+            **self.module_kwargs,
+            **self.fused_kwargs(),
         )
 
     def fused_kwargs(self) -> dict:
@@ -151,8 +164,11 @@ class FusedLayer(RecurrentLayer):
     int8_sequence = None
 
     def to_int8(self) -> None:
-        self.int8 = {suffix: Int8Recurrence.of(*self._weights(suffix))
-                     for k in range(self.num_layers) for suffix in self.suffixes(k)}
+        self.int8 = {
+            suffix: Int8Recurrence.of(*self._weights(suffix))
+            for k in range(self.num_layers)
+            for suffix in self.suffixes(k)
+        }
         if self.int8_sequence is not None:
             self.int8_params = {suffix: w.cell_params() for suffix, w in self.int8.items()}
 
@@ -237,8 +253,11 @@ class FusedLayer(RecurrentLayer):
                 new = self._cell(suffix, source[:, t], hidden)
                 if mask is not None:
                     real = mask[:, t, None]  # (B, 1): the state stays where the sequence has ended
-                    new = (tuple(torch.where(real, n, o) for n, o in zip(new, hidden)) if self.has_cell_state
-                           else torch.where(real, new, hidden))
+                    new = (
+                        tuple(torch.where(real, n, o) for n, o in zip(new, hidden))
+                        if self.has_cell_state
+                        else torch.where(real, new, hidden)
+                    )
                 hidden = new
                 h = hidden[0] if self.has_cell_state else hidden  # (B, H)
                 outputs.append(h if mask is None else h * mask[:, t, None])
@@ -247,8 +266,7 @@ class FusedLayer(RecurrentLayer):
         return self.run_stack(inputs, state, lengths, direction)
 
     def _steppable(self) -> bool:
-        return (self.cell_function is not None and self.directions == 1
-                and not getattr(self.rnn, "proj_size", 0))
+        return self.cell_function is not None and self.directions == 1 and not getattr(self.rnn, "proj_size", 0)
 
     def _step(self, inputs: torch.Tensor, state):
         """One position (B, 1, I) through every layer with the single-step kernels, which cost far
@@ -272,8 +290,9 @@ class FusedLayer(RecurrentLayer):
 def _int8_lstm(source: torch.Tensor, hidden, params) -> torch.Tensor:
     """torch's int8 LSTM over ``source`` (B, T, I) from ``hidden`` (h, c), one layer and
     direction: outputs (B, T, H)."""
-    return torch.quantized_lstm(source, list(hidden), [params], True, 1, 0.0, False, False, True,
-                                dtype=torch.qint8, use_dynamic=True)[0]
+    return torch.quantized_lstm(
+        source, list(hidden), [params], True, 1, 0.0, False, False, True, dtype=torch.qint8, use_dynamic=True
+    )[0]
 
 
 def _int8_gru(source: torch.Tensor, hidden, params) -> torch.Tensor:
@@ -354,8 +373,9 @@ class ProjectedLSTMLayer(FusedLayer):
     # torch's LSTM computes them
     def to_int8(self) -> None:
         super().to_int8()
-        self.int8_projections = {suffix: (pack(getattr(self.rnn, f"weight_hr{suffix}")), self.rnn.proj_size)
-                                 for suffix in self.int8}
+        self.int8_projections = {
+            suffix: (pack(getattr(self.rnn, f"weight_hr{suffix}")), self.rnn.proj_size) for suffix in self.int8
+        }
 
     def _cell(self, suffix, x, hidden):
         if self.int8 is None:
@@ -368,8 +388,14 @@ class ProjectedLSTMLayer(FusedLayer):
         return linear(torch.sigmoid(o) * torch.tanh(c), projection, size), c  # h = W_hr (o ⊙ tanh(c))
 
 
-def build_rnn(cell: Variant | str, input_size: int, hidden_size: int, num_layers: int = 1,
-              dropout: float = 0.0, bidirectional: bool = False) -> RecurrentLayer:
+def build_rnn(
+    cell: Variant | str,
+    input_size: int,
+    hidden_size: int,
+    num_layers: int = 1,
+    dropout: float = 0.0,
+    bidirectional: bool = False,
+) -> RecurrentLayer:
     """The recurrent layer ``cell`` names (``model.cell``: a name or a Variant with options);
     ``hidden_size`` units per direction."""
     return CELLS.build(cell, "model.cell", input_size, hidden_size, num_layers, dropout, bidirectional)

@@ -25,6 +25,7 @@ the scorer, so the design steps one position at a time in training too). A score
 previous step's alignment (``locates``: location-aware attention) has it carried the same way,
 in the state's ``previous``, and steps its design one position at a time too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from .cells import RecurrentLayer, build_rnn
 
 DEFAULT_ATTENTION = Variant("general")  # the scorer of an attending design when model.attention is unset
 
-DECODERS: Registry[type["RNNDecoder"]] = Registry("decoder design", key="model.decoder")
+DECODERS: Registry[type[RNNDecoder]] = Registry("decoder design", key="model.decoder")
 
 
 class Bridge(nn.Module):
@@ -53,8 +54,16 @@ class Bridge(nn.Module):
     = tanh(W h_final) of the top encoder layer; ``zero``: zeros. Memory cells start at zero.
     """
 
-    def __init__(self, kind: str, encoder_size: int, encoder_layers: int, hidden_size: int,
-                 layers: int, has_cell_state: bool, cell_size: int = 0):
+    def __init__(
+        self,
+        kind: str,
+        encoder_size: int,
+        encoder_layers: int,
+        hidden_size: int,
+        layers: int,
+        has_cell_state: bool,
+        cell_size: int = 0,
+    ):
         super().__init__()
         self.kind, self.hidden_size, self.layers = kind, hidden_size, layers
         self.has_cell_state = has_cell_state
@@ -63,7 +72,8 @@ class Bridge(nn.Module):
             raise ConfigError(
                 "model.bridge: copy needs the encoder and decoder to have the same hidden size "
                 f"and layers (encoder {encoder_layers}x{encoder_size}, decoder {layers}x{hidden_size}); "
-                "use linear or zero", key="model.bridge"
+                "use linear or zero",
+                key="model.bridge",
             )
         self.proj = nn.Linear(encoder_size, layers * hidden_size) if kind == "linear" else None
 
@@ -94,18 +104,27 @@ class RNNDecoder(nn.Module):
     parallel = True  # ``step_features`` may run over the whole target at once
     embedding_first = True  # the recurrent input is [embedding; extra] (False: [extra; embedding])
 
-    def __init__(self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None,
-                 extra_input_size: int = 0):
+    def __init__(
+        self, cfg, vocab_size: int, memory_size: int, encoder_layers: int, options=None, extra_input_size: int = 0
+    ):
         super().__init__()
         self.cfg, self.options = cfg, options
         self.memory_size = memory_size
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.rnn = build_rnn(cfg.cell, cfg.embed_size + extra_input_size, cfg.hidden_size, cfg.decoder_layers,
-                             cfg.dropout)
+        self.rnn = build_rnn(
+            cfg.cell, cfg.embed_size + extra_input_size, cfg.hidden_size, cfg.decoder_layers, cfg.dropout
+        )
         self.hidden_size = self.rnn.output_size  # the recurrent outputs (P for lstm_proj)
-        self.bridge = Bridge(cfg.bridge, memory_size, encoder_layers, self.hidden_size,
-                             cfg.decoder_layers, self.rnn.has_cell_state, cell_size=cfg.hidden_size)
+        self.bridge = Bridge(
+            cfg.bridge,
+            memory_size,
+            encoder_layers,
+            self.hidden_size,
+            cfg.decoder_layers,
+            self.rnn.has_cell_state,
+            cell_size=cfg.hidden_size,
+        )
         self.scorer = None
         if self.uses_attention:
             self.scorer = build_scorer(cfg.attention or DEFAULT_ATTENTION, self.hidden_size, memory_size)
@@ -133,8 +152,14 @@ class RNNDecoder(nn.Module):
         (B, T', S) computed for it or None), before the recurrent step of ``steps`` positions."""
         return None, None
 
-    def after_rnn(self, outputs: torch.Tensor, embedded: torch.Tensor, extra: torch.Tensor | None,
-                  alignment: torch.Tensor | None, state: State):
+    def after_rnn(
+        self,
+        outputs: torch.Tensor,
+        embedded: torch.Tensor,
+        extra: torch.Tensor | None,
+        alignment: torch.Tensor | None,
+        state: State,
+    ):
         """(features (B, T', F'), the state (a new one where the design changes it), alignment
         or None) from the recurrent outputs (B, T', H)."""
         raise NotImplementedError
@@ -172,8 +197,11 @@ class RNNDecoder(nn.Module):
         coverage vector (B, S) (zeros), with a scorer that ``locates`` its first previous
         alignment (B, S), with copying the source's extended ids."""
         batch = memory.keys.shape[0]
-        state = State(hidden=self.bridge(memory.final, batch, memory.keys), batch_dims={"hidden": 1},
-                      step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device))  # (B,) target position
+        state = State(
+            hidden=self.bridge(memory.final, batch, memory.keys),
+            batch_dims={"hidden": 1},
+            step=torch.zeros(batch, dtype=torch.long, device=memory.keys.device),
+        )  # (B,) target position
         if self.scorer is not None:
             state = state.share(keys=self.scorer.prepare(memory.keys), values=memory.values, mask=memory.mask)
         if self.coverage:
@@ -193,8 +221,9 @@ class RNNDecoder(nn.Module):
         features = self.output_layer(features).squeeze(1)  # (B, F)
         logits = self.generator(features)  # (B, V)
         if self.pointer is not None:
-            logits = copy_step(self.pointer, logits, features, embedded.squeeze(1), alignment.squeeze(1), "values",
-                               state)
+            logits = copy_step(
+                self.pointer, logits, features, embedded.squeeze(1), alignment.squeeze(1), "values", state
+            )
         return logits, state, None if alignment is None else alignment.squeeze(1)
 
     def forward(self, memory: Memory, tgt_in: torch.Tensor):
@@ -234,8 +263,16 @@ class RNNDecoder(nn.Module):
         positions = state["step"].unsqueeze(1) + torch.arange(query.shape[1], device=query.device)  # (B, T')
         coverage = state["coverage"].unsqueeze(1) if self.coverage else None  # (B, 1, S): one position a step
         previous = state["previous"].unsqueeze(1) if self.locates else None  # (B, 1, S): one position a step
-        return state.attend(self.scorer, query, state["keys"], state["values"], state["mask"], positions=positions,
-                            coverage=coverage, previous=previous)
+        return state.attend(
+            self.scorer,
+            query,
+            state["keys"],
+            state["values"],
+            state["mask"],
+            positions=positions,
+            coverage=coverage,
+            previous=previous,
+        )
 
 
 def advance(state: State) -> State:
@@ -272,8 +309,9 @@ class BookDecoder(RNNDecoder):
 
     def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
         feeds = options.context_into_input
-        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
-                         extra_input_size=memory_size if feeds else 0)  # the previous context
+        super().__init__(
+            cfg, vocab_size, memory_size, encoder_layers, options, extra_input_size=memory_size if feeds else 0
+        )  # the previous context
         self.parallel = not feeds
         self.feature_size = memory_size + self.hidden_size  # [c_t; h_t]
         self.generator = OutputLayer(self.feature_size, vocab_size)
@@ -306,8 +344,9 @@ class LuongDecoder(RNNDecoder):
 
     def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options):
         feeds = options.input_feeding
-        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
-                         extra_input_size=cfg.hidden_size if feeds else 0)  # h~_{t-1}
+        super().__init__(
+            cfg, vocab_size, memory_size, encoder_layers, options, extra_input_size=cfg.hidden_size if feeds else 0
+        )  # h~_{t-1}
         self.parallel = not feeds
         self.W_c = nn.Linear(memory_size + self.hidden_size, cfg.hidden_size, bias=False)
         self.feature_size = cfg.hidden_size  # h~_t
@@ -339,8 +378,7 @@ class BahdanauDecoder(RNNDecoder):
     parallel = False
 
     def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
-        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
-                         extra_input_size=memory_size)  # c_t
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options, extra_input_size=memory_size)  # c_t
         self.W_r = nn.Linear(self.hidden_size + memory_size + cfg.embed_size, cfg.hidden_size)
         self.feature_size = cfg.hidden_size  # the readout
         self.generator = OutputLayer(self.feature_size, vocab_size)
@@ -376,8 +414,7 @@ class SummaryDecoder(RNNDecoder):
     uses_attention = False
 
     def __init__(self, cfg, vocab_size, memory_size, encoder_layers, options=None):
-        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options,
-                         extra_input_size=memory_size)  # c
+        super().__init__(cfg, vocab_size, memory_size, encoder_layers, options, extra_input_size=memory_size)  # c
 
     def init_state(self, memory: Memory) -> State:
         return super().init_state(memory).share(summary=summary_of(memory).unsqueeze(1))  # (B, 1, Hm)

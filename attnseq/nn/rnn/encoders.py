@@ -4,6 +4,7 @@ A registry maps ``model.encoder`` to the variants; each takes (RNNConfig, source
 size, its options): ``stacked`` (uni- or bidirectional layers), ``residual`` (a residual
 connection around every layer above the first) and ``gnmt`` (Wu et al. 2016).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from ...registry import Registry
 from ..state import Memory
 from .cells import build_rnn
 
-ENCODERS: Registry[type["Encoder"]] = Registry("encoder", key="model.encoder")
+ENCODERS: Registry[type[Encoder]] = Registry("encoder", key="model.encoder")
 
 
 class Encoder(nn.Module):
@@ -38,8 +39,10 @@ def final_hidden(h: torch.Tensor, num_layers: int, directions: int) -> torch.Ten
 
 def check_even(cfg, bidirectional: bool) -> None:
     if bidirectional and cfg.hidden_size % 2:
-        raise ConfigError(f"model.hidden_size: a bidirectional encoder needs an even size, got {cfg.hidden_size}",
-                          key="model.hidden_size")
+        raise ConfigError(
+            f"model.hidden_size: a bidirectional encoder needs an even size, got {cfg.hidden_size}",
+            key="model.hidden_size",
+        )
 
 
 @dataclass
@@ -58,8 +61,14 @@ class StackedEncoder(Encoder):
         self.num_layers = cfg.encoder_layers
         self.embed = nn.Embedding(vocab_size, cfg.embed_size, padding_idx=0)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.rnn = build_rnn(cfg.cell, cfg.embed_size, cfg.hidden_size // self.directions,
-                             cfg.encoder_layers, cfg.dropout, options.bidirectional)
+        self.rnn = build_rnn(
+            cfg.cell,
+            cfg.embed_size,
+            cfg.hidden_size // self.directions,
+            cfg.encoder_layers,
+            cfg.dropout,
+            options.bidirectional,
+        )
         self.output_size = self.rnn.output_size  # hidden_size (the projection for lstm_proj)
 
     def forward(self, src, src_mask):
@@ -94,8 +103,11 @@ class LayerwiseEncoder(Encoder):
             size = layer.output_size
         widths = {layer.output_size for layer in self.layers}
         if len(widths) > 1:
-            raise ConfigError(f"model.encoder: the levels' output sizes differ ({sorted(widths)}); "
-                              "residual connections need one size", key="model.encoder")
+            raise ConfigError(
+                f"model.encoder: the levels' output sizes differ ({sorted(widths)}); "
+                "residual connections need one size",
+                key="model.encoder",
+            )
         self.output_size = size
 
     def forward(self, src, src_mask):
@@ -128,8 +140,7 @@ class GNMTEncoder(LayerwiseEncoder):
 
     def __init__(self, cfg, vocab_size: int, options=None):
         layers = cfg.encoder_layers
-        super().__init__(cfg, vocab_size, [True] + [False] * (layers - 1),
-                         [index >= 2 for index in range(layers)])
+        super().__init__(cfg, vocab_size, [True] + [False] * (layers - 1), [index >= 2 for index in range(layers)])
 
 
 def build_encoder(cfg, vocab_size: int) -> Encoder:

@@ -19,6 +19,7 @@ those of each sequence's last real step, and outputs at padded steps are zero. T
 direction of a bidirectional layer reads each sequence reversed within its own length, so
 padding never enters either direction.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,15 @@ class LoopLayer(RecurrentLayer):
 
     gates = 1  # G: blocks of H rows in the weight matrices
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 dropout: float = 0.0, bidirectional: bool = False, options=None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        options=None,
+    ):
         super().__init__(input_size, hidden_size, num_layers, dropout, bidirectional, options)
         self.dropout = dropout
         self.output_size = hidden_size * self.directions
@@ -64,17 +72,25 @@ class LoopLayer(RecurrentLayer):
         for p in self.parameters():
             nn.init.uniform_(p, -bound, bound)
 
-    def recur(self, projected: torch.Tensor, state: tuple[torch.Tensor, ...], suffix: str,
-              mask: torch.Tensor | None) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+    def recur(
+        self, projected: torch.Tensor, state: tuple[torch.Tensor, ...], suffix: str, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """Run one direction: input projections (T, B, G*H), state tuple of (B, H), mask (T, B, 1)
         -> (outputs (T, B, H), final state tuple)."""
         raise NotImplementedError
 
     # -- the products, in float32 or int8 -------------------------------------------------------
     def to_int8(self) -> None:
-        self.int8 = {suffix: Int8Recurrence.of(getattr(self, f"weight_ih{suffix}"), getattr(self, f"weight_hh{suffix}"),
-                                               getattr(self, f"bias{suffix}"), None)
-                     for layer in range(self.num_layers) for suffix in self.suffixes(layer)}
+        self.int8 = {
+            suffix: Int8Recurrence.of(
+                getattr(self, f"weight_ih{suffix}"),
+                getattr(self, f"weight_hh{suffix}"),
+                getattr(self, f"bias{suffix}"),
+                None,
+            )
+            for layer in range(self.num_layers)
+            for suffix in self.suffixes(layer)
+        }
 
     def project(self, x: torch.Tensor, suffix: str) -> torch.Tensor:
         """The input projections x W_ih^T + b of one layer and direction: (T, B, I) -> (T, B, G*H)."""

@@ -1,4 +1,5 @@
 """The recurrent encoder-decoder (``model.arch: rnn``): its check, builder and initialisations."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -74,8 +75,11 @@ def check_frontend(cfg):
         if key == "encoder":
             value, unset = ENCODERS.resolve(value, "model.encoder"), ENCODERS.resolve(unset, "model.encoder")
         if value != unset:
-            raise ConfigError(f"model.{key}: the source is encoded by model.frontend ({cfg.frontend.name}), not by "
-                              f"the text encoder this setting shapes; remove model.{key}", key=f"model.{key}")
+            raise ConfigError(
+                f"model.{key}: the source is encoded by model.frontend ({cfg.frontend.name}), not by "
+                f"the text encoder this setting shapes; remove model.{key}",
+                key=f"model.{key}",
+            )
     return FRONTENDS.resolve(cfg.frontend, "model.frontend")
 
 
@@ -93,25 +97,37 @@ class RNNArch:
         decoder = DECODERS.resolve(cfg.decoder, "model.decoder")
         attends = DECODERS.get(decoder.name).uses_attention
         if cfg.attention is not None and not attends:
-            raise ConfigError(f"model.attention: the {decoder.name} decoder does not attend; remove "
-                              "model.attention or choose an attending decoder (bahdanau, luong, book)",
-                              key="model.attention")
+            raise ConfigError(
+                f"model.attention: the {decoder.name} decoder does not attend; remove "
+                "model.attention or choose an attending decoder (bahdanau, luong, book)",
+                key="model.attention",
+            )
         for key, what in (("copy", "copies where it attends"), ("coverage", "sums the attention of earlier steps")):
             if getattr(cfg, key) and not attends:
-                raise ConfigError(f"model.{key}: {what}, and the {decoder.name} decoder does not attend; choose an "
-                                  f"attending decoder (bahdanau, luong, book) or set model.{key}: false",
-                                  key=f"model.{key}")
+                raise ConfigError(
+                    f"model.{key}: {what}, and the {decoder.name} decoder does not attend; choose an "
+                    f"attending decoder (bahdanau, luong, book) or set model.{key}: false",
+                    key=f"model.{key}",
+                )
         attention = SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None
         if cfg.coverage and not SCORERS.get(attention.name).covers:
-            raise ConfigError(f"model.coverage: the coverage term w_c c_i is defined in the additive energy of the "
-                              f"concat scorer (See et al. 2017), not in {attention.name}'s; set model.attention: "
-                              "concat or model.coverage: false", key="model.coverage")
+            raise ConfigError(
+                f"model.coverage: the coverage term w_c c_i is defined in the additive energy of the "
+                f"concat scorer (See et al. 2017), not in {attention.name}'s; set model.attention: "
+                "concat or model.coverage: false",
+                key="model.coverage",
+            )
         if not cfg.coverage and cfg.coverage_loss_weight != 1.0:
-            raise ConfigError("model.coverage_loss_weight: weighs the coverage loss, and model.coverage is false; "
-                              "set model.coverage: true or drop the weight", key="model.coverage_loss_weight")
+            raise ConfigError(
+                "model.coverage_loss_weight: weighs the coverage loss, and model.coverage is false; "
+                "set model.coverage: true or drop the weight",
+                key="model.coverage_loss_weight",
+            )
         frontend = check_frontend(cfg)
         return dataclasses.replace(
-            cfg, decoder=decoder, frontend=frontend,
+            cfg,
+            decoder=decoder,
+            frontend=frontend,
             cell=CELLS.resolve(cfg.cell, "model.cell"),
             encoder=ENCODERS.resolve(cfg.encoder, "model.encoder"),
             attention=attention,
@@ -137,7 +153,8 @@ class RNNArch:
                     f"model.tie_embeddings: the output layer reads {decoder.feature_size} features (the "
                     f"{cfg.decoder.name} decoder's) and its matrix cannot be the embedding of model.embed_size "
                     f"{cfg.embed_size}; set model.embed_size to {decoder.feature_size}, or tie_embeddings: none",
-                    key="model.tie_embeddings")
+                    key="model.tie_embeddings",
+                )
             decoder.generator.weight = decoder.embed.weight
         if tie == "all":
             encoder.embed.weight = decoder.embed.weight

@@ -5,6 +5,7 @@ the encoder and decoder layers.
 Masks are boolean, True where attention may look: padding masks hide the source's padding
 (encoder self-attention, cross-attention); the decoder's self-attention is causal.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ def extend(past: torch.Tensor, rows: torch.Tensor | None, new: torch.Tensor) -> 
     batch, heads, steps, size = new.shape
     out = new.new_empty(batch, heads, past.shape[2] + steps, size)
     torch.index_select(past, 0, rows, out=out[:, :, : past.shape[2]])
-    out[:, :, past.shape[2]:] = new
+    out[:, :, past.shape[2] :] = new
     return out
 
 
@@ -45,8 +46,14 @@ def causal_mask(length: int, device: torch.device | str | None = None) -> torch.
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 
-def scaled_dot_product(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                       mask: torch.Tensor | None, dropout: float = 0.0, need_weights: bool = False):
+def scaled_dot_product(
+    query: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor | None,
+    dropout: float = 0.0,
+    need_weights: bool = False,
+):
     """(context (B, h, T, dk), weights (B, h, T, S) or None) of softmax(Q K^T / sqrt(dk)) V.
 
     query (B, h, T, dk); keys, values (B, h, S, dk); mask boolean, broadcastable to (B, h, T, S),
@@ -85,13 +92,20 @@ class MultiHeadAttention(nn.Module):
         """Per-head keys and values (B, h, S, dk) of inputs (B, S, D)."""
         return self.split(self.W_k(keys)), self.split(self.W_v(values))
 
-    def forward(self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-                mask: torch.Tensor | None, need_weights: bool = False):
+    def forward(
+        self,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        mask: torch.Tensor | None,
+        need_weights: bool = False,
+    ):
         """(output (B, T, D), weights (B, h, T, S) or None) for query inputs (B, T, D) and
         projected keys, values (B, h, S, dk)."""
         dropout = self.dropout if self.training else 0.0
-        context, weights = scaled_dot_product(self.split(self.W_q(query)), keys, values, mask,
-                                              dropout, need_weights)  # (B, h, T, dk)
+        context, weights = scaled_dot_product(
+            self.split(self.W_q(query)), keys, values, mask, dropout, need_weights
+        )  # (B, h, T, dk)
         batch, _, length, _ = context.shape
         return self.W_o(context.transpose(1, 2).reshape(batch, length, -1)), weights
 
@@ -167,10 +181,18 @@ class DecoderLayer(nn.Module):
         self.cross_res = Residual(d, cfg.dropout, cfg.pre_norm)
         self.ff_res = Residual(d, cfg.dropout, cfg.pre_norm)
 
-    def forward(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: Cache | None,
-                cross_keys: torch.Tensor, cross_values: torch.Tensor, cross_mask: torch.Tensor,
-                need_weights: bool = False, hypotheses: Hypotheses = Hypotheses(),
-                past_rows: torch.Tensor | None = None):
+    def forward(
+        self,
+        x: torch.Tensor,
+        self_mask: torch.Tensor | None,
+        past: Cache | None,
+        cross_keys: torch.Tensor,
+        cross_values: torch.Tensor,
+        cross_mask: torch.Tensor,
+        need_weights: bool = False,
+        hypotheses: Hypotheses = Hypotheses(),  # noqa: B008 (frozen)
+        past_rows: torch.Tensor | None = None,
+    ):
         """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
 
         ``past``: the self-attention keys and values of earlier positions (B0, h, t, dk) or None,

@@ -22,6 +22,7 @@ once; each ``step`` feeds one token and appends its self-attention keys and valu
 cache, so a step costs one new position. With ``use_cache = False`` (set before ``init_state``)
 every step recomputes the whole prefix instead, for comparison.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,8 @@ import torch
 from torch import nn
 
 from ...errors import ConfigError
-from ..frontends.base import FRONTENDS, Frontend, build_frontend
 from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
+from ..frontends.base import FRONTENDS, Frontend, build_frontend
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
 from ..state import Hypotheses, Memory, State
@@ -119,9 +120,18 @@ class TransformerDecoder(nn.Module):
         pairs = [layer.cross_attn.project(memory.keys, memory.values) for layer in self.layers]
         return tuple(k for k, _ in pairs), tuple(v for _, v in pairs)
 
-    def run(self, x: torch.Tensor, self_mask: torch.Tensor | None, past: list[Cache] | None,
-            cross_keys, cross_values, cross_mask: torch.Tensor, weights_from: int,
-            hypotheses: Hypotheses = Hypotheses(), past_rows: torch.Tensor | None = None):
+    def run(
+        self,
+        x: torch.Tensor,
+        self_mask: torch.Tensor | None,
+        past: list[Cache] | None,
+        cross_keys,
+        cross_values,
+        cross_mask: torch.Tensor,
+        weights_from: int,
+        hypotheses: Hypotheses = Hypotheses(),  # noqa: B008 (frozen)
+        past_rows: torch.Tensor | None = None,
+    ):
         """(features (B, T, D), caches per layer, cross weights per layer (B, h, T, S) or None).
 
         Layers numbered ``weights_from`` and above return their cross-attention weights. The
@@ -130,9 +140,17 @@ class TransformerDecoder(nn.Module):
         """
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
-            x, cache, w = layer(x, self_mask, None if past is None else past[i], cross_keys[i],
-                                cross_values[i], cross_mask, need_weights=i >= weights_from,
-                                hypotheses=hypotheses, past_rows=past_rows)
+            x, cache, w = layer(
+                x,
+                self_mask,
+                None if past is None else past[i],
+                cross_keys[i],
+                cross_values[i],
+                cross_mask,
+                need_weights=i >= weights_from,
+                hypotheses=hypotheses,
+                past_rows=past_rows,
+            )
             caches.append(cache)
             weights.append(w)
         return self.norm(x), caches, weights
@@ -149,8 +167,15 @@ class TransformerDecoder(nn.Module):
         of their inputs ``x`` (B, T, D) when given."""
         cross_keys, cross_values = self.project_memory(memory)
         x = self.embed_tokens(tgt_in) if x is None else x  # (B, T, D)
-        features, _, weights = self.run(x, causal_mask(tgt_in.shape[1], tgt_in.device), None,
-                                        cross_keys, cross_values, padding_mask(memory.mask), weights_from)
+        features, _, weights = self.run(
+            x,
+            causal_mask(tgt_in.shape[1], tgt_in.device),
+            None,
+            cross_keys,
+            cross_values,
+            padding_mask(memory.mask),
+            weights_from,
+        )
         return features, weights
 
     # -- teacher forcing --------------------------------------------------------------------------
@@ -187,13 +212,22 @@ class TransformerDecoder(nn.Module):
         batch = memory.mask.shape[0]
         if self.use_cache:
             empty = memory.keys.new_zeros(batch, self.heads, 0, self.head_size)
-            entries = dict(self_keys=(empty,) * len(self.layers), self_values=(empty,) * len(self.layers),
-                           cache_rows=torch.arange(batch, device=memory.mask.device))  # (B,) row of the cache
+            entries = dict(
+                self_keys=(empty,) * len(self.layers),
+                self_values=(empty,) * len(self.layers),
+                cache_rows=torch.arange(batch, device=memory.mask.device),
+            )  # (B,) row of the cache
         else:
             entries = dict(tokens=memory.mask.new_zeros(batch, 0, dtype=torch.long))
-        state = State(cross_keys=cross_keys, cross_values=cross_values, mask=memory.mask, step=0, **entries,
-                      shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
-                      deferred={"self_keys", "self_values"})  # rows taken when next extended
+        state = State(
+            cross_keys=cross_keys,
+            cross_values=cross_values,
+            mask=memory.mask,
+            step=0,
+            **entries,
+            shared={"cross_keys", "cross_values", "mask"},  # one row per sentence
+            deferred={"self_keys", "self_values"},
+        )  # rows taken when next extended
         if self.pointer is not None:  # what the context c_t is the attention over, and the ids it copies
             state = share_source(state.share(copy_values=memory.values), memory, self.vocab_size)
         return state
@@ -220,23 +254,29 @@ class TransformerDecoder(nn.Module):
         if "tokens" in state:  # no cache: the whole prefix again, keep the last position
             tokens = torch.cat([state["tokens"], prev_tokens.unsqueeze(1)], 1)  # (B, t + 1)
             x = self.embed_tokens(tokens)  # (B, t + 1, D)
-            features, _, weights = self.run(x, causal_mask(t + 1, tokens.device), None,
-                                            *memory, weights_from, state.hypotheses)
+            features, _, weights = self.run(
+                x, causal_mask(t + 1, tokens.device), None, *memory, weights_from, state.hypotheses
+            )
             features, x = features[:, -1:], x[:, -1:]
             weights = [None if w is None else w[:, :, -1:] for w in weights]
             new = state.replace(step=t + 1, tokens=tokens)
         else:
             x = self.embed_tokens(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
-            features, caches, weights = self.run(x, None, past, *memory, weights_from, state.hypotheses,
-                                                 past_rows=state["cache_rows"])
-            new = state.replace(step=t + 1, self_keys=tuple(k for k, _ in caches),
-                                self_values=tuple(v for _, v in caches),
-                                cache_rows=torch.arange(x.shape[0], device=x.device))
+            features, caches, weights = self.run(
+                x, None, past, *memory, weights_from, state.hypotheses, past_rows=state["cache_rows"]
+            )
+            new = state.replace(
+                step=t + 1,
+                self_keys=tuple(k for k, _ in caches),
+                self_values=tuple(v for _, v in caches),
+                cache_rows=torch.arange(x.shape[0], device=x.device),
+            )
         logits = self.generator(features[:, 0])  # (B, V)
         if self.pointer is not None:
-            logits = copy_step(self.pointer, logits, features[:, 0], x[:, 0], weights[-1][:, :, 0].mean(1),
-                               "copy_values", new)
+            logits = copy_step(
+                self.pointer, logits, features[:, 0], x[:, 0], weights[-1][:, :, 0].mean(1), "copy_values", new
+            )
         return logits, new, weights
 
 
@@ -246,7 +286,8 @@ def check_config(cfg) -> None:
     if cfg.hidden_size % cfg.heads:
         raise ConfigError(
             f"model.heads: model.hidden_size (d_model = {cfg.hidden_size}) must be divisible by "
-            f"model.heads ({cfg.heads})", key="model.heads"
+            f"model.heads ({cfg.heads})",
+            key="model.heads",
         )
 
 
@@ -256,7 +297,7 @@ def initialize_transformer(model: nn.Module) -> None:
     for name, module in model.named_modules():
         if isinstance(module, nn.Linear):
             if name.endswith("generator"):
-                nn.init.normal_(module.weight, std=module.in_features ** -0.5)
+                nn.init.normal_(module.weight, std=module.in_features**-0.5)
             else:
                 nn.init.xavier_uniform_(module.weight)
             nn.init.zeros_(module.bias)
@@ -274,8 +315,9 @@ class TransformerArch:
         written out."""
         check_config(cfg)
         frontend = None if cfg.frontend is None else FRONTENDS.resolve(cfg.frontend, "model.frontend")
-        return dataclasses.replace(cfg, positional=POSITIONAL.resolve(cfg.positional, "model.positional"),
-                                   frontend=frontend)
+        return dataclasses.replace(
+            cfg, positional=POSITIONAL.resolve(cfg.positional, "model.positional"), frontend=frontend
+        )
 
     @staticmethod
     def build(cfg, src_vocab_size: int, tgt_vocab_size: int, shares_vocab: bool = False, features: int = 0) -> Seq2Seq:

@@ -10,6 +10,7 @@ embedding. A registry maps ``model.positional`` to the two kinds:
 ``TransformerEmbedding`` multiplies the token embeddings by sqrt(d_model), adds the positions
 and applies dropout.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,7 @@ from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant, number
 
-POSITIONAL: Registry[type["PositionalEncoding"]] = Registry("positional encoding", key="model.positional")
+POSITIONAL: Registry[type[PositionalEncoding]] = Registry("positional encoding", key="model.positional")
 
 
 def sinusoidal_table(positions: int, dim: int) -> torch.Tensor:
@@ -80,7 +81,7 @@ class LearnedPositions(PositionalEncoding):
         super().__init__(dim, options)
         self.max_positions = options.max_positions
         self.embed = nn.Embedding(self.max_positions, dim)
-        nn.init.normal_(self.embed.weight, std=dim ** -0.5)
+        nn.init.normal_(self.embed.weight, std=dim**-0.5)
 
     def forward(self, start: int, length: int) -> torch.Tensor:
         end = start + length
@@ -106,7 +107,7 @@ class TransformerEmbedding(nn.Module):
         self.d_model = d_model
         self.scale = math.sqrt(d_model)
         self.tokens = nn.Embedding(vocab_size, d_model, padding_idx=0)
-        nn.init.normal_(self.tokens.weight, std=d_model ** -0.5)  # unit variance after scaling
+        nn.init.normal_(self.tokens.weight, std=d_model**-0.5)  # unit variance after scaling
         with torch.no_grad():
             self.tokens.weight[0].zero_()
         self.positions = POSITIONAL.build(positional, "model.positional", d_model)
