@@ -33,7 +33,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     from attnseq.config import load_config
-    from attnseq.data.book import load_book
+    from attnseq.data.corpora.book import load_book
     from attnseq.data.splits import write_split_dir
     from attnseq.train.loop import Trainer
 

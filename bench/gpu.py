@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 import attnseq  # noqa: E402
-from attnseq.data.dates import ALL_LOCALES  # noqa: E402
+from attnseq.data.corpora.dates import ALL_LOCALES  # noqa: E402
 from attnseq.data.splits import make_date_splits, write_split_dir  # noqa: E402
 from attnseq.runs import read_metrics  # noqa: E402
 

@@ -112,7 +112,7 @@ def load_check(port: int, run: str | Path, requests: list[dict], timeout: float 
 def date_requests(count: int, beams: list[int], texts: list[str] | None = None) -> list[dict]:
     """``count`` requests of generated dates (or ``texts``), beam sizes drawn from ``beams``."""
     if not texts:
-        from attnseq.data.dates import generate_dates  # noqa: PLC0415
+        from attnseq.data.corpora.dates import generate_dates  # noqa: PLC0415
 
         texts = [s for s, _ in generate_dates(50, seed=11)]
     rng = random.Random(0)

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 from babel.dates import parse_pattern
 
+import attnseq.data.corpora.generated as generated
 import attnseq.data.corpus as corpus
-import attnseq.data.generated as generated
 import attnseq.data.splits as splits
 import attnseq.files as files
 from attnseq.cli import main
+from attnseq.data.corpora.dates import ALL_LOCALES, DateBlocks, _parse_locale, date_patterns, normalize_spaces
+from attnseq.data.corpora.generated import blocks, date_corpus
+from attnseq.data.corpora.passages import MAX_WORDS, PassageBlocks
 from attnseq.data.corpus import CorpusChecks, decode_lines, iter_aligned, iter_tsv, read_tsv
-from attnseq.data.dates import ALL_LOCALES, DateBlocks, _parse_locale, date_patterns, normalize_spaces
-from attnseq.data.generated import blocks, date_corpus
-from attnseq.data.passages import MAX_WORDS, PassageBlocks
 from attnseq.data.splits import SPLIT_NAMES, ShuffleBuffer, make_date_splits, split_corpus, split_pairs, write_split_dir
 from attnseq.data.subword import sample_sentences
 from attnseq.errors import DataError, UserError

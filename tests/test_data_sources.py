@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from conftest import book_file
 
-from attnseq.data.book import book_split_indices, load_book, read_book_pairs
-from attnseq.data.corpus import read_aligned, read_tsv
-from attnseq.data.dates import (
+from attnseq.data.corpora.book import book_split_indices, load_book, read_book_pairs
+from attnseq.data.corpora.dates import (
     CASINGS,
     apply_casing,
     date_patterns,
@@ -20,6 +19,7 @@ from attnseq.data.dates import (
     generate_dates,
     generate_unique_dates,
 )
+from attnseq.data.corpus import read_aligned, read_tsv
 from attnseq.data.splits import (
     make_date_splits,
     split_pairs,
@@ -335,7 +335,7 @@ def test_malformed_book_line_names_file_and_line(tmp_path):
 
 def test_book_vocabulary_is_in_order_of_first_appearance(tmp_path):
     """The book's ids: characters of whole lines (question, '_', answer) as they first appear."""
-    from attnseq.data.book import book_vocab
+    from attnseq.data.corpora.book import book_vocab
 
     lines = [f"{a}+{b}".ljust(5) + "_" + str(a + b).ljust(3) for a, b in [(1, 2), (10, 5), (3, 44)]]
     path = tmp_path / "sums.txt"
@@ -354,6 +354,6 @@ def test_the_books_arrays_of_date_txt():
     assert arrays.x_test.shape == (5000, 29) and arrays.t_test.shape == (5000, 11)
     start = arrays.t_train[0, 0]
     assert (arrays.t_train[:, 0] == start).all() and (arrays.t_test[:, 0] == start).all()  # '_' starts
-    from attnseq.data.book import book_vocab
+    from attnseq.data.corpora.book import book_vocab
 
     assert book_vocab(path).itos[4] == "s"  # 'september 27, 1994' opens the file: 's' is 0

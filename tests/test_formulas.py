@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from attnseq.cli import main
-from attnseq.data.formulas import MAX_TOKENS, formula_files, latex, random_formula
+from attnseq.data.corpora.formulas import MAX_TOKENS, formula_files, latex, random_formula
 from attnseq.eval.alignment import reach
 from attnseq.viz.image_attention import argmax_columns, monotonic_share, moves_left_to_right, overlay
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import polib
 import pytest
 
-from attnseq.data.corpus import read_aligned
-from attnseq.data.gettext import (
+from attnseq.data.corpora.gettext import (
     MISMATCH_COMMENT,
     build_gettext_corpus,
     placeholders,
@@ -16,6 +15,7 @@ from attnseq.data.gettext import (
     split_of,
     translate_po,
 )
+from attnseq.data.corpus import read_aligned
 from attnseq.errors import DataError, UserError
 
 HEADER = """# German translations for demo.

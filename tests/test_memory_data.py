@@ -8,10 +8,10 @@ import re
 import pytest
 
 from attnseq.cli import main
-from attnseq.data.algorithmic import make_task_splits
+from attnseq.data.corpora.algorithmic import make_task_splits
+from attnseq.data.corpora.documents import BAD, GOOD, make_document_splits
+from attnseq.data.corpora.stories import KINDS, PLACES, make_story_splits
 from attnseq.data.corpus import read_tsv
-from attnseq.data.documents import BAD, GOOD, make_document_splits
-from attnseq.data.stories import KINDS, PLACES, make_story_splits
 
 
 def replay_places(sentences: list[str]) -> dict[str, str]:

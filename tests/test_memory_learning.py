@@ -9,10 +9,10 @@ from conftest import ROOT
 from learning import at_least, learns, seed
 
 import attnseq
-from attnseq.data.algorithmic import make_task_splits
-from attnseq.data.documents import make_document_splits
+from attnseq.data.corpora.algorithmic import make_task_splits
+from attnseq.data.corpora.documents import make_document_splits
+from attnseq.data.corpora.stories import make_story_splits
 from attnseq.data.splits import write_split_dir
-from attnseq.data.stories import make_story_splits
 
 QUIET = ["train.progress=false", "train.log_every=0", "train.threads=1"]
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, sets
 from learning import at_least, at_most, learns
 
-from attnseq.data.names import make_name_splits
+from attnseq.data.corpora.names import make_name_splits
 
 NAME = re.compile(r"\b[A-Z][a-z]+\b")
 

@@ -15,8 +15,8 @@ from conftest import ROOT
 from learning import at_least, learns
 
 import attnseq
+from attnseq.data.corpora.dates import ALL_LOCALES
 from attnseq.data.corpus import read_tsv
-from attnseq.data.dates import ALL_LOCALES
 from attnseq.data.splits import make_date_splits, write_split_dir
 
 CONFIGS = ROOT / "configs"

@@ -314,7 +314,7 @@ def test_book_file_through_the_cli_is_the_books_run(tmp_path):
 
 
 def _book_test(path: Path):
-    from attnseq.data.book import load_book
+    from attnseq.data.corpora.book import load_book
 
     test = load_book(path, dev_size=0)[2]
     return [q for q, _ in test], [a for _, a in test]

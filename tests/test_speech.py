@@ -119,7 +119,7 @@ def test_the_mel_filters_are_librosa_s():
 
 # -- spoken numbers and dates ----------------------------------------------------------------------
 def test_spoken_texts_are_distinct_across_held_out_splits_and_deterministic():
-    from attnseq.data.speech import spoken_texts
+    from attnseq.data.corpora.speech import spoken_texts
 
     texts = spoken_texts({"train": 300, "dev": 50, "test": 50}, seed=3)
     assert texts == spoken_texts({"train": 300, "dev": 50, "test": 50}, seed=3)

@@ -17,7 +17,7 @@ SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
 HELP = "write DIR/train.tsv, dev.tsv, test.tsv from a data source"
 
 SORT_LEVELS = 32  # sort's priorities unless a sequence is longer
-# the NTM's tasks, one generator with its options (data/algorithmic.py)
+# the NTM's tasks, one generator with its options (data/corpora/algorithmic.py)
 ALGORITHMIC = {
     "copy": "copy a sequence of random bit vectors (the NTM's copy task)",
     "repeat-copy": "copy a sequence N times (the NTM's repeat copy task)",
@@ -211,8 +211,8 @@ def say_written(args, counts: dict[str, int], what: str = "pairs", extra=None) -
 
 
 def data_dates(args) -> None:
-    from ..data.dates import ALL_LOCALES
-    from ..data.generated import date_corpus
+    from ..data.corpora.dates import ALL_LOCALES
+    from ..data.corpora.generated import date_corpus
 
     locales = list(ALL_LOCALES) if args.locales == "all" else [s for s in args.locales.split(",") if s]
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
@@ -225,8 +225,8 @@ def data_dates(args) -> None:
 
 
 def data_passages(args) -> None:
-    from ..data.generated import passage_corpus
-    from ..data.gettext import build_gettext_corpus
+    from ..data.corpora.generated import passage_corpus
+    from ..data.corpora.gettext import build_gettext_corpus
 
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
     train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
@@ -252,14 +252,14 @@ def _workers(args) -> int:
 
 def write_generated(args, splits, counts: dict[str, int], what: str = "pairs") -> None:
     """Write the splits of a generated corpus into --out as they are made."""
-    from ..data.generated import write_generated as write
+    from ..data.corpora.generated import write_generated as write
 
     write(args.out, splits, counts, name=f"data {args.source}", overwrite=args.overwrite)
     say_written(args, counts, what)
 
 
 def data_book(args) -> None:
-    from ..data.book import load_book
+    from ..data.corpora.book import load_book
 
     try:
         train, dev, test = load_book(args.file, dev_size=args.dev_size)
@@ -306,14 +306,14 @@ def data_split(args) -> None:
 
 
 def data_gettext(args) -> None:
-    from ..data.gettext import build_gettext_corpus
+    from ..data.corpora.gettext import build_gettext_corpus
 
     train, dev, test = build_gettext_corpus(args.lang, args.paths or None, seed=args.seed)
     write_splits(args, train, dev, test, inputs=args.paths or (), more="more catalogs (--from)")
 
 
 def data_stories(args) -> None:
-    from ..data.stories import make_story_splits
+    from ..data.corpora.stories import make_story_splits
 
     kinds = [k for k in args.kinds.split(",") if k]
     try:
@@ -331,7 +331,7 @@ def data_stories(args) -> None:
 
 
 def data_algorithmic(args) -> None:
-    from ..data.algorithmic import make_task_splits, parse_range
+    from ..data.corpora.algorithmic import make_task_splits, parse_range
 
     options = {"bits": args.bits}
     try:
@@ -358,13 +358,13 @@ def data_algorithmic(args) -> None:
 
 
 def data_names(args) -> None:
-    from ..data.names import make_name_splits
+    from ..data.corpora.names import make_name_splits
 
     write_splits(args, *make_name_splits(args.train, args.dev, args.test, seed=args.seed), what="requests")
 
 
 def data_speech(args) -> None:
-    from ..data.speech import write_speech
+    from ..data.corpora.speech import write_speech
 
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
     try:
@@ -375,7 +375,7 @@ def data_speech(args) -> None:
 
 
 def data_formulas(args) -> None:
-    from ..data.formulas import formula_files
+    from ..data.corpora.formulas import formula_files
     from ..data.splits import check_split_sizes
 
     counts = {"train": args.train, "dev": args.dev, "test": args.test}
@@ -388,8 +388,8 @@ def data_formulas(args) -> None:
 
 
 def data_documents(args) -> None:
-    from ..data.algorithmic import parse_range
-    from ..data.documents import make_document_splits
+    from ..data.corpora.algorithmic import parse_range
+    from ..data.corpora.documents import make_document_splits
 
     try:
         splits = make_document_splits(

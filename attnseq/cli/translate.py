@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> None:
     request = {"beam_size": args.beam, "n_best": args.n_best}
     settings = translator.decode_settings(**request)  # a wrong --beam / --n-best fails before any input is read
     if args.po:
-        from ..data.gettext import translate_po
+        from ..data.corpora.gettext import translate_po
 
         summary = translate_po(translator, args.po, args.output, beam_size=args.beam, overwrite=args.overwrite)
         print(json.dumps(summary))

@@ -1,5 +1,6 @@
-"""Text data: reading corpora and the book's files, generated dates, gettext catalogs,
+"""The data pipeline: reading corpora (the corpora attnseq writes for its tasks are in ``corpora``),
 tokenizers, vocabularies, and batches. Importing the package registers every tokenizer and
 data format."""
 
-from . import book, inputs, sources, subword, tokenizers  # noqa: F401  (fill the registries)
+from . import inputs, sources, subword, tokenizers  # noqa: F401  (fill the registries)
+from .corpora import book  # noqa: F401

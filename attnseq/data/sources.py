@@ -2,7 +2,7 @@
 
 - ``tsv``: a folder with ``train.tsv``, ``dev.tsv`` and ``test.tsv`` (``data.dir``), or the
   three files named one by one (``data.train``, ``data.dev``, ``data.test``);
-- ``book`` (data/book.py): one file of the book's ``question_answer`` lines (date.txt), split
+- ``book`` (data/corpora/book.py): one file of the book's ``question_answer`` lines (date.txt), split
   and tokenized as the book does.
 
 ``data_overrides(path)`` turns the ``--data PATH`` of the command line into the settings that

@@ -36,8 +36,8 @@ import numpy as np
 from ..files import open_outputs, write_files, write_output
 from ..progress import StepProgress
 from ..utils import stream_seed
+from .corpora.dates import DEFAULT_END, DEFAULT_START, generate_unique_dates
 from .corpus import CorpusChecks
-from .dates import DEFAULT_END, DEFAULT_START, generate_unique_dates
 
 Pair = tuple[str, str]
 SPLIT_NAMES = ("train", "dev", "test")
@@ -351,7 +351,7 @@ def make_date_splits(
     """``(train, dev, test)`` date pairs with all sources distinct (80/10/10 by default).
 
     Draws ``n_train + n_dev + n_test`` pairs with distinct sources from
-    :func:`attnseq.data.dates.generate_unique_dates` (deterministic in ``seed``) and cuts them
+    :func:`attnseq.data.corpora.dates.generate_unique_dates` (deterministic in ``seed``) and cuts them
     in that order; the same date may appear in two splits, but never the same source string.
     """
     for name, count in (("n_train", n_train), ("n_dev", n_dev), ("n_test", n_test)):

@@ -67,7 +67,7 @@ def book_split(
 ) -> Path:
     """The book's file split as the book splits it (``attnseq data book``: its 5,000 test
     questions, ``dev_size`` dev pairs taken from its training set), padding spaces kept."""
-    from ..data.book import load_book
+    from ..data.corpora.book import load_book
 
     return write_folder(folder, *load_book(book_file(name, book_dir), dev_size=dev_size), limits=limits)
 
@@ -95,7 +95,7 @@ class BookTaskOptions:
 
 def book_pairs(name: str, book_dir: str | Path = "") -> tuple[list[Pair], list[Pair]]:
     """(train, test) pairs of the book's file as the book splits it (no dev set)."""
-    from ..data.book import load_book
+    from ..data.corpora.book import load_book
 
     train, _, test = load_book(book_file(name, book_dir), dev_size=0)
     return train, test
@@ -125,7 +125,7 @@ def long_sequences(
     a window of a few positions sees a small part of them. Each of ``test_lengths`` adds
     ``test`` pairs of that length as ``test-lenN.tsv`` (longer than trained on); ``options``:
     the task's (``repeats``, ``levels``)."""
-    from ..data.algorithmic import make_task_splits
+    from ..data.corpora.algorithmic import make_task_splits
 
     train_pairs, dev_pairs, test_pairs, longer = make_task_splits(
         task, train, dev, test, lengths, tuple(test_lengths), seed=seed, bits=bits, **options
@@ -145,7 +145,7 @@ def gettext(
     """English->``lang`` pairs from the gettext catalogs of this machine (or of the folder
     ``catalogs``), as ``attnseq data gettext`` splits them; ``test_fraction`` holds out that
     share of the sentences for test instead of the usual 2.25%."""
-    from ..data.gettext import TEST_FRACTION, build_gettext_corpus
+    from ..data.corpora.gettext import TEST_FRACTION, build_gettext_corpus
 
     splits = build_gettext_corpus(
         lang, [catalogs] if catalogs else None, test_fraction=TEST_FRACTION if test_fraction is None else test_fraction
@@ -165,8 +165,8 @@ def passages(
     one split's pool joined until a length drawn for each), those of ``words`` English words
     (inclusive) kept, ``sizes`` of them for train, dev and test; dev and test passages hold no
     message a training passage holds."""
-    from ..data.gettext import build_gettext_corpus
-    from ..data.passages import PassageBlocks
+    from ..data.corpora.gettext import build_gettext_corpus
+    from ..data.corpora.passages import PassageBlocks
 
     low, high = words
     splits = dict(

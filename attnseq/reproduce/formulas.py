@@ -31,7 +31,7 @@ class FormulasOptions:
 
 def formula_data(folder: Path, o: FormulasOptions) -> Path:
     """``folder`` holding the formulas of ``o`` (generated unless it holds the same counts)."""
-    from ..data.formulas import formula_files
+    from ..data.corpora.formulas import formula_files
     from ..files import write_files
     from ..hardware import usable_cpus
 
@@ -70,7 +70,7 @@ class Formulas(Reproduction):
 
     def run(self) -> Result:
         from ..api import load
-        from ..data.formulas import INKLESS
+        from ..data.corpora.formulas import INKLESS
         from ..viz.image_attention import monotonic_share
 
         o, ctx = self.options, self.context

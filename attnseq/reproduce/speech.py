@@ -72,7 +72,7 @@ class Speech(Reproduction):
 
     def run(self) -> Result:
         from ..api import load
-        from ..data.speech import write_speech
+        from ..data.corpora.speech import write_speech
         from ..eval.alignment import monotonic_share, reach
         from ..eval.metrics import exact_match
         from ..nn.attention import SCORERS

@@ -44,7 +44,7 @@ def monotonic_share(translations, slack: int = 1, skip: Collection[str] = ()) ->
     """The share of ``translations`` (searched with attention, of a run whose sources are
     images) whose output tokens' argmax columns move left to right (``moves_left_to_right``);
     the end-of-output step is left out, and the tokens in ``skip``: markup that draws nothing of
-    its own (a formula's braces, ``^`` and ``_``: data.formulas.INKLESS), which has no place
+    its own (a formula's braces, ``^`` and ``_``: data.corpora.formulas.INKLESS), which has no place
     in the image to be read at. Items without output tokens count as monotonic:
     eval.alignment.monotonic_share with a formula's slack."""
     return alignment_share(translations, slack, skip)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ...config import Config, load_config
-from ...data.book import load_book
+from ...data.corpora.book import load_book
 from ...data.pipeline import TextPipeline
 from .layouts import BookLayout
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...config import Config
-from ...data.book import BOOK_SEED, SEPARATOR
+from ...data.corpora.book import BOOK_SEED, SEPARATOR
 from ...data.pipeline import TextPipeline
 from ...data.vocab import SPECIALS, Vocab
 

@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from pathlib import Path
 
-from ..files import open_outputs
-from ..progress import StepProgress
+from ...files import open_outputs
+from ...progress import StepProgress
+from ..splits import SPLIT_NAMES, check_split_sizes, make_date_splits, tsv_text
 from .dates import DateBlocks
-from .splits import SPLIT_NAMES, check_split_sizes, make_date_splits, tsv_text
 
 Pair = tuple[str, str]
 Maker = Callable[[int, int], list[Pair]]  # (block index, pairs) -> the block's pairs

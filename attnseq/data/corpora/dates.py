@@ -44,7 +44,7 @@ from functools import cache
 from babel import Locale, UnknownLocaleError
 from babel.dates import DateTimeFormat, get_date_format, tokenize_pattern
 
-from ..utils import stream_seed
+from ...utils import stream_seed
 
 Pair = tuple[str, str]
 

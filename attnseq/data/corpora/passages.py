@@ -16,7 +16,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..utils import stream_seed
+from ...utils import stream_seed
 
 Pair = tuple[str, str]
 MEDIAN_WORDS = 18  # with SIGMA and whole messages, passages of about 25 English words on average

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import DataError, UserError
-from ..files import check_output, write_output
+from ...errors import DataError, UserError
+from ...files import check_output, write_output
 
 log = logging.getLogger(__name__)
 

@@ -31,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UserError
-from ..files import check_folder, write_files, write_output
-from ..progress import StepProgress
-from ..utils import stream_seed
-from .audio import decode_wav, wav_bytes
+from ...errors import UserError
+from ...files import check_folder, write_files, write_output
+from ...progress import StepProgress
+from ...utils import stream_seed
+from ..audio import decode_wav, wav_bytes
+from ..splits import check_split_sizes, tsv_text
 from .dates import date_patterns, iter_dates
-from .splits import check_split_sizes, tsv_text
 
 ESPEAK = "espeak-ng"
 # English voices of Debian's espeak-ng and the variants that change their timbre (no MBROLA voice:

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
-from .corpus import read_lines
-from .sources import SOURCES, Source, first_line
-from .vocab import Vocab
+from ...errors import ConfigError, DataError
+from ..corpus import read_lines
+from ..sources import SOURCES, Source, first_line
+from ..vocab import Vocab
 
 Pair = tuple[str, str]
 BOOK_SEED = 1984

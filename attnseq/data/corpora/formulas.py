@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..utils import stream_seed
+from ...utils import stream_seed
 
 MAX_TOKENS = 20
 BLOCK = 2000
