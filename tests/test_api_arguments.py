@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -10,7 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import PRESET, SMALL, sets, weights
+from helpers import PRESET, SMALL, sets, weights
 
 import attnseq
 from attnseq.average import AVERAGED, average_weights

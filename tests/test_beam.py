@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from conftest import TINY, scorer_variant
+from helpers import TINY, scorer_variant
 
 from attnseq.config import load_config
 from attnseq.data.batching import pad

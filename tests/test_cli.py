@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
+from helpers import LEARN, TINY, parsers, reverse_pairs, sets, write_tsv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from learning import at_least, learns
@@ -27,7 +27,7 @@ def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def reverse_dir(tmp_path_factory) -> Path:
-    from conftest import write_reverse_dir
+    from helpers import write_reverse_dir
 
     return write_reverse_dir(tmp_path_factory.mktemp("data"))
 

@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 import attnseq
 from attnseq.cli import main

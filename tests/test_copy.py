@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import assert_teacher_forcing_equals_stepping, padded_batch
+from helpers import assert_teacher_forcing_equals_stepping, padded_batch
 
 from attnseq.config import load_config
 from attnseq.data.batching import collate

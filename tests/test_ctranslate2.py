@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, reverse_pairs, write_tsv
+from helpers import ROOT, reverse_pairs, write_tsv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

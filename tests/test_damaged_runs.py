@@ -9,7 +9,7 @@ import os
 import shutil
 
 import pytest
-from conftest import write_tsv
+from helpers import write_tsv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_properties_cli import assert_one_clear_line, run_main
@@ -20,7 +20,7 @@ KINDS = ["rnn", "transformer", "numpy", "copy"]
 @pytest.fixture(scope="module")
 def kept(quick_runs, tmp_path_factory):
     """An RNN quick run that kept the weights of its last 3 evaluations (train.keep_checkpoints)."""
-    from conftest import train_quick
+    from helpers import train_quick
 
     quick_runs["rnn"]  # (writes the reverse data)
     return train_quick(
@@ -112,7 +112,7 @@ def test_resuming_a_damaged_run_trains_on_or_names_it_in_one_line(quick_runs, tm
     """``train --resume`` on a run with one of its files damaged: a run trained on (one more
     update), or one clear line (the checkpoint's training state, an optimiser state that only
     fails when it first steps, a metrics record without its type, ...)."""
-    from conftest import QUICK_RUNS, ROOT, sets
+    from helpers import QUICK_RUNS, ROOT, sets
 
     kind = data.draw(st.sampled_from(["rnn", "transformer", "numpy"]), label="kind")
     folder = tmp_path_factory.mktemp("resumed")

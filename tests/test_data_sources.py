@@ -8,7 +8,7 @@ from datetime import date, datetime
 
 import numpy as np
 import pytest
-from conftest import book_file
+from helpers import book_file
 
 from attnseq.data.corpora.book import book_split_indices, load_book, read_book_pairs
 from attnseq.data.corpora.dates import (

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY, sets
+from helpers import ROOT, TINY, sets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -86,7 +86,7 @@ def image_run(quick_runs):
 
 @pytest.mark.slow
 def test_plot_attention_draws_a_strip_of_an_image(image_run, tmp_path, capsys):
-    from conftest import bar_image
+    from helpers import bar_image
     from PIL import Image
 
     path = tmp_path / "b.png"

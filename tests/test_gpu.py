@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ROOT, write_reverse_dir
+from helpers import ROOT, write_reverse_dir
 
 import attnseq
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
+from helpers import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

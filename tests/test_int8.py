@@ -13,7 +13,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT, copy_batch, padded_batch, train_task
+from helpers import ROOT, copy_batch, padded_batch, train_task
 from learning import at_least, at_most, learns
 
 from attnseq import hardware

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
+from helpers import ROOT
 
 from attnseq.nn.attention.kernel import NadarayaWatson, average_pooling, silverman_bandwidth
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import ROOT
+from helpers import ROOT
 from learning import at_least, learns, seed
 
 import attnseq

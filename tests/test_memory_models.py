@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import assert_teacher_forcing_equals_stepping
+from helpers import assert_teacher_forcing_equals_stepping
 
 from attnseq.config import load_config
 from attnseq.data.vocab import Vocab

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, write_reverse_dir
+from helpers import ROOT, write_reverse_dir
 
 from attnseq.cli import main
 

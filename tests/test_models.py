@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 import torch
-from conftest import (
+from helpers import (
     LEARN,
     SYMBOLS,
     TINY,

@@ -8,7 +8,7 @@ import io
 import re
 
 import pytest
-from conftest import ROOT, sets
+from helpers import ROOT, sets
 from learning import at_least, at_most, learns
 
 from attnseq.data.corpora.names import make_name_splits

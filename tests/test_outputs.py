@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, parsers, reverse_pairs, write_tsv
+from helpers import ROOT, parsers, reverse_pairs, write_tsv
 
 import attnseq.files
 from attnseq.cli import COMMANDS, build_parser, main

@@ -10,7 +10,7 @@ import shutil
 import urllib.request
 
 import pytest
-from conftest import LiveServer, train_quick, write_reverse_dir
+from helpers import LiveServer, train_quick, write_reverse_dir
 
 from attnseq.serve.app import create_app, load_runs
 
@@ -219,7 +219,7 @@ def test_an_image_upload_shows_a_strip_of_overlays(page, quick_runs, tmp_path):
     """Beside a text run, a run that reads images: the page offers a file field, the chosen image
     is decoded by the image run (the text run answers the typed text), and each output step is
     an overlay of the image, as many as the answer's attention rows; hovering one names its token."""
-    from conftest import bar_image
+    from helpers import bar_image
     from PIL import Image
 
     path = tmp_path / "bars.png"
@@ -252,7 +252,7 @@ def test_an_audio_upload_plays_and_shows_the_spectrogram_with_the_attention_over
     chosen WAV is decoded by the audio run, and its panel holds an audio player of the upload, the
     spectrogram the run read (the answer's) and one row of the attention over the frames per
     output step; hovering a row names its token and where it looks."""
-    from conftest import tone_samples
+    from helpers import tone_samples
 
     from attnseq.data.audio import wav_bytes
 

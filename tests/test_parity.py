@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import reverse_pairs
+from helpers import reverse_pairs
 
 from attnseq.config import load_config
 from attnseq.data.pipeline import TextPipeline

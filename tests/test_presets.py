@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FILE_RUNS, ROOT
+from helpers import FILE_RUNS, ROOT
 
 from attnseq.cli import main
 from attnseq.config import load_config
@@ -88,7 +88,7 @@ def test_every_paper_has_its_preset_with_a_comment_citing_it():
 def test_preset_loads_and_trains_two_steps(path, dates, tmp_path, capsys):
     config = load_config(path)
     if config.data.input.name == "image":  # a preset that reads images trains on images of bars
-        from conftest import write_bars_dir
+        from helpers import write_bars_dir
 
         dates = write_bars_dir(tmp_path / "bars")
     small = shrink(config)

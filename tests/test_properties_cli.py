@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import parsers
+from helpers import parsers
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, LiveServer, book_file, sets
+from helpers import ROOT, LiveServer, book_file, sets
 
 README = ROOT / "README.md"
 SHELL = ("sh", "bash", "console", "shell")

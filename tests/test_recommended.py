@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from learning import at_least, learns
 
 import attnseq

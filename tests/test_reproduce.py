@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import book_file
+from helpers import book_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import PRESET, SMALL, last_step, reverse_pairs, same_records, sets, weights, write_tsv
+from helpers import PRESET, SMALL, last_step, reverse_pairs, same_records, sets, weights, write_tsv
 
 import attnseq
 from attnseq.cli import main

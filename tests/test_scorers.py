@@ -8,7 +8,7 @@ import json
 
 import pytest
 import torch
-from conftest import learn_task, scorer_variant
+from helpers import learn_task, scorer_variant
 from learning import at_least, learns
 
 from attnseq.errors import ConfigError

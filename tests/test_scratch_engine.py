@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, TINY, sets, write_reverse_dir
+from helpers import ROOT, TINY, sets, write_reverse_dir
 from learning import at_least, learns, seed
 from safetensors.numpy import load_file
 

@@ -12,8 +12,8 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import LiveServer
 from fastapi.testclient import TestClient
+from helpers import LiveServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

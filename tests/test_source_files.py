@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import bar_image, write_bars, write_bars_dir
+from helpers import bar_image, write_bars, write_bars_dir
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from learning import at_least, learns, seed

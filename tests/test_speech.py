@@ -221,7 +221,7 @@ def test_what_does_not_apply_to_audio_is_refused_by_key(setting, key):
 # -- a run that reads audio: translate, plot, the page's answer, learning -------------------------
 @pytest.mark.slow
 def test_translate_takes_wav_paths_and_plot_draws_the_attention_over_the_spectrogram(quick_runs, tmp_path, capsys):
-    from conftest import tone_samples
+    from helpers import tone_samples
 
     run = quick_runs["audio"]
     for i, tokens in enumerate((["l", "h"], ["h", "h", "l"])):
@@ -249,7 +249,7 @@ def test_translate_takes_wav_paths_and_plot_draws_the_attention_over_the_spectro
 
 @pytest.mark.slow
 def test_the_page_s_answer_for_audio_carries_the_spectrogram_the_attention_covers(quick_runs, tmp_path):
-    from conftest import tone_samples
+    from helpers import tone_samples
 
     import attnseq
     from attnseq.serve.payload import translation_payload
@@ -277,7 +277,7 @@ def test_las_learns_spoken_tones_with_attention_moving_along_the_frames(tmp_path
     these items, exact all the same): >= 95% test exact match,
     and each output token's most attended listener step at or after the one before it on >= 95%
     of the test items (eval.alignment.monotonic_share)."""
-    from conftest import ROOT, sets, write_tones_dir
+    from helpers import ROOT, sets, write_tones_dir
 
     import attnseq
     from attnseq.eval.alignment import monotonic_share

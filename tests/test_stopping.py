@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
+from helpers import PRESET, ROOT, SMALL, last_step, same_records, sets, weights
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import reverse_pairs, write_tsv
+from helpers import reverse_pairs, write_tsv
 
 import attnseq.data.prepare as prepare
 import attnseq.data.texts as texts

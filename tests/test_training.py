@@ -7,7 +7,7 @@ import os
 
 import pytest
 import torch
-from conftest import ROOT, TINY
+from helpers import ROOT, TINY
 from safetensors.torch import load_file
 
 import attnseq

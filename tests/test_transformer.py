@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import ROOT
+from helpers import ROOT
 from learning import at_least, learns, seed
 
 from attnseq.config import from_dict, load_config

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import LEARN, ROOT, TINY, reverse_pairs, write_tsv
+from helpers import LEARN, ROOT, TINY, reverse_pairs, write_tsv
 from learning import at_least, learns
 
 import attnseq
