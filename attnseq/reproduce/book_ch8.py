@@ -9,13 +9,15 @@ from pathlib import Path
 
 from ..viz import pyplot, save_figure
 from ..viz.attention import plot_attention
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import book_file, book_pairs
 from .plots import draw_seeds, seeds_note
 from .spread import Spread
+from .texts import texts
 from .training import Curve, curve, fit_preset
 from .wording import Phrase, joined
 
+TEXT = texts("book-ch8")
 MODELS = ("baseline", "peeky", "attention")  # configs/book-NAME.yaml
 LABELS = {"baseline": "plain seq2seq", "peeky": "Peeky", "attention": "attention"}
 COLORS = {"baseline": "tab:gray", "peeky": "tab:blue", "attention": "tab:red"}
@@ -38,29 +40,7 @@ class BookCh8Options:
 
 @REPRODUCTIONS.register("book-ch8", options=BookCh8Options)
 class BookCh8(Reproduction):
-    title = "The book's plain, Peeky and attention seq2seq on its date task"
-    claim = (
-        "The attention seq2seq is right on most test dates soon, the plain seq2seq and Peeky still near zero; "
-        "in final accuracy Peeky and attention end about the same."
-    )
-    quotes = (
-        Quote(
-            "随着学习的深入，带 Attention 的 seq2seq 变聪明了。实际上，没过多久，它就对大多数问题给出了正确答案",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §3.1",
-            "as learning goes on, the seq2seq with Attention becomes clever: in fact, before long it gives "
-            "the right answer to most questions",
-        ),
-        Quote(
-            "在这次的实验中，就最终精度来看，Attention 和 Peeky 取得了差不多的结果。",
-            "seed document 000, §3.1",
-            "in this experiment, in final accuracy, Attention and Peeky reached about the same result.",
-        ),
-    )
-    source = (
-        "*Deep Learning from Scratch 2* (Saito), chapter 8.3 (the accuracy-by-epoch comparison of the three "
-        "models, and the attention heatmap of 8.3.3); seed document 000; the book's code as measured here in "
-        "`../shared/notes/book-reference.md`."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 1
     nominal_minutes = 45.0
 
@@ -90,37 +70,30 @@ class BookCh8(Reproduction):
         table = self._table(by_epoch, summaries)
         last = max(len(v) for v in by_epoch.values())
         att = {e: by_epoch["attention", e] for e in ("numpy", "torch")}
-        summary = (
-            "attention's test accuracy after epochs 1-3: NumPy engine "
-            + " / ".join(f"{s.mean:.2f}%" for s in att["numpy"][:3])
-            + ", torch "
-            + " / ".join(f"{s.mean:.2f}%" for s in att["torch"][:3])
-            + " (book: 0.00% / 51.76% / 99.90%); after epoch "
-            + f"{last}: Peeky {by_epoch['peeky', 'numpy'][-1].mean:.2f}%, plain "
-            + f"{by_epoch['baseline', 'numpy'][-1].mean:.2f}% (NumPy engine)"
+        summary = TEXT.format(
+            "summary",
+            numpy=" / ".join(f"{s.mean:.2f}%" for s in att["numpy"][:3]),
+            torch=" / ".join(f"{s.mean:.2f}%" for s in att["torch"][:3]),
+            last=last,
+            peeky=by_epoch["peeky", "numpy"][-1].mean,
+            plain=by_epoch["baseline", "numpy"][-1].mean,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=figures,
-            setup=[
-                f"Data: `{path.name}` from `../shared/data/book/`, read as `attnseq train --data date.txt` reads it "
-                "(data.format book): the book's split (45,000 training, 5,000 test dates; seed 1984), the padding "
-                "spaces kept, the question reversed; the test dates are scored after every epoch, as the book "
-                "does (no model is selected on them: every epoch's score is shown).",
-                "Models: `configs/book-baseline.yaml`, `book-peeky.yaml`, `book-attention.yaml` unchanged "
-                "(embeddings 16, LSTM 256, batch 128, Adam 1e-3, clip 5, the book's initialisation).",
-                "NumPy engine (`--set engine=numpy`): the book's own run, its vocabulary, arrays, fixed-width "
-                "answers without an end token and its random stream, so it has one seed. Torch engine: the "
-                "same models and data with attnseq's usual targets (start and end tokens) and torch's random "
-                "stream, seeds " + ", ".join(map(str, ctx.seed_list)) + ".",
-                f"Scores: exact match of the whole answer on the first {o.eval_sentences:,} test dates, greedy.",
-            ],
-            budget=(
-                f"{o.epochs} epoch{'s' if o.epochs > 1 else ''} per model and engine"
-                + ("" if o.epochs == type(o)().epochs else f" (the default: {type(o)().epochs})")
-                + "; the book's figure has 10"
-                + (f", each run stopped after {o.max_steps} updates" if o.max_steps else "")
+            setup=TEXT.paragraphs(
+                "setup",
+                file=path.name,
+                seeds=", ".join(map(str, ctx.seed_list)),
+                eval_sentences=o.eval_sentences,
+            ),
+            budget=TEXT.format(
+                "budget.epochs",
+                epochs=o.epochs,
+                plural="s" if o.epochs > 1 else "",
+                default="" if o.epochs == type(o)().epochs else TEXT.format("budget.default", epochs=type(o)().epochs),
+                stopped=TEXT.format("budget.stopped", max_steps=o.max_steps) if o.max_steps else "",
             ),
             data={
                 "by_epoch": {f"{m}/{e}": [s.values for s in v] for (m, e), v in by_epoch.items()},
@@ -166,8 +139,7 @@ class BookCh8(Reproduction):
                 "training s/epoch",
             ],
             rows,
-            caption=f"Test exact match after each epoch ({seeds_note(self.context.seeds)} for torch; "
-            "the NumPy engine is the book's one random stream).",
+            caption=TEXT.format("caption", seeds_note=seeds_note(self.context.seeds)),
         )
 
     def _accuracy_figure(self, curves) -> tuple[Path, str]:
@@ -197,10 +169,7 @@ class BookCh8(Reproduction):
         axes[1].legend(fontsize=8, loc="center right")
         fig.suptitle("The book's date task: test accuracy after each epoch", fontsize=11)
         path = save_figure(fig, self.context.figure("accuracy"))
-        return path, (
-            "Test exact match by epoch of the three models on both engines; crosses: the book's code on "
-            "this machine (book-reference.md)."
-        )
+        return path, TEXT.format("figure.accuracy")
 
     def _heatmaps(self, runs) -> list[tuple[Path, str]]:
         """The attention of one test date as the book draws it (input across, output down), from
@@ -220,14 +189,7 @@ class BookCh8(Reproduction):
                 self.context.figure(f"attention-{engine}"),
                 title=f"{engine} engine: {question.strip()} → {r.outputs[0]}",
             )
-            figures.append(
-                (
-                    path,
-                    f"What the {engine} engine's attention model attends to for the test date "
-                    f'"{question.strip()}" (input across in reading order, padding spaces ␣, '
-                    "output down).",
-                )
-            )
+            figures.append((path, TEXT.format("figure.attention", engine=engine, question=question.strip())))
         return figures
 
     @staticmethod
@@ -242,37 +204,19 @@ class BookCh8(Reproduction):
         findings.append(
             Finding(
                 close,
-                Phrase("NumPy engine, attention, after each epoch: ")
-                + joined(
-                    Phrase("{:.2f}% (the book's code {:.2f}%)", a, b) for a, b in zip(numpy_att, book["attention"])
-                )
-                + (
-                    Phrase(": within {:g} points of the book's code every epoch.", tol)
-                    if close
-                    else Phrase(": more than {:g} points from the book's code in some epoch.", tol)
-                ),
+                TEXT.phrase("numpy.start")
+                + joined(TEXT.phrase("numpy.epoch", measured=a, book=b) for a, b in zip(numpy_att, book["attention"]))
+                + TEXT.phrase("numpy.close" if close else "numpy.apart", tolerance=tol),
             )
         )
         for engine in ("numpy", "torch"):
             scores = by_epoch["attention", engine]
             reached = next((i + 1 for i, s in enumerate(scores) if s.mean >= data["solved"]), None)
-            text = Phrase(
-                "{} engine: attention is right on {:.2f}% of the test dates after epoch {}",
-                engine,
-                scores[-1].mean,
-                epochs,
-            )
+            text = TEXT.phrase("solved.start", engine=engine, accuracy=scores[-1].mean, epochs=epochs)
             text += (
-                Phrase(
-                    ", on {:g}% or more from epoch {} (the book's code: from epoch {}).",
-                    data["solved"],
-                    reached,
-                    data["book_solved"],
-                )
+                TEXT.phrase("solved.reached", solved=data["solved"], reached=reached, book=data["book_solved"])
                 if reached
-                else Phrase(
-                    ", below {:g}% throughout (the book's code: from epoch {}).", data["solved"], data["book_solved"]
-                )
+                else TEXT.phrase("solved.never", solved=data["solved"], book=data["book_solved"])
             )
             findings.append(
                 Finding(
@@ -292,28 +236,21 @@ class BookCh8(Reproduction):
         findings.append(
             Finding(
                 near,
-                Phrase(
-                    "after epoch {} the plain model is at {:.2f}% and Peeky at {:.2f}% against attention's {:.2f}% (NumPy "
-                    "engine; the book's code: {:.2f}%, {:.2f}% and {:.2f}%), torch {:.2f}%, {:.2f}% and {:.2f}%",
-                    measured,
-                    by_epoch["baseline", "numpy"][last].mean,
-                    by_epoch["peeky", "numpy"][last].mean,
-                    by_epoch["attention", "numpy"][last].mean,
-                    book["baseline"][last],
-                    book["peeky"][last],
-                    book["attention"][last],
-                    by_epoch["baseline", "torch"][last].mean,
-                    by_epoch["peeky", "torch"][last].mean,
-                    by_epoch["attention", "torch"][last].mean,
+                TEXT.phrase(
+                    "near_zero.start",
+                    epoch=measured,
+                    plain=by_epoch["baseline", "numpy"][last].mean,
+                    peeky=by_epoch["peeky", "numpy"][last].mean,
+                    attention=by_epoch["attention", "numpy"][last].mean,
+                    book_plain=book["baseline"][last],
+                    book_peeky=book["peeky"][last],
+                    book_attention=book["attention"][last],
+                    torch_plain=by_epoch["baseline", "torch"][last].mean,
+                    torch_peeky=by_epoch["peeky", "torch"][last].mean,
+                    torch_attention=by_epoch["attention", "torch"][last].mean,
                 )
-                + (
-                    Phrase(": near zero, as in the book.")
-                    if near
-                    else Phrase(
-                        ": more than {:g} points from the book's code or above {:g}% in some epoch it measured.",
-                        tol,
-                        data["near_zero"],
-                    )
+                + TEXT.phrase(
+                    "near_zero.near" if near else "near_zero.not_near", tolerance=tol, near_zero=data["near_zero"]
                 ),
             )
         )
@@ -324,32 +261,18 @@ class BookCh8(Reproduction):
             findings.append(
                 Finding(
                     same,
-                    Phrase(
-                        "after epoch {} Peeky is right on {:.2f}% of the test dates and attention on {:.2f}%, {:.2f} points "
-                        "apart (NumPy engine)",
-                        final,
-                        peeky,
-                        attention,
-                        abs(attention - peeky),
+                    TEXT.phrase(
+                        "final.start", epoch=final, peeky=peeky, attention=attention, gap=abs(attention - peeky)
                     )
-                    + (
-                        Phrase(": within {:g}, about the same.", tol)
-                        if same
-                        else Phrase(": more than {:g}, not the same.", tol)
-                    ),
+                    + TEXT.phrase("final.same" if same else "final.apart", tolerance=tol),
                 )
             )
         else:
             findings.append(
                 Finding(
                     None,
-                    Phrase(
-                        "Peeky against attention in final accuracy (epoch {}) is not checked: this budget trains {} epochs "
-                        "(Peeky at {:.2f}% after epoch {}).",
-                        final,
-                        epochs,
-                        by_epoch["peeky", "numpy"][-1].mean,
-                        epochs,
+                    TEXT.phrase(
+                        "final.unchecked", final=final, epochs=epochs, peeky=by_epoch["peeky", "numpy"][-1].mean
                     ),
                 )
             )
@@ -358,10 +281,8 @@ class BookCh8(Reproduction):
             for i in range(epochs):
                 best = max(by_epoch[m, engine][i].mean for m in MODELS)
                 if best > data["climbing"] and by_epoch["attention", engine][i].mean < best:
-                    behind.append(Phrase("{} epoch {}", engine, i + 1))
-        observation = Phrase(
-            "from the first epoch in which any model is right on more than {:g}% of the test dates, "
-            "attention is ahead of Peeky and the plain model after every epoch, on both engines",
-            data["climbing"],
-        )
-        return findings, [observation + (Phrase(".") if not behind else ", except after " + joined(behind) + ".")]
+                    behind.append(TEXT.phrase("ahead.behind", engine=engine, epoch=i + 1))
+        observation = TEXT.phrase("ahead.start", climbing=data["climbing"])
+        if behind:
+            observation += TEXT.phrase("ahead.except") + joined(behind)
+        return findings, [observation + TEXT.phrase("ahead.stop")]

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from ..schema import number
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, dates
 from .plots import draw_seeds, seeds_note
 from .significance import better
 from .spread import Spread, better_finding, comparison, spreads
+from .texts import texts
 from .training import (
     PlateauOptions,
     best_dev_loss,
@@ -26,6 +27,7 @@ from .training import (
 )
 from .wording import Phrase
 
+TEXT = texts("heads")
 COLORS = {"multi-head": "tab:blue", "one head": "tab:gray"}
 
 
@@ -43,30 +45,7 @@ class HeadsOptions(PlateauOptions):
 
 @REPRODUCTIONS.register("heads", options=HeadsOptions)
 class Heads(Reproduction):
-    title = "Several attention heads against one head of the same total size"
-    claim = "Multi-head attention does better than a single head of the same total size."
-    quotes = (
-        Quote(
-            "Multi-head attention allows the model to jointly attend to information from different "
-            "representation subspaces at different positions. With a single attention head, averaging "
-            "inhibits this.",
-            'Vaswani et al. 2017, "Attention Is All You Need", §3.2.2 (and Table 3 row '
-            "(A): single-head attention is 0.9 BLEU worse than the best setting)",
-        ),
-        Quote(
-            "具体来讲这样做有两点好处: 1. 这是为了增加模型对于其他位置的词的注意力能力。因为如果只是一个self-attention,很容易使得"
-            "某个词的注意力大部分集中在它自身。 2. 为attention层提供多个“表征子空间”。",
-            "seed document 001, §5.2.4",
-            "concretely this has two benefits: 1. it increases the model's ability to attend to words at other "
-            "positions, since with a single self-attention a word's attention easily concentrates mostly on "
-            "itself; 2. it gives the attention layer several 'representation subspaces'.",
-        ),
-    )
-    source = (
-        "Vaswani et al. 2017, §3.2.2 and Table 3 (A); seed documents 001 (§5.2.4) and 003; "
-        "`configs/transformer-tiny.yaml` with `model.heads` set, on attnseq's generated dates "
-        "(`attnseq data dates`)."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 25.0
 
@@ -112,37 +91,32 @@ class Heads(Reproduction):
                 ]
                 for label, n in heads.items()
             ],
-            caption=(
-                f"Generated dates -> ISO, each run to its plateau or {o.steps} updates ({seeds_note(ctx.seeds)}); "
-                "dev perplexity: exp of the dev cross-entropy per target character at the best dev checkpoint; "
-                "test: that checkpoint's exact match, greedy."
-            ),
+            caption=TEXT.format("caption", steps=o.steps, seeds_note=seeds_note(ctx.seeds)),
         )
-        summary = (
-            "test exact match "
-            + ", ".join(f"{label} {test[label].mean:.1f}%" for label in heads)
-            + "; dev perplexity "
-            + ", ".join(f"{label} {perplexity[label].mean:.4f}" for label in heads)
-            + f" ({ctx.seeds} seeds)"
+        summary = TEXT.format(
+            "summary",
+            test=", ".join(f"{label} {test[label].mean:.1f}%" for label in heads),
+            perplexity=", ".join(f"{label} {perplexity[label].mean:.4f}" for label in heads),
+            seeds=ctx.seeds,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[self._figure(curves)],
             runs=run_records(rows, o.steps, ctx.seed_list),
-            setup=[
-                f"Data: `attnseq data dates` (English dates in many formats -> ISO, characters): {counts(data)}.",
-                f"Models: `configs/transformer-tiny.yaml` (2+2 pre-norm layers, noam schedule, label smoothing "
-                f"0.1) with d_model {o.hidden_size}, feed-forward {o.ff_size}, and `model.heads` {o.heads} (heads "
-                f"of {o.hidden_size // o.heads} dimensions) or 1 (one head of {o.hidden_size}): the projections "
-                "W_q, W_k, W_v, W_o are the same size in both, so the parameter counts are equal.",
-                f"Trained with `attnseq.compare`'s train-and-evaluate: dev exact match on {o.dev_sentences} dates "
-                f"every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} updates; the best dev "
-                "checkpoint scored on the test dates.",
-                'Tests: "better" by Welch\'s t over the seeds. The paper measured English-German BLEU and '
-                "perplexity with d_model 512 (1 head of 512 against 8 of 64).",
-            ],
-            budget=f"at most {o.steps} updates per run, {o.plateau_words()}; 2 models x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                counts=counts(data),
+                hidden_size=o.hidden_size,
+                ff_size=o.ff_size,
+                heads=o.heads,
+                head_size=o.hidden_size // o.heads,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+            ),
+            budget=TEXT.format("budget", steps=o.steps, plateau=o.plateau_words(), seeds=ctx.seeds),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
                 "dev_perplexity": {k: v.values for k, v in perplexity.items()},
@@ -162,17 +136,13 @@ class Heads(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
         ax.set_title(f"Heads of one total size on generated dates ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("curves")), (
-            "Dev exact match during training of the multi-head and the one-head model."
-        )
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         perplexity = {k: Spread(v) for k, v in data["dev_perplexity"].items()}
-        findings = [
-            better_finding(Phrase("test exact match: "), "multi-head", test["multi-head"], "one head", test["one head"])
-        ]
+        findings = [better_finding(TEXT.phrase("test"), "multi-head", test["multi-head"], "one head", test["one head"])]
         t, words = comparison(
             "one head", perplexity["one head"], "multi-head", perplexity["multi-head"], unit="", digits=4
         )
@@ -180,14 +150,12 @@ class Heads(Reproduction):
         findings.append(
             Finding(
                 None if not order else order > 0,
-                Phrase("dev perplexity: ")
+                TEXT.phrase("perplexity.start")
                 + words
-                + {
-                    1: Phrase(": multi-head's is lower."),
-                    -1: Phrase(": one head's is lower."),
-                    0: Phrase(": the test cannot tell them apart."),
-                    None: Phrase("."),
-                }[order],
+                + TEXT.phrase(
+                    "perplexity."
+                    + {1: "multi_head_lower", -1: "one_head_lower", 0: "cannot_tell", None: "untested"}[order]
+                ),
             )
         )
         return findings, []

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, long_sequences, read_split
 from .plots import draw_seeds, seeds_note
 from .significance import alike, better
 from .spread import Spread, comparison, equivalence_phrase, spreads
+from .texts import texts
 from .training import (
     PlateauOptions,
     compare_variants,
@@ -43,6 +44,9 @@ VARIANTS = (
 SCORERS = ("dot", "general", "concat", "local-m", "local-p")
 
 
+TEXT = texts("luong-scorers")
+SAME = {True: "alike", False: "differ", None: "undecided"}  # the texts of alike(t, margin)
+ORDER = {1: "first", -1: "second", 0: "cannot_tell", None: "untested"}  # the texts of better(t)
 ALIKE = 5.0  # points of test exact match within which dot "works well" beside general
 
 
@@ -62,38 +66,7 @@ class LuongScorersOptions(PlateauOptions):
 
 @REPRODUCTIONS.register("luong-scorers", options=LuongScorersOptions)
 class LuongScorers(Reproduction):
-    title = "Luong et al.'s score functions and local windows on long sources"
-    claim = (
-        "Of the score functions, concat performs poorly; dot works well for global attention; local "
-        "attention with predicted alignments (local-p, general score) is the best model."
-    )
-    quotes = (
-        Quote(
-            "For content-based functions, our implementation concat does not yield good performances and more "
-            "analysis should be done to understand the reason. It is interesting to observe that dot works "
-            "well for the global attention and general is better for the local attention. Among the "
-            "different models, the local attention model with predictive alignments (local-p) is best, both "
-            "in terms of perplexities and BLEU.",
-            'Luong, Pham & Manning 2015, "Effective Approaches to Attention-based Neural Machine '
-            'Translation", §5.3 (Table 4)',
-        ),
-        Quote(
-            "Global attention的缺点在于,预测某个target word时,需要计算该target对应的hidden state与encoder汇总所有"
-            "hidden state之间的关系。当输入句子比较长时,这将非常耗时。Local attention就是为了解决这个问题,它只关注源"
-            "句子中一个窗口内的词对应的hidden state。",
-            "seed document 001, §5.2.2.2",
-            "The drawback of global attention is that predicting a target word needs the relation of its "
-            "hidden state to all of the encoder's; when the input sentence is long this takes much time. "
-            "Local attention solves this: it attends only to the hidden states of the words inside a window "
-            "of the source sentence.",
-        ),
-    )
-    source = (
-        "Luong, Pham & Manning 2015, §3 and §5.3 (Table 4: alignment functions), as seed documents 001 (§5.2.2) "
-        "and 002 give the three scores and the local window; the presets `configs/luong2015-*.yaml`. "
-        '"general is better for the local attention" is not checked: attnseq\'s local scorers use the general '
-        "score only."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 85.0
 
@@ -143,42 +116,45 @@ class LuongScorers(Reproduction):
                 ]
                 for label, _, _, score, feed in VARIANTS
             ],
-            caption=(
-                f"Copying sequences of {o.min_length}-{o.max_length} random {o.bits}-bit vectors, each run to "
-                f"its plateau or {o.steps} updates ({seeds_note(ctx.seeds)}); dev and test: the best dev "
-                f"checkpoint of each run on all {o.test_sentences:,} dev and test sequences; tokens/s: target "
-                "tokens trained per second here."
+            caption=TEXT.format(
+                "caption",
+                min_length=o.min_length,
+                max_length=o.max_length,
+                bits=o.bits,
+                steps=o.steps,
+                seeds_note=seeds_note(ctx.seeds),
+                test_sentences=o.test_sentences,
             ),
         )
         figures = [self._curves(curves)] + self._heatmaps(rows, data)
         best = max(test, key=lambda k: test[k].mean)
-        summary = (
-            "test exact match "
-            + ", ".join(f"{label} {test[label].mean:.1f}%" for label, *_ in VARIANTS)
-            + f", {ctx.seeds} seed{'s' if ctx.seeds > 1 else ''} (best: {best})"
+        summary = TEXT.format(
+            "summary",
+            scores=", ".join(f"{label} {test[label].mean:.1f}%" for label, *_ in VARIANTS),
+            seeds=ctx.seeds,
+            plural="s" if ctx.seeds > 1 else "",
+            best=best,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=figures,
             runs=run_records(rows, o.steps, ctx.seed_list),
-            setup=[
-                f"Data: the NTM's copy task (`attnseq data copy`: random {o.bits}-bit vectors, one word each, "
-                f"sources of {o.min_length}-{o.max_length} of them, copied in order; seed 1): {counts(data)}. "
-                f"A local window of 2D + 1 = 11 positions sees about a third to a quarter of a source here "
-                "(dates, 10-30 characters, fit in two or three windows).",
-                "Designs: the presets `luong2015-dot`, `-general`, `-concat`, `-local-m`, `-local-p` (reversed "
-                "source, stacked LSTMs, attentional state h~_t = tanh(W_c [c_t; h_t]), input feeding, dropout "
-                "0.2, U(-0.1, 0.1) init, batch 128, Adam 1e-3, window D = 5), and `luong2015-general` with "
-                "`model.decoder={name: luong, input_feeding: false}`; words as tokens (`data.tokenizer=word`).",
-                f"Scaled to the budget: `model.hidden_size={o.hidden_size}`, `encoder_layers={o.layers}`, "
-                f"`decoder_layers={o.layers}` (the presets: 2 x 256; the paper: 4 x 1000).",
-                f"Trained with `attnseq.compare`: dev exact match on {o.dev_sentences} sequences every "
-                f"{o.eval_every} updates, {o.plateau_words()}, at most {o.steps} updates; the best dev checkpoint "
-                'scored on all dev and test sequences, greedy. Welch\'s t over the seeds; dot "works well" '
-                f"when it is better than general or alike within {ALIKE:g} points (two one-sided tests).",
-            ],
-            budget=f"at most {o.steps} updates per run, {o.plateau_words()}; 6 designs x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                bits=o.bits,
+                min_length=o.min_length,
+                max_length=o.max_length,
+                counts=counts(data),
+                hidden_size=o.hidden_size,
+                layers=o.layers,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+                margin=ALIKE,
+            ),
+            budget=TEXT.format("budget", steps=o.steps, plateau=o.plateau_words(), seeds=ctx.seeds),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
                 "dev_at_half": {k: v.values for k, v in at_half.items()},
@@ -198,9 +174,7 @@ class LuongScorers(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
         ax.set_title(f"Luong's attention designs on dates ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("curves")), (
-            "Dev exact match during training; dashed: general without input feeding."
-        )
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure.curves")
 
     def _heatmaps(self, rows, data):
         """One heatmap per scorer (seed 1's run) of the same test date, the local windows outlined."""
@@ -215,8 +189,8 @@ class LuongScorers(Reproduction):
             r = translator.search([sentence], keep_attention=True)[0]
             views, encoder = translator.attention_views(r)
             path = plot_hypothesis(r, 0, views[0], encoder, self.context.figure(f"attention-{label}"))
-            window = " (red: each step's window)" if label.startswith("local") else ""
-            figures.append((path, f'{label}: the attention of seed 1\'s run on "{sentence}"{window}.'))
+            window = TEXT.format("figure.window") if label.startswith("local") else ""
+            figures.append((path, TEXT.format("figure.attention", label=label, sentence=sentence, window=window)))
         return figures
 
     @staticmethod
@@ -224,44 +198,33 @@ class LuongScorers(Reproduction):
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         margin = data["margin"]
-        decided = {
-            1: Phrase(": the first is better"),
-            -1: Phrase(": the second is better"),
-            0: Phrase(": the test cannot tell them apart"),
-            None: Phrase(""),
-        }
 
-        def judged(a, b, what, end="."):
+        def judged(a, b, what, stop=True):
             t, words = comparison(a, test[a], b, test[b])
             order = better(t)
-            return t, order, Phrase(what) + words + decided[order] + end
+            words = TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[order])
+            return t, order, words + TEXT.phrase("stop") if stop else words
 
         findings = []
-        _, order, words = judged("dot", "concat", "concat performs poorly (against dot, global): ")
+        _, order, words = judged("dot", "concat", "concat")
         findings.append(Finding(None if not order else order > 0, words))
-        t, order, words = judged("dot", "general", "dot works well for global attention (against general): ", "")
+        t, order, words = judged("dot", "general", "dot.start", stop=False)
         same = alike(t, margin)
         matched = True if order == 1 or same else False if order == -1 or same is False else None
         findings.append(
             Finding(
                 matched,
-                words
-                + equivalence_phrase(t, margin)
-                + {
-                    True: Phrase(" (alike within the margin)."),
-                    False: Phrase(" (not alike)."),
-                    None: Phrase(" (the equivalence test cannot decide)."),
-                }[same],
+                words + equivalence_phrase(t, margin) + TEXT.phrase("dot." + SAME[same]),
             )
         )
-        _, order, words = judged("local-p", "dot", "local-p is the best model (against global dot): ")
+        _, order, words = judged("local-p", "dot", "local_p")
         findings.append(Finding(None if not order else order > 0, words))
         observations = [
-            judged("general", "general-no-feed", "input feeding: ")[2],
-            judged("local-m", "local-p", "local-m against local-p: ")[2],
-            judged("local-p", "general", "local against global attention, both general: ")[2],
-            Phrase("dev exact match at update {}: ", data["half"])
+            judged("general", "general-no-feed", "input_feeding")[2],
+            judged("local-m", "local-p", "local_m")[2],
+            judged("local-p", "general", "local_global")[2],
+            TEXT.phrase("at_half", half=data["half"])
             + Phrase(", ".join(f"{k} {{:.1f}}%" for k in at_half), *(v.mean for v in at_half.values()))
-            + ".",
+            + TEXT.phrase("stop"),
         ]
         return findings, observations

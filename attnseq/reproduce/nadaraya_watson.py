@@ -8,9 +8,10 @@ import math
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .significance import better
 from .spread import Spread, comparison
+from .texts import texts
 from .wording import Phrase
 
 
@@ -23,32 +24,13 @@ class NadarayaWatsonOptions:
     lr: float = 0.05  # Adam's rate for log w
 
 
+TEXT = texts("nadaraya-watson")
 METHODS = ("average pooling", "fixed kernel", "learned kernel")
 
 
 @REPRODUCTIONS.register("nadaraya-watson", options=NadarayaWatsonOptions)
 class NadarayaWatsonReproduction(Reproduction):
-    title = "Attention as kernel regression: average pooling, a fixed and a learned kernel"
-    claim = (
-        "Predicting y at a query x by the mean of the training targets is the baseline; weighting each target "
-        "by a kernel of x and x_i, normalised (Nadaraya-Watson kernel regression: attention with queries x, keys "
-        "x_i, values y_i), does better."
-    )
-    quotes = (
-        Quote(
-            "Baseline 就是求均值, $$\\frac{1}{m} \\sum_{i=1}^{m} y_i$$ 当然更好的方案(Watson, Nadaraya, 1964)是根据不同的"
-            "输入$x_i$给与$y_i$不同的权重, $$y = \\sum_{i=1}^{m} \\alpha(x, x_i) y_i $$",
-            "seed document 002, §1",
-            "the baseline is the mean of the y_i; a better scheme (Watson, Nadaraya, 1964) gives each y_i its "
-            "own weight according to the input x_i, y = sum_i alpha(x, x_i) y_i.",
-        ),
-    )
-    source = (
-        "Nadaraya (1964), Watson (1964), as taught in the kernel-regression chapter of *Dive into Deep "
-        "Learning* (attention pooling by similarity: y = 2 sin x + x^0.8 + noise, 50 training points, "
-        "the fits and the query-by-key weight heatmaps) and in seed document 002 (attention as weighted "
-        "pooling). attnseq: `attnseq/nn/attention/kernel.py`, `examples/nadaraya_watson.py`."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 0.2
 
@@ -103,33 +85,25 @@ class NadarayaWatsonReproduction(Reproduction):
         table = Table(
             ["method", "bandwidth w", "held-out MSE", "weight entropy (nats per query)"],
             rows,
-            caption=f"Held-out mean squared error against the noiseless function on 50 test points "
-            f"(mean ± sd over {ctx.seeds} data draws, lowest–highest); the entropy of a "
-            "query's attention weights is lower when they are sharper.",
+            caption=TEXT.format("caption", seeds=ctx.seeds),
         )
         figures = self._figures(*shown)
-        summary = (
-            f"held-out MSE: average pooling {spread['average pooling'].mean:.3f}, fixed kernel "
-            f"{spread['fixed kernel'].mean:.3f}, learned kernel {spread['learned kernel'].mean:.3f} "
-            f"(w = {Spread(widths['learned kernel']).mean:.2f}), {ctx.seeds} data draws"
+        summary = TEXT.format(
+            "summary",
+            average=spread["average pooling"].mean,
+            fixed=spread["fixed kernel"].mean,
+            learned=spread["learned kernel"].mean,
+            width=Spread(widths["learned kernel"]).mean,
+            seeds=ctx.seeds,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=figures,
-            setup=[
-                f"{o.n_train} training points x ~ U[0, 5) sorted, y = 2 sin x + x^0.8 + N(0, {o.noise}^2); "
-                "test queries 0, 0.1, ..., 4.9 scored against the noiseless function "
-                "(`attnseq.nn.attention.kernel.chapter_data`, seeds 1, 2, ...).",
-                "Average pooling: f(x) = mean(y_i). Fixed kernel: f(x) = Σ softmax_i(-(x - x_i)^2 / 2w^2) y_i "
-                f"with w = {o.bandwidth:g}. Learned kernel: the same with w trained from w = {o.bandwidth:g} by "
-                f"{o.steps} Adam steps (rate {o.lr:g}) on the leave-one-out squared error of the training "
-                "points (each point predicted from the others; without that w would shrink to memorise "
-                "the noise).",
-                "The chapter learns its width by SGD on the same leave-one-out loss; its kernel is written "
-                "exp(-((x - x_i) w)^2 / 2), so its w is attnseq's 1/w.",
-            ],
-            budget=f"{o.steps} Adam steps for the learned width; seconds on any CPU",
+            setup=TEXT.paragraphs(
+                "setup", n_train=o.n_train, noise=o.noise, bandwidth=o.bandwidth, steps=o.steps, lr=o.lr
+            ),
+            budget=TEXT.format("budget", steps=o.steps),
             data={"mse": errors, "bandwidth": widths, "entropy": entropy, "initial_bandwidth": o.bandwidth},
         )
 
@@ -166,14 +140,7 @@ class NadarayaWatsonReproduction(Reproduction):
             "Attention weights softmax(-(x - x_i)² / 2w²): queries down, keys across (data draw 1)", fontsize=10
         )
         heat = save_figure(fig, ctx.figure("weights"))
-        return [
-            (fit, "The three fits of data draw 1: average pooling is a flat line, the kernels follow the function."),
-            (
-                heat,
-                "Attention weights of data draw 1, fixed and learned width: each query attends to the "
-                "training inputs near it (the diagonal band); a narrower kernel gives a sharper band.",
-            ),
-        ]
+        return [(fit, TEXT.format("figure.fit")), (heat, TEXT.format("figure.weights"))]
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -185,33 +152,29 @@ class NadarayaWatsonReproduction(Reproduction):
             findings.append(
                 Finding(
                     None if not order else order > 0,
-                    Phrase("held-out MSE: ")
+                    TEXT.phrase("finding.mse")
                     + words
-                    + {
-                        1: Phrase(": the kernel fits better than the mean."),
-                        -1: Phrase(": the mean fits better."),
-                        0: Phrase(": the test cannot tell them apart."),
-                        None: Phrase("."),
-                    }[order],
+                    + TEXT.phrase(
+                        "finding." + {1: "kernel_better", -1: "mean_better", 0: "cannot_tell", None: "untested"}[order]
+                    ),
                 )
             )
         entropy = {m: Spread(v) for m, v in data["entropy"].items()}
         sharper = sum(x < f for x, f in zip(data["entropy"]["learned kernel"], data["entropy"]["fixed kernel"]))
         width = Spread(data["bandwidth"]["learned kernel"])
         observations = [
-            Phrase(
-                "learning the width gave w = {:.3f} (from {:g}); the weights are sharper than the fixed "
-                "kernel's in {} of {} draws (entropy {:.2f} nats against {:.2f}).",
-                width.mean,
-                data["initial_bandwidth"],
-                sharper,
-                len(width.values),
-                entropy["learned kernel"].mean,
-                entropy["fixed kernel"].mean,
+            TEXT.phrase(
+                "width",
+                width=width.mean,
+                initial=data["initial_bandwidth"],
+                sharper=sharper,
+                draws=len(width.values),
+                learned=entropy["learned kernel"].mean,
+                fixed=entropy["fixed kernel"].mean,
             )
         ]
         t, words = comparison(
             "learned kernel", mse["learned kernel"], "fixed kernel", mse["fixed kernel"], unit="", digits=3
         )
-        observations.append(Phrase("held-out MSE, learned against fixed kernel: ") + words + ".")
+        observations.append(TEXT.phrase("learned_fixed") + words + TEXT.phrase("finding.untested"))
         return findings, observations

@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .significance import alike, better
 from .spread import Spread, comparison, equivalence_phrase, spreads
+from .texts import texts
 from .training import (
     PlateauOptions,
     compare_variants,
@@ -23,6 +24,10 @@ from .training import (
     value_at,
 )
 from .wording import Phrase
+
+TEXT = texts("placement")
+SAME = {True: "alike", False: "differ", None: "undecided"}  # the texts of alike(t, margin)
+ORDER = {1: "first", -1: "second", 0: "cannot_tell", None: "untested"}  # the texts of better(t)
 
 # label, decoder design, where the context goes, which state attends
 VARIANTS = (
@@ -54,27 +59,7 @@ class PlacementOptions(BookTaskOptions, PlateauOptions):
 
 @REPRODUCTIONS.register("placement", options=PlacementOptions)
 class Placement(Reproduction):
-    title = "Where the context goes and which state attends"
-    claim = (
-        "Feeding the context into the next step's LSTM input as well, or into the output layer only (the "
-        "book's model), should make little difference to accuracy."
-    )
-    quotes = (
-        Quote(
-            "Attention 层的位置的不同对最终精度有何影响呢？答案要试一下才知道。实际上，这只能使用真实数据来验证。"
-            "不过，在上面的两个模型中，上下文向量都得到了很好的应用。因此，在这两个模型之间，我们可能看不到太大的精度差异。",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §4.2",
-            "How does the position of the Attention layer affect the final accuracy? The answer is only known "
-            "by trying it; in fact, only real data can verify it. But in both models the context vector is "
-            "used well, so between the two we may not see a large difference in accuracy.",
-        ),
-    )
-    source = (
-        "*Deep Learning from Scratch 2*, §8.4.2, as seed document 000 gives it; the designs of Bahdanau, Cho & "
-        "Bengio 2014 (previous state s_{t-1}) and Luong, Pham & Manning 2015 (current state h_t, input "
-        "feeding) as seed document 001 (§5.2) describes them, compared as an observation: no document "
-        "claims one is more accurate."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 36.0
 
@@ -113,39 +98,33 @@ class Placement(Reproduction):
                 ]
                 for label, _, where, state in VARIANTS
             ],
-            caption=(
-                f"The book's date task after {o.steps} updates ({seeds_note(ctx.seeds)}); test: the best dev "
-                "checkpoint of each run on the book's test dates; 'steps to 90% dev': the first evaluation at "
-                "90% or more (mean over the seeds that got there)."
-            ),
+            caption=TEXT.format("caption", steps=o.steps, seeds_note=seeds_note(ctx.seeds)),
         )
         figure = self._figure(curves)
-        summary = (
-            "test exact match "
-            + ", ".join(f"{label} {test[label].mean:.1f}%" for label, *_ in VARIANTS)
-            + f" ({ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}, each trained to its plateau or "
-            f"{o.steps} updates)"
+        summary = TEXT.format(
+            "summary",
+            scores=", ".join(f"{label} {test[label].mean:.1f}%" for label, *_ in VARIANTS),
+            seeds=ctx.seeds,
+            plural="s" if ctx.seeds > 1 else "",
+            steps=o.steps,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[figure],
-            setup=[
-                "Data: the book's date.txt split as `attnseq data book` splits it (500 dev dates from its training "
-                f"part, its test dates): {counts(data)}; padding spaces kept, the question reversed.",
-                f"Every design is `configs/book-attention.yaml` (embeddings 16, one LSTM layer, dot attention, the "
-                f"book's initialisation, batch 128, Adam 1e-3, clip 5) with `model.decoder` set and "
-                f"`model.hidden_size={o.hidden_size}` (the book has 256). Designs: `book`, `{{name: book, "
-                "context_into_input: true}`, `bahdanau` (its readout tanh(W [s_t; c_t; y_{t-1}])), `{name: luong, "
-                "input_feeding: true}`.",
-                f"Trained with `attnseq.compare` (its train-and-evaluate of one config): dev exact match on "
-                f"{o.dev_sentences} dates every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} "
-                "updates; the best dev checkpoint scored on the test set; greedy decoding.",
-                f'Tests: Welch\'s t over the seeds; "alike" by the two one-sided tests with a margin of '
-                f"{ALIKE:g} points (the 90% interval of the difference inside ±{ALIKE:g}).",
-            ],
-            budget=f"at most {o.steps} updates per run (about {o.steps / 348:.1f} epochs), {o.plateau_words()}; "
-            f"4 designs x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                counts=counts(data),
+                hidden_size=o.hidden_size,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+                margin=ALIKE,
+            ),
+            budget=TEXT.format(
+                "budget", steps=o.steps, epochs=o.steps / 348, plateau=o.plateau_words(), seeds=ctx.seeds
+            ),
             runs=run_records(rows, o.steps, ctx.seed_list),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
@@ -166,10 +145,7 @@ class Placement(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
         ax.set_title(f"Context placement on the book's date task ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("curves")), (
-            "Dev exact match during training of the four designs; the curves show how soon each leaves the loss "
-            "plateau."
-        )
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -179,42 +155,17 @@ class Placement(Reproduction):
 
         def compare(a: str, b: str):
             t, words = comparison(a, test[a], b, test[b], unit="%")
-            return t, words + Phrase(
-                "; dev exact match at update {}: {:.1f}% against {:.1f}%", half, at_half[a].mean, at_half[b].mean
-            )
+            return t, words + TEXT.phrase("at_half", half=half, a=at_half[a].mean, b=at_half[b].mean)
 
         t, words = compare("book-input", "book")
         same = alike(t, margin)
         finding = Finding(
             same,
-            Phrase("context into the next step's input too, or into the output layer only: ")
-            + words
-            + equivalence_phrase(t, margin)
-            + {
-                True: Phrase(": alike within the margin, as the book expects."),
-                False: Phrase(": they differ by more than the margin."),
-                None: Phrase(": the test cannot decide whether they are alike within the margin."),
-            }[same],
+            TEXT.phrase("input.start") + words + equivalence_phrase(t, margin) + TEXT.phrase("input." + SAME[same]),
         )
         observations = []
-        for a, b, what in (
-            (
-                "luong",
-                "bahdanau",
-                "attending with the current state (Luong, input feeding) or the previous one (Bahdanau): ",
-            ),
-            ("luong", "book", "the attentional state with input feeding against the book's output-only context: "),
-        ):
+        for a, b, what in (("luong", "bahdanau", "luong_bahdanau"), ("luong", "book", "luong_book")):
             t, words = compare(a, b)
             order = better(t)
-            observations.append(
-                Phrase(what)
-                + words
-                + {
-                    1: Phrase(f": {a} is better."),
-                    -1: Phrase(f": {b} is better."),
-                    0: Phrase(": the test cannot tell them apart."),
-                    None: Phrase("."),
-                }[order]
-            )
+            observations.append(TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[order], first=a, second=b))
         return [finding], observations

@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from ..schema import number
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, long_sequences, read_split
 from .plots import seeds_note
 from .significance import alike
 from .spread import Spread, better_finding, comparison, equivalence_phrase
+from .texts import texts
 from .training import PlateauOptions, compare_variants, run_records, step_budget
 from .wording import Phrase
 
+TEXT = texts("positions")
+SAME = {True: "alike", False: "differ", None: "undecided"}  # the texts of alike(t, margin)
 KINDS = ("sinusoidal", "learned")  # model.positional of the two runs
 COLORS = {"sinusoidal": "tab:blue", "learned": "tab:orange"}
 ALIKE = 5.0  # points of exact match within which a longer length counts as copied as well as the trained ones
@@ -52,32 +55,7 @@ class PositionsOptions(PlateauOptions):
 
 @REPRODUCTIONS.register("positions", options=PositionsOptions)
 class Positions(Reproduction):
-    title = "Learned or sinusoidal positions on inputs longer than any in training"
-    claim = (
-        "The sinusoidal position encoding lets a Transformer handle sequences longer than those it was trained "
-        "on; learned positions give nearly identical results on the lengths trained."
-    )
-    quotes = (
-        Quote(
-            "We also experimented with using learned positional embeddings instead, and found that the two "
-            "versions produced nearly identical results. We chose the sinusoidal version because it may allow "
-            "the model to extrapolate to sequence lengths longer than the ones encountered during training.",
-            'Vaswani et al. 2017, "Attention Is All You Need", §3.5',
-        ),
-        Quote(
-            "这种方法的优点是：可以扩展到未知的序列长度。例如：当我们的模型需要翻译一个句子，而这个句子的长度大于训练集中所有"
-            "句子的长度，这时，这种位置编码的方法也可以生成一样长的位置编码向量。",
-            "seed document 003, the positional encoding section",
-            "the advantage of this method: it extends to unseen sequence lengths. For example, when the model "
-            "must translate a sentence longer than every sentence of the training set, this encoding can still "
-            "generate position vectors of that length.",
-        ),
-    )
-    source = (
-        "Vaswani et al. 2017, §3.5 (and Table 3 row (E): learned positions within 0.1 BLEU of the sinusoid); "
-        "seed documents 001 (§6) and 003; `configs/transformer-tiny.yaml` with `model.positional` "
-        "sinusoidal or learned, on attnseq's copy task (`attnseq data copy`)."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 26.0
 
@@ -116,45 +94,54 @@ class Positions(Reproduction):
                 for kind in KINDS
                 for name in names
             ],
-            caption=(
-                f"Copies of random {o.bits}-bit vectors by the best dev checkpoint of each run "
-                f"({seeds_note(ctx.seeds)}); trained on lengths 1-{o.max_length}; {o.test_sentences} "
-                "test sequences of each length; greedy."
+            caption=TEXT.format(
+                "caption",
+                bits=o.bits,
+                seeds_note=seeds_note(ctx.seeds),
+                max_length=o.max_length,
+                test_sentences=o.test_sentences,
             ),
         )
         figure = self._figure(exact, names)
         longer = names[1:]
-        summary = (
-            f"exact match on lengths 1-{o.max_length} (trained) and {longer[0]}-{longer[-1]} (longer): "
-            + ", ".join(
-                f"{kind} {Spread(exact[kind][names[0]]).mean:.1f}% and "
-                f"{Spread(self._pooled(exact[kind], longer)).mean:.1f}%"
+        summary = TEXT.format(
+            "summary",
+            max_length=o.max_length,
+            first=longer[0],
+            last=longer[-1],
+            scores=", ".join(
+                TEXT.format(
+                    "summary_item",
+                    kind=kind,
+                    trained=Spread(exact[kind][names[0]]).mean,
+                    longer=Spread(self._pooled(exact[kind], longer)).mean,
+                )
                 for kind in KINDS
-            )
-            + f" ({ctx.seeds} seeds)"
+            ),
+            seeds=ctx.seeds,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[figure],
             runs=run_records(rows, o.steps, ctx.seed_list),
-            setup=[
-                f"Data: `attnseq data copy` sequences of random {o.bits}-bit vectors (one token each) copied in "
-                f"order: {counts(data)} of lengths 1-{o.max_length}, and {o.test_sentences} test sequences of "
-                "each longer length " + ", ".join(longer) + "; the target is as long as the source, so the "
-                "decoder's positions go beyond the trained ones too.",
-                f"Model: `configs/transformer-tiny.yaml` (2+2 pre-norm layers, noam schedule, label smoothing "
-                f"0.1) with d_model {o.hidden_size}, {o.heads} heads, feed-forward {o.ff_size}, and "
-                "`model.positional` sinusoidal or learned (one trained vector per position up to 1,024: those "
-                "beyond the training lengths keep their initial values).",
-                f"Trained with `attnseq.compare`'s train-and-evaluate: dev exact match on {o.dev_sentences} "
-                f"sequences every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} updates; the best "
-                "dev checkpoint decodes every test set (greedy, at most the source's length + 5 tokens).",
-                'Tests: "better" by Welch\'s t over the seeds on the token accuracy of the longer lengths pooled '
-                "(each seed's mean over them); "
-                f'"alike" by the two one-sided tests with a margin of {ALIKE:g} points.',
-            ],
-            budget=f"at most {o.steps} updates per run, {o.plateau_words()}; 2 encodings x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                bits=o.bits,
+                counts=counts(data),
+                max_length=o.max_length,
+                test_sentences=o.test_sentences,
+                longer=", ".join(longer),
+                hidden_size=o.hidden_size,
+                heads=o.heads,
+                ff_size=o.ff_size,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+                margin=ALIKE,
+            ),
+            budget=TEXT.format("budget", steps=o.steps, plateau=o.plateau_words(), seeds=ctx.seeds),
             data={
                 "exact_match": exact,
                 "token_accuracy": tokens,
@@ -205,9 +192,7 @@ class Positions(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         ax.set_title(f"Copying beyond the trained lengths ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("by-length")), (
-            "Exact match of whole copies by test length, left of the dotted line the lengths trained on."
-        )
+        return save_figure(fig, self.context.figure("by-length")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -215,7 +200,7 @@ class Positions(Reproduction):
         trained, longer = data["trained"], data["longer"]
         # token accuracy: a copy one vector short is wrong as a whole but right up to its slip
         pooled = {kind: Spread(Positions._pooled(data["token_accuracy"][kind], longer)) for kind in KINDS}
-        beyond = Phrase("token accuracy on the longer lengths {} to {} pooled: ", longer[0], longer[-1])
+        beyond = TEXT.phrase("beyond", first=longer[0], last=longer[-1])
         findings = [better_finding(beyond, "sinusoidal", pooled["sinusoidal"], "learned", pooled["learned"])]
         t, words = comparison(
             "sinusoidal", Spread(exact["sinusoidal"][trained]), "learned", Spread(exact["learned"][trained])
@@ -224,14 +209,10 @@ class Positions(Reproduction):
         findings.append(
             Finding(
                 same,
-                Phrase("on the trained lengths {}: ", trained)
+                TEXT.phrase("trained.start", trained=trained)
                 + words
                 + equivalence_phrase(t, margin)
-                + {
-                    True: Phrase(": alike within the margin, as the paper found."),
-                    False: Phrase(": they differ by more than the margin."),
-                    None: Phrase(": the test cannot decide whether they are alike."),
-                }[same],
+                + TEXT.phrase("trained." + SAME[same]),
             )
         )
         observations = []
@@ -239,13 +220,9 @@ class Positions(Reproduction):
             t, words = comparison("longer", Spread(exact[kind][longer[0]]), "trained", Spread(exact[kind][trained]))
             same = alike(t, margin)
             observations.append(
-                Phrase("{} positions at length {} against the trained lengths: ", kind, longer[0])
+                TEXT.phrase("longer.start", kind=kind, length=longer[0])
                 + words
                 + equivalence_phrase(t, margin)
-                + {
-                    True: Phrase(": copied as well as the trained lengths."),
-                    False: Phrase(": copied worse than the trained lengths by more than the margin."),
-                    None: Phrase(": the test cannot decide."),
-                }[same]
+                + TEXT.phrase("longer." + SAME[same])
             )
         return findings, observations

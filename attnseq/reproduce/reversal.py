@@ -7,11 +7,12 @@ import math
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .significance import better
 from .spread import Spread, comparison, spreads
+from .texts import texts
 from .training import PlateauOptions, best_dev_loss, compare_variants, curve, run_records, step_budget
 from .wording import Phrase
 
@@ -30,6 +31,9 @@ STYLE = {
 }
 STEPS_PER_EPOCH = 348  # the book's 44,500 training questions in batches of 128
 
+TEXT = texts("reversal")
+ORDER = {1: "helps", -1: "hurts", 0: "cannot_tell", None: "untested"}  # the texts of better(t)
+
 
 @dataclass
 class ReversalOptions(BookTaskOptions, PlateauOptions):
@@ -41,28 +45,7 @@ class ReversalOptions(BookTaskOptions, PlateauOptions):
 
 @REPRODUCTIONS.register("reversal", options=ReversalOptions)
 class Reversal(Reproduction):
-    title = "Reversing the source sentence, without and with attention"
-    claim = "Reversing the source (not the target) makes a plain LSTM encoder-decoder markedly better."
-    quotes = (
-        Quote(
-            "we found that reversing the order of the words in all source sentences (but not target sentences) "
-            "improved the LSTM's performance markedly, because doing so introduced many short term "
-            "dependencies between the source and the target sentence which made the optimization problem "
-            "easier.",
-            'Sutskever, Vinyals & Le 2014, "Sequence to Sequence Learning with Neural Networks", abstract',
-        ),
-        Quote(
-            "在学习数据的过程中还使用了反转输入语句的技巧",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §3.1",
-            "in training, the trick of reversing the input sentence was also used",
-        ),
-    )
-    source = (
-        "Sutskever, Vinyals & Le 2014, abstract and §3.3; *Deep Learning from Scratch 2* §7.5.1 (reversing the "
-        "input on addition.txt) and §8.3.1 (seed document 000); the presets `configs/book-baseline.yaml` and "
-        "`configs/book-attention.yaml`. No document claims what reversal does with attention: the page "
-        "reports it as an observation."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 29.0
 
@@ -94,43 +77,38 @@ class Reversal(Reproduction):
                 ]
                 for label, _, rev in VARIANTS
             ],
-            caption=(
-                f"The book's addition task, each run to its plateau or {o.steps} updates ({seeds_note(ctx.seeds)}); dev perplexity: "
-                "exp of the dev loss per answer token at the best dev checkpoint; test: that checkpoint's exact "
-                "match on the book's test questions."
-            ),
+            caption=TEXT.format("caption", steps=o.steps, seeds_note=seeds_note(ctx.seeds)),
         )
         figure = self._figure(curves)
         gain = {m: test[f"{m}-reversed"].mean - test[m].mean for m in ("plain", "attention")}
-        summary = (
-            f"reversal moves test exact match by {gain['plain']:+.1f} points without attention "
-            f"({test['plain'].mean:.1f}% -> {test['plain-reversed'].mean:.1f}%) and {gain['attention']:+.1f} "
-            f"with it ({test['attention'].mean:.1f}% -> {test['attention-reversed'].mean:.1f}%), "
-            f"{ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}"
+        summary = TEXT.format(
+            "summary",
+            plain_gain=gain["plain"],
+            plain=test["plain"].mean,
+            plain_reversed=test["plain-reversed"].mean,
+            attention_gain=gain["attention"],
+            attention=test["attention"].mean,
+            attention_reversed=test["attention-reversed"].mean,
+            seeds=ctx.seeds,
+            plural="s" if ctx.seeds > 1 else "",
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[figure],
             runs=run_records(rows, o.steps, ctx.seed_list),
-            setup=[
-                'Data: the book\'s addition.txt ("16+75" -> "91", questions padded to 7 characters, answers to '
-                f"4) split as `attnseq data book` splits it (500 dev questions from its training part, its test "
-                f"questions): {counts(data)}; characters, padding spaces kept.",
-                f"Models: `configs/book-baseline.yaml` (the plain seq2seq: the encoder's last state starts the "
-                f"decoder) and `configs/book-attention.yaml` (the book's attention decoder), both with "
-                f"`model.hidden_size={o.hidden_size}` as in the book's addition experiment, and "
-                "`data.reverse_source` true or false; embeddings 16, batch 128, Adam 1e-3, clip 5, the book's "
-                "initialisation. With the source as written, the padding comes last, right before the decoder "
-                "starts; reversed, it comes first, as in the book.",
-                f"Trained with `attnseq.compare` (its train-and-evaluate of one config): dev exact match on "
-                f"{o.dev_sentences} questions every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} "
-                "updates; the best dev checkpoint scored on the test questions, greedy. Welch's t over the seeds.",
-                "Sutskever et al. measured reversal on WMT'14 English-French with 4-layer LSTMs of 1000 units; "
-                "the book and this page use its arithmetic task.",
-            ],
-            budget=f"at most {o.steps} updates per run (about {o.steps / STEPS_PER_EPOCH:.0f} epochs), "
-            f"{o.plateau_words()}; 4 configurations x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                counts=counts(data),
+                hidden_size=o.hidden_size,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+            ),
+            budget=TEXT.format(
+                "budget", steps=o.steps, epochs=o.steps / STEPS_PER_EPOCH, plateau=o.plateau_words(), seeds=ctx.seeds
+            ),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
                 "dev_perplexity": {k: v.values for k, v in perplexity.items()},
@@ -156,10 +134,7 @@ class Reversal(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper left")
         ax.set_title(f"Source reversal on the book's addition task ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("curves")), (
-            "Dev exact match during training, the source as written (dashed) and reversed (solid), with and "
-            "without attention."
-        )
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -169,35 +144,22 @@ class Reversal(Reproduction):
         order = better(t)
         finding = Finding(
             None if not order else order > 0,
-            Phrase("without attention: ")
-            + words
-            + {
-                1: Phrase(": reversal helps the plain model, as Sutskever et al. found."),
-                -1: Phrase(": reversal hurts the plain model here."),
-                0: Phrase(": the test cannot tell them apart."),
-                None: Phrase("."),
-            }[order],
+            TEXT.phrase("plain.start") + words + TEXT.phrase("plain." + ORDER[order]),
         )
         t, words = comparison("reversed", test["attention-reversed"], "as written", test["attention"])
         order = better(t)
         gains = [test[f"{m}-reversed"].mean - test[m].mean for m in ("plain", "attention")]
         observations = [
-            Phrase("with attention: ")
+            TEXT.phrase("attention.start")
             + words
-            + {
-                1: Phrase(": reversal helps"),
-                -1: Phrase(": reversal hurts"),
-                0: Phrase(": the test cannot tell them apart"),
-                None: Phrase(""),
-            }[order]
-            + Phrase("; the gain is {:+.1f} points with attention against {:+.1f} without.", gains[1], gains[0]),
-            Phrase(
-                "dev perplexity, reversed against as written: plain {:.3f} against {:.3f}, attention "
-                "{:.3f} against {:.3f}.",
-                perplexity["plain-reversed"].mean,
-                perplexity["plain"].mean,
-                perplexity["attention-reversed"].mean,
-                perplexity["attention"].mean,
+            + TEXT.phrase("attention." + ORDER[order])
+            + TEXT.phrase("attention.gain", attention=gains[1], plain=gains[0]),
+            TEXT.phrase(
+                "perplexity",
+                plain_reversed=perplexity["plain-reversed"].mean,
+                plain=perplexity["plain"].mean,
+                attention_reversed=perplexity["attention-reversed"].mean,
+                attention=perplexity["attention"].mean,
             ),
         ]
         return [finding], observations

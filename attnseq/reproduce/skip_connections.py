@@ -7,10 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, better_finding, spreads
+from .texts import texts
 from .training import (
     PlateauOptions,
     compare_variants,
@@ -28,6 +29,8 @@ VARIANTS = (("skip", "residual"), ("plain", "stacked"))
 COLORS = {"skip": "tab:green", "plain": "tab:gray"}
 STEPS_PER_EPOCH = 348  # the book's 44,500 training dates in batches of 128
 
+TEXT = texts("skip-connections")
+
 
 @dataclass
 class SkipConnectionsOptions(BookTaskOptions, PlateauOptions):
@@ -40,30 +43,7 @@ class SkipConnectionsOptions(BookTaskOptions, PlateauOptions):
 
 @REPRODUCTIONS.register("skip-connections", options=SkipConnectionsOptions)
 class SkipConnections(Reproduction):
-    title = "A deep attention seq2seq with and without skip connections"
-    claim = (
-        "With skip (residual) connections between layers, a deeper attention seq2seq learns smoothly: the "
-        "gradient passes through the additions unchanged, so the deep model trains better than the same depth "
-        "without them."
-    )
-    quotes = (
-        Quote(
-            "所谓残差连接，就是指“跨层连接”，在残差连接的连接处，有两个输出被相加。因为加法在反向传播时“按原样”传播梯度，所以残差连接中"
-            "的梯度可以不受任何影响地传播到前一个层。这样一来，即便加深了层，梯度也能正常传播，而不会发生梯度消失（或者梯度爆炸），学习"
-            "可以顺利进行。",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §4.3",
-            "a residual connection is a connection across layers, where two outputs are added. Because addition "
-            "passes the gradient on unchanged in backpropagation, the gradient in a residual connection reaches "
-            "the earlier layer unaffected; so even when layers are added the gradient propagates normally, "
-            "without vanishing (or exploding), and learning proceeds smoothly.",
-        ),
-    )
-    source = (
-        "*Deep Learning from Scratch 2*, §8.4.3, as seed document 000 gives it (3 LSTM layers in the encoder "
-        "and the decoder, skip connections across them); `configs/book-attention.yaml` with `model.encoder` "
-        "residual or stacked. attnseq's residual connections are in the encoder (`nn/rnn/encoders.py`); its "
-        "decoder layers are stacked in both models."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 28.0
 
@@ -106,39 +86,34 @@ class SkipConnections(Reproduction):
                 ]
                 for label, encoder in VARIANTS
             ],
-            caption=(
-                f"The book's date task, {o.layers} LSTM layers in the encoder and in the decoder, each run to its "
-                f"plateau or {o.steps} updates ({seeds_note(ctx.seeds)}); test: the best dev checkpoint's exact "
-                "match on the book's test dates, greedy."
-            ),
+            caption=TEXT.format("caption", layers=o.layers, steps=o.steps, seeds_note=seeds_note(ctx.seeds)),
         )
-        summary = (
-            "test exact match "
-            + ", ".join(f"{label} {test[label].mean:.1f}%" for label, _ in VARIANTS)
-            + f"; dev exact match at update {half}: "
-            + ", ".join(f"{label} {at_half[label].mean:.1f}%" for label, _ in VARIANTS)
-            + f" ({ctx.seeds} seeds, {o.layers} layers)"
+        summary = TEXT.format(
+            "summary",
+            test=", ".join(f"{label} {test[label].mean:.1f}%" for label, _ in VARIANTS),
+            half=half,
+            at_half=", ".join(f"{label} {at_half[label].mean:.1f}%" for label, _ in VARIANTS),
+            seeds=ctx.seeds,
+            layers=o.layers,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[self._figure(curves)],
             runs=run_records(rows, o.steps, ctx.seed_list),
-            setup=[
-                "Data: the book's date.txt split as `attnseq data book` splits it (dev dates from its training "
-                f"part, its test dates): {counts(data)}; padding spaces kept, the question reversed.",
-                f"Models: `configs/book-attention.yaml` (embeddings 16, dot attention, the book's initialisation, "
-                f"batch 128, Adam 1e-3, clip 5) with `model.encoder_layers={o.layers}`, "
-                f"`model.decoder_layers={o.layers}`, `model.hidden_size={o.hidden_size}` (the book has 256), and "
-                "`model.encoder` residual (each layer above the first adds its input to its output) or stacked.",
-                f"Trained with `attnseq.compare`'s train-and-evaluate: dev exact match on {o.dev_sentences} dates "
-                f"every {o.eval_every} updates, {o.plateau_words()}, at most {o.steps} updates; the best dev "
-                "checkpoint scored on the test dates.",
-                'Tests: "better" by Welch\'s t over the seeds, on the test exact match (how well each trains) and '
-                "on the dev exact match halfway through the cap (how fast).",
-            ],
-            budget=f"at most {o.steps} updates per run (about {o.steps / STEPS_PER_EPOCH:.1f} epochs), "
-            f"{o.plateau_words()}; 2 models x {ctx.seeds} seeds",
+            setup=TEXT.paragraphs(
+                "setup",
+                counts=counts(data),
+                layers=o.layers,
+                hidden_size=o.hidden_size,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words(),
+                steps=o.steps,
+            ),
+            budget=TEXT.format(
+                "budget", steps=o.steps, epochs=o.steps / STEPS_PER_EPOCH, plateau=o.plateau_words(), seeds=ctx.seeds
+            ),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
                 "dev_at_half": {k: v.values for k, v in at_half.items()},
@@ -161,20 +136,16 @@ class SkipConnections(Reproduction):
             f"{self.options.layers}-layer attention seq2seq on the book's dates ({seeds_note(self.context.seeds)})",
             fontsize=10,
         )
-        return save_figure(fig, self.context.figure("curves")), (
-            "Dev exact match during training, with and without skip connections in the encoder."
-        )
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         return [
+            better_finding(TEXT.phrase("test", layers=data["layers"]), "skip", test["skip"], "plain", test["plain"]),
             better_finding(
-                Phrase("{} layers, test exact match: ", data["layers"]), "skip", test["skip"], "plain", test["plain"]
-            ),
-            better_finding(
-                Phrase("dev exact match at update {}: ", data["half"]),
+                TEXT.phrase("at_half", half=data["half"]),
                 "skip",
                 at_half["skip"],
                 "plain",

@@ -3,6 +3,7 @@ reproduction's measured numbers (its result's data), so a test can check that no
 finding was written by hand.
 
     Phrase("{} scores {:.1f} BLEU against {:.1f}", "attention", 21.43, 17.02)
+    Phrase("{model} scores {bleu:.1f} BLEU", model="attention", bleu=21.43)
     Phrase("p {}", PValue(p)) + Phrase("; the interval lies above 0.")
 """
 
@@ -39,7 +40,9 @@ class Phrase:
     """A sentence as fixed words and slots; ``str()`` renders it, ``words()`` gives the fixed words
     alone, ``slots()`` the filled slots."""
 
-    def __init__(self, template: str = "", *values: Any):
+    def __init__(self, template: str = "", *values: Any, **named: Any):
+        """``template``'s slots filled in order from ``values`` (``{}``) or by name from ``named``
+        (``{accuracy:.1f}``, the texts files' templates)."""
         self.parts: list[str | Slot] = []
         values = list(values)
         for text, field_name, spec, _ in string.Formatter().parse(template):
@@ -47,7 +50,10 @@ class Phrase:
                 self.parts.append(text)
             if field_name is not None:
                 if field_name:
-                    raise ValueError(f"Phrase slots are positional ({{}}), got {{{field_name}}} in {template!r}")
+                    if field_name not in named:
+                        raise ValueError(f"no value for {{{field_name}}} in {template!r}")
+                    self.parts.append(Slot(named[field_name], spec or ""))
+                    continue
                 if not values:
                     raise ValueError(f"too few values for {template!r}")
                 self.parts.append(Slot(values.pop(0), spec or ""))
