@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attnseq.reproduce import REPRODUCTIONS
-from attnseq.reproduce.texts import TEXTS_DIR, TextsError, read_texts, texts
+from attnseq.reproduce import REPRODUCTIONS, page
+from attnseq.reproduce.texts import KEY_SETS, TEXTS_DIR, TextsError, read_texts, texts
 from attnseq.reproduce.wording import Phrase
 
 GOOD = """\
@@ -142,7 +142,7 @@ def strings(module: Path) -> set[str]:
 MODULES = {name: Path(sys.modules[REPRODUCTIONS.get(name).__module__].__file__) for name in REPRODUCTIONS.names()}
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in TEXTS_DIR.glob("*.yaml")))
+@pytest.mark.parametrize("name", sorted(p.stem for p in TEXTS_DIR.glob("*.yaml") if p.stem not in KEY_SETS))
 def test_each_texts_file_holds_what_its_reproduction_asks_for_and_no_more(name):
     """Every file is a registered reproduction's; each key its module asks for is in the file, and
     each key in the file is asked for (no sentence left behind when the code changes)."""
@@ -158,3 +158,26 @@ def test_each_texts_file_holds_what_its_reproduction_asks_for_and_no_more(name):
 def test_the_texts_are_package_data():
     text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert '"attnseq.reproduce" = ["texts/*.yaml"]' in text
+
+
+def test_the_shared_page_texts_hold_what_page_py_asks_for_and_no_more():
+    """texts/page.yaml, the sentences of every page and of the index: its `text` alone, each key
+    page.py asks for in it and each of its keys asked for."""
+    assert sorted(KEY_SETS) == ["page"] and (TEXTS_DIR / "page.yaml").exists()
+    t = texts("page")
+    assert (t.title, t.claim, t.quotes, t.source) == ("", "", (), "")
+    module = Path(page.__file__)
+    used = used_keys(module)
+    assert sorted(used - set(t.keys())) == [], "asked for and missing"
+    assert sorted(set(t.keys()) - used - strings(module)) == [], "in the file and never asked for"
+
+
+def test_a_shared_file_has_its_own_keys_and_no_heading(tmp_path):
+    """A shared file is read with its own key set: the heading is no key of it, `text` is."""
+    path = write(tmp_path, GOOD)
+    with pytest.raises(TextsError, match="unknown key 'title' \\(a texts file has text\\)"):
+        read_texts(path, KEY_SETS["page"])
+    with pytest.raises(TextsError, match="no key 'text'"):
+        read_texts(write(tmp_path, "title: A title\n"), ("title", "text"))
+    t = read_texts(write(tmp_path, "text:\n  rule: '{n} of {m}'\n"), KEY_SETS["page"])
+    assert (t.title, t.quotes, t.format("rule", n=1, m=2)) == ("", (), "1 of 2")

@@ -11,17 +11,20 @@ import numpy as np
 
 from ..viz import pyplot, save_figure
 from ..viz.attention import plot_attention
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
 from .datasets import count, passages, read_split
 from .scoring import bleu_statistics, bucket_label, length_buckets, paired_bleu, slope_gap, translate
 from .significance import ALPHA
 from .spread import Spread
+from .texts import texts
 from .training import PlateauOptions, fit_preset, how_it_ended
 from .wording import Phrase, PValue
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
 LABELS = {"cho2014": "cho2014 (no attention)", "bahdanau2014": "bahdanau2014 (attention)"}
 EDGES = (1, 16, 26, 36, 46, 56, 71, 91, 111)  # each starts a bucket of source subwords
+TEXT = texts("bahdanau-length")
+MATCHED = {True: "matched", False: "unmatched", None: "undecided"}  # the texts of the slope test's ending
 
 
 @dataclass
@@ -45,30 +48,7 @@ class BahdanauLengthOptions(PlateauOptions):
 
 @REPRODUCTIONS.register("bahdanau-length", options=BahdanauLengthOptions)
 class BahdanauLength(Reproduction):
-    title = "Attention against a fixed-size summary, by sentence length"
-    claim = (
-        "Without attention (one fixed-length vector) translation quality falls with the source's length faster "
-        "than with attention."
-    )
-    quotes = (
-        Quote(
-            "不过对于比较长的句子, 那么这个架构的弱点就暴露无疑了.",
-            "seed document 002, §1",
-            "but for longer sentences, the weakness of this architecture is laid bare.",
-        ),
-        Quote(
-            "seq2seq 中使用编码器对时序数据进行编码，输出是固定长度的向量，问题在于无论输入语句的长度如何，其信息都会被塞入"
-            "一个固定长度的向量中。",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §1",
-            "seq2seq encodes the sequence into a fixed-length vector; the problem is that whatever the input "
-            "sentence's length, its information is squeezed into one vector of fixed length.",
-        ),
-    )
-    source = (
-        "Bahdanau, Cho & Bengio 2014, §5.2.1 and figure 2 (BLEU against sentence length), figure 3 (the "
-        "alignment), as seed documents 000, 001 and 002 present the argument; the presets "
-        "`configs/bahdanau2014.yaml` and `configs/cho2014.yaml`."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 1
     nominal_minutes = 86.0
 
@@ -121,41 +101,47 @@ class BahdanauLength(Reproduction):
         table = self._table(scores, buckets, lengths, summaries)
         figures = [self._figure(scores, buckets, lengths), self._alignment(runs["bahdanau2014"][0], test, lengths)]
         overall = scores[-1]
-        summary = (
-            f"test BLEU {overall['bahdanau2014'].mean:.1f} with attention against {overall['cho2014'].mean:.1f} "
-            f"without; BLEU per 10 source subwords {10 * gap['slope_system']:+.2f} with attention and "
-            f"{10 * gap['slope_baseline']:+.2f} without ({len(test):,} test passages of {o.min_words}-"
-            f"{o.max_words} words)"
+        summary = TEXT.format(
+            "summary",
+            attention=overall["bahdanau2014"].mean,
+            rnn=overall["cho2014"].mean,
+            slope_attention=10 * gap["slope_system"],
+            slope_rnn=10 * gap["slope_baseline"],
+            test=len(test),
+            min_words=o.min_words,
+            max_words=o.max_words,
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=figures,
             runs=records,
-            setup=[
-                "Data: English->German passages of this machine's gettext catalogs, made as `attnseq data passages "
-                "--lang de` makes them (messages of one split's pool joined until a length drawn for each passage; "
-                "dev and test passages hold no message a training passage holds), those of "
-                f"{o.min_words}-{o.max_words} English words kept: {count(data, 'train'):,} training, "
-                f"{count(data, 'dev'):,} dev and {len(test):,} test passages.",
-                "Models: `configs/bahdanau2014.yaml` (bidirectional GRU 2 x 128, GRU decoder 256 attending with "
-                "s_{t-1} through the concat score, readout tanh) and `configs/cho2014.yaml` (GRU 256, the source "
-                "summary c at every decoder step, no attention), with a joint sentencepiece vocabulary of "
-                f"{o.vocab_size:,}, batches of {o.batch_size}, the best dev BLEU checkpoint (greedy, "
-                f"{o.dev_sentences} dev passages every {o.eval_every} updates), trained "
-                f"{o.plateau_words('BLEU', 1.0)}, at most {o.steps} updates.",
-                f"Test translations: beam {o.beam_size}. Buckets by the number of source subwords of the "
-                f"attention run's tokenizer, merged until each holds at least {o.min_bucket} passages. BLEU is "
-                "sacrebleu's corpus BLEU of each bucket (the mean over seeds); ± the half-width of its 95% "
-                "paired-bootstrap interval (seed 1), p the bootstrap p-value of the difference.",
-                "The slope test: the least-squares slope of bucket BLEU on the bucket's mean source length, for "
-                f"each model; the gap (attention's slope minus the other's) over {o.samples:,} bootstrap "
-                "resamples of the test passages within each bucket (the same passages for both models), its 95% "
-                "interval and two-sided p. The claim holds when the interval lies above 0.",
-            ],
-            budget=f"at most {o.steps} updates of {o.batch_size} passages per model (about "
-            f"{o.steps * o.batch_size / max(count(data, 'train'), 1):.1f} epochs), "
-            f"{o.plateau_words('BLEU', 1.0)}; {ctx.seeds} seed{'s' if ctx.seeds > 1 else ''}",
+            setup=TEXT.paragraphs(
+                "setup",
+                min_words=o.min_words,
+                max_words=o.max_words,
+                train=count(data, "train"),
+                dev=count(data, "dev"),
+                test=len(test),
+                vocab_size=o.vocab_size,
+                batch_size=o.batch_size,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                plateau=o.plateau_words("BLEU", 1.0),
+                steps=o.steps,
+                beam_size=o.beam_size,
+                min_bucket=o.min_bucket,
+                samples=o.samples,
+            ),
+            budget=TEXT.format(
+                "budget",
+                steps=o.steps,
+                batch_size=o.batch_size,
+                epochs=o.steps * o.batch_size / max(count(data, "train"), 1),
+                plateau=o.plateau_words("BLEU", 1.0),
+                seeds=ctx.seeds,
+                plural="s" if ctx.seeds > 1 else "",
+            ),
             data={
                 "buckets": [bucket_label(b) for b in buckets] + ["all"],
                 "mean_length": means,
@@ -214,10 +200,12 @@ class BahdanauLength(Reproduction):
                 "p (paired bootstrap)",
             ],
             rows,
-            caption=(
-                f"Test BLEU by source length (cho2014: {params['cho2014']} parameters, "
-                f"{speed['cho2014']} target tokens/s; bahdanau2014: {params['bahdanau2014']} parameters, "
-                f"{speed['bahdanau2014']} tokens/s)."
+            caption=TEXT.format(
+                "caption",
+                cho_parameters=params["cho2014"],
+                cho_speed=speed["cho2014"],
+                bahdanau_parameters=params["bahdanau2014"],
+                bahdanau_speed=speed["bahdanau2014"],
             ),
         )
 
@@ -241,10 +229,7 @@ class BahdanauLength(Reproduction):
             "bars: 95% bootstrap interval)",
             fontsize=10,
         )
-        return save_figure(fig, self.context.figure("bleu-by-length")), (
-            "Test BLEU of each length bucket, with and without attention (Bahdanau et al.'s figure 2 on passages of "
-            "gettext messages)."
-        )
+        return save_figure(fig, self.context.figure("bleu-by-length")), TEXT.format("figure.bleu")
 
     def _alignment(self, translator, test, lengths):
         """The attention run's alignment of a long test passage (the longest up to 50 subwords)."""
@@ -260,51 +245,41 @@ class BahdanauLength(Reproduction):
             title=f"bahdanau2014: {source[:70]}{'…' if len(source) > 70 else ''}\n→ "
             f"{r.outputs[0][:70]}{'…' if len(r.outputs[0]) > 70 else ''}",
         )
-        return path, (
-            f"The attention model's alignment of a long test sentence ({len(r.source_tokens)} subwords), as "
-            "Bahdanau et al.'s figure 3 draws it: source subwords across, output subwords down."
-        )
+        return path, TEXT.format("figure.alignment", subwords=len(r.source_tokens))
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         bleu, gap, p_all = data["bleu"], data["slope"], data["p"][-1]
         overall = {m: Spread(bleu[m][-1]).mean for m in MODELS}
         observations = [
-            Phrase(
-                "over all test passages attention scores {:.1f} BLEU against {:.1f} ({:+.1f}, paired bootstrap p = ",
-                overall["bahdanau2014"],
-                overall["cho2014"],
-                overall["bahdanau2014"] - overall["cho2014"],
+            TEXT.phrase(
+                "overall.start",
+                attention=overall["bahdanau2014"],
+                rnn=overall["cho2014"],
+                difference=overall["bahdanau2014"] - overall["cho2014"],
             )
-            + (Phrase("–") if p_all is None else Phrase("{:.3f}", p_all))
-            + ")."
+            + (TEXT.phrase("overall.no_p") if p_all is None else TEXT.phrase("overall.p", p=p_all))
+            + TEXT.phrase("overall.end")
         ]
         if len(data["buckets"]) < 3:  # one bucket and "all"
-            return [
-                Finding(None, Phrase("one length bucket only: too few test passages to compare lengths."))
-            ], observations
+            return [Finding(None, TEXT.phrase("one_bucket"))], observations
         low, high = gap["low"], gap["high"]
         matched = True if low > 0 else False if high < 0 else None
         first, last = data["buckets"][0], data["buckets"][-2]
         finding = Finding(
             matched,
-            Phrase(
-                "BLEU per ten source subwords: {:+.2f} without attention, {:+.2f} with it (least-squares slopes over the "
-                "buckets {} to {}); the gap {:+.2f}, {:.0f}% bootstrap interval [{:+.2f}, {:+.2f}], p {}",
-                10 * gap["slope_baseline"],
-                10 * gap["slope_system"],
-                first,
-                last,
-                10 * gap["gap"],
-                100 * (1 - ALPHA),
-                10 * low,
-                10 * high,
-                PValue(gap["p"]),
+            TEXT.phrase(
+                "slope.start",
+                rnn=10 * gap["slope_baseline"],
+                attention=10 * gap["slope_system"],
+                first=first,
+                last=last,
+                gap=10 * gap["gap"],
+                level=100 * (1 - ALPHA),
+                low=10 * low,
+                high=10 * high,
+                p=PValue(gap["p"]),
             )
-            + {
-                True: Phrase(": the fixed-length summary loses more with length, as the documents say."),
-                False: Phrase(": attention loses more with length here."),
-                None: Phrase(": the interval holds zero: the test cannot tell."),
-            }[matched],
+            + TEXT.phrase("slope." + MATCHED[matched]),
         )
         return [finding], observations

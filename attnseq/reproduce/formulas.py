@@ -8,14 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
 from .datasets import count, read_split
 from .plots import dev_exact_match_figure
+from .texts import texts
 from .training import curve, fit_preset, how_it_ended
 from .wording import Phrase
 
 TARGET = 0.90  # the issue's: test exact match within 15 minutes
 MONOTONIC = 0.90  # the share of test formulas read left to right that counts as "follows the formula"
+TEXT = texts("formulas")
 
 
 @dataclass
@@ -44,27 +46,7 @@ def formula_data(folder: Path, o: FormulasOptions) -> Path:
 
 @REPRODUCTIONS.register("formulas", options=FormulasOptions)
 class Formulas(Reproduction):
-    title = "Image to markup: formulas read from their pictures, attention moving along them"
-    claim = (
-        "A convolutional encoder that turns an image into a grid of feature vectors, a recurrent row encoder "
-        "over the grid and an attention decoder transcribe rendered LaTeX formulas into their markup (im2latex-"
-        "100k: 77.5% exact match of the re-rendered image, BLEU 87.7), and the attention moves across the "
-        "formula as the markup is written, with no supervision of where to look."
-    )
-    quotes = (
-        Quote(
-            "图像描述生成: 注意力机制可以让模型在生成描述时更好地关注图像中的关键区域。",
-            "seed document 004, applications, 5",
-            "image captioning: attention lets a model attend better to the key regions of the image as it "
-            "writes the description.",
-        ),
-    )
-    source = (
-        'Deng, Kanervisto, Ling & Rush 2017, "Image-to-Markup Generation with Coarse-to-Fine Attention", '
-        '§3-4, Table 1 and Figure 1; Xu et al. 2015, "Show, Attend and Tell" (attention over a CNN\'s grid); '
-        "the preset `configs/formulas.yaml`; issue 29 item 1 (>= 90% test exact match within 15 minutes on "
-        "this CPU)."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 1
     nominal_minutes = 20.0
 
@@ -125,21 +107,22 @@ class Formulas(Reproduction):
                 "every token counted",
             ],
             rows,
-            caption=(
-                f"configs/formulas.yaml trained for {o.minutes:.3g} wall-clock minutes (reading the "
-                "images and the dev evaluations included), the best dev checkpoint decoded greedily on "
-                f"{len(test):,} test formulas; 'read left to right': the share of test formulas whose "
-                "output tokens' most attended cells never step back more than "
-                f"{o.slack} grid column{'s' if o.slack != 1 else ''} (the markup that draws nothing, "
-                f"{' '.join(INKLESS)}, left out: an opening brace looks ahead at what it opens); 'every token counted': the "
-                "same with them in."
+            caption=TEXT.format(
+                "caption",
+                minutes=o.minutes,
+                test=len(test),
+                slack=o.slack,
+                plural="s" if o.slack != 1 else "",
+                inkless=" ".join(INKLESS),
             ),
         )
         figures = [self._curves(curves), *self._strips(model, test[: o.strips])]
         first = found[ctx.seed_list[0]]
-        summary = (
-            f"test exact match {100 * first['exact_match']:.1f}% after {first['minutes']:.1f} minutes; "
-            f"attention left to right on {100 * first['monotonic']:.1f}% of the test formulas"
+        summary = TEXT.format(
+            "summary",
+            exact_match=100 * first["exact_match"],
+            minutes=first["minutes"],
+            monotonic=100 * first["monotonic"],
         )
         return Result(
             summary=summary,
@@ -157,21 +140,10 @@ class Formulas(Reproduction):
                 )
                 for seed, f in found.items()
             ],
-            setup=[
-                f"Data: `attnseq data formulas --seed {o.seed}`: {count(data, 'train'):,} training, "
-                f"{count(data, 'dev'):,} dev and {len(test):,} test formulas of up to 20 tokens (letters, digits, "
-                "Greek letters, operators, superscripts, subscripts, square roots and parentheses), drawn by "
-                "matplotlib's mathtext in its five math font sets at 12 to 18 pixels an em with grey noise; dev "
-                "and test formulas are distinct and none is in training.",
-                "Model: `configs/formulas.yaml`: images scaled to 32 pixels high; three conv blocks (16, 32, 64 "
-                "channels, the first strided) give a grid of 4 rows of cells 8 pixels wide; a bidirectional GRU "
-                "row encoder along each row (Deng et al.'s); a Luong decoder with general attention over every "
-                "cell and input feeding; Adam 2e-3 halved on a dev plateau; batches of 32; one thread.",
-                "Deng et al. train on 100k real formulas of up to 150 tokens, images up to 160 pixels high, a CNN "
-                "of 6 layers up to 512 channels and 256-unit LSTMs on a GPU for many epochs; this page checks the "
-                "design at the scale of a CPU and a quarter of an hour.",
-            ],
-            budget=f"{o.minutes:.3g} wall-clock minutes of training, {ctx.seeds} seed" + ("s" if ctx.seeds > 1 else ""),
+            setup=TEXT.paragraphs(
+                "setup", seed=o.seed, train=count(data, "train"), dev=count(data, "dev"), test=len(test)
+            ),
+            budget=TEXT.format("budget", minutes=o.minutes, seeds=ctx.seeds, plural="s" if ctx.seeds > 1 else ""),
             data={
                 "seeds": {str(k): v for k, v in found.items()},
                 "first": str(ctx.seed_list[0]),
@@ -188,33 +160,22 @@ class Formulas(Reproduction):
         findings = [
             Finding(
                 first["exact_match"] >= bars["exact_match"] and first["minutes"] <= data["budget_minutes"] * 1.05,
-                Phrase(
-                    "test exact match {:.1%} after {:.1f} minutes ({} updates), against the {:.0%} asked within "
-                    "{:g} minutes.",
-                    first["exact_match"],
-                    first["minutes"],
-                    first["steps"],
-                    bars["exact_match"],
-                    data["budget_minutes"],
+                TEXT.phrase(
+                    "exact_match",
+                    exact_match=first["exact_match"],
+                    minutes=first["minutes"],
+                    steps=first["steps"],
+                    bar=bars["exact_match"],
+                    budget=data["budget_minutes"],
                 ),
             ),
             Finding(
                 first["monotonic"] >= bars["monotonic"],
-                Phrase(
-                    "the attention reads {:.1%} of the test formulas left to right (the argmax column never "
-                    "more than {} back; the bar: {:.0%}).",
-                    first["monotonic"],
-                    data["slack"],
-                    bars["monotonic"],
-                ),
+                TEXT.phrase("monotonic", monotonic=first["monotonic"], slack=data["slack"], bar=bars["monotonic"]),
             ),
         ]
         observations = [
-            Phrase(
-                "with every token counted (braces, ^ and _ too) the share is {:.1%}; test token accuracy {:.1%}.",
-                first["monotonic_every_token"],
-                first["token_accuracy"],
-            )
+            TEXT.phrase("every_token", monotonic=first["monotonic_every_token"], token_accuracy=first["token_accuracy"])
         ]
         return findings, observations
 
@@ -227,9 +188,7 @@ class Formulas(Reproduction):
             "Formulas from their pictures: dev exact match against CPU minutes",
             "training minutes on this CPU (updates only; evaluations not counted)",
         )
-        return path, (
-            "Dev exact match (greedy, 500 formulas) at each evaluation; the dotted line is the 90% asked for."
-        )
+        return path, TEXT.format("figure.curve")
 
     def _strips(self, model, pairs):
         from ..data.inputs.image import image_array
@@ -248,12 +207,9 @@ class Formulas(Reproduction):
                 self.context.figure(f"strip-{i}"),
                 title=r.outputs[0],
             )
-            right = "right" if r.outputs[0] == reference else f"wrong; the reference is `{reference}`"
+            right = r.outputs[0] == reference
+            verdict = TEXT.format("figure.right") if right else TEXT.format("figure.wrong", reference=reference)
             figures.append(
-                (
-                    out,
-                    f"Test formula {Path(path).name}: `{r.outputs[0]}` ({right}); each row is an output "
-                    "token's attention over the image's cells, scaled to its largest weight.",
-                )
+                (out, TEXT.format("figure.strip", name=Path(path).name, output=r.outputs[0], verdict=verdict))
             )
         return figures

@@ -11,16 +11,18 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..schema import number
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, long_sequences, read_split
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, bar_finding
+from .texts import texts
 from .training import PlateauOptions, compare_preset, curve, run_records, step_budget
 from .wording import Phrase, joined
 
 TASKS = ("copy", "repeat-copy", "sort")
 COLORS = {"copy": "tab:blue", "repeat-copy": "tab:orange", "sort": "tab:green"}
 PRESET = "ntm-copy"
+TEXT = texts("ntm")
 
 
 @dataclass
@@ -76,40 +78,7 @@ class NTMOptions(PlateauOptions):
 
 @REPRODUCTIONS.register("ntm", options=NTMOptions)
 class NeuralTuringMachine(Reproduction):
-    title = "The Neural Turing Machine's copy, repeat copy and priority sort"
-    claim = (
-        "A Neural Turing Machine learns simple programs from examples: it copies sequences longer than any it "
-        "was trained on, writing each vector to the next location and reading them back in order; it learns to "
-        "repeat a sequence a given number of times, and to sort vectors by priority."
-    )
-    quotes = (
-        Quote(
-            "除此之外, 神经图灵机但具有更复杂的寻址类型，既可以使用基于内容的寻址（如上下文），也可以使用基于位置的寻址，从而使网络可以"
-            "学习寻址模式以执行简单的计算机程序，例如排序算法。",
-            'seed document 002, "Attention和Memory对比"',
-            "beyond that, the Neural Turing Machine has more complex kinds of addressing, by content (like a "
-            "context) and by location, so that the network can learn addressing patterns to carry out simple "
-            "computer programs, such as sorting algorithms.",
-        ),
-        Quote(
-            "可见计算机的内存操作可以通过神经网络复现。我们可以立刻想到一个方法：在 RNN 的外部配置一个存储信息的存储装置，并使用 "
-            "Attention 向这个存储装置读写必要的信息。实际上，这样的研究有好几个，NTM （Neural Turing Machine，神经图灵机）"
-            "就是其中比较有名的一个。",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.3",
-            "so a computer's memory operations can be reproduced by a neural network: put a storage device "
-            "outside the RNN and read and write what is needed with attention. There are several such "
-            "studies; the NTM (Neural Turing Machine) is one of the best known.",
-        ),
-    )
-    source = (
-        'Graves, Wayne & Danihelka 2014, "Neural Turing Machines" (arXiv:1410.5401), in paraphrase (its text '
-        "is not in the repository): §4.1, an NTM trained to copy sequences of 1-20 random 8-bit vectors copies "
-        "longer ones (up to 120 in its figures) well where an LSTM does not, its write head writing to "
-        "consecutive locations and its read head reading them in the same order; §4.2, it learns repeat copy "
-        "(1-10 vectors, 1-10 repeats, the count on its own input channel); §4.5, it learns priority sort (20 "
-        "vectors with priorities in [-1, 1], the 16 of highest priority out, sorted). Seed documents 002 and "
-        "000; `configs/ntm-copy.yaml` on `attnseq data copy|repeat-copy|sort`."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 3
     nominal_minutes = 25.0
 
@@ -151,25 +120,21 @@ class NeuralTuringMachine(Reproduction):
                 for task in TASKS
                 for name in sets[task]
             ],
-            caption=(
-                f"The best dev checkpoint of each run on {o.test_sentences} test sequences of each set "
-                f"({seeds_note(ctx.seeds)}), greedy; the test sets' lengths in vectors (repeat copy: "
-                f"1-{o.repeats_max} repeats; sort: items). Written one location after another: the "
-                "share of sequences in which the write head's most weighted location at every input "
-                "step is next to the one before; read in written order: the share in which the read "
-                "head's most weighted location at every output step is where that output's vector was "
-                "written."
+            caption=TEXT.format(
+                "caption", test_sentences=o.test_sentences, seeds_note=seeds_note(ctx.seeds), repeats_max=o.repeats_max
             ),
         )
         figures = [self._curves(curves), self._weightings(rows["copy"][0]["run_dir"], sets["copy"][longest])]
-        summary = (
-            f"copy exact match {Spread(exact['copy'][self._trained('copy')]).mean:.1f}% on the trained lengths, "
-            + ", ".join(f"{Spread(exact['copy'][str(n)]).mean:.1f}% at {n}" for n in o.lengths())
-            + f"; repeat copy {Spread(exact['repeat-copy'][self._trained('repeat-copy')]).mean:.1f}%; sort "
-            f"{Spread(exact['sort'][self._trained('sort')]).mean:.1f}%; at length {longest} "
-            f"{Spread(program[longest]['writes']).mean:.1f}% of the sequences written one location after "
-            f"another and {Spread(program[longest]['reads']).mean:.1f}% read in written order ({ctx.seeds} "
-            "seeds)"
+        summary = TEXT.format(
+            "summary",
+            copy=Spread(exact["copy"][self._trained("copy")]).mean,
+            longer=", ".join(f"{Spread(exact['copy'][str(n)]).mean:.1f}% at {n}" for n in o.lengths()),
+            repeat_copy=Spread(exact["repeat-copy"][self._trained("repeat-copy")]).mean,
+            sort=Spread(exact["sort"][self._trained("sort")]).mean,
+            longest=longest,
+            writes=Spread(program[longest]["writes"]).mean,
+            reads=Spread(program[longest]["reads"]).mean,
+            seeds=ctx.seeds,
         )
         return Result(
             summary=summary,
@@ -177,9 +142,13 @@ class NeuralTuringMachine(Reproduction):
             figures=figures,
             runs=[r for task in TASKS for r in run_records({task: rows[task]}, o.steps(task), ctx.seed_list)],
             setup=self._setup(folders),
-            budget=(
-                f"at most {o.copy_steps} updates per copy run, {o.repeat_steps} per repeat copy run and "
-                f"{o.sort_steps} per sort run (batch 64), {o.plateau_words()}; 3 tasks x {ctx.seeds} seeds"
+            budget=TEXT.format(
+                "budget",
+                copy_steps=o.copy_steps,
+                repeat_steps=o.repeat_steps,
+                sort_steps=o.sort_steps,
+                plateau=o.plateau_words(),
+                seeds=ctx.seeds,
             ),
             data={
                 "exact_match": exact,
@@ -264,31 +233,30 @@ class NeuralTuringMachine(Reproduction):
             f"{count(folders[task], 'test'):,}"
             for task in TASKS
         }
-        return [
-            f"Data (`attnseq data copy|repeat-copy|sort`; train / dev / test sequences): each {o.bits}-bit vector is "
-            f"one token, entering as its bits beside a learned embedding and predicted by one softmax over the "
-            f"{2**o.bits} vectors; the machine ends its output with eos (the paper predicts each bit with a sigmoid "
-            "and is told when to stop, except in repeat copy).",
-            f"Copy ({n['copy']}): 1-{o.copy_max} vectors (the paper: 1-20), and {o.test_sentences} test sequences of "
-            f"each longer length {o.longer}.",
-            f"Repeat copy ({n['repeat-copy']}): 1-{o.repeat_max} vectors and a count token x1-x{o.repeats_max} "
-            f"after them, the output the sequence that many times (the paper: 1-10 vectors, 1-10 repeats, the count "
-            "a normalised number on its own input channel).",
-            f"Priority sort ({n['sort']}): 1-{o.sort_max} items, each a vector token followed by a priority token "
-            f"p0-p{o.levels - 1} (distinct within a sequence), the output every vector from the highest priority to "
-            "the lowest (the paper: 20 vectors each with a real priority in [-1, 1] in the same input step, the 16 "
-            "highest out).",
-            f"Model: `configs/{PRESET}.yaml` for every task (an LSTM controller of 32 units, one read and one write "
-            f"head, shifts -1..1, {o.memory_locations} locations of width 20; the paper: 100 units, 128 locations; "
-            "sort in the paper had a feed-forward controller and 8 heads of each kind), Adam 3e-3 (the paper: "
-            "RMSProp 1e-4).",
-            f"Trained with `attnseq.compare`'s train-and-evaluate: dev exact match on {o.dev_sentences} sequences "
-            f"every {o.eval_every} updates, {o.plateau_words()}, at most the task's cap of updates; the best dev "
-            "checkpoint decodes every test set (greedy).",
-            f"Tests: a task counts as learned when the 95% t interval of its mean exact match over the {ctx.seeds} "
-            f"seeds lies at or above {o.bar:g}%, and not when it lies wholly below; the copy program is followed when "
-            f"both shares of sequences lie at or above {o.program_bar:g}% at the longest length ({o.lengths()[-1]}).",
-        ]
+        return TEXT.paragraphs(
+            "setup",
+            bits=o.bits,
+            vectors=2**o.bits,
+            copy=n["copy"],
+            copy_max=o.copy_max,
+            test_sentences=o.test_sentences,
+            longer=o.longer,
+            repeat_copy=n["repeat-copy"],
+            repeat_max=o.repeat_max,
+            repeats_max=o.repeats_max,
+            sort=n["sort"],
+            sort_max=o.sort_max,
+            last_level=o.levels - 1,
+            preset=PRESET,
+            memory_locations=o.memory_locations,
+            dev_sentences=o.dev_sentences,
+            eval_every=o.eval_every,
+            plateau=o.plateau_words(),
+            seeds=ctx.seeds,
+            bar=o.bar,
+            program_bar=o.program_bar,
+            longest=o.lengths()[-1],
+        )
 
     # -- figures -----------------------------------------------------------------------------------
     def _curves(self, curves):
@@ -302,7 +270,7 @@ class NeuralTuringMachine(Reproduction):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
         ax.set_title(f"The NTM learning its three tasks ({seeds_note(self.context.seeds)})", fontsize=10)
-        return save_figure(fig, self.context.figure("curves")), "Dev exact match during training of each task."
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure.curves")
 
     def _weightings(self, run_dir: Path, pairs):
         from ..api import load
@@ -310,11 +278,7 @@ class NeuralTuringMachine(Reproduction):
 
         path = plot_memory(load(run_dir), pairs[0][0], self.context.figure("weightings"))
         length = len(pairs[0][0].split())
-        return path, (
-            f"The copy run of seed {self.context.seed_list[0]} on a test sequence of {length} vectors: the "
-            "inputs and outputs over time, and the write and read weightings over the memory locations the "
-            "heads visit (the red line: where the output begins)."
-        )
+        return path, TEXT.format("figure.weightings", seed=self.context.seed_list[0], length=length)
 
     # -- findings ----------------------------------------------------------------------------------
     @staticmethod
@@ -326,78 +290,51 @@ class NeuralTuringMachine(Reproduction):
         lowest = [min(copy[n][i] for n in longer) for i in seeds]  # each seed's worst longer length
         findings = [
             bar_finding(
-                Phrase(
-                    "copy beyond the trained lengths {}: each seed's lowest exact match over lengths ", trained["copy"]
-                )
+                TEXT.phrase("longer.start", trained=trained["copy"])
                 + joined([Phrase("{}", n) for n in longer])
-                + ": ",
+                + TEXT.phrase("longer.end"),
                 lowest,
                 bar,
             ),
             bar_finding(
-                Phrase("repeat copy on its trained lengths {}: exact match ", trained["repeat-copy"]),
+                TEXT.phrase("repeat_copy", trained=trained["repeat-copy"]),
                 exact["repeat-copy"][trained["repeat-copy"]],
                 bar,
             ),
-            bar_finding(
-                Phrase("priority sort on its trained lengths {}: exact match ", trained["sort"]),
-                exact["sort"][trained["sort"]],
-                bar,
-            ),
-            bar_finding(
-                Phrase(
-                    "the copy program's writes at length {}: sequences whose every vector goes to the "
-                    "location next to the one before: ",
-                    longer[-1],
-                ),
-                program["writes"],
-                program_bar,
-            ),
-            bar_finding(
-                Phrase(
-                    "the copy program's reads at length {}: sequences whose every output step reads where "
-                    "its vector was written: ",
-                    longer[-1],
-                ),
-                program["reads"],
-                program_bar,
-            ),
+            bar_finding(TEXT.phrase("sort", trained=trained["sort"]), exact["sort"][trained["sort"]], bar),
+            bar_finding(TEXT.phrase("writes", length=longer[-1]), program["writes"], program_bar),
+            bar_finding(TEXT.phrase("reads", length=longer[-1]), program["reads"], program_bar),
         ]
         observations = [
-            Phrase(
-                "copy on the trained lengths {}: exact match {:.1f}%, token accuracy {:.1f}% (the mean "
-                "over the seeds, n = {}).",
-                trained["copy"],
-                Spread(copy[trained["copy"]]).mean,
-                Spread(tokens["copy"][trained["copy"]]).mean,
-                len(seeds),
+            TEXT.phrase(
+                "trained",
+                trained=trained["copy"],
+                exact=Spread(copy[trained["copy"]]).mean,
+                tokens=Spread(tokens["copy"][trained["copy"]]).mean,
+                seeds=len(seeds),
             )
         ]
         observations += [
-            Phrase(
-                "copy at length {}: exact match {:.1f}%, token accuracy {:.1f}%, seeds from {:.1f}% to {:.1f}% exact.",
-                n,
-                Spread(copy[n]).mean,
-                Spread(tokens["copy"][n]).mean,
-                Spread(copy[n]).low,
-                Spread(copy[n]).high,
+            TEXT.phrase(
+                "at_length",
+                length=n,
+                exact=Spread(copy[n]).mean,
+                tokens=Spread(tokens["copy"][n]).mean,
+                low=Spread(copy[n]).low,
+                high=Spread(copy[n]).high,
             )
             for n in longer
         ]
         observations.append(
-            Phrase(
-                "at length {}: the first two vectors written to distinct locations in {:.1f}% of "
-                "the sequences (the seeds from {:.1f}% to {:.1f}%); the heads' most weighted "
-                "location holds {:.1f}% of their weight on average.",
-                longer[-1],
-                Spread(program["first_two_apart"]).mean,
-                Spread(program["first_two_apart"]).low,
-                Spread(program["first_two_apart"]).high,
-                Spread(program["focus"]).mean,
+            TEXT.phrase(
+                "apart",
+                length=longer[-1],
+                apart=Spread(program["first_two_apart"]).mean,
+                low=Spread(program["first_two_apart"]).low,
+                high=Spread(program["first_two_apart"]).high,
+                focus=Spread(program["focus"]).mean,
             )
         )
         learned = sum(v >= bar for v in lowest)
-        observations.append(
-            Phrase("{} of {} copy runs reach {:g}% exact match at every longer length.", learned, len(lowest), bar)
-        )
+        observations.append(TEXT.phrase("learned", learned=learned, runs=len(lowest), bar=bar))
         return findings, observations

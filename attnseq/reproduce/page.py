@@ -24,11 +24,17 @@ from ..files import check_output, write_output
 from ..hardware import cpu_model
 from ..utils import shown
 from .base import Reproduction, Result, budget_fields, longest_first, makespan
+from .texts import texts
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_TITLE = "# Reproductions of the literature"  # the first line of OUT/README.md, the index
 log = logging.getLogger(__name__)
-MARKS = {True: "✅ matched", False: "❌ did not match", None: "➖ cannot tell"}
+TEXT = texts("page")  # the sentences every page shares, and the index's
+MARKS = {
+    True: TEXT.format("marks.matched"),
+    False: TEXT.format("marks.unmatched"),
+    None: TEXT.format("marks.undecided"),
+}
 
 
 def code_version() -> str:
@@ -76,17 +82,18 @@ def machine(threads: int) -> dict:
 
 
 def minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} minutes" if seconds >= 60 else f"{seconds:.0f} seconds"
+    if seconds >= 60:
+        return TEXT.format("duration.minutes", minutes=seconds / 60)
+    return TEXT.format("duration.seconds", seconds=seconds)
 
 
 def took(seconds: float, resumed: float) -> str:
     """The page's "took": this run's ``seconds`` and the ``resumed`` seconds its runs had trained
     before (``--resume``) together."""
     if not resumed:
-        return f"{minutes(seconds)} here, training and evaluation"
-    return (
-        f"{minutes(seconds + resumed)} here, training and evaluation ({minutes(resumed)} of it the runs' "
-        f"training before they were resumed, {minutes(seconds)} the session that resumed them)"
+        return TEXT.format("took.fresh", took=minutes(seconds))
+    return TEXT.format(
+        "took.resumed", took=minutes(seconds + resumed), resumed=minutes(resumed), session=minutes(seconds)
     )
 
 
@@ -94,7 +101,12 @@ def quoted(reproduction: Reproduction) -> list[str]:
     """The claim's quotations as Markdown block quotes, each with where it is and its English."""
     lines = []
     for q in reproduction.quotes:
-        lines += [f"> {q.words}", ">", f"> — {q.where}" + (f'; in English: "{q.english}"' if q.english else ""), ""]
+        lines += [
+            f"> {q.words}",
+            ">",
+            f"> — {q.where}" + (TEXT.format("english", english=q.english) if q.english else ""),
+            "",
+        ]
     return lines
 
 
@@ -105,21 +117,16 @@ def runs_table(result: Result) -> list[str]:
     done = sum(r.converged for r in result.runs)
     capped = [r for r in result.runs if not r.converged]
     by_loss = sum(r.by_loss for r in capped)
-    loss = (
-        f" {by_loss} of the {len(capped)} at the cap had their patience last renewed by the dev loss alone, the "
-        "dev metric no longer rising past the rule's margin."
-        if by_loss
-        else ""
-    )
+    loss = TEXT.format("runs.loss", by_loss=by_loss, capped=len(capped)) if by_loss else ""
     lines = [
-        f"How the runs ended: {done} of {len(result.runs)} reached their plateau before the cap.{loss}",
+        TEXT.format("runs.ended", done=done, runs=len(result.runs), loss=loss),
         "",
         "| run | seed | trained | cap | ended |",
         "|---|---|---|---|---|",
     ]
     lines += [
         f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
-        f"{'plateau (converged)' if r.converged else 'cap'}{': ' + r.why if r.why else ''} |"
+        f"{TEXT.format('runs.plateau') if r.converged else TEXT.format('runs.cap')}{': ' + r.why if r.why else ''} |"
         for r in result.runs
     ]
     return lines + [""]
@@ -135,10 +142,13 @@ def longer(reproduction: Reproduction, factor: float = 2.0) -> str:
         f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
         for name in budget_fields(reproduction.options)
     )
-    return (
-        f"`attnseq reproduce {ctx.name} --budget-minutes {cls.nominal_minutes * factor:g}` scales the budget by "
-        f"{factor:g} ({fields}); runs that reached their plateau stop as early as before."
-    )
+    return TEXT.format("longer", name=ctx.name, minutes=cls.nominal_minutes * factor, factor=factor, fields=fields)
+
+
+def on_machine(host: dict) -> str:
+    """The page's "machine": what ``host`` (machine()) says, in words."""
+    fields = ("cpu", "cores", "threads", "python", "torch", "numpy", "attnseq")
+    return TEXT.format("machine", plural="s" if host["threads"] > 1 else "", **{k: host[k] for k in fields})
 
 
 def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float, host: dict) -> str:
@@ -147,25 +157,23 @@ def page_markdown(reproduction: Reproduction, result: Result, started: datetime,
     lines = [
         f"# {ctx.name}: {r.title}",
         "",
-        f"**Claim.** {r.claim}",
+        TEXT.format("claim", claim=r.claim),
         "",
         *quoted(r),
-        f"**Source.** {r.source}",
+        TEXT.format("source", source=r.source),
         "",
-        f"**Verdict: {result.verdict}.** {result.summary}",
+        TEXT.format("verdict", verdict=result.verdict, summary=result.summary),
         "",
         "| | |",
         "|---|---|",
         f"| command | `{ctx.command}` |",
         f"| date | {started:%Y-%m-%d %H:%M} |",
-        f"| machine | {host['cpu']}, {host['cores']} cores; {host['threads']} "
-        f"thread{'s' if host['threads'] > 1 else ''}; Python {host['python']}, "
-        f"torch {host['torch']}, NumPy {host['numpy']}; attnseq {host['attnseq']} |",
+        f"| machine | {on_machine(host)} |",
         f"| budget | {result.budget} |",
         f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
         f"| took | {took(seconds, ctx.resumed_seconds)} |",
         "",
-        "## Results",
+        TEXT.format("results"),
         "",
     ]
     for table in result.tables:
@@ -175,17 +183,13 @@ def page_markdown(reproduction: Reproduction, result: Result, started: datetime,
     lines += runs_table(result)
     for path, caption in result.figures:
         lines += [f"![{caption}]({Path(path).name})", "", f"*{caption}*", ""]
-    lines += ["## What matched and what did not", ""]
+    lines += [TEXT.format("findings"), ""]
     lines += [f"- {MARKS[f.matched]}: {f.text}" for f in result.findings] + [""]
-    lines += [
-        'The verdict is "reproduced" only when every finding is decided and matched; an undecided finding '
-        'makes it "partly" at best.',
-        "",
-    ]
+    lines += [TEXT.format("rule"), ""]
     if result.observations:
-        lines += ["Also observed:", ""] + [f"- {item}" for item in result.observations] + [""]
-    lines += ["## Setup", ""] + [f"- {item}" for item in result.setup] + [""]
-    lines += ["## With more time", "", longer(r), ""]
+        lines += [TEXT.format("observed"), ""] + [f"- {item}" for item in result.observations] + [""]
+    lines += [TEXT.format("setup"), ""] + [f"- {item}" for item in result.setup] + [""]
+    lines += [TEXT.format("more_time"), "", longer(r), ""]
     return "\n".join(lines)
 
 
@@ -295,26 +299,25 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
                 name,
             )
             why = " ".join(str(err).replace("|", "/").split())  # one table cell
-            rows.append(f"| {name} | {cls.title} | {path.name} does not read ({why}): `attnseq reproduce {name}` | | |")
+            cell = TEXT.format("index.unreadable", file=path.name, why=why, name=name)
+            rows.append(f"| {name} | {cls.title} | {cell} | | |")
             continue
         if record is not None:
             runs = record["runs"]
             seconds[name] = record["seconds"]
-            ended = f"; {sum(r['converged'] for r in runs)} of {len(runs)} runs reached their plateau" if runs else ""
+            converged = sum(r["converged"] for r in runs)
+            ended = TEXT.format("index.plateaus", converged=converged, runs=len(runs)) if runs else ""
             rows.append(
                 f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
                 f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |"
             )
         else:
-            rows.append(f"| {name} | {cls.title} | not run yet: `attnseq reproduce {name}` | | |")
+            rows.append(f"| {name} | {cls.title} | {TEXT.format('index.not_run', name=name)} | | |")
     text = "\n".join(
         [
             INDEX_TITLE,
             "",
-            "Each page checks one claim of the documents attnseq implements by training attnseq's presets on "
-            "this machine's CPU, and says what matched, what did not, and why. Every page is regenerated by "
-            "the command on it (`attnseq reproduce NAME`; `attnseq reproduce --list` lists them with the minutes "
-            "each one's default budget takes).",
+            TEXT.format("index.intro"),
             "",
             "| reproduction | claim | verdict and numbers | budget | run |",
             "|---|---|---|---|---|",
@@ -322,23 +325,18 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
             "",
             *(
                 [
-                    f"The {len(seconds)} pages run took {minutes(sum(seconds.values()))} together here; two at a time, "
-                    "longest first, as `attnseq reproduce --all --jobs 2` runs them (a core each), these runs would take "
-                    f"about {makespan([seconds[n] for n in longest_first(seconds)], 2) / 3600:.1f} hours."
+                    TEXT.format(
+                        "index.total",
+                        pages=len(seconds),
+                        took=minutes(sum(seconds.values())),
+                        hours=makespan([seconds[n] for n in longest_first(seconds)], 2) / 3600,
+                    )
                 ]
                 if seconds
                 else []
             ),
             "",
-            *(
-                [
-                    "The attention-as-memory models (memory networks, the NTM, hierarchical attention): "
-                    "[memory.md](memory.md).",
-                    "",
-                ]
-                if (out_dir / "memory.md").exists()
-                else []
-            ),
+            *([TEXT.format("index.memory"), ""] if (out_dir / "memory.md").exists() else []),
         ]
     )
     path = out_dir / "README.md"

@@ -8,14 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, RunRecord, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
 from .plots import dev_exact_match_figure
+from .texts import texts
 from .training import curve, first_reaching, fit_preset, how_it_ended
 from .wording import Phrase, joined
 
 PRESET = "chan2016-las"
 EXACT_MATCH = 0.95  # issue 29's bar: test exact match, and the share of monotonic test attentions
 MONOTONIC = 0.95
+TEXT = texts("speech")
 
 
 @dataclass
@@ -31,42 +33,23 @@ class SpeechOptions:
 
 def attention_words(attention) -> str:
     """The preset's attention (model.attention, a Variant) as the page's setup describes it."""
-    if attention is None or attention.name != "location":
-        return f"{attention.name if attention else 'no'} attention"
+    if attention is None:
+        return TEXT.format("attention.none")
+    if attention.name != "location":
+        return TEXT.format("attention.named", name=attention.name)
     o = attention.options
-    words = (
-        f"location-aware attention (Chorowski et al. 2015: {o['filters']} filters of width {o['width']} over "
-        "the previous alignment)"
-    )
+    words = TEXT.format("attention.location", filters=o["filters"], width=o["width"])
     if o.get("window"):
-        words += (
-            f" windowed to the {o['window']} listener steps from the previous alignment's "
-            + ("most attended one" if o.get("anchor") == "peak" else "median")
-            + (f" on, and {o['back']} before it" if o.get("back") else " on")
+        anchor = TEXT.format("attention.peak") if o.get("anchor") == "peak" else TEXT.format("attention.median")
+        words += TEXT.format("attention.window", window=o["window"], anchor=anchor) + (
+            TEXT.format("attention.back", back=o["back"]) if o.get("back") else TEXT.format("attention.on")
         )
     return words
 
 
 @REPRODUCTIONS.register("speech", options=SpeechOptions)
 class Speech(Reproduction):
-    title = "Listen, Attend and Spell on spoken numbers and dates"
-    claim = (
-        "Attention lets a speech recogniser attend to the parts of the utterance that matter: a pyramidal "
-        "bidirectional listener over log-mel frames and an attending speller learn speech to characters end to "
-        "end, and the attention moves along the utterance as the characters are spelled (the paper's figure 2)."
-    )
-    quotes = (
-        Quote(
-            "语音识别: 注意力机制可以让语音识别模型更好地关注输入语音序列中的重要部分,提高识别准确率。",
-            "seed document 004, applications, 4",
-            "speech recognition: attention lets a speech recognition model attend better to the important "
-            "parts of the input speech sequence, improving its accuracy.",
-        ),
-    )
-    source = (
-        'Chan, Jaitly, Le & Vinyals 2016, "Listen, Attend and Spell" (ICASSP), §3 (eq. 5, the pBLSTM) and '
-        "figure 2 (the alignment); the preset `configs/chan2016-las.yaml`; `attnseq data speech`."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 1
     nominal_minutes = 27.0  # speaking the utterances (about 6 minutes on 2 cores), training, decoding the test set
 
@@ -132,21 +115,16 @@ class Speech(Reproduction):
                     f"**{share:.1%}** (slack {o.slack})",
                 ]
             ],
-            caption=(
-                f"One run of {o.minutes:.3g} wall-clock minutes (dev evaluations included), the best dev "
-                f"checkpoint decoded greedily on the {len(references)} test utterances (texts never in "
-                "training). Monotonic: every output token's most attended listener step at or after the one "
-                "before it (the end-of-output step left out) "
-                + "; ".join(f"with slack {k}: {v:.1%}" for k, v in shares.items())
-                + "."
+            caption=TEXT.format(
+                "caption",
+                minutes=o.minutes,
+                test=len(references),
+                shares="; ".join(TEXT.format("slack", slack=k, share=v) for k, v in shares.items()),
             ),
         )
         figures = [self._curve(dev), *self._attention(model, found, paths, references)]
         return Result(
-            summary=(
-                f"test exact match {score:.1%} after {summary['train_seconds'] / 60:.1f} minutes of training; "
-                f"monotonic attention on {share:.1%} of the test utterances"
-            ),
+            summary=TEXT.format("summary", exact_match=score, minutes=summary["train_seconds"] / 60, monotonic=share),
             tables=[table],
             figures=figures,
             runs=[
@@ -162,22 +140,14 @@ class Speech(Reproduction):
             ],
             setup=[
                 (
-                    f"Data: the folder {o.data}, written by `attnseq data speech`"
+                    TEXT.format("setup.folder", folder=o.data)
                     if o.data
-                    else f"Data: `attnseq data speech --train {o.train} --dev {o.dev} --test {o.test}` (seed 1)"
+                    else TEXT.format("setup.command", train=o.train, dev=o.dev, test=o.test)
                 )
-                + ": numbers "
-                "of 1-6 digits and dates in four English patterns said as written, by espeak-ng in 8 English "
-                "voices with 12 variants, 140-210 words a minute, pitch 25-75, white noise at 15-40 dB SNR, "
-                "16 kHz; dev and test texts never in training.",
-                "Features: 40 log-mel bands of 25 ms frames every 10 ms, each band normalised over the utterance.",
-                f"Model: `configs/{PRESET}.yaml`: 3 frames joined, a BLSTM and 2 pBLSTM layers (12 frames a "
-                f"listener step), 128 units; a Luong speller with input feeding and {attention_words(attention)}; "
-                "Adam 2e-3 halved on a dev plateau, batches of 32, one thread.",
-                "The paper: 3 pBLSTM layers of 256 units a direction, a 2-layer speller of 512, on 2,000 hours of "
-                "Google voice search, 14.1% WER (10.3% with a language model).",
+                + TEXT.format("setup.data"),
+                *TEXT.paragraphs("setup.rest", preset=PRESET, attention=attention_words(attention)),
             ],
-            budget=f"{o.minutes:.3g} minutes of training, 1 seed",
+            budget=TEXT.format("budget", minutes=o.minutes),
             data={
                 "test_exact_match": score,
                 "monotonic_share": {str(k): v for k, v in shares.items()},
@@ -204,59 +174,48 @@ class Speech(Reproduction):
         findings = [
             Finding(
                 score >= bars["exact_match"] and minutes <= data["budget_minutes"],
-                Phrase(
-                    "test exact match {:.1%} after {:.1f} minutes of training (the bar: {:.0%} within {:g} minutes).",
-                    score,
-                    minutes,
-                    bars["exact_match"],
-                    data["budget_minutes"],
+                TEXT.phrase(
+                    "exact_match",
+                    exact_match=score,
+                    minutes=minutes,
+                    bar=bars["exact_match"],
+                    budget=data["budget_minutes"],
                 ),
             ),
             Finding(
                 share >= bars["monotonic"],
-                Phrase(
-                    "the attention moves forward over the frames on {:.1%} of the {} test utterances (slack "
-                    "{}; the bar: {:.0%}).",
-                    share,
-                    data["test_items"],
-                    data["slack"],
-                    bars["monotonic"],
+                TEXT.phrase(
+                    "monotonic",
+                    monotonic=share,
+                    test=data["test_items"],
+                    slack=data["slack"],
+                    bar=bars["monotonic"],
                 ),
             ),
         ]
         kinds = data["monotonic_by_kind"]
         observations = [
-            Phrase(
-                "monotonic by kind (slack {}): {:.1%} of the {} numbers, {:.1%} of the {} dates.",
-                data["slack"],
-                kinds["numbers"],
-                data["kinds"]["numbers"],
-                kinds["dates"],
-                data["kinds"]["dates"],
+            TEXT.phrase(
+                "by_kind",
+                slack=data["slack"],
+                numbers=kinds["numbers"],
+                number_count=data["kinds"]["numbers"],
+                dates=kinds["dates"],
+                date_count=data["kinds"]["dates"],
             )
         ]
         if "reach" in data:  # pages written before it have none
-            observations.append(
-                Phrase(
-                    "the last output character's most attended listener step lies {:.0%} of the "
-                    "way through its utterance on average.",
-                    data["reach"],
-                )
-            )
+            observations.append(TEXT.phrase("reach", reach=data["reach"]))
         if data.get("forward_by_construction"):
-            observations.append(
-                Phrase(
-                    "the preset's attention window starts at the previous step's most attended "
-                    "listener step (model.attention: location, anchor: peak), so no step can "
-                    "attend most to an earlier one: the monotonic share holds by construction, "
-                    "and the exact match and the reach above say whether the attention reads "
-                    "the utterance."
-                )
-            )
-        errors = [Phrase('"{}" -> "{}"', r, h) for r, h in data["errors"]]
+            observations.append(TEXT.phrase("by_construction"))
+        errors = [TEXT.phrase("errors.error", reference=r, output=h) for r, h in data["errors"]]
         observations.append(
-            Phrase("{} test errors", data["error_count"])
-            + (Phrase(": ") + joined(errors, "; ") + "." if errors else Phrase("."))
+            TEXT.phrase("errors.count", count=data["error_count"])
+            + (
+                TEXT.phrase("errors.list") + joined(errors, TEXT.format("errors.separator")) + TEXT.phrase("errors.end")
+                if errors
+                else TEXT.phrase("errors.end")
+            )
         )
         return findings, observations
 
@@ -268,7 +227,7 @@ class Speech(Reproduction):
             EXACT_MATCH,
             "Listen, Attend and Spell on spoken numbers and dates",
         )
-        return path, "Dev exact match against minutes of training."
+        return path, TEXT.format("figure.curve")
 
     def _attention(self, model, found, paths, references):
         """The spectrogram and attention of the first spoken date and the first number of the test set."""
@@ -289,11 +248,5 @@ class Speech(Reproduction):
                 self.context.figure(f"attention{number}"),
                 title=t.outputs[0],
             )
-            figures.append(
-                (
-                    path,
-                    f"Test utterance {i + 1}: its log-mel spectrogram (a line at each output "
-                    "character's most attended listener step) and the attention of every character.",
-                )
-            )
+            figures.append((path, TEXT.format("figure.attention", number=i + 1)))
         return figures

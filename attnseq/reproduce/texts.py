@@ -7,6 +7,9 @@ A sentence carrying numbers of the run is a template whose named fields the code
 value is a template, a list of templates (paragraphs), or a mapping of such (the variants a branch
 chooses between, reached by a dotted key: ``alike.yes``). A missing or unknown key is a TextsError
 naming the file and the key.
+
+``texts/page.yaml`` holds the sentences every page and the index share (page.py): a shared file,
+its ``text`` alone (KEY_SETS).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from .wording import Phrase
 TEXTS_DIR = Path(__file__).with_name("texts")
 KEYS = ("title", "claim", "quotes", "source", "text")  # every file has each of these, and no other
 QUOTE_KEYS = ("text", "source", "translation")  # translation optional (a source in English has none)
+KEY_SETS = {"page": ("text",)}  # the shared files, not a reproduction's: their keys (no heading)
 
 
 class TextsError(ValueError):
@@ -107,22 +111,24 @@ def _flatten(path: Path, prefix: str, value: Any, out: dict[str, Any]) -> None:
         out[prefix.removeprefix("text.")] = _checked(path, prefix, value)
 
 
-def read_texts(path: Path) -> Texts:
+def read_texts(path: Path, keys: tuple[str, ...] = KEYS) -> Texts:
     """The texts in the YAML file ``path``, checked: a TextsError names the file and the key that
-    is missing, unknown or not text."""
+    is missing, unknown or not text. ``keys``: those the file has, and no other (a shared file's
+    KEY_SETS entry: the heading fields it lacks are empty)."""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise TextsError(f"{path}: {type(err).__name__}: {err}") from None
     if not isinstance(data, dict):
-        raise TextsError(f"{path}: a mapping of {', '.join(KEYS)} is expected")
+        raise TextsError(f"{path}: a mapping of {', '.join(keys)} is expected")
     for key in data:
-        if key not in KEYS:
-            raise TextsError(f"{path}: unknown key {key!r} (a texts file has {', '.join(KEYS)})")
-    for key in KEYS:
+        if key not in keys:
+            raise TextsError(f"{path}: unknown key {key!r} (a texts file has {', '.join(keys)})")
+    for key in keys:
         if key not in data:
             raise TextsError(f"{path}: no key {key!r}")
+    data = {"title": "", "claim": "", "quotes": [], "source": "", **data}  # a shared file has no heading
     if not isinstance(data["quotes"], list):
         raise TextsError(f"{path}: 'quotes' must be a list")
     quotes = []
@@ -154,5 +160,6 @@ def read_texts(path: Path) -> Texts:
 
 @cache
 def texts(name: str) -> Texts:
-    """The texts of reproduction ``name``: ``texts/NAME.yaml`` beside this module."""
-    return read_texts(TEXTS_DIR / f"{name}.yaml")
+    """The texts of reproduction ``name`` (or of a shared file, KEY_SETS): ``texts/NAME.yaml``
+    beside this module."""
+    return read_texts(TEXTS_DIR / f"{name}.yaml", KEY_SETS.get(name, KEYS))

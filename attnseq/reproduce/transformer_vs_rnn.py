@@ -8,18 +8,20 @@ import math
 from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Quote, Reproduction, Result, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, gettext, read_split
 from .plots import draw_seeds
 from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread
+from .texts import texts
 from .training import cpu_share, cpu_shares, curve, first_reaching, fit_preset
 from .wording import Phrase, PValue
 
 MODELS = ("recommended-subword", "transformer-gettext-de")  # the baseline first
 LABELS = {"recommended-subword": "RNN (recommended-subword)", "transformer-gettext-de": "Transformer"}
 COLORS = {"recommended-subword": "tab:blue", "transformer-gettext-de": "tab:purple"}
+TEXT = texts("transformer-vs-rnn")
 
 
 @dataclass
@@ -36,29 +38,7 @@ class TransformerVsRnnOptions:
 
 @REPRODUCTIONS.register("transformer-vs-rnn", options=TransformerVsRnnOptions)
 class TransformerVsRnn(Reproduction):
-    title = "The Transformer against the best recurrent model at equal CPU minutes"
-    claim = "The Transformer trains in much less time than a recurrent model, and translates more accurately."
-    quotes = (
-        Quote(
-            "使用 Transformer 可以控制计算量，充分利用 GPU 并行计算带来的好处，使得学习时间得以大幅减少。在翻译精度方面也实现了"
-            "精度的提升。",
-            "seed document 000 (*Deep Learning from Scratch 2*, chapter 8), §5.2",
-            "With the Transformer the amount of computation can be controlled and the parallel computation of "
-            "GPUs fully used, so training time is greatly reduced; translation accuracy improved as well.",
-        ),
-        Quote(
-            "与RNN这类神经网络结构相比，Transformer一个巨大的优点是：模型在处理序列输入时，可以对整个序列输入进行并行计算，"
-            "不需要按照时间步循环递归处理输入序列。",
-            "seed document 003, §2",
-            "Compared with networks such as RNNs, a great advantage of the Transformer is that it processes "
-            "the whole input sequence in parallel, not step by step in time.",
-        ),
-    )
-    source = (
-        'Vaswani et al. 2017, "Attention Is All You Need", §6.1 and Table 2, as seed documents 000 and 003 '
-        "report it; the presets `configs/transformer-gettext-de.yaml` and `configs/recommended-subword.yaml` "
-        "(attnseq's best recurrent preset for text on this CPU). Checked here at equal CPU minutes, not on GPUs."
-    )
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 1
     nominal_minutes = 23.0
 
@@ -120,43 +100,32 @@ class TransformerVsRnn(Reproduction):
                 f"test BLEU (beam {o.beam_size})",
             ],
             rows,
-            caption=(
-                f"Each model trained for {o.minutes:.3g} wall-clock minutes, its dev evaluations "
-                "included (training minutes: the updates alone); test BLEU of the best dev checkpoint "
-                f"on {len(test):,} test sentences, ± the half-width of its 95% bootstrap interval; "
-                f"'minutes to dev BLEU {target:.1f}': when each first reached the best dev BLEU of "
-                "the weaker model."
-            ),
+            caption=TEXT.format("caption", minutes=o.minutes, test=len(test), target=target),
         )
         figure = self._figure(curves)
-        summary = (
-            f"test BLEU after {o.minutes:.3g} minutes each: Transformer {bleu[MODELS[1]].mean:.1f}, RNN "
-            f"{bleu[MODELS[0]].mean:.1f} (paired bootstrap p {PValue(paired[0].p_value)})"
+        summary = TEXT.format(
+            "summary",
+            minutes=o.minutes,
+            transformer=bleu[MODELS[1]].mean,
+            rnn=bleu[MODELS[0]].mean,
+            p=PValue(paired[0].p_value),
         )
         return Result(
             summary=summary,
             tables=[table],
             figures=[figure],
-            setup=[
-                f"Data: English->German messages of this machine's gettext catalogs (`attnseq data gettext --lang "
-                f"de`): {count(data, 'train'):,} training, {count(data, 'dev'):,} dev and {len(test):,} "
-                "test pairs.",
-                "Models: `configs/transformer-gettext-de.yaml` (3+3 layers, d_model 256, 4 heads, a joint 8k "
-                "sentencepiece vocabulary shared by both sides and the output layer, noam warm-up over 400 updates) "
-                "and `configs/recommended-subword.yaml` (bidirectional LSTM encoder, Luong decoder with general "
-                "attention, batches of about 2,000 tokens, dropout and label smoothing, the plateau schedule), "
-                f"each with `train.max_minutes={o.minutes:.3g}`, no early stopping (`train.patience=0`), dev BLEU "
-                f"on {o.dev_sentences} sentences every {o.eval_every} updates decoded greedily "
-                "(`decode.beam_size=1`, so evaluations take little of the budget; the RNN preset evaluates every "
-                "500 updates, and its plateau schedule halves the rate when an evaluation is not better).",
-                f"Test translations: beam {o.beam_size} with each preset's length penalty and limits, the best "
-                "dev checkpoint; BLEU by sacrebleu, the paired bootstrap of 1,000 resampled test sets for the "
-                "difference.",
-                "The budget is wall-clock: the result depends on the machine and on how busy it is. "
-                + cpu_shares(shares, ctx.threads),
-            ],
-            budget=f"{o.minutes:.3g} wall-clock minutes per model (evaluations included), {ctx.seeds} seed"
-            + ("s" if ctx.seeds > 1 else ""),
+            setup=TEXT.paragraphs(
+                "setup",
+                train=count(data, "train"),
+                dev=count(data, "dev"),
+                test=len(test),
+                minutes=o.minutes,
+                dev_sentences=o.dev_sentences,
+                eval_every=o.eval_every,
+                beam_size=o.beam_size,
+                cpu_shares=cpu_shares(shares, ctx.threads),
+            ),
+            budget=TEXT.format("budget", minutes=o.minutes, seeds=ctx.seeds, plural="s" if ctx.seeds > 1 else ""),
             data={
                 "test_bleu": {m: bleu[m].values for m in MODELS},
                 "p": paired[0].p_value,
@@ -186,9 +155,7 @@ class TransformerVsRnn(Reproduction):
             f"{'s' if seeds > 1 else ''}, {self.context.threads} threads)",
             fontsize=10,
         )
-        return save_figure(fig, self.context.figure("bleu-by-minute")), (
-            "Dev BLEU at each evaluation against the minutes of training so far, both models on the same CPU."
-        )
+        return save_figure(fig, self.context.figure("bleu-by-minute")), TEXT.format("figure")
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
@@ -198,33 +165,25 @@ class TransformerVsRnn(Reproduction):
         ahead = transformer > rnn
         finding = Finding(
             ahead if sure else None,
-            Phrase(
-                "after {:.3g} minutes each the Transformer scores {:.1f} test BLEU against the RNN's {:.1f} (paired "
-                "bootstrap p {})",
-                data["minutes"],
-                transformer,
-                rnn,
-                PValue(1.0 if p is None else p),
+            TEXT.phrase(
+                "bleu.start",
+                minutes=data["minutes"],
+                transformer=transformer,
+                rnn=rnn,
+                p=PValue(1.0 if p is None else p),
             )
-            + (
-                Phrase(": the Transformer is ahead.")
-                if sure and ahead
-                else Phrase(": the RNN is ahead.")
-                if sure
-                else Phrase(": the test cannot tell them apart.")
-            ),
+            + TEXT.phrase("bleu.transformer" if sure and ahead else "bleu.rnn" if sure else "bleu.cannot_tell"),
         )
         updates = {m: Spread(data["updates"][m]).mean for m in MODELS}
         speed = {m: Spread(data["tokens_per_second"][m]).mean for m in MODELS}
         observations = [
-            Phrase(
-                "in the same minutes on {} thread(s): RNN {:,.0f} updates at {:,.0f} target tokens a "
-                "second, Transformer {:,.0f} updates at {:,.0f}.",
-                data["threads"],
-                updates[MODELS[0]],
-                speed[MODELS[0]],
-                updates[MODELS[1]],
-                speed[MODELS[1]],
+            TEXT.phrase(
+                "speed",
+                threads=data["threads"],
+                rnn_updates=updates[MODELS[0]],
+                rnn_speed=speed[MODELS[0]],
+                transformer_updates=updates[MODELS[1]],
+                transformer_speed=speed[MODELS[1]],
             )
         ]
         return [finding], observations
