@@ -1,13 +1,14 @@
-"""README.md's commands, run as a reader runs them. The test reads the README itself: every command
-of its fenced ``sh``/``bash``/``console`` blocks and every ``python`` block, so a command added to
-the README later runs here too. They run in order, in one folder laid out like a checkout
-(``configs/``, ``bench/``, ``examples/`` of this tree, ``../shared/data/book/`` beside it), with
-small settings (SMALL: two training steps, small models and data), and each must exit 0 without a
-traceback. What the README assumes the reader has (their own data, a demo run, a Transformer) is
-made by the test (OWN_FILES, OWN_RUNS, PLACEHOLDERS); what is not run says why (SKIPPED, a path
-that is not on this machine, slow_reason: those run in the slow test). The other slow tests train
-what the README's stated answers need to an accuracy and check them: the book example's
-``1994-09-27`` and the Python API's comments."""
+"""The commands of README.md and of the documentation's pages in docs/ (DOCS, "the docs" below), run
+as a reader runs them. The test reads the pages themselves: every command of their fenced
+``sh``/``bash``/``console`` blocks and every ``python`` block, so a command added to a page later
+runs here too. They run in order, page after page as DOCS lists them, in one folder laid out like
+a checkout (``configs/``, ``bench/``, ``examples/`` of this tree, ``../shared/data/book/`` beside
+it), with small settings (SMALL: two training steps, small models and data), and each must exit 0
+without a traceback. What the docs assume the reader has (their own data, a demo run, a
+Transformer) is made by the test (OWN_FILES, OWN_RUNS, PLACEHOLDERS); what is not run says why
+(SKIPPED, a path that is not on this machine, slow_reason: those run in the slow test). The other
+slow tests train what the docs' stated answers need to an accuracy and check them: the dates
+echoed into ``attnseq translate`` (``1994-09-27``) and the Python API's comments."""
 
 from __future__ import annotations
 
@@ -32,28 +33,50 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, LiveServer, book_file, sets
 
-README = ROOT / "README.md"
+# The pages whose commands run, in the order a reader follows them (a page uses what the pages
+# before it made): the README, then the site's pages in docs/ (test_every_page_with_commands_is_read
+# checks that none is left out). docs/results/ holds what `attnseq reproduce` writes, not a page to follow.
+DOCS = [
+    "README.md",
+    "docs/index.md",
+    "docs/command-line.md",
+    "docs/your-data.md",
+    "docs/api.md",
+    "docs/configuration.md",
+    "docs/presets.md",
+    "docs/engines.md",
+    "docs/copy-and-coverage.md",
+    "docs/images-and-speech.md",
+    "docs/memory.md",
+    "docs/seeing-it.md",
+    "docs/reproductions.md",
+    "docs/scale.md",
+    "docs/benchmarks.md",
+    "docs/layout.md",
+    "docs/testing.md",
+]
 SHELL = ("sh", "bash", "console", "shell")
 
 
-# -- the README's commands --------------------------------------------------------------------
+# -- the docs' commands ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Snippet:
     """One command of a shell block (continued lines joined), or one whole python block."""
 
-    line: int  # where it starts in README.md, from 1
+    page: str  # the page it is on, as DOCS names it
+    line: int  # where it starts on the page, from 1
     lang: str  # "sh" or "python"
     text: str
 
     def __str__(self) -> str:
-        return f"README.md:{self.line}: {self.text.splitlines()[0]}"
+        return f"{self.page}:{self.line}: {self.text.splitlines()[0]}"
 
 
-def readme_snippets(text: str) -> list[Snippet]:
-    """The commands of ``text``'s fenced shell blocks and its python blocks, in order; a shell
-    line that is only a comment (or blank) is no command."""
+def page_snippets(page: str, text: str) -> list[Snippet]:
+    """The commands of ``text`` (the page ``page``)'s fenced shell blocks and its python blocks, in
+    order; a shell line that is only a comment (or blank) is no command."""
     snippets, lines, i = [], text.splitlines(), 0
     while i < len(lines):
         fence = re.match(r"^```\s*(\w*)\s*$", lines[i])
@@ -66,7 +89,7 @@ def readme_snippets(text: str) -> list[Snippet]:
             i += 1
         i += 1  # the closing fence
         if lang == "python":
-            snippets.append(Snippet(start, "python", "\n".join(body)))
+            snippets.append(Snippet(page, start, "python", "\n".join(body)))
         elif lang in SHELL:
             command, first = "", None
             for n, line in enumerate(body, start):
@@ -76,7 +99,7 @@ def readme_snippets(text: str) -> list[Snippet]:
                     command += line.rstrip()[:-1] + " "
                     continue
                 if shell_words(command + line):
-                    snippets.append(Snippet(first, "sh", (command + line).strip()))
+                    snippets.append(Snippet(page, first, "sh", (command + line).strip()))
                 command, first = "", None
     return snippets
 
@@ -90,7 +113,7 @@ def shell_words(command: str) -> list[str]:
     return list(lexer)
 
 
-# -- what the reader has that the README does not make ----------------------------------------
+# -- what the reader has that the docs do not make ------------------------------------------
 
 
 def date_pairs(n: int, start: datetime.date = datetime.date(1990, 1, 1)) -> list[tuple[str, str]]:
@@ -106,7 +129,7 @@ def untranslated_po() -> str:
     return head + "".join(f'msgid "{m}"\nmsgstr ""\n\n' for m in messages)
 
 
-# The README's "your own data": files it assumes the reader has, each made before the first
+# The docs' "your own data": files they assume the reader has, each made before the first
 # command that names it.
 OWN_FILES = {
     "my-corpus.tsv": lambda: "".join(f"{s}\t{t}\n" for s, t in date_pairs(60)),
@@ -117,21 +140,25 @@ OWN_FILES = {
     "sentences.txt": lambda: "Open the file\nSave all\n",
     "untranslated.po": untranslated_po,
 }
-# Runs the README uses that none of its commands trains: the demo's (`make demo` is not run
-# here), a Transformer, and a second translator of text to compare by BLEU; made by these commands
-# before the first command that names them, with the settings of the README's (small or trained).
+# Runs the docs use that none of their commands trains: the demo's (`make demo` is not run here),
+# a Transformer, and a second translator of text to compare by BLEU; made by these commands before
+# the first command that names them, with the settings of the docs' (small or trained).
 OWN_RUNS = {
-    "runs/demo/run": "attnseq train configs/recommended-char.yaml --data data/dates --out runs/demo/run",
-    "runs/transformer": "attnseq train configs/transformer-tiny.yaml --data data/dates --out runs/transformer",
+    "runs/demo/run": (  # with its data where the demo writes it (the README's tour reads both)
+        "attnseq data dates --out runs/demo/data",
+        "attnseq train configs/recommended-char.yaml --data runs/demo/data --out runs/demo/run",
+    ),
+    "runs/transformer": ("attnseq train configs/transformer-tiny.yaml --data data/dates --out runs/transformer",),
     "runs/de-transformer": (
-        "attnseq train configs/transformer-gettext-de.yaml --data data/gettext-de --out runs/de-transformer"
+        "attnseq train configs/transformer-gettext-de.yaml --data data/gettext-de --out runs/de-transformer",
     ),
 }
-TRAINED_RUNS = {"runs/demo/run": "attnseq demo --out runs/demo"}  # what make demo runs: until every dev date is right
-# The README's placeholders and what stands for each: a Transformer has every view `plot
+# Trained: what make demo runs, until every dev date is right (its data in runs/demo/data too).
+TRAINED_RUNS = {"runs/demo/run": ("attnseq demo --out runs/demo",)}
+# The docs' placeholders and what stands for each: a Transformer has every view `plot
 # attention` names (layers, heads, the encoder's self-attention); runs compared by BLEU translate text.
 PLACEHOLDERS = {"RUN": "runs/transformer", "RUN1": "runs/de", "RUN2": "runs/de-transformer"}
-# The README's input arrays as its comment describes them: xs (N, S), ts (N, T + 1).
+# The docs' input arrays as their comment describes them: xs (N, S), ts (N, T + 1).
 OWN_NAMES = {
     "xs": lambda np: np.random.default_rng(0).integers(0, 59, (4, 29)),
     "ts": lambda np: np.random.default_rng(1).integers(0, 59, (4, 11)),
@@ -164,7 +191,7 @@ SMALL_SCRIPTS = {
     "bench/scratch_speed.py": ["--data", "../shared/data/book/date.txt"],
     "bench/scale.py": ["--sizes", "2000", "4000", "--torchrun", "--steps", "2", "--unique", "2000"],
 }
-# Trained (the slow tests of stated answers): the README's commands with its presets' own settings,
+# Trained (the slow tests of stated answers): the docs' commands with their presets' own settings,
 # stopped once 99% of dev is right, bounded by a count of updates on one thread (not minutes: a
 # busy machine takes longer instead of training less; the book's preset is there after ~1,100)
 TRAINED = [
@@ -207,7 +234,7 @@ def missing_path(words: list[str]) -> str | None:
     return None
 
 
-# -- a reader following the README --------------------------------------------------------------
+# -- a reader following the docs ----------------------------------------------------------------
 
 
 @dataclass
@@ -219,7 +246,7 @@ class Outcome:
 
 @dataclass
 class Reader:
-    """Someone following the README in ``home``, a checkout: with small settings, or (``small``
+    """Someone following the docs in ``home``, a checkout: with small settings, or (``small``
     false) with the presets' own bounded by TRAINED; slow commands only with ``run_slow``."""
 
     home: Path
@@ -304,9 +331,9 @@ class Reader:
                 continue
             if name in OWN_FILES:
                 (self.home / name).write_text(OWN_FILES[name](), encoding="utf-8")
-            if name in runs:
-                failure = self.pipeline(shell_words(runs[name]))
-                assert failure is None, f"{runs[name]} (the README's {name}): {failure}"
+            for command in runs.get(name, ()):
+                failure = self.pipeline(shell_words(command))
+                assert failure is None, f"{command} (the docs' {name}): {failure}"
 
     # -- a shell command line -------------------------------------------------------------------
     def pipeline(self, words: list[str]) -> str | None:
@@ -418,7 +445,7 @@ class Reader:
     # -- serve and curl ---------------------------------------------------------------------------
     def serve(self, app, sock, *args, **kwargs) -> None:
         """In place of ``attnseq serve``'s blocking server: the app served from a thread, one at a
-        time (the README's serve commands share a port)."""
+        time (the docs' serve commands share a port)."""
         sock.close()
         self.stop_server()
         self.server = LiveServer(app).__enter__()
@@ -434,7 +461,7 @@ class Reader:
             self.server = None
 
     def curl(self, words: list[str]) -> str | None:
-        """``curl`` to the running server (the README's localhost:8000 is where it listens here);
+        """``curl`` to the running server (the docs' localhost:8000 is where it listens here);
         its answer must not be a refusal."""
         if self.server is None:
             return "curl: no server is running (no `attnseq serve` before it)"
@@ -484,13 +511,13 @@ class Reader:
         try:
             for statement in module.body:
                 code = snippet.text.splitlines()[statement.lineno - 1].strip()
-                where = f"README.md:{snippet.line + statement.lineno - 1}"
+                where = f"{snippet.page}:{snippet.line + statement.lineno - 1}"
                 if isinstance(statement, ast.Expr):
                     value = eval(compile(ast.Expression(statement.value), where, "eval"), names)
                     if not self.small and statement.end_lineno in comments:
                         stated = comments[statement.end_lineno]
                         if value != stated:
-                            return Outcome(snippet, "failed", f"{where}: {code} gave {value!r}, the README: {stated!r}")
+                            return Outcome(snippet, "failed", f"{where}: {code} gave {value!r}, the page: {stated!r}")
                         self.checked += 1
                 else:
                     exec(compile(ast.Module([statement], []), where, "exec"), names)
@@ -597,17 +624,22 @@ def small_reproduction(name: str, folder: Path) -> list[str]:
 # -- the tests ----------------------------------------------------------------------------------
 
 
-def readme() -> list[Snippet]:
-    return readme_snippets(README.read_text(encoding="utf-8"))
+def page_text(page: str) -> str:
+    return (ROOT / page).read_text(encoding="utf-8")
+
+
+def documented() -> list[Snippet]:
+    """Every command of the docs, page after page in the order of DOCS."""
+    return [snippet for page in DOCS for snippet in page_snippets(page, page_text(page))]
 
 
 def report(outcomes: list[Outcome], *statuses: str) -> str:
     return "\n".join(f"{o.snippet}\n    {o.status}: {o.why.strip()}" for o in outcomes if o.status in statuses)
 
 
-def test_the_parser_finds_every_command_and_each_stand_in_stands_for_what_the_readme_names():
-    text = README.read_text(encoding="utf-8")
-    snippets = readme()
+def test_the_parser_finds_every_command_and_each_stand_in_stands_for_what_the_docs_name():
+    text = "\n".join(page_text(page) for page in DOCS)
+    snippets = documented()
     fenced = re.findall(r"^```(\w*)", text, flags=re.M)
     assert sum(s.lang == "python" for s in snippets) == fenced.count("python") >= 3
     commands = [shell_words(s.text) for s in snippets if s.lang == "sh"]
@@ -616,9 +648,26 @@ def test_the_parser_finds_every_command_and_each_stand_in_stands_for_what_the_re
     assert ["attnseq", "translate", "runs/book"] in commands  # its comment dropped
     named = lambda name: re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w.-])", text)  # noqa: E731
     for name in [*OWN_FILES, *PLACEHOLDERS, *TRAINED_RUNS]:
-        assert named(name), f"{name}: the README no longer names it; drop its stand-in"
+        assert named(name), f"{name}: no page of the docs names it now; drop its stand-in"
     for name in OWN_RUNS:
         assert named(name) or name in PLACEHOLDERS.values(), name
+
+
+def test_every_page_with_commands_is_read():
+    """Each page of docs/ (but docs/results/, which ``attnseq reproduce`` writes) with a block the
+    tests read (shell, python, yaml) is in DOCS, so its commands run; each page of DOCS exists."""
+    read = {*SHELL, "python", "yaml"}
+    docs = ROOT / "docs"
+    pages = [f"docs/{p.relative_to(docs).as_posix()}" for p in sorted(docs.rglob("*.md"))]
+    unread = [
+        page
+        for page in pages
+        if not page.startswith("docs/results/")
+        and page not in DOCS
+        and read & {lang.lower() for lang in re.findall(r"^```\s*(\w+)", page_text(page), flags=re.M)}
+    ]
+    assert not unread, f"pages with commands that no test runs (add each to DOCS, in reading order): {unread}"
+    assert all((ROOT / page).is_file() for page in DOCS), [page for page in DOCS if not (ROOT / page).is_file()]
 
 
 def attnseq_commands(snippet: Snippet) -> list[list[str]]:
@@ -634,7 +683,7 @@ def attnseq_commands(snippet: Snippet) -> list[list[str]]:
 
 
 def test_readme_commands_parse_and_name_what_exists():
-    """The edit loop's check of the README (the test below runs its commands, in make test): each
+    """The edit loop's check of the docs (the test below runs their commands, in make test): each
     ``attnseq`` command parses as the CLI's parser reads it, each config it names is in configs/,
     and each ``--set`` key of a command that trains or decodes is a config key."""
     from attnseq.cli import UsageError, build_parser
@@ -642,7 +691,7 @@ def test_readme_commands_parse_and_name_what_exists():
     from attnseq.errors import ConfigError
 
     parser, problems, checked = build_parser(), [], 0
-    for snippet in (s for s in readme() if s.lang == "sh"):
+    for snippet in (s for s in documented() if s.lang == "sh"):
         for words in attnseq_commands(snippet):
             checked += 1
             try:
@@ -670,23 +719,23 @@ def test_readme_commands_parse_and_name_what_exists():
 
 @pytest.mark.slow
 def test_readme_commands_run_with_small_settings(tmp_path, monkeypatch):
-    """Every command of the README that runs in seconds, in order, with small settings (the edit
+    """Every command of the docs that runs in seconds, in order, with small settings (the edit
     loop's suite checks that they parse, above: running them all takes 25 s)."""
-    outcomes = Reader.checkout(tmp_path, monkeypatch).follow(readme())
+    outcomes = Reader.checkout(tmp_path, monkeypatch).follow(documented())
     assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
     assert sum(o.status == "ran" for o in outcomes) >= 40, report(outcomes, "skipped", "slow")
 
 
 @pytest.mark.slow
 def test_readme_slow_commands_run_with_small_settings(tmp_path, monkeypatch):
-    """The README again with the commands that take longer (reproduce, torchrun, benchmarks)."""
-    outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(readme())
+    """The docs again with the commands that take longer (reproduce, torchrun, benchmarks)."""
+    outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(documented())
     assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
     assert not any(o.status == "slow" for o in outcomes)
 
 
 def iso_date(text: str) -> str | None:
-    """The ISO form of a date written as the README's examples write them, or None."""
+    """The ISO form of a date written as the docs' examples write them, or None."""
     for form in ("%B %d, %Y", "%b %d %Y", "%m/%d/%y", "%A, %B %d, %Y"):
         with contextlib.suppress(ValueError):
             return datetime.datetime.strptime(text, form).date().isoformat()
@@ -719,15 +768,16 @@ def makers(snippets: list[Snippet], target: Snippet) -> list[Snippet]:
 @pytest.mark.slow
 def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
     """``echo "september 27, 1994" | attnseq translate runs/book`` prints 1994-09-27 once the
-    README's commands before it trained runs/book (the book preset's own settings, TRAINED)."""
-    snippets = readme()
+    docs' commands before it trained runs/book (the book preset's own settings, TRAINED); so does
+    each date echoed into a run (the README's tour: runs/demo/run, the demo)."""
+    snippets = documented()
     echoed = {
         s: iso_date(w[1])
         for s in snippets
         if s.lang == "sh" and (w := shell_words(s.text))[0] == "echo" and w[2:5] == ["|", "attnseq", "translate"]
     }
     answered = {s: iso for s, iso in echoed.items() if iso}
-    assert answered, "the README shows no date echoed into attnseq translate"
+    assert answered, "the docs show no date echoed into attnseq translate"
     reader = Reader.checkout(tmp_path, monkeypatch, small=False)
     for snippet, iso in answered.items():
         outcomes = reader.follow([*makers(snippets, snippet), snippet])
@@ -739,8 +789,8 @@ def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
 def test_readme_python_api_gives_what_its_comments_state(tmp_path, monkeypatch):
     """The python blocks whose comments state a value (``# ['1994-09-27', '2021-03-04']``), on
     the runs they name trained (runs/demo/run: the demo, until every dev date is right)."""
-    stating = [s for s in readme() if s.lang == "python" and stated_values(s.text)]
-    assert stating, "the README states no value in a python comment"
+    stating = [s for s in documented() if s.lang == "python" and stated_values(s.text)]
+    assert stating, "the docs state no value in a python comment"
     reader = Reader.checkout(tmp_path, monkeypatch, small=False)
     outcomes = reader.follow(stating)
     assert all(o.status == "ran" for o in outcomes), report(outcomes, "failed")
@@ -748,15 +798,23 @@ def test_readme_python_api_gives_what_its_comments_state(tmp_path, monkeypatch):
 
 
 def test_readme_yaml_blocks_are_configs(tmp_path):
-    """Each yaml block of the README is a config (a fragment, the rest defaults) that attnseq reads
+    """Each yaml block of the docs is a config (a fragment, the rest defaults) that attnseq reads
     and its engine accepts."""
     from attnseq.config import load_config
     from attnseq.engines import engine_for
 
-    blocks = re.findall(r"^```yaml\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.M | re.S)
+    blocks = [
+        (f"{page}:{text.count(chr(10), 0, found.start()) + 2}", found.group(1))  # page:line of its first line
+        for page in DOCS
+        for text in [page_text(page)]
+        for found in re.finditer(r"^```yaml\n(.*?)^```", text, flags=re.M | re.S)
+    ]
     assert blocks
-    for i, block in enumerate(blocks):
+    for i, (where, block) in enumerate(blocks):
         path = tmp_path / f"block{i}.yaml"
         path.write_text(block, encoding="utf-8")
-        config = load_config(path, ["data.dir=data/dates"])  # as `attnseq train BLOCK.yaml --data data/dates`
-        engine_for(config).check(config)
+        try:
+            config = load_config(path, ["data.dir=data/dates"])  # as `attnseq train BLOCK.yaml --data data/dates`
+            engine_for(config).check(config)
+        except Exception as error:
+            pytest.fail(f"{where}: {type(error).__name__}: {error}")
