@@ -19,12 +19,13 @@ checkpoint, a malformed data file), which keep their types.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import DECODE_PRECISIONS, Config, load_config, parse_override
 from .engines import ENGINES, engine_for
-from .errors import ConfigError
+from .errors import ConfigError, user_message
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
 from .translator import Translation, Translator
 from .translator.arguments import (
@@ -68,54 +69,54 @@ def load(
     Raises TypeError or ValueError naming the argument at fault (``run_dir`` that is not a run
     folder, an override of a setting the model was trained with, ``run_dir[1]`` that cannot
     join the ensemble, int8 for the numpy engine, ...)."""
-    several = isinstance(run_dir, (list, tuple))
-    runs = (
-        [path_argument(run, f"run_dir[{i}]") for i, run in enumerate(run_dir)]
-        if several
-        else [path_argument(run_dir, "run_dir")]
-    )
-    if not runs:
-        raise ArgumentValueError("run_dir", "empty; give a run folder, or a list of them for their ensemble")
+    runs, names = _run_dirs(run_dir)
     checkpoint = choice_argument(checkpoint, "checkpoint", CHECKPOINTS)
     device = device_argument(device)
     overrides = strings_argument(overrides, "overrides")
-    if precision is not None:
-        precision = choice_argument(precision, "precision", DECODE_PRECISIONS)
-    names = [f"run_dir[{i}]" for i in range(len(runs))] if several else ["run_dir"]
+    precision = precision if precision is None else choice_argument(precision, "precision", DECODE_PRECISIONS)
     for run, name in zip(runs, names):
         if not _is_run(run):
             raise ArgumentValueError(name, f"{run}: not a run folder (no {CONFIG_FILE})")
-    if engine is not None:
-        engine = choice_argument(engine, "engine", ENGINES)
-    for i, text in enumerate(overrides):
-        try:
-            parse_override(text)
-        except ConfigError as err:
-            raise ArgumentValueError(f"overrides[{i}]", str(err)) from None
-    configs = [_run_config(run, overrides) for run in runs]
-    if precision is not None:
-        for config in configs:
-            config.decode.precision = precision
+    engine = engine if engine is None else choice_argument(engine, "engine", ENGINES)
+    configs = _run_configs(runs, overrides, precision)
+    with _as_argument("precision", when=lambda err: precision is not None and err.key == "decode.precision"):
+        if names != ["run_dir"]:  # a list of runs: their ensemble
+            return _ensemble(runs, configs, checkpoint, device, engine)
+        if engine is None or engine == configs[0].engine:
+            return engine_for(configs[0]).load(runs[0], configs[0], checkpoint, device)
+        with _as_argument("engine", when=lambda err: err.key != "decode.precision"):  # a run that engine cannot decode
+            return ENGINES.get(engine, "engine")().load_from(runs[0], configs[0], checkpoint, device)
+
+
+# the config key an argument of the API sets, which its errors name: "precision (decode.precision): ..."
+ARGUMENT_KEYS = {"precision": "decode.precision"}
+
+
+@contextmanager
+def _as_argument(name: str, when: Callable[[ConfigError], bool] = lambda err: True) -> Iterator[None]:
+    """Within it, a ConfigError that ``when`` says is the argument ``name``'s is raised as an
+    ArgumentValueError naming it (its line from attnseq.errors' table; without the key's own
+    prefix where the argument sets that key); any other passes unchanged."""
     try:
-        if several:
-            if engine not in (None, "torch"):
-                raise ArgumentValueError(
-                    "engine", f"{engine}: an ensemble decodes torch models, through the decoder step protocol"
-                )
-            return _ensemble(runs, configs, checkpoint, device)
-        config = configs[0]
-        if engine is None or engine == config.engine:
-            return engine_for(config).load(runs[0], config, checkpoint, device)
-        try:
-            return ENGINES.get(engine, "engine")().load_from(runs[0], config, checkpoint, device)
-        except ConfigError as err:  # a run that engine cannot decode
-            if err.key == "decode.precision":
-                raise
-            raise ArgumentValueError("engine", str(err)) from None
+        yield
     except ConfigError as err:
-        if precision is None or err.key != "decode.precision":
+        if not when(err):
             raise
-        raise ArgumentValueError("precision", str(err).removeprefix(f"{err.key}: "), err.key) from None
+        line, key = user_message(err), ARGUMENT_KEYS.get(name.split("[")[0])
+        if key is not None and err.key == key:
+            raise ArgumentValueError(name, line.removeprefix(f"{key}: "), key) from None
+        raise ArgumentValueError(name, line) from None
+
+
+def _run_dirs(run_dir) -> tuple[list[Path], list[str]]:
+    """(the run folders ``run_dir`` gives, the argument name of each: "run_dir", or "run_dir[i]"
+    for the items of a list), an ArgumentTypeError or ArgumentValueError naming the one at fault."""
+    if not isinstance(run_dir, (list, tuple)):
+        return [path_argument(run_dir, "run_dir")], ["run_dir"]
+    if not run_dir:
+        raise ArgumentValueError("run_dir", "empty; give a run folder, or a list of them for their ensemble")
+    names = [f"run_dir[{i}]" for i in range(len(run_dir))]
+    return [path_argument(run, name) for run, name in zip(run_dir, names)], names
 
 
 def _is_run(run_dir: Path) -> bool:
@@ -126,22 +127,33 @@ def _is_run(run_dir: Path) -> bool:
         return False
 
 
-def _run_config(run_dir: Path, overrides: Sequence[str]) -> Config:
-    """The config of the run in ``run_dir`` with ``overrides`` of its decode settings."""
-    try:
-        return read_run_config(run_dir, overrides)
-    except ConfigError as err:
-        if err.key is None or not overrides:  # the run's own config.yaml
-            raise
-        raise ArgumentValueError("overrides", str(err)) from None
+def _run_configs(runs: list[Path], overrides: list[str], precision: str | None) -> list[Config]:
+    """The configs of the runs in ``runs`` with ``overrides`` of their decode settings (an
+    ArgumentValueError naming the override at fault) and ``precision`` where given."""
+    for i, text in enumerate(overrides):
+        with _as_argument(f"overrides[{i}]"):
+            parse_override(text)
+    with _as_argument("overrides", when=lambda err: err.key is not None and bool(overrides)):  # not config.yaml's own
+        configs = [read_run_config(run, overrides) for run in runs]
+    if precision is not None:
+        for config in configs:
+            config.decode.precision = precision
+    return configs
 
 
-def _ensemble(runs: list[Path], configs: list[Config], checkpoint: str, device: str) -> Translator:
+def _ensemble(
+    runs: list[Path], configs: list[Config], checkpoint: str, device: str, engine: str | None = None
+) -> Translator:
     """The ensemble of the torch runs ``runs`` (their ``configs``); an ArgumentValueError naming
-    ``run_dir[i]`` for a run that is not one, or reads or writes text otherwise than the first."""
+    ``engine`` for another engine than torch, or ``run_dir[i]`` for a run that is not a torch run,
+    or reads or writes text otherwise than the first."""
     from .translator.ensemble import EnsembleTranslator, pipeline_difference
     from .translator.torch_model import TorchTranslator
 
+    if engine not in (None, "torch"):
+        raise ArgumentValueError(
+            "engine", f"{engine}: an ensemble decodes torch models, through the decoder step protocol"
+        )
     for i, (run, config) in enumerate(zip(runs, configs)):
         if config.engine != "torch":
             raise ArgumentValueError(
@@ -187,11 +199,9 @@ def fit(
         raise ArgumentValueError("resume", "resume and overwrite: choose one")
     if on_eval is not None and not callable(on_eval):
         raise ArgumentTypeError("on_eval", f"expected a function of one record or None, got {type(on_eval).__name__}")
-    try:
+    with _as_argument("config"):
         if not isinstance(config, Config):
             config = load_config(config, overrides)
         engine = engine_for(config)
         config = engine.check(config)
-    except ConfigError as err:
-        raise ArgumentValueError("config", str(err)) from None
     return engine.train(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)

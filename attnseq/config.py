@@ -29,8 +29,8 @@ from .data.pipeline import UNICODE_FORMS
 from .data.sources import SOURCES
 from .data.tokenizers import TOKENIZERS
 from .errors import ConfigError
-from .hardware import MAX_THREADS
 from .schema import Variant, build, choice, number, plain, tagged, variant
+from .threads import MAX_THREADS
 
 TIES = ("none", "decoder", "all")  # model.tie_embeddings: which embeddings are the output layer's matrix
 

@@ -1,5 +1,5 @@
 """Writing what a command outputs: the one writer of every file a user names (``--out``,
-``--output``, ``--html``), and the one line an operating-system error becomes.
+``--output``, ``--html``), and the one line an operating-system error becomes (attnseq.errors).
 
 The rule, the same for every command:
 
@@ -21,7 +21,6 @@ Every message reads ``<path>: <what is wrong>; <what to do>``.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import stat
@@ -31,46 +30,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from .errors import UserError
+from .errors import UserError, os_error_message
 from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
 
 Data = str | bytes
 PathLike = str | Path
 STREAM_BUFFER = 1 << 20  # bytes an output stream gathers before it writes them
-
-# errno -> (what is wrong, what to do): the operating-system errors a user causes (a path that
-# is wrong, a disk that is full or read-only, permissions); any other errno is a bug to show
-USER_ERRNOS = {
-    errno.ENOENT: ("no such file or folder", "check the path"),
-    errno.ENOTDIR: ("a part of the path is a file, not a folder", "give a path under a folder"),
-    errno.EISDIR: ("a folder, not a file", "give a file"),
-    errno.EEXIST: ("exists already", "give another path"),
-    errno.EACCES: ("permission denied", "check its permissions, or give another path"),
-    errno.EPERM: ("operation not permitted", "check its permissions, or give another path"),
-    errno.EROFS: ("on a read-only file system", "write somewhere else"),
-    errno.ENOSPC: ("no space left on the device", "free some space, or write somewhere else"),
-    errno.EDQUOT: ("over the disk quota", "free some space, or write somewhere else"),
-    errno.EFBIG: ("too large a file for this file system", "write somewhere else"),
-    errno.ENAMETOOLONG: ("too long a name", "give a shorter path"),
-    errno.ELOOP: ("a loop of symbolic links", "check the links"),
-    errno.ETXTBSY: ("busy (a running program)", "give another path"),
-    errno.EADDRINUSE: ("the address is in use", "give another --port (0: any free port)"),
-    errno.EADDRNOTAVAIL: ("not an address of this machine", "give another --host"),
-}
-
-
-def os_error_message(err: OSError, path: PathLike | None = None) -> str | None:
-    """``<path>: <what is wrong>; <what to do>`` for an operating-system error a user causes
-    (``path`` or the file the error names), or None when ``err`` is not one (a bug)."""
-    if err.errno not in USER_ERRNOS:
-        return None
-    what, todo = USER_ERRNOS[err.errno]
-    where = path if path is not None else err.filename
-    if err.errno == errno.EEXIST and where is not None and not Path(where).is_dir():  # a folder was to be made
-        what, todo = "a file, not a folder", "give a folder's path"
-    if err.filename2 is not None and path is None:  # a rename or a link: both paths
-        where = f"{err.filename} -> {err.filename2}"
-    return f"{where}: {what}; {todo}" if where is not None else f"{what}; {todo}"
 
 
 def same_file(a: PathLike, b: PathLike) -> bool:

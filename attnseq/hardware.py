@@ -1,23 +1,14 @@
 """What this machine's processor can do, read at run time (the CPU model changes from day to
-day here): its name, its instruction-set flags, whether bfloat16 runs in hardware and whether
-it is faster than float32 here, whether it has int8 dot-product instructions; how the C
-library's allocator should treat the large tensors a step frees and allocates again; and
-CTranslate2 loaded beside torch with its own OpenMP runtime and the instruction set its kernels
-run best with here."""
+day here): its name, its instruction-set flags and the kernels' caps on them, the CPUs this
+process may use, whether bfloat16 runs in hardware and whether it is faster than float32 here,
+whether it has int8 dot-product instructions."""
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import platform
-import re
-import sys
 import time
-from collections.abc import Mapping
-
-from .errors import UserError
-from .utils import whole_number
 
 
 @functools.cache
@@ -159,140 +150,3 @@ def int8_in_hardware() -> tuple[bool, str]:
     if found:
         return True, ""
     return False, f"({cpu_model()}{where_held()}) has no int8 dot-product instructions ({', '.join(INT8_FLAGS)})"
-
-
-# glibc's mallopt parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-MMAP_BELOW = 64 << 20  # blocks smaller than this come from the heap, not from their own mapping
-KEEP_FREE = 128 << 20  # freed memory kept at the top of the heap before any is returned
-
-
-@functools.lru_cache(maxsize=1)
-def keep_freed_memory() -> bool:
-    """Has glibc's malloc serve blocks under 64 MB from its heap and keep up to 128 MB of freed
-    memory, instead of mapping each large block afresh and returning it when freed. A decoding or
-    training step frees and allocates again tensors of megabytes (beam search's (B * k, V)
-    log-probabilities, a Transformer's cache): by default each one is faulted in again page by
-    page (what this gains: the README's Benchmarks, ``make bench``). True when set; False
-    where the C library is not glibc or the environment already sets either threshold
-    (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``), which is then left to rule."""
-    if platform.libc_ver()[0] != "glibc" or {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):
-        return False
-    try:
-        libc = ctypes.CDLL(None)  # this process's symbols, glibc's among them (no ldconfig run to find it)
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_BELOW)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREE))
-    except (OSError, AttributeError):
-        return False
-
-
-# GNU OpenMP's GOMP_CPU_AFFINITY: CPU numbers, ranges (4-7) and ranges with a stride (0-15:2), separated by
-# spaces or commas
-AFFINITY = re.compile(
-    r"[\s,]*\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?(?:[\s,]+\d+(?:\s*-\s*\d+(?:\s*:\s*\d+)?)?)*[\s,]*", re.ASCII
-)  # (a digit of another script, "０", is one of the values that hang)
-
-
-# threads a setting may ask for (train.threads, reproduce --threads, OMP_NUM_THREADS): far above any core count
-# here, below where creating them fails (16,384 torch threads ended the process, "libgomp: Thread creation
-# failed"; train.threads=100000 crashed it, OMP_NUM_THREADS=100000 aborted a CTranslate2 search)
-MAX_THREADS = 1024
-
-
-def check_openmp_environment(environ: Mapping[str, str] = os.environ) -> None:
-    """A UserError naming the variable when the OpenMP runtime torch loads would hang or end the
-    process on it as torch is imported or first runs in parallel: ``GOMP_CPU_AFFINITY`` outside
-    its grammar (some such values, "abc", "1:2", "1.5", make that import loop for ever: any
-    program's ``import torch``), or ``OMP_NUM_THREADS`` asking for more than MAX_THREADS threads."""
-    value = environ.get("GOMP_CPU_AFFINITY")
-    if value is not None and not AFFINITY.fullmatch(value):
-        raise UserError(
-            f"GOMP_CPU_AFFINITY={value!r}: not a list of CPUs (such as 0 2 4-7 or 0-15:2, spaces or "
-            "commas between them), and torch's OpenMP runtime can hang reading it; correct or unset it"
-        )
-    threads = [whole_number(part) for part in environ.get("OMP_NUM_THREADS", "").split(",")]  # (nested: "4,2")
-    if any(n is not None and n > MAX_THREADS for n in threads):
-        raise UserError(
-            f"OMP_NUM_THREADS={environ['OMP_NUM_THREADS']!r}: more threads than attnseq runs (at most "
-            f"{MAX_THREADS:,}; creating many more fails and ends the process); give at most the cores, "
-            f"{usable_cpus()} here"
-        )
-
-
-# what CTranslate2 takes for AVX-512 (its cpu_supports_avx512)
-AVX512_FLAGS = ("avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw")
-
-
-def ctranslate2_isa() -> str | None:
-    """The instruction set attnseq asks CTranslate2's own kernels to use (its
-    ``CT2_FORCE_CPU_ISA``), or None for CTranslate2's choice. CTranslate2 leaves AVX-512 out of
-    its automatic choice (AVX2 at most), for processors that lower their clocks to run it; an
-    AMD processor with AVX-512 (Zen 4 and later) does not, and there its AVX-512 kernels (the
-    softmax and top-k of each search step, layer norms, quantising activations) decode faster:
-    on a Zen 4 EPYC, the gettext Transformer's test set at 1 thread, 4 runs each way, int8 beam 5
-    +7-13%, float32 beam 5 +3-6%, int8 greedy +1-7%, float32 greedy 1-5% slower, outputs
-    unchanged (README, *Decoding with CTranslate2*). Elsewhere (Intel's AVX-512, not measured
-    here; no AVX-512) CTranslate2 chooses."""
-    return "AVX512" if cpuinfo("vendor_id") == "AuthenticAMD" and ctranslate2_isas().get("AVX512") else None
-
-
-def ctranslate2_isas() -> dict[str, bool]:
-    """The values CTranslate2 takes for ``CT2_FORCE_CPU_ISA`` on this processor's architecture,
-    each with whether this processor has it (CTranslate2 refuses one it lacks)."""
-    if platform.machine().lower() in ("aarch64", "arm64"):
-        return {"NEON": True, "GENERIC": True}
-    flags = cpu_flags()
-    return {
-        "AVX512": all(flag in flags for flag in AVX512_FLAGS),
-        "AVX2": "avx2" in flags,
-        "AVX": "avx" in flags,
-        "GENERIC": True,
-    }
-
-
-def check_ctranslate2_isa(value: str) -> None:
-    """A UserError naming ``CT2_FORCE_CPU_ISA`` when ``value`` is one CTranslate2 would refuse at
-    the first search (it reads the variable then): not one of its names (spelt as it spells
-    them), or an instruction set this processor lacks. Empty is CTranslate2's own choice."""
-    isas = ctranslate2_isas()
-    if value and not isas.get(value):
-        why = (
-            f"this processor does not have it (it has {', '.join(name for name, has in isas.items() if has)})"
-            if value in isas
-            else f"CTranslate2 takes {', '.join(isas)}"
-        )
-        raise UserError(f"CT2_FORCE_CPU_ISA={value!r}: {why}; unset it to let attnseq choose")
-
-
-def import_ctranslate2():
-    """The ``ctranslate2`` module, imported so that its library calls the OpenMP runtime it ships
-    with (ImportError where it is not installed).
-
-    torch loads its own libgomp into the process's global symbols, so a plain import binds
-    CTranslate2's OpenMP calls to torch's runtime. Once torch has run a parallel region that
-    runtime manages torch's threads and CTranslate2's together, more than there are cores, and
-    drops to the short spin it keeps for an oversubscribed machine: CTranslate2's many small
-    parallel regions then wait on the kernel, and it decodes on 2 threads at about half its
-    speed (README, *Decoding with CTranslate2*). Loaded with ``RTLD_DEEPBIND`` its library finds
-    its own libgomp first. Not where ``LD_PRELOAD`` is set (a preloaded allocator would then be
-    bypassed by CTranslate2 alone), nor where the module was already imported.
-
-    Where the environment does not set ``CT2_FORCE_CPU_ISA``, it is set to ``ctranslate2_isa()``
-    (for this process and those it starts) before CTranslate2 reads it; a value CTranslate2 would
-    refuse is a UserError naming the variable (``check_ctranslate2_isa``)."""
-    if "CT2_FORCE_CPU_ISA" in os.environ:
-        check_ctranslate2_isa(os.environ["CT2_FORCE_CPU_ISA"])
-    elif ctranslate2_isa():
-        os.environ["CT2_FORCE_CPU_ISA"] = ctranslate2_isa()
-    if "ctranslate2" in sys.modules:
-        return sys.modules["ctranslate2"]
-    import numpy  # noqa: F401  (loaded as always before the flag is set: only CTranslate2's libraries get it)
-
-    deepbind = getattr(os, "RTLD_DEEPBIND", 0)
-    flags = sys.getdlopenflags()
-    if deepbind and not os.environ.get("LD_PRELOAD"):
-        sys.setdlopenflags(flags | deepbind)
-    try:
-        import ctranslate2
-    finally:
-        sys.setdlopenflags(flags)
-    return ctranslate2

@@ -450,7 +450,7 @@ def ctranslate2_translator(run: Path, export: Path, device: str, threads: int, s
     (None, why not) where CTranslate2 is not installed or cannot decode on the GPU. A failed export
     raises RuntimeError."""
     from attnseq.cli import main as attnseq_main
-    from attnseq.hardware import import_ctranslate2
+    from attnseq.ctranslate2_library import import_ctranslate2
 
     try:
         ctranslate2 = import_ctranslate2()
@@ -688,7 +688,7 @@ def header(args, sizes: Sizes) -> list[str]:
     else:
         device = "no GPU: the smoke run on the CPU"
     try:
-        from attnseq.hardware import import_ctranslate2
+        from attnseq.ctranslate2_library import import_ctranslate2
 
         ct2 = f"ctranslate2 {import_ctranslate2().__version__}"
     except ImportError:

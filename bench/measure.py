@@ -137,9 +137,9 @@ CLOCK = time.perf_counter
 
 def allocator_as_the_engine_sets_it() -> None:
     """glibc's malloc set as the torch engine sets it to train and to translate, in the revisions
-    that do (attnseq.hardware.keep_freed_memory)."""
+    that do (attnseq.allocator.keep_freed_memory)."""
     try:
-        from attnseq.hardware import keep_freed_memory
+        from attnseq.allocator import keep_freed_memory
     except ImportError:
         return
     keep_freed_memory()

@@ -109,10 +109,10 @@ def test_train_evaluate_translate(trained, reverse_dir, capsys, monkeypatch):
 
     # the Python API on the same run
     import attnseq
-    from attnseq import hardware
+    from attnseq import allocator as malloc
 
     allocator = []
-    monkeypatch.setattr(hardware, "keep_freed_memory", lambda: allocator.append("set"))
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda: allocator.append("set"))
     model = attnseq.load(trained)
     decoder_weights = [p for n, p in model.model.named_parameters() if p.dim() == 2 and "embed" not in n]
     assert decoder_weights and all(p.t().is_contiguous() for p in decoder_weights)  # laid out for decoding
@@ -450,3 +450,25 @@ def test_data_refuses_more_workers_than_cpus(monkeypatch, capsys, tmp_path):
         )
         == 0
     )
+
+
+def test_one_table_gives_the_line_of_every_error_that_is_no_bug():
+    """attnseq.errors' table, which the command line, the API and the server read: a user's error
+    (a setting, a path) is one line for all three; memory the system refused is a line for the
+    command line but not the user's (the server's 500); a reader gone away has nothing to say;
+    a bug is no row's."""
+    import errno
+
+    from attnseq.errors import ConfigError, explained, user_message
+
+    setting = ConfigError("decode.beam_size: expected a value >= 1, got 0", key="decode.beam_size")
+    assert user_message(setting) == "decode.beam_size: expected a value >= 1, got 0"
+    missing = FileNotFoundError(errno.ENOENT, "No such file or directory", "x.tsv")
+    assert user_message(missing) == "x.tsv: no such file or folder; check the path"
+    line, users = explained(
+        RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 2147483648 bytes")
+    )
+    assert line.startswith("out of memory (2.00 GiB asked at once); ask for less") and not users
+    assert user_message(MemoryError()) is None
+    assert explained(BrokenPipeError(errno.EPIPE, "Broken pipe")) == ("", False)
+    assert explained(RuntimeError("a bug")) is None and explained(OSError(errno.EBADF, "Bad file descriptor")) is None

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 import attnseq
 from attnseq.cli import main
 from attnseq.config import TransformerConfig, from_dict
+from attnseq.ctranslate2_library import import_ctranslate2
 from attnseq.errors import ConfigError, UserError
 from attnseq.export.ctranslate2_spec import check_exportable, special_names
-from attnseq.hardware import import_ctranslate2
 from attnseq.schema import Variant
 
 
@@ -365,7 +365,7 @@ BINDS = """
 import torch
 torch.set_num_threads(2)
 torch.ones(1 << 22).add_(1)  # a parallel region: torch's OpenMP runtime has started its threads
-from attnseq.hardware import import_ctranslate2
+from attnseq.ctranslate2_library import import_ctranslate2
 import_ctranslate2()
 """
 
@@ -395,7 +395,7 @@ def gomp_parallel_of_ctranslate2(env: dict) -> str:
 @pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="the loader's bindings are glibc's")
 def test_ctranslate2_calls_its_own_openmp_runtime_beside_torch(ct2):
     """Bound to torch's libgomp, CTranslate2 decodes on 2 threads at about half its speed once
-    torch has run a parallel region (hardware.import_ctranslate2); it binds to the one it ships
+    torch has run a parallel region (ctranslate2_library.import_ctranslate2); it binds to the one it ships
     with, except where LD_PRELOAD is set."""
     own = gomp_parallel_of_ctranslate2({})
     assert "ctranslate2" in own and "torch" not in own, own
@@ -433,16 +433,17 @@ def test_ctranslate2_runs_avx512_on_amd_processors_that_have_it(monkeypatch, ven
     """AVX-512 for CTranslate2's kernels on an AMD processor with every AVX-512 subset CTranslate2
     needs (measured faster there); CTranslate2's own choice on one without them, on Intel's
     (not measured here) and where /proc/cpuinfo does not say."""
-    from attnseq import hardware
+    from attnseq import ctranslate2_library as library
 
-    flags = {"avx2", *hardware.AVX512_FLAGS} - {missing}
-    monkeypatch.setattr(hardware, "cpuinfo", lambda field: {"vendor_id": vendor, "flags": " ".join(flags)}[field])
-    assert hardware.ctranslate2_isa() == expected
+    flags = {"avx2", *library.AVX512_FLAGS} - {missing}
+    monkeypatch.setattr(library, "cpuinfo", lambda field: {"vendor_id": vendor, "flags": " ".join(flags)}[field])
+    monkeypatch.setattr(library, "cpu_flags", lambda: frozenset(flags))
+    assert library.ctranslate2_isa() == expected
 
 
 ISA = """
 import os
-from attnseq.hardware import ctranslate2_isa, import_ctranslate2
+from attnseq.ctranslate2_library import ctranslate2_isa, import_ctranslate2
 ct2 = import_ctranslate2()
 print(os.environ.get("CT2_FORCE_CPU_ISA"), ctranslate2_isa(), sep=",")
 """
@@ -473,28 +474,30 @@ def test_importing_ctranslate2_sets_its_isa_unless_the_environment_does(ct2, giv
 @settings(max_examples=200, deadline=None)
 @given(
     value=st.one_of(st.sampled_from(["AVX512", "AVX2", "AVX", "GENERIC", "NEON", "avx2", "AVX2 "]), st.text()),
-    flags=st.sets(st.sampled_from(["avx", "avx2", *__import__("attnseq.hardware").hardware.AVX512_FLAGS])),
+    flags=st.sets(
+        st.sampled_from(["avx", "avx2", *__import__("attnseq.ctranslate2_library").ctranslate2_library.AVX512_FLAGS])
+    ),
 )
 def test_an_instruction_set_ctranslate2_would_refuse_is_one_line_naming_the_variable(value, flags):
     """CT2_FORCE_CPU_ISA, whatever it holds: accepted when empty or one of CTranslate2's names
     (its spelling) that the processor has; else a UserError naming the variable and the value,
     before CTranslate2 would raise at the first search."""
-    from attnseq import hardware
+    from attnseq import ctranslate2_library as library
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(hardware, "cpu_flags", lambda: frozenset(flags))
-        patch.setattr(hardware.platform, "machine", lambda: "x86_64")
+        patch.setattr(library, "cpu_flags", lambda: frozenset(flags))
+        patch.setattr(library.platform, "machine", lambda: "x86_64")
         has = {
-            "AVX512": set(hardware.AVX512_FLAGS) <= flags,
+            "AVX512": set(library.AVX512_FLAGS) <= flags,
             "AVX2": "avx2" in flags,
             "AVX": "avx" in flags,
             "GENERIC": True,
         }
         if not value or has.get(value):
-            hardware.check_ctranslate2_isa(value)
+            library.check_ctranslate2_isa(value)
         else:
             with pytest.raises(UserError, match=r"^CT2_FORCE_CPU_ISA=.*; unset it to let attnseq choose$"):
-                hardware.check_ctranslate2_isa(value)
+                library.check_ctranslate2_isa(value)
 
 
 def test_translate_with_an_instruction_set_ctranslate2_refuses_says_so_in_one_line(

@@ -35,7 +35,7 @@ def kept(quick_runs, tmp_path_factory):
 @pytest.fixture(scope="module")
 def exported(quick_runs, tmp_path_factory):
     """The Transformer quick run exported to CTranslate2 (None without the optional package)."""
-    from attnseq.hardware import import_ctranslate2
+    from attnseq.ctranslate2_library import import_ctranslate2
 
     try:
         import_ctranslate2()

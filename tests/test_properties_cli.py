@@ -481,7 +481,7 @@ def test_an_openmp_affinity_attnseq_accepts_never_hangs_torchs_import(value):
     import sys
 
     from attnseq.errors import UserError
-    from attnseq.hardware import check_openmp_environment
+    from attnseq.threads import check_openmp_environment
 
     try:
         check_openmp_environment({"GOMP_CPU_AFFINITY": value})
@@ -507,10 +507,10 @@ def test_an_openmp_affinity_attnseq_accepts_never_hangs_torchs_import(value):
 @example(value="100000")  # torch's OpenMP runtime failed to create its threads and ended the process
 def test_an_omp_num_threads_no_machine_runs_is_one_line(value):
     """OMP_NUM_THREADS, whatever it holds: accepted unless one of its numbers (a nested list such as
-    "4,2" has several) asks for more than hardware.MAX_THREADS threads; that is a UserError
+    "4,2" has several) asks for more than threads.MAX_THREADS threads; that is a UserError
     naming the variable, before torch creates them."""
     from attnseq.errors import UserError
-    from attnseq.hardware import MAX_THREADS, check_openmp_environment
+    from attnseq.threads import MAX_THREADS, check_openmp_environment
     from attnseq.utils import whole_number
 
     too_many = any((n := whole_number(part)) is not None and n > MAX_THREADS for part in value.split(","))

@@ -112,10 +112,10 @@ def test_missing_data_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("engine", ["torch", "numpy"])
 def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monkeypatch):
     """attnseq.fit: a preset and overrides, trained by the engine the config names."""
-    from attnseq import hardware
+    from attnseq import allocator as malloc
 
     allocator = []
-    monkeypatch.setattr(hardware, "keep_freed_memory", lambda: allocator.append("set"))
+    monkeypatch.setattr(malloc, "keep_freed_memory", lambda: allocator.append("set"))
     summary = attnseq.fit(
         ROOT / "configs" / "book-attention.yaml",
         tmp_path / "run",

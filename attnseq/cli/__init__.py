@@ -2,24 +2,24 @@
 (``add_arguments(parser)``) and its handler (``run(args)``) side by side. A handler imports what
 it needs when it runs, so building the parser stays light (no torch, no attnseq.train).
 
-User errors print one line and exit with status 2: a UserError, a wrong argument, and an
+User errors print one line and exit with status 2: a UserError, a wrong argument, an
 operating-system error a user causes (a path that is wrong, a full or read-only disk:
-attnseq.files.USER_ERRNOS), ``attnseq: error: <path>: <what is wrong>; <what to do>``. Any other
-exception is a bug and shows its traceback. An interrupt prints one line and exits with the
-status a shell gives a process that signal ends (130 for Ctrl-C, 143 for SIGTERM)."""
+``attnseq: error: <path>: <what is wrong>; <what to do>``), memory the system refused, output
+standard output's encoding cannot hold: each a row of attnseq.errors.TRANSLATIONS, the table the
+API and the server read too. Any other exception is a bug and shows its traceback. An interrupt
+prints one line and exits with the status a shell gives a process that signal ends (130 for
+Ctrl-C, 143 for SIGTERM)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
-import re
 import signal
 import sys
 
 from ..errors import UserError
-from ..files import os_error_message
-from ..hardware import check_openmp_environment
+from ..threads import check_openmp_environment
 from . import average, compare, data, demo, evaluate, export, plot, reproduce, serve, train, translate
 from .arguments import HelpFormatter, command_line_message
 
@@ -96,88 +96,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def stdout_refuses(err: UnicodeEncodeError) -> str | None:
-    """Standard output's encoding when it cannot write the character ``err`` is about (what an
-    encoder refused there was standard output's), else None."""
-    encoding = getattr(sys.stdout, "encoding", None)
-    try:
-        err.object[err.start].encode(encoding or "utf-8")
-    except UnicodeEncodeError:
-        return encoding
-    except LookupError:
-        pass
-    return None
-
-
-def out_of_memory(err: BaseException) -> str | None:
-    """What was refused when ``err`` is the system refusing memory (NumPy's MemoryError, torch's
-    allocators: "can't allocate memory: you tried to allocate N bytes" on the CPU, CUDA's
-    out of memory), else None."""
-    text = str(err)
-    if isinstance(err, MemoryError) or "can't allocate memory" in text or "out of memory" in text.lower():
-        asked = re.search(r"tried to allocate (\d+) bytes", text)
-        if asked:
-            return f"{int(asked.group(1)) / 2**30:,.2f} GiB asked at once"
-        return text.strip().splitlines()[0][:200] if text.strip() else type(err).__name__
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Run the command ``argv`` (default: the process's arguments) gives; the exit status.
-
-    A command stopped by Ctrl-C or SIGTERM returns 130 or 143; when it is the process's own
-    command (no ``argv``), later signals are ignored while the process ends, so a second Ctrl-C
-    after training saved cannot end it with a traceback."""
+    """Run the command ``argv`` (default: the process's arguments) gives; the exit status: 0, or
+    2 after the one line attnseq.errors' table gives an error (an error it has no row for is a
+    bug and keeps its traceback). A command stopped by Ctrl-C or SIGTERM returns 130 or 143;
+    when it is the process's own command (no ``argv``), later signals are ignored while the
+    process ends, so a second Ctrl-C after training saved cannot end it with a traceback."""
     # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
     # has no say; one matplotlib does not know would end its import in a ValueError
     os.environ.pop("MPLBACKEND", None)
     try:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
-        logging.basicConfig(
-            level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s", stream=sys.stderr
-        )
+        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
         args.func(args)
-    except UserError as err:
-        print(f"attnseq: error: {command_line_message(err)}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
         if argv is None:  # the process is the command and ends now: another signal changes nothing
             for signum in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(signum, signal.SIG_IGN)
         print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
         return getattr(err, "exit_status", 130)
-    except BrokenPipeError:
-        return 0
-    except OSError as err:  # a wrong path, a full or read-only disk: one line; any other errno is a bug
-        if os_error_message(err) is None:
+    except Exception as err:
+        line = command_line_message(err)
+        if line is None:  # no row of the table: a bug
             raise
-        print(f"attnseq: error: {os_error_message(err)}", file=sys.stderr)
-        return 2
-    except (MemoryError, RuntimeError) as err:  # memory asked of the system and refused; any other is a bug
-        refused = out_of_memory(err)
-        if not refused:
-            raise
-        print(
-            f"attnseq: error: out of memory ({refused}); ask for less at once: decode.batch_size "
-            "and decode.beam_size (--beam) when decoding, train.batch_size or train.batch_tokens when training",
-            file=sys.stderr,
-        )
-        return 2
-    except UnicodeEncodeError as err:  # an output standard output's encoding cannot hold; any other is a bug
-        encoding = stdout_refuses(err)
-        if encoding is None:
-            raise
-        print(
-            f"attnseq: error: standard output's encoding, {encoding} (PYTHONIOENCODING or the locale), cannot "
-            f"write {ascii(err.object[err.start])} of the output; set PYTHONIOENCODING=utf-8",
-            file=sys.stderr,
-        )
-        return 2
-    except UnicodeDecodeError as err:  # an input that is not text, read where no reader named it
-        print(
-            f"attnseq: error: an input file is not UTF-8 text ({err.reason} at byte {err.start}); give a UTF-8 file",
-            file=sys.stderr,
-        )
-        return 2
+        if line:  # (none where the output's reader went away: nothing failed)
+            print(f"attnseq: error: {line}", file=sys.stderr)
+        return 2 if line else 0
     return 0

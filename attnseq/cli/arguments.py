@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import explained
+
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Argument help followed by ``(default: X)`` where there is a default; an argument without
@@ -142,16 +144,18 @@ API_WORDS = {
 }
 
 
-def command_line_message(err: Exception) -> str:
-    """The message of a user error, in the command line's words: the API's errors name their
-    argument (``overrides: decode.nope: unknown key``), which a command names by its flag
-    (``--set decode.nope: unknown key``) or, for a positional word, not at all."""
+def command_line_message(err: BaseException) -> str | None:
+    """The one line for ``err`` in the command line's words (attnseq.errors' table), None for a
+    bug: the API's errors name their argument (``overrides: decode.nope: unknown key``), which a
+    command names by its flag (``--set decode.nope: unknown key``) or, for a positional word,
+    not at all."""
+    found = explained(err)
+    if found is None:
+        return None
     argument, detail = getattr(err, "argument", None), getattr(err, "detail", None)
-    if argument is None or detail is None:
-        return str(err)
-    word = API_WORDS.get(argument.split("[")[0])  # run_dir[1]: an ensemble's second run
+    word = API_WORDS.get(argument.split("[")[0]) if argument and detail is not None else None  # run_dir[1]
     if word is None:
-        return str(err)
+        return found[0]
     if word and getattr(err, "key", None):
         return f"{word} ({err.key}): {detail}"
     return f"{word} {detail}" if word and not detail.startswith(word) else detail

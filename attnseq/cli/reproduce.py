@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ..errors import UserError
-from ..hardware import MAX_THREADS
+from ..threads import MAX_THREADS
 from .arguments import add_overwrite, add_set, given_options
 
 HELP = "check a claim of the literature: train, tabulate, plot, write a page"

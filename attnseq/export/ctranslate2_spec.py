@@ -41,9 +41,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ..ctranslate2_library import import_ctranslate2
 from ..errors import ConfigError, UserError
 from ..files import write_folder
-from ..hardware import import_ctranslate2
 from ..runs import CONFIG_FILE, EXPORT_FILE, PIPELINE_FILES, checkpoint_path, read_checkpoint, read_run_config
 from . import QUANTIZATIONS
 
@@ -176,7 +176,7 @@ def transformer_spec(cfg, weights: dict[str, np.ndarray], positions: int):
     """CTranslate2's TransformerSpec of attnseq's Transformer ``cfg`` (the model section of a
     checked config) with ``weights`` (every name of the model's state dict, tied ones included,
     as float32 arrays) and ``positions`` sinusoidal positions."""
-    import_ctranslate2()  # its own OpenMP runtime (hardware.import_ctranslate2), before its specs
+    import_ctranslate2()  # its own OpenMP runtime (ctranslate2_library.import_ctranslate2), before its specs
     from ctranslate2.specs import common_spec
     from ctranslate2.specs import transformer_spec as specs
 

@@ -31,7 +31,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 
-from ..errors import ConfigError, UserError
+from ..errors import ConfigError, UserError, user_message
 from ..translator import Translation, Translator
 from ..utils import shown
 from .batcher import Busy, DecodeWorker, Job
@@ -275,7 +275,7 @@ def checked_job(served: Served, request: TranslateRequest) -> tuple[str, Job]:
         served.runs[name].translator.decode_settings(beam_size=beam_size, n_best=n_best)
     except ConfigError as err:
         field = decode_field(err)  # the message said as the request's field: "beam_size: ..."
-        message = f"{field}: {str(err).removeprefix(err.key + ': ')}" if field else str(err)
+        message = f"{field}: {user_message(err).removeprefix(err.key + ': ')}" if field else user_message(err)
         raise RequestError(422, message, field) from None
     return name, Job(request.text, beam_size, n_best, request.return_attention)
 
@@ -301,15 +301,19 @@ def checked_file_job(
 
 async def translation(worker: DecodeWorker, job: Job) -> bytes:
     """``job`` decoded on its run's thread: the JSON answer, or a RequestError (503 when the
-    run's queue is full, 422 for a user error the search raised)."""
+    run's queue is full, 422 for what the search raised that attnseq.errors' table calls the
+    user's error)."""
     try:
         future = worker.submit(job)
     except Busy as err:
         raise RequestError(503, f"server busy: {err}") from None
     try:
         return await asyncio.wrap_future(future)
-    except UserError as err:
-        raise RequestError(422, str(err), getattr(err, "argument", None)) from None
+    except Exception as err:
+        message = user_message(err)  # (attnseq.errors' table: None for a bug, the 500 answer's)
+        if message is None:
+            raise
+        raise RequestError(422, message, getattr(err, "argument", None)) from None
 
 
 # -- the routes ----------------------------------------------------------------------------------

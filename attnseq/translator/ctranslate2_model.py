@@ -45,11 +45,12 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Config, DecodeConfig
+from ..ctranslate2_library import import_ctranslate2
 from ..data.vocab import Vocab
 from ..decoding.common import Hypothesis, gnmt_penalty
 from ..decoding.options import output_limits
 from ..errors import ConfigError, UserError
-from ..hardware import import_ctranslate2, int8_in_hardware, usable_cpus
+from ..hardware import int8_in_hardware, usable_cpus
 from ..runs import EXPORT_FILE
 from ..utils import whole_number
 from .base import Translator

@@ -20,7 +20,7 @@ class TorchEngine(Engine):
         return check_config(config)
 
     def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
-        from ...hardware import keep_freed_memory
+        from ...allocator import keep_freed_memory
         from ...train.loop import Trainer
 
         keep_freed_memory()  # a step's large tensors reuse memory instead of faulting it in again
@@ -31,8 +31,8 @@ class TorchEngine(Engine):
     def load(self, run_dir, config, checkpoint="best", device="cpu"):
         import torch
 
+        from ...allocator import keep_freed_memory
         from ...data.pipeline import TextPipeline
-        from ...hardware import keep_freed_memory
         from ...nn.int8 import quantize_int8
         from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_model_weights
