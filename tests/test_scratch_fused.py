@@ -123,7 +123,7 @@ def test_time_lstm_without_a_cache_equals_the_books(rng):
             for p, q in zip(plain.params, quick.params):
                 p[...] = q[...] = randn(rng, *p.shape)
         xs = randn(rng, N, 1, D)
-        assert_same(plain.forward(xs, cache=False), quick.forward(xs, cache=False))
+        assert_same(plain.forward(xs), quick.forward(xs, cache=False))  # the book keeps its cache
         assert_same((plain.h, plain.c), (quick.h, quick.c))
 
 
@@ -132,7 +132,7 @@ def test_time_lstm_buffers_follow_the_shapes(rng):
     plain, quick = twins("TimeLSTM", *lstm_weights(rng))
     for n, t, cache in [(3, 4, True), (5, 2, False), (2, 6, True), (3, 4, False), (5, 2, True)]:
         xs = randn(rng, n, t, D)
-        assert_same(plain.forward(xs, cache), quick.forward(xs, cache))
+        assert_same(plain.forward(xs), quick.forward(xs, cache))
         if cache:
             dhs = randn(rng, n, t, H)
             assert_same(plain.backward(dhs), quick.backward(dhs))

@@ -418,10 +418,19 @@ class TimeLSTM(BookTimeLSTM):
 
 
 class TimeBiLSTM(BookTimeBiLSTM):
-    """The book's TimeBiLSTM of two fused TimeLSTMs: xs (N, T, D) -> (N, T, 2H); ``shared`` as
-    in TimeLSTM."""
+    """The book's TimeBiLSTM of two fused TimeLSTMs: xs (N, T, D) -> (N, T, 2H)."""
 
     lstm_class = TimeLSTM
+
+    def forward(self, xs: np.ndarray, cache: bool = True, shared: np.ndarray | None = None) -> np.ndarray:
+        """``cache`` and ``shared`` as in TimeLSTM; only the forward direction reads the shared
+        prefix first."""
+        o1 = self.forward_lstm.forward(xs, cache, shared)  # (N, T, H)
+        o2 = self.backward_lstm.forward(xs[:, ::-1], cache)  # (N, T, H), reversed time
+        return np.concatenate((o1, o2[:, ::-1]), axis=2)  # (N, T, 2H)
+
+
+FUSED_LSTMS = (TimeLSTM, TimeBiLSTM)  # the layers whose forward also takes cache and shared
 
 
 # --------------------------------------------------------------------------- attention

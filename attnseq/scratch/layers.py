@@ -175,9 +175,6 @@ class TimeLSTM:
     With ``stateful=True`` the final (h, c) of one call is the initial state of the next, and
     ``set_state`` sets it; otherwise every call starts from zeros.  After ``backward``, ``dh``
     (N, H) holds the gradient for the initial h.
-
-    ``cache=False`` keeps nothing for backward (decoding); ``shared`` changes nothing here: both
-    are options of the fused TimeLSTM (scratch/fused.py), accepted so either runs the models.
     """
 
     param_names = ("Wx", "Wh", "b")
@@ -196,7 +193,7 @@ class TimeLSTM:
     def reset_state(self) -> None:
         self.h = self.c = None
 
-    def forward(self, xs: np.ndarray, cache: bool = True, shared=None) -> np.ndarray:
+    def forward(self, xs: np.ndarray) -> np.ndarray:
         Wx, Wh, b = self.params
         N, T, D = xs.shape
         H = Wh.shape[0]
@@ -211,7 +208,7 @@ class TimeLSTM:
             self.h, self.c = layer.forward(xs[:, t, :], self.h, self.c)
             hs[:, t, :] = self.h
             layers.append(layer)
-        self.layers = layers if cache else None
+        self.layers = layers
         return hs
 
     def backward(self, dhs: np.ndarray) -> np.ndarray:
@@ -247,11 +244,9 @@ class TimeBiLSTM:
         self.params = self.forward_lstm.params + self.backward_lstm.params
         self.grads = self.forward_lstm.grads + self.backward_lstm.grads
 
-    def forward(self, xs: np.ndarray, cache: bool = True, shared=None) -> np.ndarray:
-        """``cache`` and ``shared`` as in TimeLSTM; only the forward direction reads the
-        shared prefix first."""
-        o1 = self.forward_lstm.forward(xs, cache, shared)  # (N, T, H)
-        o2 = self.backward_lstm.forward(xs[:, ::-1], cache)  # (N, T, H), reversed time
+    def forward(self, xs: np.ndarray) -> np.ndarray:
+        o1 = self.forward_lstm.forward(xs)  # (N, T, H)
+        o2 = self.backward_lstm.forward(xs[:, ::-1])  # (N, T, H), reversed time
         return np.concatenate((o1, o2[:, ::-1]), axis=2)  # (N, T, 2H)
 
     def backward(self, dhs: np.ndarray) -> np.ndarray:

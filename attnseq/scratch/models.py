@@ -26,8 +26,8 @@ each direction of width H/2 (see BiAttentionEncoder).
 (the default, ``BookLayers``: the code to read beside the book), or the module scratch.fused,
 their fused twins of the same names, which the NumPy engine trains and decodes with
 (``build_model(..., layers=fused)``): the same functions, faster.  Two options only the fused
-layers act on pass through the models: ``cache=False`` when generating (keep nothing for
-backward) and the sources' shared left padding (``shared_prefix``).
+layers act on reach them through ``run_lstm``: ``cache=False`` when generating (keep nothing for
+backward) and the sources' shared left padding (``shared_prefix``); the book's LSTMs take neither.
 
 Initialisation follows the book: embeddings randn/100; LSTM and affine weights
 randn/sqrt(fan_in); biases zero; values drawn in float64 and cast.  Draw order: encoder embedding,
@@ -107,6 +107,16 @@ def shared_prefix(ids: np.ndarray) -> np.ndarray:
     return np.cumprod(ids == pad, axis=1).sum(axis=1)
 
 
+def run_lstm(lstm, xs: np.ndarray, cache: bool = True, shared: np.ndarray | None = None) -> np.ndarray:
+    """``lstm.forward(xs)``: (N, T, D) -> (N, T, H). A fused LSTM (scratch/fused.py) is also told
+    whether a backward follows (``cache``) and which prefix the samples share (``shared``)."""
+    from .fused import FUSED_LSTMS
+
+    if isinstance(lstm, FUSED_LSTMS):
+        return lstm.forward(xs, cache, shared)
+    return lstm.forward(xs)
+
+
 class _Module:
     """Gathers the params and grads of named parts, so each one has a dotted name."""
 
@@ -165,7 +175,7 @@ class Encoder(_Module):
     def _lstm_forward(self, xs: np.ndarray, cache: bool) -> np.ndarray:
         shared = shared_prefix(xs) if self.share_prefix else None
         xs = self.embed.forward(xs)  # (N, S, D)
-        return self.lstm.forward(xs, cache, shared)  # (N, S, H)
+        return run_lstm(self.lstm, xs, cache, shared)  # (N, S, H)
 
     def forward(self, xs: np.ndarray, cache: bool = True) -> np.ndarray:
         self.hs = self._lstm_forward(xs, cache)  # (N, S, H)
@@ -203,7 +213,7 @@ class Decoder(_Module):
         encoder state (N, H), which designs like Peeky read at every step; ``cache=False``:
         no backward follows (generating)."""
         out = self.embed.forward(xs)  # (N, T, D)
-        out = self.lstm.forward(out, cache)  # (N, T, H)
+        out = run_lstm(self.lstm, out, cache)  # (N, T, H)
         return self.affine.forward(out)  # (N, T, V)
 
     def forward(self, xs: np.ndarray, h: np.ndarray) -> np.ndarray:
@@ -285,7 +295,7 @@ class PeekyDecoder(Decoder):
         N, T = xs.shape
         peek = np.broadcast_to(h[:, None, :], (N, T, h.shape[1]))  # (N, T, H)
         out = self.embed.forward(xs)  # (N, T, D)
-        out = self.lstm.forward(np.concatenate((peek, out), axis=2), cache)  # (N, T, H)
+        out = run_lstm(self.lstm, np.concatenate((peek, out), axis=2), cache)  # (N, T, H)
         return self.affine.forward(np.concatenate((peek, out), axis=2))  # (N, T, V)
 
     def backward(self, dscore: np.ndarray) -> np.ndarray:
@@ -340,7 +350,7 @@ class AttentionDecoder(Decoder):
 
     def _step(self, xs, enc_hs, cache: bool = True) -> np.ndarray:
         out = self.embed.forward(xs)  # (N, T, D)
-        dec_hs = self.lstm.forward(out, cache)  # (N, T, H)
+        dec_hs = run_lstm(self.lstm, out, cache)  # (N, T, H)
         c = self.attention.forward(enc_hs, dec_hs)  # (N, T, H)
         out = np.concatenate((c, dec_hs), axis=2)  # (N, T, 2H)
         return self.affine.forward(out)  # (N, T, V)
