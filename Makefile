@@ -32,7 +32,7 @@ lint: install
 test: lint
 	$(BIN)/python -m pytest -q -n 2 tests
 
-# The edit loop: everything but the tests marked slow (models trained to an accuracy, the README's
+# The edit loop: everything but the tests marked slow (models trained to an accuracy, the docs'
 # commands run one by one), < 40 s.
 test-fast: lint
 	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests

@@ -20,7 +20,7 @@ def keep_freed_memory() -> bool:
     memory, instead of mapping each large block afresh and returning it when freed. A decoding or
     training step frees and allocates again tensors of megabytes (beam search's (B * k, V)
     log-probabilities, a Transformer's cache): by default each one is faulted in again page by
-    page (what this gains: the README's Benchmarks, ``make bench``). True when set; False
+    page (what this gains: docs/benchmarks.md, ``make bench``). True when set; False
     where the C library is not glibc or the environment already sets either threshold
     (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``), which is then left to rule."""
     if platform.libc_ver()[0] != "glibc" or {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"} & set(os.environ):

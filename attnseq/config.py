@@ -144,7 +144,7 @@ class TransformerConfig:
 class MemN2NConfig:
     """An end-to-end memory network (``model.arch: memn2n``, Sukhbaatar et al. 2015): the source
     is a story, sentences ended by ``separator``, then a question; ``hops`` soft reads of the
-    story's sentences answer it with one word (nn/memory/memn2n.py)."""
+    story's sentences answer it with one word (nn/memory_networks/memn2n.py)."""
 
     arch: str = choice("memn2n", ("memn2n",))
     embed_size: int = number(20, 1)  # d: every embedding and the internal state u
@@ -160,7 +160,7 @@ class MemN2NConfig:
 class NTMConfig:
     """A Neural Turing Machine (``model.arch: ntm``, Graves et al. 2014): an LSTM controller with
     read and write heads on an N x M memory; it writes while reading the source and keeps
-    reading and writing while it emits the target (nn/memory/ntm.py)."""
+    reading and writing while it emits the target (nn/memory_networks/ntm.py)."""
 
     arch: str = choice("ntm", ("ntm",))
     embed_size: int = number(16, 1)  # input symbols' embedding
@@ -182,7 +182,7 @@ class NTMConfig:
 class HANConfig:
     """A hierarchical attention network (``model.arch: han``, Yang et al. 2016): a bidirectional
     recurrent encoder with attention over the words of each sentence, another over the sentences,
-    and a classifier whose answer is one target token (nn/memory/han.py)."""
+    and a classifier whose answer is one target token (nn/memory_networks/han.py)."""
 
     arch: str = choice("han", ("han",))
     embed_size: int = number(64, 1)
@@ -249,7 +249,7 @@ class TrainConfig:
     threads: int = number(0, 0, MAX_THREADS)  # torch intra-op threads; 0: torch's default
     # torch.compile the training step; the first update's time, compilation included, is logged.
     # Needs a C++ compiler on a CPU. Slower than eager on the CPU presets so far (graph breaks at
-    # packed sequences, a recompilation per new length): the README's Benchmarks say by how much
+    # packed sequences, a recompilation per new length): docs/benchmarks.md says by how much
     compile: bool = False
     bucket: bool = True  # batch sentences of similar length together
     log_every: int = number(50, 0)  # updates between metrics-log lines; 0: none

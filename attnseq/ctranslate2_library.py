@@ -19,11 +19,9 @@ def ctranslate2_isa() -> str | None:
     ``CT2_FORCE_CPU_ISA``), or None for CTranslate2's choice. CTranslate2 leaves AVX-512 out of
     its automatic choice (AVX2 at most), for processors that lower their clocks to run it; an
     AMD processor with AVX-512 (Zen 4 and later) does not, and there its AVX-512 kernels (the
-    softmax and top-k of each search step, layer norms, quantising activations) decode faster:
-    on a Zen 4 EPYC, the gettext Transformer's test set at 1 thread, 4 runs each way, int8 beam 5
-    +7-13%, float32 beam 5 +3-6%, int8 greedy +1-7%, float32 greedy 1-5% slower, outputs
-    unchanged (README, *Decoding with CTranslate2*). Elsewhere (Intel's AVX-512, not measured
-    here; no AVX-512) CTranslate2 chooses."""
+    softmax and top-k of each search step, layer norms, quantising activations) decode faster
+    with the same outputs (the figures: docs/engines.md, *Decoding with CTranslate2*). Elsewhere
+    (Intel's AVX-512; no AVX-512) CTranslate2 chooses."""
     return "AVX512" if cpuinfo("vendor_id") == "AuthenticAMD" and ctranslate2_isas().get("AVX512") else None
 
 
@@ -64,7 +62,7 @@ def import_ctranslate2():
     runtime manages torch's threads and CTranslate2's together, more than there are cores, and
     drops to the short spin it keeps for an oversubscribed machine: CTranslate2's many small
     parallel regions then wait on the kernel, and it decodes on 2 threads at about half its
-    speed (README, *Decoding with CTranslate2*). Loaded with ``RTLD_DEEPBIND`` its library finds
+    speed (docs/engines.md, *Decoding with CTranslate2*). Loaded with ``RTLD_DEEPBIND`` its library finds
     its own libgomp first. Not where ``LD_PRELOAD`` is set (a preloaded allocator would then be
     bypassed by CTranslate2 alone), nor where the module was already imported.
 

@@ -1,6 +1,6 @@
 """Averaged checkpoints and ensembles against single models, by BLEU on gettext English->German.
 
-    python bench/averaging.py --minutes 30     # the README's figures (about 70 minutes)
+    python bench/averaging.py --minutes 30     # the figures of docs/engines.md (about 70 minutes)
     python bench/averaging.py --minutes 30 --side-by-side --threads 1   # both at once, about 35 minutes
     python bench/averaging.py --minutes 5 --eval-every 50 --sentences 200 --threads 1   # a smoke run
 
@@ -14,7 +14,7 @@ commands a user runs:
 
 and prints one table: dev and test BLEU (and chrF) of seed 1's best checkpoint, the average of its
 last K checkpoints, seed 2's best checkpoint, and the two best checkpoints' ensemble, each decoded
-with the preset's decode settings (beam 5), with the differences the README reports: the average
+with the preset's decode settings (beam 5), with the differences docs/engines.md reports: the average
 against the best single checkpoint, the ensemble against the better single model (by dev BLEU).
 The data is made with ``attnseq data gettext --lang de`` when ``--data`` holds none. Speeds in
 the table are only indicative: measure speed on a quiet machine. On a machine whose cores other

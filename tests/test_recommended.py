@@ -2,7 +2,7 @@
 
 Each runs as the preset has it (model, optimiser, schedule, decoding); only the budget
 (updates, evaluations) and what the small data cannot hold (a subword vocabulary of 8,000) are
-set. The full-budget figures are in the README ("Your own data: time to a good model").
+set. The full-budget figures are in docs/your-data.md.
 """
 
 from __future__ import annotations

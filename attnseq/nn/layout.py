@@ -2,10 +2,10 @@
 
 torch keeps a linear layer's weight W (N, K) row by row, so ``x @ W^T`` runs BLAS's
 transposed-operand path. With W^T stored contiguously the same product runs the plain path,
-1.2-1.4x faster for the few rows a decoding step multiplies (64 sentences, one thread; measured
-on AVX-512, torch 2.13), with equal results (the tests decode every design both ways). A
-training step gains nothing from it (W's gradient then takes the slow path: ~2% slower), so
-only a model loaded to translate is laid out this way.
+faster for the few rows a decoding step multiplies (docs/benchmarks.md, *Design choices
+measured*), with equal results (the tests decode every design both ways). A training step gains
+nothing from it (W's gradient then takes the slow path), so only a model loaded to translate is
+laid out this way.
 """
 
 from __future__ import annotations

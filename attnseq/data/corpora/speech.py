@@ -13,10 +13,10 @@ Everything is deterministic in the seed: the texts come from one seeded stream (
 first, every text distinct; training texts never one of theirs), and the voice, speed, pitch and
 noise of utterance i of a split from its own stream, ``stream_seed(seed, split, i)``, so any
 process can speak any utterance and the files do not depend on how many processes spoke them.
-One espeak-ng process is started per utterance (about 12 ms each here); speaking a batch in one
-call with SSML breaks between utterances took 8 ms each but cutting its output at the silences
-found 96 of 100 utterances, so each utterance gets its own call, and ``workers`` processes share
-them.
+One espeak-ng process is started per utterance: speaking a batch in one call with SSML breaks
+between utterances was faster, but cutting its output at the silences lost utterances
+(docs/benchmarks.md, *Design choices measured*), so each utterance gets its own call, and
+``workers`` processes share them.
 """
 
 from __future__ import annotations

@@ -3,14 +3,12 @@ the minimal GRU (``mingru``) and the peephole LSTM (``lstm_peephole``). Both fol
 :class:`~attnseq.nn.rnn.cells.RecurrentLayer` interface: inputs (B, T, I), state
 (L * directions, B, H) or (h, c), outputs (B, T, H * directions).
 
-How the loop is written (measured on this machine, 1 thread, B 64, T 20, I 64, H 128,
-forward + backward; ``python bench/loop_cells.py`` repeats it):
-the input projections of all steps are one matmul before the loop, so each step does only
-the recurrent matmul and elementwise gate arithmetic, and the projections are split with
-``unbind`` (indexing ``projected[t]`` instead makes backward allocate a full-size gradient per
-step, which made the loop 1.5x slower than the naive one). This runs 1.1-1.3x faster than a
-naive loop that applies a Linear layer to concat(h_{t-1}, x_t) at every step. The same loop
-under ``torch.jit.script`` ran at 0.8-1.0x the eager speed, and ``torch.jit.script`` is
+How the loop is written (``python bench/loop_cells.py`` measures it; the figures are in
+docs/benchmarks.md, *Design choices measured*): the input projections of all steps are one
+matmul before the loop, so each step does only the recurrent matmul and elementwise gate
+arithmetic, and the projections are split with ``unbind`` (indexing ``projected[t]`` instead
+makes backward allocate a full-size gradient per step). This beats a naive loop that applies a
+Linear layer to concat(h_{t-1}, x_t) at every step; ``torch.jit.script`` gained nothing and is
 deprecated in this torch, so the loop stays plain eager code that autograd, gradcheck and
 ``torch.compile`` all handle.
 
