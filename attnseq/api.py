@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .config import DECODE_PRECISIONS, Config, load_config, parse_override
-from .engines import ENGINES, engine_for
+from .engines import ENGINES, engine_for, trainer_for
 from .errors import ConfigError, user_message
 from .runs import CHECKPOINTS, CONFIG_FILE, read_run_config
 from .translator import Translation, Translator
@@ -61,7 +61,7 @@ def load(
     ``engine`` decodes a run with another engine where that engine converts it
     (``"ctranslate2"``: a torch Transformer exported on the fly; None: the run's own).
 
-    ``run_dir`` a list of run folders: their ensemble (translator/ensemble.py), which decodes
+    ``run_dir`` a list of run folders: their ensemble (engines/torch_engine/ensemble.py), which decodes
     with the mean of the models' log-probabilities at every step; the runs must be torch runs
     that share their text pipeline (vocabularies, tokenizer models), and the decode settings are
     the first run's (with ``overrides``).
@@ -147,8 +147,8 @@ def _ensemble(
     """The ensemble of the torch runs ``runs`` (their ``configs``); an ArgumentValueError naming
     ``engine`` for another engine than torch, or ``run_dir[i]`` for a run that is not a torch run,
     or reads or writes text otherwise than the first."""
-    from .translator.ensemble import EnsembleTranslator, pipeline_difference
-    from .translator.torch_model import TorchTranslator
+    from .engines.torch_engine.ensemble import EnsembleTranslator, pipeline_difference
+    from .engines.torch_engine.translator import TorchTranslator
 
     if engine not in (None, "torch"):
         raise ArgumentValueError(
@@ -202,6 +202,6 @@ def fit(
     with _as_argument("config"):
         if not isinstance(config, Config):
             config = load_config(config, overrides)
-        engine = engine_for(config)
+        engine = trainer_for(config)
         config = engine.check(config)
     return engine.train(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .config import load_config
 from .data.corpus import read_tsv
-from .engines import engine_for
+from .engines import trainer_for
 from .errors import UserError
 from .files import check_output, write_output
 from .runs import read_metrics
@@ -87,7 +87,7 @@ def train_and_evaluate(
             *overrides,
         ],
     )
-    engine = engine_for(config)
+    engine = trainer_for(config)
     config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)

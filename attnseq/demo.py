@@ -21,9 +21,9 @@ def run_demo(out: Path, minutes: float = 3.0, train_pairs: int = 30000, overwrit
     stopped, test accuracy and examples, write attention.png and curve.png; the test metrics.
     ``out`` may hold files (an earlier demo's) only with ``overwrite``: they are replaced."""
     from .data.splits import make_date_splits, write_split_dir
+    from .engines.torch_engine.trainer import Trainer
     from .files import check_folder
     from .runs import read_metrics
-    from .train.loop import Trainer
     from .viz.attention import plot_attention
     from .viz.curves import plot_curve
 

@@ -1,7 +1,7 @@
 """Where a long step stands (generating or splitting a corpus, sampling text for sentencepiece,
 decoding many lines): a tqdm bar with its rate on a terminal; elsewhere (a log file, a pipe) a
 plain log line every ``interval`` seconds; nothing with ``-q``. The training's epoch display
-(train.epochs.ProgressDisplay) is one, counting batches.
+(train.loop.ProgressDisplay) is one, counting batches.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def main() -> None:
     from attnseq.config import load_config
     from attnseq.data.corpora.book import load_book
     from attnseq.data.splits import write_split_dir
-    from attnseq.train.loop import Trainer
+    from attnseq.engines.torch_engine.trainer import Trainer
 
     train, dev, test = load_book(args.file)
     work = Path(tempfile.mkdtemp(prefix="book-date-"))

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from attnseq.config import DECODE_PRECISIONS, load_config  # noqa: E402
-from attnseq.data.batching import pad  # noqa: E402
+from attnseq.data.batching import SourceBatch  # noqa: E402
 from attnseq.decoding.search import search  # noqa: E402
 
 PRESET = ROOT / "configs" / "luong2015-gettext-de.yaml"
@@ -85,8 +85,7 @@ def decode_all(model, sources: list[list[int]], decode) -> tuple[float, list[lis
     with torch.no_grad():
         for start in range(0, len(order), decode.batch_size):
             rows = order[start : start + decode.batch_size]
-            src, mask = pad([sources[i] for i in rows])
-            for i, found in zip(rows, search(model, src, mask, decode)):
+            for i, found in zip(rows, search(model, SourceBatch.of([sources[i] for i in rows]), decode)):
                 outputs[i] = found[0].tokens
     return len(sources) / (CLOCK() - started), outputs
 

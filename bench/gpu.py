@@ -479,8 +479,8 @@ def ctranslate2_translator(run: Path, export: Path, device: str, threads: int, s
     # attnseq.load's precision int8 computes in CTranslate2's "int8" (float32 activations); a GPU
     # runs int8 weights best with float16 activations
     from attnseq.data.pipeline import TextPipeline
+    from attnseq.engines.ctranslate2_engine.translator import CTranslate2Translator
     from attnseq.runs import read_run_config
-    from attnseq.translator.ctranslate2_model import CTranslate2Translator
 
     config = read_run_config(export)
     translator = CTranslate2Translator(

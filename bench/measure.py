@@ -97,7 +97,11 @@ def fitted(preset: str, data: str, overrides: list[str], split: str = "train"):
     config = load_config(preset, overrides)
     try:
         from attnseq.data.sources import read_pairs
-        from attnseq.train.loop import check_source
+
+        try:
+            from attnseq.engines.torch_engine.trainer import check_source
+        except ImportError:  # a revision before train/loop.py became trainer.py
+            from attnseq.train.loop import check_source
     except ImportError:  # a revision before sources that are files
 
         def read(path):
@@ -145,6 +149,25 @@ def allocator_as_the_engine_sets_it() -> None:
     keep_freed_memory()
 
 
+def searched(model, src, mask, settings):
+    """search() of the attnseq this process measures (this tree's, or --against's): one SourceBatch
+    since attnseq has one, the ids and the mask before."""
+    from attnseq.decoding.search import search
+
+    try:
+        from attnseq.data.batching import SourceBatch
+    except ImportError:
+        return search(model, src, mask, settings)
+    return search(model, SourceBatch(src, mask), settings)
+
+
+def batch_loss(model, batch):
+    """model.loss of a training Batch, in the signature of the attnseq this process measures."""
+    if hasattr(batch, "source"):
+        return model.loss(batch.source, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
+    return model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory so far (taken before the ceiling and FLOP counts)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -181,7 +204,7 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
 
     def step(batch) -> int:
         optimizer.zero_grad(set_to_none=True)
-        loss, tokens = model.loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
+        loss, tokens = batch_loss(model, batch)
         (loss / tokens).backward()
         if clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -196,7 +219,7 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     started = CLOCK()
     for batch in batches[3:]:
         tokens += step(batch)
-        sentences += batch.src.shape[0]
+        sentences += batch.tgt_in.shape[0]
     seconds = CLOCK() - started
     rss = peak_rss_mb()
     matmul_seconds = replay()  # after the peak RSS: it holds every operand of the step at once
@@ -215,7 +238,6 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
     """Sentences/s of greedy (beam 1) or beam search, batches of 64 sorted by length."""
     from attnseq.config import load_config
     from attnseq.data.batching import pad
-    from attnseq.decoding.search import search
     from attnseq.nn.model import build_model
 
     config = load_config(preset)
@@ -235,16 +257,16 @@ def decode(preset: str, beam: int, sentences: int, threads: int) -> dict:
     outputs = []
     with torch.no_grad():
         src, mask = pad(sources[:64])
-        search(model, src, mask, settings)  # warm-up
+        searched(model, src, mask, settings)  # warm-up
         started = CLOCK()
         for start in range(0, len(sources), 64):
             src, mask = pad(sources[start : start + 64])
-            outputs += [h[0].tokens for h in search(model, src, mask, settings)]
+            outputs += [h[0].tokens for h in searched(model, src, mask, settings)]
         seconds = CLOCK() - started
         rss = peak_rss_mb()
         with MatmulFlops() as count:  # the same searches again, counting their matmul FLOPs
             for start in range(0, len(sources), 64):
-                search(model, *pad(sources[start : start + 64]), settings)
+                searched(model, *pad(sources[start : start + 64]), settings)
     digest = hashlib.sha1(json.dumps(outputs).encode()).hexdigest()[:12]  # the same outputs?
     return {
         "peak_rss_mb": rss,
@@ -300,7 +322,11 @@ def engines(run: str, data: str, beam: int, threads: int, repeat: int) -> dict:
     from attnseq.data.sources import evaluation_pairs
     from attnseq.export.ctranslate2_spec import export_ctranslate2
     from attnseq.runs import read_run_config
-    from attnseq.translator.ctranslate2_model import CTranslate2Translator
+
+    try:
+        from attnseq.engines.ctranslate2_engine.translator import CTranslate2Translator
+    except ImportError:  # a revision before each engine kept its translator
+        from attnseq.translator.ctranslate2_model import CTranslate2Translator
 
     translators = {"torch": attnseq.load(run)}
     config = read_run_config(run)
@@ -452,7 +478,6 @@ def decode_files(preset: str, data: str, beam: int, sentences: int, threads: int
     """Images/s of greedy (beam 1) or beam search of the preset (untrained) over ``data``'s test
     images, read from their files as translate reads them, batches of 64 sorted by width."""
     from attnseq.data.batching import pad_sources
-    from attnseq.decoding.search import search
     from attnseq.nn.model import build_model
 
     config, pipeline, pairs = fitted(preset, data, [], "test")
@@ -464,11 +489,11 @@ def decode_files(preset: str, data: str, beam: int, sentences: int, threads: int
     paths = [source for source, _ in pairs][:sentences]
     settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, batch_size=64)
     with torch.no_grad():
-        search(model, *pad_sources([pipeline.read_source(p).ids for p in paths[:8]]), settings)  # warm-up
+        searched(model, *pad_sources([pipeline.read_source(p).ids for p in paths[:8]]), settings)  # warm-up
         started = CLOCK()
         features = sorted((pipeline.read_source(p).ids for p in paths), key=len)
         for start in range(0, len(features), 64):
-            search(model, *pad_sources(features[start : start + 64]), settings)
+            searched(model, *pad_sources(features[start : start + 64]), settings)
         seconds = CLOCK() - started
     return {"peak_rss_mb": peak_rss_mb(), "sentences_per_second": len(paths) / seconds}
 

@@ -50,10 +50,12 @@ def training_step(model, src, mask, tgt):
     ``tgt`` (B, T) (every position real)."""
     import torch
 
+    from attnseq.data.batching import SourceBatch
+
     optimizer = torch.optim.Adam(model.parameters())
 
     def step():
-        loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool))
+        loss, tokens = model.loss(SourceBatch(src, mask), tgt, tgt, torch.ones_like(tgt, dtype=torch.bool))
         optimizer.zero_grad()
         (loss / tokens).backward()
         optimizer.step()
@@ -126,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     from attnseq.config import load_config
     from attnseq.data.batching import pad_features
     from attnseq.data.inputs import build_input
+    from attnseq.engines.torch_engine.trainer import check_config
     from attnseq.nn.model import build_model
-    from attnseq.train.loop import check_config
 
     # the preset's step, and the same with the general attention it had before its location-aware
     # attention (issue 29), measured in turn

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from learning import seed
 
+from attnseq.data.batching import SourceBatch
+
 if TYPE_CHECKING:
     import torch
 
@@ -157,10 +159,10 @@ def assert_teacher_forcing_equals_stepping(model, src, mask, tgt_in) -> None:
     """The teacher-forced logits and attention equal those of stepping through the target."""
     import torch
 
-    features, alignment = model(src, mask, tgt_in)
+    features, alignment = model(SourceBatch(src, mask), tgt_in)
     assert features.shape == (*tgt_in.shape, model.decoder.feature_size)
     logits = model.decoder.generator(features)
-    state = model.decoder.init_state(model.encode(src, mask))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
     for t in range(tgt_in.shape[1]):
         step_logits, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
         torch.testing.assert_close(step_logits, logits[:, t])
@@ -213,7 +215,7 @@ def learn_task(
 
     model = train_task(*overrides, steps=steps, reverse=reverse, lengths=lengths, batch=batch, hidden=hidden)
     src, mask, *_, (targets, size) = copy_batch(100, torch.Generator().manual_seed(2), lengths, reverse)
-    hypotheses = greedy_search(model, src, mask, torch.full((100,), 2 * lengths[1]))
+    hypotheses = greedy_search(model, SourceBatch(src, mask), torch.full((100,), 2 * lengths[1]))
     return sum(h[0].tokens == y[: int(k)].tolist() for h, y, k in zip(hypotheses, targets, size)) / 100
 
 
@@ -234,7 +236,7 @@ def train_task(
     generator = torch.Generator().manual_seed(1)
     for _ in range(steps):
         src, mask, tgt_in, tgt_out, tgt_mask, _ = copy_batch(batch, generator, lengths, reverse)
-        loss, tokens = model.loss(src, mask, tgt_in, tgt_out, tgt_mask)
+        loss, tokens = model.loss(SourceBatch(src, mask), tgt_in, tgt_out, tgt_mask)
         optimizer.zero_grad()
         (loss / tokens).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)

@@ -116,7 +116,8 @@ def test_search_answers_or_names_the_argument(models, engine, texts, keep_attent
     )
     if isinstance(result, Exception):
         return
-    right_outputs([r.outputs[0] for r in result], list(texts))
+    texts = [texts] if isinstance(texts, str) else list(texts)  # one str is one text
+    right_outputs([r.outputs[0] for r in result], texts)
     for r, text in zip(result, texts):
         assert r.source == text and r.blank == (not text.strip())
         assert all(piece not in model.pipeline.src_vocab.stoi for piece in r.unknown)

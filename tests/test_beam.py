@@ -10,7 +10,7 @@ import torch
 from helpers import TINY, scorer_variant
 
 from attnseq.config import load_config
-from attnseq.data.batching import pad
+from attnseq.data.batching import SourceBatch, pad
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.beam import beam_search, gnmt_penalty
 from attnseq.decoding.common import Hypothesis
@@ -62,14 +62,14 @@ class TableModel:
     def __init__(self):
         self.decoder = TableDecoder()
 
-    def encode(self, src, src_mask):
-        return Memory(keys=src.float(), values=src.float(), mask=src_mask)
+    def encode(self, source: SourceBatch):
+        return Memory(keys=source.ids.float(), values=source.ids.float(), mask=source.mask)
 
 
 def table_search(beam, limit=10, n_best=1, alpha=0.0, keep_attention=False, lengths=(3,)):
     src, mask = pad([[7] * n for n in lengths])
     limits = torch.full((len(lengths),), limit)
-    return beam_search(TableModel(), src, mask, limits, beam, n_best, alpha, keep_attention)
+    return beam_search(TableModel(), SourceBatch(src, mask), limits, beam, n_best, alpha, keep_attention)
 
 
 def tokens_and_scores(hyps: list[Hypothesis]):
@@ -145,8 +145,8 @@ def test_length_limit_finishes_every_survivor_without_eos():
 def test_beam_one_equals_greedy_on_the_table():
     src, mask = pad([[7, 7], [7]])
     limits = torch.tensor([10, 10])
-    greedy = greedy_search(TableModel(), src, mask, limits)
-    beam = beam_search(TableModel(), src, mask, limits, beam_size=1)
+    greedy = greedy_search(TableModel(), SourceBatch(src, mask), limits)
+    beam = beam_search(TableModel(), SourceBatch(src, mask), limits, beam_size=1)
     assert [tokens_and_scores(g) for g in greedy] == [tokens_and_scores(b) for b in beam]
     assert_hyps(beam[0], [([A], ln(0.225))])  # a (.5) then eos (.45)
 
@@ -165,7 +165,7 @@ def test_finished_hypotheses_are_kept_and_attention_is_per_sentence():
 def test_finished_sentences_leave_the_state():
     model = TableModel()
     src, mask = pad([[7], [7]])
-    short, long = beam_search(model, src, mask, torch.tensor([1, 10]), beam_size=2)
+    short, long = beam_search(model, SourceBatch(src, mask), torch.tensor([1, 10]), beam_size=2)
     assert short[0].tokens == [A] and long[0].tokens == [A]
     # step 1: one row per sentence; then the first sentence (limit 1) is done and only the
     # second's beam of 2 remains (4 rows if nothing were dropped); it stops after step 3
@@ -212,8 +212,8 @@ def test_beam_one_equals_greedy_on_a_random_model(design):
     model = random_model(*DESIGNS[design])
     src, mask = pad(random_sources(16))
     limits = torch.full((16,), 12)
-    greedy = greedy_search(model, src, mask, limits)
-    beam = beam_search(model, src, mask, limits, beam_size=1)
+    greedy = greedy_search(model, SourceBatch(src, mask), limits)
+    beam = beam_search(model, SourceBatch(src, mask), limits, beam_size=1)
     for g, b in zip(greedy, beam):
         assert g[0].tokens == b[0].tokens
         assert g[0].score == pytest.approx(b[0].score, abs=1e-5)
@@ -225,10 +225,12 @@ def test_batch_invariance(design):
     sources = random_sources(64)
     src, mask = pad(sources)
     limits = torch.tensor([len(s) + 4 for s in sources])
-    batched = beam_search(model, src, mask, limits, beam_size=4, n_best=2, keep_attention=True)
+    batched = beam_search(model, SourceBatch(src, mask), limits, beam_size=4, n_best=2, keep_attention=True)
     for i in range(0, 64, 6):  # a sample of the sentences, decoded alone
         one_src, one_mask = pad([sources[i]])
-        alone = beam_search(model, one_src, one_mask, limits[i : i + 1], beam_size=4, n_best=2, keep_attention=True)[0]
+        alone = beam_search(
+            model, SourceBatch(one_src, one_mask), limits[i : i + 1], beam_size=4, n_best=2, keep_attention=True
+        )[0]
         assert [h.tokens for h in alone] == [h.tokens for h in batched[i]]
         for a, b in zip(alone, batched[i]):
             assert a.score == pytest.approx(b.score, abs=1e-5)
@@ -246,7 +248,7 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities(design):
     sources = random_sources(12, seed=3)
     src, mask = pad(sources)
     limits = torch.full((12,), 8)
-    found = beam_search(model, src, mask, limits, beam_size=3, n_best=3)
+    found = beam_search(model, SourceBatch(src, mask), limits, beam_size=3, n_best=3)
     rows, outputs = [], []
     for i, hyps in enumerate(found):
         for h in hyps:
@@ -256,7 +258,7 @@ def test_beam_scores_are_the_teacher_forced_log_probabilities(design):
     tgt_in = torch.cat([torch.full((len(outputs), 1), Vocab.bos_id), tgt_out[:, :-1]], 1)
     index = torch.tensor(rows)
     with torch.no_grad():
-        log_probs = model.logits(src[index], mask[index], tgt_in).log_softmax(-1)  # (N, T, V)
+        log_probs = model.logits(SourceBatch(src[index], mask[index]), tgt_in).log_softmax(-1)  # (N, T, V)
     token_log_probs = log_probs.gather(2, tgt_out.unsqueeze(2)).squeeze(2) * tgt_mask
     scores = [h.score for hyps in found for h in hyps]
     torch.testing.assert_close(
@@ -269,17 +271,17 @@ def test_n_best_is_ordered_and_distinct_and_beam_beats_greedy():
     sources = random_sources(24, seed=5)
     src, mask = pad(sources)
     limits = torch.full((24,), 10)
-    greedy = greedy_search(model, src, mask, limits)
+    greedy = greedy_search(model, SourceBatch(src, mask), limits)
     for alpha in (0.0, 0.6):
         decode = load_config(
             None, ["decode.beam_size=5", "decode.n_best=5", "decode.max_len=10", f"decode.length_penalty={alpha}"]
         ).decode
-        for hyps in search(model, src, mask, decode):
+        for hyps in search(model, SourceBatch(src, mask), decode):
             assert len(hyps) == 5
             scores = [h.score for h in hyps]
             assert scores == sorted(scores, reverse=True)
             assert len({tuple(h.tokens) for h in hyps}) == 5
-    plain = beam_search(model, src, mask, limits, beam_size=5)
+    plain = beam_search(model, SourceBatch(src, mask), limits, beam_size=5)
     better = sum(b[0].score >= g[0].score - 1e-6 for b, g in zip(plain, greedy))
     assert better >= 20  # beam search finds a more probable output for (almost) every sentence
 
@@ -316,8 +318,8 @@ def test_beam_search_over_a_large_vocabulary_matches_plain_top_k(monkeypatch):
     for block in (scores.BLOCK, 10**9):  # blocks; one block too wide: torch's top-k
         monkeypatch.setattr(scores, "BLOCK", block)
         runs.append(
-            [[(h.tokens, h.score) for h in b] for b in beam_search(model, src, mask, limits, 4, n_best=3)]
-            + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, src, mask, limits)]
+            [[(h.tokens, h.score) for h in b] for b in beam_search(model, SourceBatch(src, mask), limits, 4, n_best=3)]
+            + [[(h.tokens, h.score) for h in b] for b in greedy_search(model, SourceBatch(src, mask), limits)]
         )
     assert runs[0] == runs[1]
 
@@ -362,7 +364,7 @@ def test_decoding_layout_changes_strides_not_results(variant):
     limits = torch.tensor([len(s) + 4 for s in sources])
     for beam in (1, 3):
         before, after = (
-            beam_search(m, src, mask, limits, beam_size=beam, n_best=beam, keep_attention=True)
+            beam_search(m, SourceBatch(src, mask), limits, beam_size=beam, n_best=beam, keep_attention=True)
             for m in (model, laid_out)
         )
         for a, b in zip(before, after):

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnseq.config import MODEL_CONFIGS, Config, RNNConfig, TransformerConfig, from_dict, load_config
-from attnseq.engines import ENGINES, engine_for
+from attnseq.engines import ENGINES, TrainingEngine, engine_for, trainer_for
 from attnseq.errors import ConfigError
 from attnseq.schema import Variant
 
@@ -170,8 +170,9 @@ def test_every_preset_is_valid_for_its_engine(path):
 def test_engines_are_registered():
     assert set(ENGINES.names()) == {"numpy", "torch", "ctranslate2"}
     with pytest.raises(ConfigError, match=r"^engine: ctranslate2 decodes Transformer runs exported") as error:
-        engine_for(load_config(None, ["engine=ctranslate2", "data.dir=data"])).check(load_config(None))
+        trainer_for(load_config(None, ["engine=ctranslate2", "data.dir=data"]))
     assert error.value.key == "engine"  # it trains nothing
+    assert {name for name in ENGINES.names() if issubclass(ENGINES.get(name), TrainingEngine)} == {"numpy", "torch"}
 
 
 # -- every key: an invalid value is refused naming that key ------------------------------------
@@ -211,7 +212,7 @@ def section_keys(cls: type = Config, path: tuple = (), fixed: tuple = (), tag: s
 def engine_registries() -> dict[str, Any]:
     """The registries the torch engine resolves variant fields from, by the config key they
     serve (``model.attention``: the scorers), from every Registry its modules make."""
-    import attnseq.train.loop  # noqa: F401  (the torch engine's models, optimizers, schedules)
+    import attnseq.engines.torch_engine.trainer  # noqa: F401  (the torch engine's models, optimizers, schedules)
     from attnseq.registry import Registry
 
     return {registry.key: registry for registry in Registry.every if registry.key}

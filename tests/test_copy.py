@@ -11,7 +11,7 @@ import torch
 from helpers import assert_teacher_forcing_equals_stepping, padded_batch
 
 from attnseq.config import load_config
-from attnseq.data.batching import collate
+from attnseq.data.batching import SourceBatch, collate
 from attnseq.data.pipeline import TextPipeline
 from attnseq.data.tokenizers import WordTokenizer
 from attnseq.data.vocab import Vocab
@@ -124,9 +124,9 @@ def test_stepping_gives_the_distribution_the_loss_is_trained_on(variant):
     they add up to the teacher-forced loss (with coverage, plus the coverage loss)."""
     model = copying_model(*variant)
     src, mask, src_ext, tgt_in, tgt_out, tgt_mask = copy_batch()
-    loss, tokens = model.loss(src, mask, tgt_in, tgt_out, tgt_mask, src_ext=src_ext)
+    loss, tokens = model.loss(SourceBatch(src, mask, src_ext), tgt_in, tgt_out, tgt_mask)
     assert tokens == int(tgt_mask.sum())
-    state = model.decoder.init_state(model.encode(src, mask, src_ext))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask, src_ext)))
     stepped, alignments = torch.zeros((), dtype=torch.float64), []
     for t in range(tgt_in.shape[1]):
         log_probs, state, alignment = model.decoder.step(tgt_out[:, t - 1] if t else tgt_in[:, 0], state)
@@ -146,9 +146,9 @@ def test_a_copying_model_needs_the_extended_ids_and_no_label_smoothing():
     model = copying_model()
     src, mask, src_ext, tgt_in, tgt_out, tgt_mask = copy_batch()
     with pytest.raises(ValueError, match="extended ids"):
-        model.decoder.step(tgt_in[:, 0], model.decoder.init_state(model.encode(src, mask)))
+        model.decoder.step(tgt_in[:, 0], model.decoder.init_state(model.encode(SourceBatch(src, mask))))
     with pytest.raises(ValueError, match="label smoothing"):
-        model.loss(src, mask, tgt_in, tgt_out, tgt_mask, label_smoothing=0.1, src_ext=src_ext)
+        model.loss(SourceBatch(src, mask, src_ext), tgt_in, tgt_out, tgt_mask, label_smoothing=0.1)
 
 
 # -- an unseen source token copied ------------------------------------------------------------------
@@ -162,7 +162,7 @@ def word_pipeline(*data: str) -> TextPipeline:
 def copying_translator(*decode: str, gate: float = -40.0):
     """A word-level Translator of a copying model whose p_gen is sigmoid(``gate``) at every step
     (~0: it writes from the attention alone)."""
-    from attnseq.translator.torch_model import TorchTranslator
+    from attnseq.engines.torch_engine.translator import TorchTranslator
 
     pipeline = word_pipeline()
     config = load_config(
@@ -191,8 +191,8 @@ def test_a_source_token_outside_the_vocabulary_is_copied_by_greedy_and_beam_sear
     assert views[0].p_gen.shape == (1,) and views[0].p_gen[0] < 1e-6
     # the same through the searches themselves, the extended ids as the translator passes them
     src = torch.tensor([[Vocab.unk_id]])
-    search = greedy_search if beam == 1 else lambda *a, **k: beam_search(*a[:4], beam, **k)
-    assert search(model, src, src != 0, torch.tensor([1]), src_ext=torch.tensor([[len(pipeline.tgt_vocab)]]))[0][
+    search = greedy_search if beam == 1 else lambda *a, **k: beam_search(*a[:3], beam, **k)
+    assert search(model, SourceBatch(src, src != 0, torch.tensor([[len(pipeline.tgt_vocab)]])), torch.tensor([1]))[0][
         0
     ].tokens == [len(pipeline.tgt_vocab)]
 
@@ -227,7 +227,7 @@ def test_the_pipeline_numbers_the_tokens_outside_the_vocabulary_per_sentence():
     assert pipeline.decode_target(target, ext.oov) == "send the report to Xylander <unk>"
     [example] = pipeline.encode_pairs([("send Quorin the report", "to Quorin tomorrow")], extended=True)
     batch = collate([example], [0])
-    assert batch.src_ext[0].tolist() == example.src_ext and batch.oov == [("Quorin",)]
+    assert batch.source.extended[0].tolist() == example.src_ext and batch.source.oov == [("Quorin",)]
     assert batch.tgt_out[0].tolist() == [
         pipeline.tgt_vocab.stoi["to"],
         size,
@@ -259,10 +259,10 @@ def test_coverage_steps_as_it_trains_and_changes_the_attention(design):
     with torch.no_grad():
         covered.decoder.scorer.w_c.weight.mul_(50)
     src, mask, tgt_in = padded_batch(V_SRC, V)
-    _, alignment = covered(src, mask, tgt_in)
+    _, alignment = covered(SourceBatch(src, mask), tgt_in)
     with torch.no_grad():
         covered.decoder.scorer.w_c.weight.zero_()  # no coverage term: another alignment after step 1
-    _, plain = covered(src, mask, tgt_in)
+    _, plain = covered(SourceBatch(src, mask), tgt_in)
     torch.testing.assert_close(alignment[:, 0], plain[:, 0])
     assert not torch.allclose(alignment[:, 1:], plain[:, 1:])
 
@@ -295,7 +295,12 @@ def test_coverage_is_carried_through_the_beams_reordering(copy):
         model.decoder.scorer.w_c.weight.mul_(20)
     src, mask, src_ext, *_ = copy_batch()
     hypotheses = beam_search(
-        model, src, mask, torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True, src_ext=src_ext if copy else None
+        model,
+        SourceBatch(src, mask, src_ext if copy else None),
+        torch.tensor([6, 6, 6]),
+        4,
+        n_best=4,
+        keep_attention=True,
     )
     reordered = 0
     for b, nbest in enumerate(hypotheses):
@@ -303,7 +308,7 @@ def test_coverage_is_carried_through_the_beams_reordering(copy):
         for h in nbest:
             steps = h.alignment.shape[0]
             tgt_in = torch.tensor([[Vocab.bos_id] + h.tokens][:steps])[:, :steps]
-            memory = model.encode(src[b : b + 1], mask[b : b + 1], src_ext[b : b + 1] if copy else None)
+            memory = model.encode(SourceBatch(src[b : b + 1], mask[b : b + 1], src_ext[b : b + 1] if copy else None))
             _, alignment = model.decoder(memory, tgt_in)
             n = int(mask[b].sum())
             torch.testing.assert_close(alignment[0, :, :n].float(), h.alignment, atol=1e-5, rtol=1e-4)

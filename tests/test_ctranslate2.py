@@ -408,8 +408,8 @@ def test_batches_decoded_at_once_give_what_one_at_a_time_gives(models, beam):
     """threads=3: the search's batches go to CTranslate2's three workers at once (inter_threads),
     each in a thread of its own; every result is the one decoding them one by one gives, in the
     sources' order, however many batches there are (fewer sources than workers: one each)."""
+    from attnseq.engines.ctranslate2_engine.translator import CTranslate2Translator
     from attnseq.runs import read_run_config
-    from attnseq.translator.ctranslate2_model import CTranslate2Translator
 
     _, folder, _, one = models
     three = CTranslate2Translator.load(folder, read_run_config(folder), threads=3)

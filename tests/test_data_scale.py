@@ -402,7 +402,7 @@ def test_progress_is_a_bar_on_a_terminal_log_lines_elsewhere_nothing_when_quiet(
 def test_the_epoch_display_is_a_step_progress_counting_batches(monkeypatch, caplog):
     """Training's display follows the same rule, its log line the batch of the epoch and the
     figures; resumed mid-epoch, its bar and count start from the batches already trained."""
-    from attnseq.train.epochs import ProgressDisplay
+    from attnseq.train.loop import ProgressDisplay
 
     with caplog.at_level(logging.INFO, logger="attnseq"):
         display = ProgressDisplay(7, 3, "epoch 1/2", interval=0)

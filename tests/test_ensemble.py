@@ -15,7 +15,7 @@ import torch
 import attnseq
 from attnseq.cli import main
 from attnseq.config import load_config
-from attnseq.data.batching import pad
+from attnseq.data.batching import SourceBatch, pad
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.beam import beam_search
 from attnseq.decoding.greedy import greedy_search
@@ -51,8 +51,8 @@ class FixedModel(torch.nn.Module):
         super().__init__()
         self.decoder = FixedDecoder(probs, alignment)
 
-    def encode(self, src, src_mask):
-        return Memory(keys=src.float(), values=src.float(), mask=src_mask)
+    def encode(self, source: SourceBatch):
+        return Memory(keys=source.ids.float(), values=source.ids.float(), mask=source.mask)
 
 
 def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand():
@@ -65,7 +65,7 @@ def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand()
         [FixedModel({A: 0.5, B: 0.25, EOS: 0.25}, [1.0, 0.0]), FixedModel({A: 0.25, B: 0.5, EOS: 0.25}, [0.0, 1.0])]
     )
     src, mask = pad([[7, 8]])
-    state = ensemble.decoder.init_state(ensemble.encode(src, mask))
+    state = ensemble.decoder.init_state(ensemble.encode(SourceBatch(src, mask)))
     logits, state, alignment = ensemble.decoder.step(torch.tensor([Vocab.bos_id]), state)
     probs = torch.softmax(logits, -1)[0]
     assert probs[A].item() == pytest.approx(0.369398, abs=1e-6)
@@ -75,12 +75,12 @@ def test_the_step_of_two_members_is_the_mean_of_their_log_probs_worked_by_hand()
     assert alignment.tolist() == [[0.5, 0.5]]
     partly = Ensemble([FixedModel({A: 0.5, B: 0.25, EOS: 0.25}, [1.0, 0.0]), FixedModel({A: 0.5, B: 0.25, EOS: 0.25})])
     _, _, alignment = partly.decoder.step(
-        torch.tensor([Vocab.bos_id]), partly.decoder.init_state(partly.encode(src, mask))
+        torch.tensor([Vocab.bos_id]), partly.decoder.init_state(partly.encode(SourceBatch(src, mask)))
     )
     assert alignment.tolist() == [[1.0, 0.0]]  # the member without attention is left out
     # greedy search over the ensemble: a and b tie at .369398, a comes first; then a again (the
     # members do not look at the prefix) until the limit of 3
-    [[hyp]] = greedy_search(ensemble, src, mask, torch.tensor([3]))
+    [[hyp]] = greedy_search(ensemble, SourceBatch(src, mask), torch.tensor([3]))
     assert hyp.tokens == [A, A, A] and hyp.score == pytest.approx(3 * math.log(0.369398), abs=1e-5)
 
 
@@ -104,9 +104,9 @@ def decoded(model, beam: int):
     src, mask = pad([[4, 5, 6, 7, 8], [8, 7, 6], [5, 5, 4, 4]])
     limits = torch.tensor([8, 6, 7])
     hyps = (
-        greedy_search(model, src, mask, limits, keep_attention=True)
+        greedy_search(model, SourceBatch(src, mask), limits, keep_attention=True)
         if beam == 1
-        else beam_search(model, src, mask, limits, beam, n_best=2, keep_attention=True)
+        else beam_search(model, SourceBatch(src, mask), limits, beam, n_best=2, keep_attention=True)
     )
     return [[(h.tokens, h.score, h.alignment) for h in sentence] for sentence in hyps]
 
@@ -127,8 +127,10 @@ def test_an_ensemble_of_two_steps_by_the_mean_and_decodes_otherwise_than_each(be
     ensemble = Ensemble([rnn, transformer])
     src, mask = pad([[4, 5, 6, 7, 8], [8, 7, 6]])
     tokens = torch.tensor([Vocab.bos_id] * 2)
-    logits, _, alignment = ensemble.decoder.step(tokens, ensemble.decoder.init_state(ensemble.encode(src, mask)))
-    steps = [m.decoder.step(tokens, m.decoder.init_state(m.encode(src, mask))) for m in (rnn, transformer)]
+    logits, _, alignment = ensemble.decoder.step(
+        tokens, ensemble.decoder.init_state(ensemble.encode(SourceBatch(src, mask)))
+    )
+    steps = [m.decoder.step(tokens, m.decoder.init_state(m.encode(SourceBatch(src, mask)))) for m in (rnn, transformer)]
     mean = sum(torch.log_softmax(s[0], -1) for s in steps) / 2
     torch.testing.assert_close(logits, mean, rtol=0, atol=1e-6)
     torch.testing.assert_close(alignment, (steps[0][2] + steps[1][2]) / 2)

@@ -106,7 +106,7 @@ def test_bf16_on_a_gpu_is_hardware_only(monkeypatch):
 def test_a_state_saved_beside_more_gpus_restores_on_fewer(monkeypatch):
     """A run saved by a process that saw two GPUs resumes where there is one: each GPU's generator
     state is restored where that GPU exists."""
-    from attnseq.train import loop
+    from attnseq.engines.torch_engine import trainer as loop
 
     restored = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -161,7 +161,7 @@ def fp32_on_gpu():
 @pytest.mark.parametrize("preset", list(SMALL))
 def test_training_on_cuda_puts_the_model_its_batches_and_its_optimiser_on_the_gpu(preset, reversal, tmp_path):
     from attnseq.config import load_config
-    from attnseq.train.loop import Trainer
+    from attnseq.engines.torch_engine.trainer import Trainer
 
     trainer = Trainer(
         load_config(CONFIGS / f"{preset}.yaml", small(preset, reversal, "train.device=cuda", "train.max_steps=3")),
@@ -200,8 +200,8 @@ def test_bf16_training_ends_within_noise_of_fp32(preset, reversal, tmp_path):
     """The same seed, batches and updates in fp32 and in bf16 (autocast: attnseq.hardware says it
     pays on this GPU); the dev loss after 80 updates (computed in fp32) within 10% of fp32's."""
     from attnseq.config import load_config
+    from attnseq.engines.torch_engine.trainer import Trainer
     from attnseq.hardware import bf16_pays
-    from attnseq.train.loop import Trainer
 
     pays, why_not = bf16_pays("cuda")
     if not pays:

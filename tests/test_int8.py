@@ -18,6 +18,7 @@ from learning import at_least, at_most, learns
 
 from attnseq import hardware
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.search import search
 from attnseq.errors import ConfigError
@@ -109,11 +110,11 @@ def test_every_design_decodes_at_int8_close_to_fp32(overrides):
     vocab = len(MEMORY_VOCAB) if config.model.arch in ("memn2n", "ntm", "han") else V
     src, mask, tgt_in = padded_batch(vocab, vocab)
     with torch.no_grad():
-        fp32, int8 = (torch.log_softmax(m.logits(src, mask, tgt_in), -1) for m in (model, quantised))
+        fp32, int8 = (torch.log_softmax(m.logits(SourceBatch(src, mask), tgt_in), -1) for m in (model, quantised))
         assert (fp32 - int8).abs().max() < 0.05  # teacher forcing: the recurrent layers' int8 forward
         for beam in (1, 3):
             settings = dataclasses.replace(config.decode, beam_size=beam, n_best=1, max_len=6)
-            found = search(quantised, src, mask, settings)
+            found = search(quantised, SourceBatch(src, mask), settings)
             assert len(found) == 3 and all(len(h[0].tokens) <= 6 for h in found)
 
 
@@ -125,9 +126,9 @@ def test_int8_steps_and_encodes_like_fp32_within_quantisation():
         quantised = quantize_int8(copy.deepcopy(model))
         src, mask, _ = padded_batch(V, V_TGT)
         with torch.no_grad():
-            memory, int8_memory = model.encode(src, mask), quantised.encode(src, mask)
+            memory, int8_memory = model.encode(SourceBatch(src, mask)), quantised.encode(SourceBatch(src, mask))
             assert (memory.keys - int8_memory.keys).abs().max() < 0.03, cell
-            alone = quantised.encode(src[2:, :3], mask[2:, :3])  # the shortest sentence without padding
+            alone = quantised.encode(SourceBatch(src[2:, :3], mask[2:, :3]))  # the shortest sentence without padding
             assert (alone.keys[0] - int8_memory.keys[2, :3]).abs().max() < 0.02, cell
             assert torch.all(int8_memory.keys[~mask] == 0)
             state, int8_state = model.decoder.init_state(memory), quantised.decoder.init_state(int8_memory)
@@ -151,13 +152,13 @@ def test_a_trained_model_decodes_alike_in_int8():
         200, torch.Generator().manual_seed(7), reverse=True
     )
     with torch.no_grad():
-        fp32, int8 = (torch.log_softmax(m.logits(src, mask, tgt_in), -1) for m in (model, quantised))
+        fp32, int8 = (torch.log_softmax(m.logits(SourceBatch(src, mask), tgt_in), -1) for m in (model, quantised))
         right = [x.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)[tgt_mask] for x in (fp32, int8)]
         at_most("largest change of a right token's log-probability", (right[0] - right[1]).abs().max(), 0.02)
         at_most("largest change of a probability", (fp32.exp() - int8.exp())[tgt_mask].abs().max(), 0.02)
         settings = dataclasses.replace(load_config(None).decode, beam_size=1, max_len=8)
-        outputs = [h[0].tokens for h in search(model, src, mask, settings)]
-        int8_outputs = [h[0].tokens for h in search(quantised, src, mask, settings)]
+        outputs = [h[0].tokens for h in search(model, SourceBatch(src, mask), settings)]
+        int8_outputs = [h[0].tokens for h in search(quantised, SourceBatch(src, mask), settings)]
     expected = [y[: int(n)].tolist() for y, n in zip(targets, lengths)]
     at_least("fp32 exact match", sum(a == b for a, b in zip(outputs, expected)) / len(expected), 0.95)
     at_least("int8 outputs equal to fp32's", sum(a == b for a, b in zip(outputs, int8_outputs)) / len(outputs), 0.97)

@@ -12,6 +12,7 @@ import torch
 from helpers import assert_teacher_forcing_equals_stepping, padded_batch
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.beam import beam_search
 from attnseq.errors import ConfigError
@@ -124,7 +125,8 @@ def test_with_a_window_from_the_peak_no_step_looks_most_before_the_step_before()
         with torch.no_grad():  # a strong location term
             model.decoder.scorer.F.weight.mul_(10)
             model.decoder.scorer.U.weight.mul_(10)
-        _, alignment = model(*padded_batch(V_SRC, V))
+        src, mask, tgt_in = padded_batch(V_SRC, V)
+        _, alignment = model(SourceBatch(src, mask), tgt_in)
         peaks[window] = alignment.argmax(-1)  # (B, T)
     free, windowed = peaks.values()
     assert torch.any(free[:, 1:] < free[:, :-1])  # without the window, some step looks back
@@ -157,14 +159,14 @@ def test_every_design_carries_the_previous_alignment_from_step_to_step(design):
         model.decoder.scorer.U.weight.mul_(20)  # a strong location term
     src, mask, tgt_in = padded_batch(V_SRC, V)
     assert_teacher_forcing_equals_stepping(model, src, mask, tgt_in)
-    state = model.decoder.init_state(model.encode(src, mask))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
     assert torch.equal(state["previous"][:, 0], torch.ones(3, dtype=torch.double))  # alpha_0
     _, state, alignment = model.decoder.step(tgt_in[:, 0], state)
     torch.testing.assert_close(state["previous"], alignment)  # the next step reads this one's
-    _, teacher = model(src, mask, tgt_in)
+    _, teacher = model(SourceBatch(src, mask), tgt_in)
     with torch.no_grad():
         model.decoder.scorer.U.weight.zero_()  # no location term: the concat score, another alignment
-    _, plain = model(src, mask, tgt_in)
+    _, plain = model(SourceBatch(src, mask), tgt_in)
     assert not torch.allclose(teacher, plain)
 
 
@@ -177,13 +179,13 @@ def test_beam_search_carries_each_hypothesis_its_own_previous_alignment():
     with torch.no_grad():
         model.decoder.scorer.U.weight.mul_(20)
     src, mask, _ = padded_batch(V_SRC, V)
-    hypotheses = beam_search(model, src, mask, torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True)
+    hypotheses = beam_search(model, SourceBatch(src, mask), torch.tensor([6, 6, 6]), 4, n_best=4, keep_attention=True)
     reordered = 0
     for b, nbest in enumerate(hypotheses):
         for h in nbest:
             steps = h.alignment.shape[0]
             tgt_in = torch.tensor([[Vocab.bos_id] + h.tokens])[:, :steps]
-            _, alignment = model.decoder(model.encode(src[b : b + 1], mask[b : b + 1]), tgt_in)
+            _, alignment = model.decoder(model.encode(SourceBatch(src[b : b + 1], mask[b : b + 1])), tgt_in)
             n = int(mask[b].sum())
             torch.testing.assert_close(alignment[0, :, :n].float(), h.alignment, atol=1e-5, rtol=1e-4)
         reordered += len({tuple(h.tokens[:1]) for h in nbest}) < len(nbest)  # hypotheses that share a prefix

@@ -9,6 +9,7 @@ from helpers import ROOT
 from learning import at_least, learns, seed
 
 import attnseq
+from attnseq.data.batching import SourceBatch
 from attnseq.data.corpora.algorithmic import make_task_splits
 from attnseq.data.corpora.documents import make_document_splits
 from attnseq.data.corpora.stories import make_story_splits
@@ -40,7 +41,7 @@ def test_memn2n_learns_where_people_are_and_reads_the_supporting_sentence(tmp_pa
     results = model.search([s.pair()[0] for s in test], keep_attention=True)
     hits = 0
     for story in test:  # some hop's heaviest sentence is the supporting one
-        hops = model.model.encode(*_batch(model, story.pair()[0])).sentences[0]  # (K, N)
+        hops = model.model.encode(SourceBatch(*_batch(model, story.pair()[0]))).sentences[0]  # (K, N)
         hits += story.support[0] in hops.argmax(-1).tolist()
     at_least("stories whose supporting sentence a hop reads most", hits / len(test), 0.9)
     assert all(r.attention[0].shape == (2, len(r.source_tokens)) for r in results[:5])
@@ -84,5 +85,8 @@ def test_han_learns_the_verdict_and_attends_to_its_sentence(tmp_path):
     )
     test = splits["test"]
     at_least("test exact match", model.evaluate([d.pair() for d in test], bleu=False)["exact_match"], 0.9)
-    hits = sum(int(model.model.encode(*_batch(model, d.pair()[0])).sentences[0, 0].argmax()) == d.key for d in test)
+    hits = sum(
+        int(model.model.encode(SourceBatch(*_batch(model, d.pair()[0]))).sentences[0, 0].argmax()) == d.key
+        for d in test
+    )
     at_least("documents whose key sentence is attended most", hits / len(test), 0.5)  # chance: about 1 in 5.5 sentences

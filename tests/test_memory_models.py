@@ -9,13 +9,14 @@ import torch
 from helpers import assert_teacher_forcing_equals_stepping
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.greedy import greedy_search
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
-from attnseq.nn.memory import addressing
-from attnseq.nn.memory.memn2n import PositionEncoding
-from attnseq.nn.memory.sentences import NO_SEPARATOR, split_sentences, token_weights
+from attnseq.nn.memory_networks import addressing
+from attnseq.nn.memory_networks.memn2n import PositionEncoding
+from attnseq.nn.memory_networks.sentences import NO_SEPARATOR, split_sentences, token_weights
 
 VOCAB = Vocab([".", "?", "a", "b", "c", "d", "e", "where"])
 SEP = VOCAB.stoi["."]
@@ -118,10 +119,10 @@ def test_padding_changes_nothing(name):
     model = model_of(name)
     src, mask = stories()
     tgt_in = torch.tensor([[1, A], [1, B], [1, C]])
-    logits = model.logits(src, mask, tgt_in)
+    logits = model.logits(SourceBatch(src, mask), tgt_in)
     for b in range(3):
         n = int(mask[b].sum())
-        alone = model.logits(src[b : b + 1, :n], mask[b : b + 1, :n], tgt_in[b : b + 1])
+        alone = model.logits(SourceBatch(src[b : b + 1, :n], mask[b : b + 1, :n]), tgt_in[b : b + 1])
         torch.testing.assert_close(logits[b], alone[0])
 
 
@@ -129,12 +130,12 @@ def test_padding_changes_nothing(name):
 def test_readers_answer_one_token_then_attend_no_more(name):
     model = model_of(name)
     src, mask = stories()
-    features, alignment = model(src, mask, torch.tensor([[1, A, B]] * 3))
+    features, alignment = model(SourceBatch(src, mask), torch.tensor([[1, A, B]] * 3))
     assert features.shape == (3, 3, model.decoder.feature_size)
     torch.testing.assert_close(alignment[:, 0].sum(1), torch.ones(3, dtype=torch.double))  # the answer's reading
     assert torch.all(alignment[:, 1:] == 0) and torch.all(alignment[:, 0][~mask] == 0)
     torch.testing.assert_close(features[:, 1], features[:, 2])  # after the answer: the end vector
-    reading = model.encode(src, mask)
+    reading = model.encode(SourceBatch(src, mask))
     hops = reading.sentences  # (B, K, N): each read sums to one over the real sentences
     torch.testing.assert_close(hops.sum(-1), torch.ones(hops.shape[:2], dtype=torch.double))
     assert torch.all(hops.masked_select(~reading.mask.unsqueeze(1)) == 0) and not reading.mask.all()
@@ -145,7 +146,7 @@ def test_memn2n_hops_and_adjacent_tying():
     tying = model.encoder.tying
     assert len(tying.matrices) == 3  # A^1 = B, C^1 = A^2, C^2 = W^T
     assert model.decoder.generator.weight is tying.matrices[-1].tokens.weight
-    assert model.encode(*stories()).sentences.shape == (3, 2, 3)
+    assert model.encode(SourceBatch(*stories())).sentences.shape == (3, 2, 3)
     layerwise = model_of("memn2n-layerwise-bag")
     assert len(layerwise.encoder.tying.matrices) == 2
     assert layerwise.decoder.generator.weight is not layerwise.encoder.tying.matrices[-1].tokens.weight
@@ -155,11 +156,11 @@ def test_ntm_shares_one_machine_and_aligns_reads_with_writes():
     model = model_of("ntm")
     assert model.encoder.cell is model.decoder.cell
     src, mask = stories()
-    tape = model.encode(src, mask)
+    tape = model.encode(SourceBatch(src, mask))
     assert tape.keys.shape == (3, 12, 5) and tape.writing.shape == (3, 12, 2, 12)
     assert torch.all(tape.written[~mask] == 0)
     torch.testing.assert_close(tape.written[mask].sum(-1), torch.ones(int(mask.sum()), dtype=torch.double))
-    hyps = greedy_search(model, src, mask, torch.full((3,), 4), keep_attention=True)
+    hyps = greedy_search(model, SourceBatch(src, mask), torch.full((3,), 4), keep_attention=True)
     assert all(h[0].alignment.shape[1] == int(n) for h, n in zip(hyps, mask.sum(1)))
 
 
@@ -257,7 +258,7 @@ def test_addressing_does_what_the_paper_says():
 
 
 def test_ntm_reads_a_bit_token_as_its_bits():
-    from attnseq.nn.memory.ntm import bit_table
+    from attnseq.nn.memory_networks.ntm import bit_table
 
     vocab = Vocab(["0110", "1001", "x3"])
     table = bit_table(vocab)
@@ -276,8 +277,8 @@ def test_beam_search_finds_what_greedy_finds_and_keeps_n_best(name):
 
     model = model_of(name)
     src, mask = stories()
-    greedy = search(model, src, mask, DecodeConfig(max_len=5))
-    beam = search(model, src, mask, DecodeConfig(beam_size=3, n_best=2, max_len=5), keep_attention=True)
+    greedy = search(model, SourceBatch(src, mask), DecodeConfig(max_len=5))
+    beam = search(model, SourceBatch(src, mask), DecodeConfig(beam_size=3, n_best=2, max_len=5), keep_attention=True)
     assert all(len(b) == 2 and b[0].score >= b[1].score for b in beam)
     assert all(b[0].score >= g[0].score - 1e-6 for b, g in zip(beam, greedy))
     assert all(b[0].alignment.shape[1] == int(n) for b, n in zip(beam, mask.sum(1)))
@@ -286,7 +287,7 @@ def test_beam_search_finds_what_greedy_finds_and_keeps_n_best(name):
 def test_reading_attention_gradients_match_finite_differences():
     """A hop's read (masked softmax of u . m, weighted sum of c) and a HAN context attention."""
     from attnseq.nn.attention.softmax import masked_softmax
-    from attnseq.nn.memory.han import ContextAttention
+    from attnseq.nn.memory_networks.han import ContextAttention
 
     g = torch.Generator().manual_seed(0)
     m, c = torch.randn(2, 4, 3, generator=g, dtype=torch.double), torch.randn(2, 4, 3, generator=g, dtype=torch.double)
@@ -336,7 +337,7 @@ def test_every_head_starts_focused_so_the_first_shift_moves_it_and_writes_go_one
 
     model, vocab = hand_set_ntm()
     src = torch.tensor([[vocab.stoi[t] for t in ["0110", "1001", "1111", "0110", "1001"]]])
-    tape = model.encode(src, torch.ones_like(src, dtype=torch.bool))
+    tape = model.encode(SourceBatch(src, torch.ones_like(src, dtype=torch.bool)))
     torch.testing.assert_close(
         model.encoder.cell.initial(1, tape.keys)["weights"][0, :, 0], torch.ones(2, dtype=torch.double)
     )  # every head at location 0 before step 1

@@ -23,6 +23,7 @@ from helpers import (
 from learning import at_least, learns
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
 from attnseq.nn.attention import SCORERS
@@ -47,14 +48,14 @@ def model_for(*overrides: str, dtype=torch.double):
 def test_encoder_shapes_and_padding(encoder, cell):
     model = model_for(f"model.encoder={encoder}", f"model.cell={cell}", "model.encoder_layers=3")
     src, mask, _ = padded_batch(V, V_TGT)
-    memory = model.encode(src, mask)
+    memory = model.encode(SourceBatch(src, mask))
     width = model.encoder.output_size
     assert width == (12 if cell != "lstm_proj" else 6)
     assert memory.keys.shape == (3, 7, width) and memory.final.shape == (3, 3, width)
     assert memory.mask.shape == (3, 7)
     for b in range(3):  # each sentence alone gives the same memory as in the padded batch
         n = int(mask[b].sum())
-        alone = model.encode(src[b : b + 1, :n], mask[b : b + 1, :n])
+        alone = model.encode(SourceBatch(src[b : b + 1, :n], mask[b : b + 1, :n]))
         torch.testing.assert_close(memory.keys[b, :n], alone.keys[0])
         torch.testing.assert_close(memory.final[:, b], alone.final[:, 0])
 
@@ -131,9 +132,9 @@ def test_padding_does_not_change_a_sentence(design):
     """A sentence's logits are the same alone and padded inside a batch."""
     model = model_for(f"model.decoder={design}")
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    logits = model.logits(src, mask, tgt_in)
+    logits = model.logits(SourceBatch(src, mask), tgt_in)
     n = int(mask[2].sum())
-    alone = model.logits(src[2:3, :n], mask[2:3, :n], tgt_in[2:3])
+    alone = model.logits(SourceBatch(src[2:3, :n], mask[2:3, :n]), tgt_in[2:3])
     torch.testing.assert_close(alone[0], logits[2])
 
 
@@ -144,7 +145,7 @@ def test_gradients_reach_every_parameter_with_every_kind_of_cell(design, cell):
     and every parameter gets a finite gradient."""
     model = model_for(f"model.decoder={design}", f"model.cell={cell}", dtype=torch.float32).train()
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    loss, tokens = model.loss(src, mask, tgt_in, tgt_in, torch.ones_like(tgt_in, dtype=torch.bool))
+    loss, tokens = model.loss(SourceBatch(src, mask), tgt_in, tgt_in, torch.ones_like(tgt_in, dtype=torch.bool))
     loss.backward()
     assert torch.isfinite(loss) and tokens == 15
     missing = [name for name, p in model.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
@@ -161,7 +162,7 @@ def test_summary_reaches_every_step(design):
 
     def outputs(name):
         model = model_for(f"model.decoder={name}", "model.bridge=zero")
-        return model.logits(src, mask, tgt_in), model.logits(other, mask, tgt_in)
+        return model.logits(SourceBatch(src, mask), tgt_in), model.logits(SourceBatch(other, mask), tgt_in)
 
     a, b = outputs(design)
     assert not torch.allclose(a, b)
@@ -172,7 +173,7 @@ def test_summary_reaches_every_step(design):
 def test_peeky_features_start_with_the_encoder_state():
     model = model_for("model.decoder=peeky", "model.encoder.bidirectional=false", "model.bridge=copy")
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    memory = model.encode(src, mask)
+    memory = model.encode(SourceBatch(src, mask))
     features, _ = model.decoder(memory, tgt_in)
     c = summary_of(memory)  # (B, H)
     torch.testing.assert_close(features[..., : c.shape[-1]], c.unsqueeze(1).expand(-1, 5, -1))
@@ -185,7 +186,7 @@ def test_book_context_into_input_widens_the_recurrent_input():
     assert plain.decoder.parallel and not fed.decoder.parallel
     assert fed.decoder.rnn.input_size == plain.decoder.rnn.input_size + plain.decoder.memory_size
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    state = fed.decoder.init_state(fed.encode(src, mask))
+    state = fed.decoder.init_state(fed.encode(SourceBatch(src, mask)))
     _, state, alignment = fed.decoder.step(tgt_in[:, 0], state)
     torch.testing.assert_close(state["context"][:, 0], torch.bmm(alignment.unsqueeze(1), state["values"])[:, 0])
 
@@ -200,11 +201,11 @@ def test_decoders_pass_target_positions_to_local_attention():
         "model.decoder.input_feeding=false",
     )
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    _, alignment = model(src, mask, tgt_in)
+    _, alignment = model(SourceBatch(src, mask), tgt_in)
     lengths = mask.sum(1, keepdim=True)
     centre = torch.minimum(torch.arange(5).unsqueeze(0), lengths - 1)  # window 0: p_t = t exactly
     torch.testing.assert_close(alignment, torch.nn.functional.one_hot(centre, 7).double())
-    state = model.decoder.init_state(model.encode(src, mask))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
     for t in range(5):
         _, state, step_alignment = model.decoder.step(tgt_in[:, t], state)
         torch.testing.assert_close(step_alignment, alignment[:, t])
@@ -213,7 +214,7 @@ def test_decoders_pass_target_positions_to_local_attention():
 def test_state_select_keeps_the_step_counter():
     model = model_for("model.decoder=luong", "model.attention=local_m")
     src, mask, tgt_in = padded_batch(V, V_TGT)
-    state = model.decoder.init_state(model.encode(src, mask))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
     _, state, _ = model.decoder.step(tgt_in[:, 0], state)
     picked = state.select(torch.tensor([2, 0]))
     assert picked["step"].tolist() == [1, 1]
@@ -287,7 +288,7 @@ def test_reverse_task_learned(design, reverse_data, tmp_path):
     evaluated as a user does (Trainer, attnseq.load)."""
     from attnseq.api import load
     from attnseq.data.corpus import read_tsv
-    from attnseq.train.loop import Trainer
+    from attnseq.engines.torch_engine.trainer import Trainer
 
     extra = ["model.decoder.input_feeding=false"] if design == "luong" else []
     if DECODERS.get(design).uses_attention:

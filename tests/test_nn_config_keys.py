@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.decoding.beam import beam_search
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
@@ -69,5 +70,5 @@ def test_learned_positions_name_their_limit():
 def test_beam_search_settings_name_the_key(settings, key):
     src, mask = torch.ones(1, 3, dtype=torch.long), torch.ones(1, 3, dtype=torch.bool)
     with pytest.raises(ConfigError) as err:
-        beam_search(None, src, mask, torch.tensor([5]), **settings)  # refused before the model is read
+        beam_search(None, SourceBatch(src, mask), torch.tensor([5]), **settings)  # refused before the model is read
     assert err.value.key == key

@@ -17,16 +17,17 @@ import torch.nn.functional as F
 from helpers import reverse_pairs
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.data.pipeline import TextPipeline
 from attnseq.engines.numpy_engine.convert import numpy_to_torch_state, torch_to_numpy_state
 from attnseq.engines.numpy_engine.designs import numpy_design
 from attnseq.engines.numpy_engine.layouts import ArrayLayout
 from attnseq.engines.numpy_engine.translator import NumpyTranslator
+from attnseq.engines.torch_engine.translator import TorchTranslator
 from attnseq.nn import build_model as build_torch_model
 from attnseq.scratch import build_model as build_numpy_model
 from attnseq.scratch import fused
 from attnseq.scratch import layers as book
-from attnseq.translator.torch_model import TorchTranslator
 
 DESIGNS = {  # torch settings -> the numpy model they equal
     "baseline": ["model.decoder=none"],
@@ -94,10 +95,10 @@ def test_same_loss_and_gradients(design, layers):
     src, tgt = torch.from_numpy(xs), torch.from_numpy(ts)
     src_mask, tgt_mask = torch.ones(4, 7, dtype=torch.bool), torch.ones(4, 6, dtype=torch.bool)
     with torch.no_grad():  # the trainer's loss: (sum, tokens), the sum taken in float32
-        total, tokens = torch_model.loss(src, src_mask, tgt[:, :-1], tgt[:, 1:], tgt_mask)
+        total, tokens = torch_model.loss(SourceBatch(src, src_mask), tgt[:, :-1], tgt[:, 1:], tgt_mask)
     assert tokens == 24
     assert rel_error(np.array(loss), (total / tokens).numpy()) < 1e-5
-    logits = torch_model.logits(src, src_mask, tgt[:, :-1])  # (4, 6, V) in float64 throughout
+    logits = torch_model.logits(SourceBatch(src, src_mask), tgt[:, :-1])  # (4, 6, V) in float64 throughout
     mean = F.cross_entropy(logits.reshape(24, -1), tgt[:, 1:].reshape(24), reduction="sum") / tokens
     mean.backward()
     assert rel_error(np.array(loss), mean.detach().numpy()) < 1e-12

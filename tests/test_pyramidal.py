@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnseq.data.batching import SourceBatch
 from attnseq.nn.frontends.pyramidal import PyramidalFrontend, PyramidOptions, join_steps, reduced_lengths
 from attnseq.schema import Variant
 
@@ -66,8 +67,8 @@ def test_an_utterance_encoded_alone_equals_the_same_in_a_batch():
 
 def audio_model(arch: str):
     from attnseq.config import from_dict
+    from attnseq.engines.torch_engine.trainer import check_config
     from attnseq.nn.model import build_model
-    from attnseq.train.loop import check_config
 
     frontend = {"name": "pyramidal", "layers": 2, "reduction": 2, "stack": 2}
     sizes = {
@@ -97,9 +98,11 @@ def test_an_utterance_decoded_alone_equals_the_same_in_a_batch_and_padding_gets_
         np.random.default_rng(i).standard_normal((n, 8)).astype(np.float32) for i, n in enumerate((41, 13, 30))
     ]
     src, mask = pad_features(utterances)
-    batch = greedy_search(model, src, mask, torch.full((3,), 6), keep_attention=True)
+    batch = greedy_search(model, SourceBatch(src, mask), torch.full((3,), 6), keep_attention=True)
     for i, features in enumerate(utterances):
-        alone = greedy_search(model, *pad_features([features]), torch.full((1,), 6), keep_attention=True)[0][0]
+        alone = greedy_search(model, SourceBatch(*pad_features([features])), torch.full((1,), 6), keep_attention=True)[
+            0
+        ][0]
         frontend = getattr(model.encoder, "frontend", None) or model.encoder
         steps = frontend.grid(len(features))[0]
         assert steps == -(-len(features) // 8)  # stack 2, then two layers joining 2
@@ -107,6 +110,6 @@ def test_an_utterance_decoded_alone_equals_the_same_in_a_batch_and_padding_gets_
         assert batch[i][0].alignment.shape == alone.alignment.shape
         assert alone.alignment.shape[1] == steps
         torch.testing.assert_close(batch[i][0].alignment, alone.alignment, atol=1e-5, rtol=1e-4)
-    memory = model.encode(src, mask)
+    memory = model.encode(SourceBatch(src, mask))
     logits, state, attention = model.decoder.step(torch.full((3,), 1), model.decoder.init_state(memory))
     assert float(attention[~memory.mask].abs().max()) == 0.0  # padded steps are never attended

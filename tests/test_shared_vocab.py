@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attnseq.config import load_config
+from attnseq.data.batching import SourceBatch
 from attnseq.data.pipeline import TextPipeline
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model, count_parameters
@@ -104,7 +105,9 @@ def test_all_tied_survives_a_checkpoint_and_learns_as_one_matrix(tmp_path):
     assert again.encoder.embed.weight is again.decoder.generator.weight
     torch.testing.assert_close(again.encoder.embed.weight, model.decoder.generator.weight)
     src = torch.randint(4, V, (2, 5))
-    loss, _ = model.loss(src, torch.ones_like(src, dtype=torch.bool), src, src, torch.ones_like(src, dtype=torch.bool))
+    loss, _ = model.loss(
+        SourceBatch(src, torch.ones_like(src, dtype=torch.bool)), src, src, torch.ones_like(src, dtype=torch.bool)
+    )
     loss.backward()
     shared = model.decoder.generator.weight
     assert shared.grad is not None and shared.grad[src.unique()].abs().sum() > 0  # both sides' gradients in one

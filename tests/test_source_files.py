@@ -17,12 +17,12 @@ from PIL import Image
 
 import attnseq
 from attnseq.config import from_dict
-from attnseq.data.batching import pad_features
+from attnseq.data.batching import SourceBatch, pad_features
 from attnseq.data.inputs import INPUTS
 from attnseq.data.sources import load_splits
+from attnseq.engines.torch_engine.trainer import check_config
 from attnseq.errors import ConfigError, DataError
 from attnseq.nn.model import build_model
-from attnseq.train.loop import check_config
 
 
 @pytest.fixture(scope="module")
@@ -137,23 +137,23 @@ def test_the_grid_its_mask_and_batch_invariance(arch, positions):
     frontend = getattr(encoder, "frontend", None) or encoder
     assert frontend.grid(30) == (4, 8) and frontend.grid(9) == (4, 3)
     with torch.no_grad():
-        memory = model.encode(src, mask)
+        memory = model.encode(SourceBatch(src, mask))
         assert memory.keys.shape == (3, 32, 16) and memory.mask.shape == (3, 32)
         # column by column: an image's real cells first, its padding after them
         assert memory.mask.view(3, 8, 4).all(-1).sum(-1).tolist() == [3, 8, 5]
         assert [int(m.sum()) for m in memory.mask] == [12, 32, 20] and all(m[: int(m.sum())].all() for m in memory.mask)
         for i, image in enumerate(images):
             alone, alone_mask = pad_features([image])
-            single = model.encode(alone, alone_mask)
+            single = model.encode(SourceBatch(alone, alone_mask))
             cells = memory.keys[i][: 4 * frontend.grid(len(image))[1]]
             torch.testing.assert_close(single.keys[0], cells, atol=1e-5, rtol=1e-4)
         from attnseq.config import DecodeConfig
         from attnseq.decoding.search import search
 
         for decode in (DecodeConfig(max_len=4), DecodeConfig(max_len=4, beam_size=2)):  # greedy, beam
-            batched = search(model, src, mask, decode, keep_attention=True)
+            batched = search(model, SourceBatch(src, mask), decode, keep_attention=True)
             for i, image in enumerate(images):  # the same hypothesis and alignment over its own cells, alone
-                alone = search(model, *pad_features([image]), decode, keep_attention=True)[0][0]
+                alone = search(model, SourceBatch(*pad_features([image])), decode, keep_attention=True)[0][0]
                 assert alone.tokens == batched[i][0].tokens
                 assert alone.alignment.shape[1] == 4 * frontend.grid(len(image))[1]  # over its own cells
                 torch.testing.assert_close(

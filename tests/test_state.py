@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnseq.nn.state import Hypotheses, State
+from attnseq.nn.state import RowLayout, State
 
 
 def layout(state: State):
-    return state.batch_dims, state.shared, state.deferred, state.hypotheses
+    return state.batch_dims, state.shared, state.deferred, state.row_layout
 
 
 def beam_state() -> State:
@@ -27,14 +27,14 @@ def beam_state() -> State:
 
 def test_every_derived_state_keeps_the_layout():
     state = beam_state()
-    expected = ({"hidden": 1}, frozenset({"memory"}), frozenset({"cache"}), Hypotheses(2))
+    expected = ({"hidden": 1}, frozenset({"memory"}), frozenset({"cache"}), RowLayout(2))
     assert layout(state) == expected
     assert layout(state.replace(rows=state["rows"] + 1, extra=torch.ones(4))) == expected
     assert layout(state.select(torch.tensor([1, 0, 3, 2]), group=2)) == expected
     shared = state.share(summary=torch.zeros(2, 3))
-    assert layout(shared)[1] == {"memory", "summary"} and layout(shared)[3] == Hypotheses(2)
+    assert layout(shared)[1] == {"memory", "summary"} and layout(shared)[3] == RowLayout(2)
     assert layout(state.select(torch.tensor([0, 1]), group=1))[:3] == expected[:3]  # one hypothesis each
-    assert layout(state.repeat(2))[3] == Hypotheses(4)
+    assert layout(state.repeat(2))[3] == RowLayout(4)
 
 
 def test_a_state_cannot_be_copied_into_a_dict_or_a_new_state():
@@ -67,16 +67,16 @@ def test_select_reorders_rows_and_batch_dims_and_leaves_deferred_entries():
     assert picked.batch_size() == 2
 
 
-def test_hypotheses_of_a_sentence_attend_to_its_memory_together():
-    hypotheses = Hypotheses(3)
+def test_row_layout_of_a_sentence_attend_to_its_memory_together():
+    layout = RowLayout(3)
     query = torch.arange(6 * 2 * 4.0).view(6, 2, 4)  # (B, T, H): 2 sentences of 3 hypotheses
-    grouped = hypotheses.by_sentence(query)  # (2, 6, 4)
+    grouped = layout.by_sentence(query)  # (2, 6, 4)
     assert grouped.shape == (2, 6, 4) and torch.equal(grouped[1, 2:4], query[4])
-    assert torch.equal(hypotheses.by_hypothesis(grouped), query)
+    assert torch.equal(layout.by_hypothesis(grouped), query)
     weights = torch.arange(2 * 5 * 6 * 7.0).view(2, 5, 6, 7)  # (B / k, heads, k * T, S)
     expected = weights.view(2, 5, 3, 2, 7).transpose(1, 2).reshape(6, 5, 2, 7)  # (B, heads, T, S)
-    assert torch.equal(hypotheses.by_hypothesis(weights, dim=2), expected)
-    assert torch.equal(hypotheses.per_hypothesis(torch.tensor([1, 2])), torch.tensor([1, 1, 1, 2, 2, 2]))
+    assert torch.equal(layout.by_hypothesis(weights, dim=2), expected)
+    assert torch.equal(layout.per_hypothesis(torch.tensor([1, 2])), torch.tensor([1, 1, 1, 2, 2, 2]))
 
     memory = torch.arange(2 * 5 * 4.0).view(2, 5, 4) % 3  # one row per sentence (small integers: exact sums)
     state = State(rows=torch.arange(2)).share(memory=memory).repeat(3)

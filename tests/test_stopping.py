@@ -32,8 +32,8 @@ from attnseq.config import load_config
 from attnseq.errors import ConfigError, UserError
 from attnseq.runs import RunLock, check_resumable, read_checkpoint, read_metrics, write_checkpoint
 from attnseq.train.budget import Clock
-from attnseq.train.epochs import EpochLoop, Progress, SaveFailed, selection_metric
 from attnseq.train.interrupts import Interrupted
+from attnseq.train.loop import EpochLoop, Progress, SaveFailed, selection_metric
 from attnseq.utils import atomic_write
 
 # Hypothesis runs each example in a fresh folder of its own; the fixtures' tmp_path is shared
@@ -485,7 +485,7 @@ def test_max_minutes_counts_from_the_start_of_training_and_overshoots_little(rev
     budget, and its wall_seconds is the time since training began, the data's reading included."""
     import torch._dynamo  # noqa: F401  (torch's Adam imports it when first made: seconds this test does not measure)
 
-    import attnseq.train.epochs as epochs
+    import attnseq.train.loop as epochs
 
     read = epochs.prepare_training  # reading (and preparing) the training data
     monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.5), read(*args))[1])
@@ -621,7 +621,7 @@ def test_cpu_seconds_count_the_processes_cpu_time_beside_the_wall_clock(reverse_
     """cpu_seconds: the training process's CPU time since training began (a second of sleep in
     the set-up counts in wall_seconds, not in it), never more than the threads can spend, and
     carried over a resumed session."""
-    import attnseq.train.epochs as epochs
+    import attnseq.train.loop as epochs
 
     read = epochs.prepare_training
     monkeypatch.setattr(epochs, "prepare_training", lambda *args: (time.sleep(1.0), read(*args))[1])

@@ -8,6 +8,7 @@ import logging
 import mmap
 import re
 import threading
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
@@ -98,8 +99,8 @@ def test_a_batch_read_from_the_store_is_the_batch_of_its_examples(tmp_path):
     _, store = prepare_training(settings(path, tmp_path / "cache"), TsvText(path))
     for index in ([0], [5, 3, 199, 7], list(range(0, 200, 3))):
         a, b = store.batch(np.array(index)), collate(store.examples(index), index)
-        for name in ("src", "src_mask", "tgt_in", "tgt_out", "tgt_mask"):
-            assert torch.equal(getattr(a, name), getattr(b, name)), name
+        for name in ("source.ids", "source.mask", "tgt_in", "tgt_out", "tgt_mask"):
+            assert torch.equal(attrgetter(name)(a), attrgetter(name)(b)), name
         assert a.index == b.index == index
 
 

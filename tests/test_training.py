@@ -13,8 +13,8 @@ from safetensors.torch import load_file
 import attnseq
 from attnseq.config import load_config
 from attnseq.data.corpus import read_tsv
+from attnseq.engines.torch_engine.trainer import Trainer
 from attnseq.errors import DataError
-from attnseq.train.loop import Trainer
 
 
 def config(data_dir, *extra):
@@ -152,8 +152,8 @@ def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, 
 
 
 def test_compile_without_a_compiler_is_a_config_error(monkeypatch, tmp_path, reverse_data):
+    from attnseq.engines.torch_engine import trainer as loop
     from attnseq.errors import ConfigError
-    from attnseq.train import loop
 
     monkeypatch.setattr(loop.shutil, "which", lambda name: None)
     with pytest.raises(ConfigError, match="train.compile"):

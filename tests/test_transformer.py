@@ -8,7 +8,7 @@ from helpers import ROOT
 from learning import at_least, learns, seed
 
 from attnseq.config import from_dict, load_config
-from attnseq.data.batching import collate
+from attnseq.data.batching import SourceBatch, collate
 from attnseq.data.pipeline import Example
 from attnseq.data.vocab import Vocab
 from attnseq.decoding.greedy import greedy_search
@@ -53,7 +53,7 @@ def test_decoder_position_t_ignores_later_target_tokens(pre_norm):
     changed[:, 3:] = torch.randint(4, TGT_V, changed[:, 3:].shape)
     changed[:, 3] = (tgt[:, 3] - 4 + 1) % (TGT_V - 4) + 4  # position 3 surely differs
     with torch.no_grad():
-        memory = model.encode(src, mask)
+        memory = model.encode(SourceBatch(src, mask))
         before, _ = model.decoder(memory, tgt)
         after, _ = model.decoder(memory, changed)
     torch.testing.assert_close(before[:, :3], after[:, :3], atol=1e-6, rtol=0)
@@ -69,8 +69,8 @@ def test_encoder_real_positions_ignore_padding_content_and_length(pre_norm, posi
     longer_mask = torch.cat([mask, torch.zeros(3, 3, dtype=torch.bool)], 1)
     longer[~longer_mask] = torch.randint(4, SRC_V, (int((~longer_mask).sum()),))  # junk in padding
     with torch.no_grad():
-        short_out = model.encode(src, mask).keys
-        long_out = model.encode(longer, longer_mask).keys
+        short_out = model.encode(SourceBatch(src, mask)).keys
+        long_out = model.encode(SourceBatch(longer, longer_mask)).keys
     real = mask
     torch.testing.assert_close(short_out[real], long_out[:, :7][real], atol=1e-5, rtol=0)
 
@@ -81,7 +81,7 @@ def test_cached_steps_equal_full_prefix_steps_and_teacher_forcing(pre_norm, posi
     model = tiny_model(pre_norm=pre_norm, positional=positional)
     src, mask, tgt = batch()
     with torch.no_grad():
-        memory = model.encode(src, mask)
+        memory = model.encode(SourceBatch(src, mask))
         features, alignment = model.decoder(memory, tgt, need_weights=True)
         teacher = model.decoder.generator(features)  # (B, T, V)
         runs = {}
@@ -106,7 +106,7 @@ def test_cache_grows_one_position_per_step():
     model = tiny_model()
     src, mask, tgt = batch()
     with torch.no_grad():
-        state = model.decoder.init_state(model.encode(src, mask))
+        state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
         assert len(state["self_keys"]) == 2 and state["cross_keys"][0].shape == (3, 4, 7, 8)
         # the memory's projections are stored contiguous once, not copied by every step that returns weights
         assert all(t.is_contiguous() for t in state["cross_keys"] + state["cross_values"])
@@ -121,7 +121,7 @@ def test_alignment_is_a_distribution_over_real_source_positions():
     model = tiny_model()
     src, mask, tgt = batch()
     with torch.no_grad():
-        memory = model.encode(src, mask)
+        memory = model.encode(SourceBatch(src, mask))
         state = model.decoder.init_state(memory)
         logits, state, heads = model.decoder.step_heads(tgt[:, 0], state)
         per_layer = model.decoder.cross_attention(memory, tgt)  # (B, L, h, T, S)
@@ -147,7 +147,7 @@ def test_sdpa_equals_explicit_weights_path():
     model = tiny_model()
     src, src_mask, tgt = batch()
     with torch.no_grad():
-        memory = model.encode(src, src_mask)
+        memory = model.encode(SourceBatch(src, src_mask))
         fused, _ = model.decoder(memory, tgt)  # no weights asked: SDPA in every layer
         explicit, _ = model.decoder._teacher(memory, tgt, weights_from=0)  # weights in every layer
     torch.testing.assert_close(fused, explicit, atol=1e-6, rtol=0)
@@ -157,11 +157,14 @@ def test_greedy_decodes_each_sentence_as_if_alone():
     model = tiny_model(seed=5)
     src, mask, _ = batch(seed=5)
     limits = torch.tensor([5, 8, 3])
-    together = greedy_search(model, src, mask, limits, keep_attention=True)
+    together = greedy_search(model, SourceBatch(src, mask), limits, keep_attention=True)
     for i in range(3):
         length = int(mask[i].sum())
         alone = greedy_search(
-            model, src[i : i + 1, :length], mask[i : i + 1, :length], limits[i : i + 1], keep_attention=True
+            model,
+            SourceBatch(src[i : i + 1, :length], mask[i : i + 1, :length]),
+            limits[i : i + 1],
+            keep_attention=True,
         )
         assert alone[0][0].tokens == together[i][0].tokens
         assert alone[0][0].score == pytest.approx(together[i][0].score, abs=1e-4)
@@ -177,15 +180,15 @@ def test_beam_search_runs_through_the_shared_module():
     found = {}
     for use_cache in (True, False):
         model.decoder.use_cache = use_cache
-        beams = beam_search(model, src, mask, limits, beam_size=3, n_best=2, keep_attention=True)
+        beams = beam_search(model, SourceBatch(src, mask), limits, beam_size=3, n_best=2, keep_attention=True)
         assert [len(b) for b in beams] == [2, 2, 2]
         assert all(b[0].score >= b[1].score for b in beams)
         assert beams[1][0].alignment.shape[1] == 4  # real source positions only
         found[use_cache] = [[h.tokens for h in b] for b in beams]
     assert found[True] == found[False]
     model.decoder.use_cache = True
-    greedy = greedy_search(model, src, mask, limits)
-    one = beam_search(model, src, mask, limits, beam_size=1)
+    greedy = greedy_search(model, SourceBatch(src, mask), limits)
+    one = beam_search(model, SourceBatch(src, mask), limits, beam_size=1)
     assert [g[0].tokens for g in greedy] == [b[0].tokens for b in one]
 
 
@@ -210,7 +213,9 @@ def test_tied_embeddings_share_storage_and_survive_a_checkpoint(tmp_path):
     assert restored.encoder.embed.tokens.weight.data_ptr() == restored.decoder.generator.weight.data_ptr()
     src, mask, tgt = batch()
     with torch.no_grad():
-        torch.testing.assert_close(restored.logits(src, mask, tgt), shared.logits(src, mask, tgt))
+        torch.testing.assert_close(
+            restored.logits(SourceBatch(src, mask), tgt), shared.logits(SourceBatch(src, mask), tgt)
+        )
 
 
 def test_every_parameter_learns_under_dropout():
@@ -218,7 +223,9 @@ def test_every_parameter_learns_under_dropout():
         src_vocab=TGT_V, dropout=0.1, positional="learned", tie_embeddings=True, shares_vocab=True
     ).train()
     src, mask, tgt = batch()
-    loss, tokens = model.loss(src, mask, tgt, tgt, torch.ones_like(tgt, dtype=torch.bool), label_smoothing=0.1)
+    loss, tokens = model.loss(
+        SourceBatch(src, mask), tgt, tgt, torch.ones_like(tgt, dtype=torch.bool), label_smoothing=0.1
+    )
     assert tokens == tgt.numel()
     loss.backward()
     missing = [name for name, p in model.named_parameters() if p.grad is None or not p.grad.abs().sum()]
@@ -265,7 +272,7 @@ def test_learns_to_reverse_sequences():
     g = torch.Generator().manual_seed(1)
     for _ in range(steps):
         b = collate(reversal(128, g), range(128))
-        loss, tokens = model.loss(b.src, b.src_mask, b.tgt_in, b.tgt_out, b.tgt_mask)
+        loss, tokens = model.loss(b.source, b.tgt_in, b.tgt_out, b.tgt_mask)
         optimizer.zero_grad()
         (loss / tokens).backward()
         optimizer.step()
@@ -273,7 +280,7 @@ def test_learns_to_reverse_sequences():
     model.eval()
     test = reversal(200, g)
     b = collate(test, range(len(test)))
-    hyps = greedy_search(model, b.src, b.src_mask, max_lengths(b.src_mask, 1.0, 2, 20))
+    hyps = greedy_search(model, b.source, max_lengths(b.source.mask, 1.0, 2, 20))
     at_least("exact match", sum(h[0].tokens == e.tgt for h, e in zip(hyps, test)) / len(test), 1.0)
 
 
@@ -291,7 +298,7 @@ def test_stepping_with_reordered_rows_keeps_gradients():
     model = tiny_model(seed=4).train()
     model.decoder.layers.apply(lambda m: setattr(m, "p", 0.0) if isinstance(m, torch.nn.Dropout) else None)
     src, mask, _ = batch(seed=4, b=2)
-    state = model.decoder.init_state(model.encode(src, mask))
+    state = model.decoder.init_state(model.encode(SourceBatch(src, mask)))
     tokens = [torch.tensor([Vocab.bos_id, Vocab.bos_id]), torch.tensor([5, 6]), torch.tensor([7, 8])]
     logits, state, _ = model.decoder.step(tokens[0], state)
     logits, state, _ = model.decoder.step(tokens[1], state)
@@ -301,7 +308,7 @@ def test_stepping_with_reordered_rows_keeps_gradients():
     assert model.decoder.layers[0].self_attn.W_k.weight.grad.abs().sum() > 0
     with torch.no_grad():  # the same prefixes, fed in order
         swapped = src[[1, 0]], mask[[1, 0]]
-        again = model.decoder.init_state(model.encode(*swapped))
+        again = model.decoder.init_state(model.encode(SourceBatch(*swapped)))
         for step in tokens:
             expected, again, _ = model.decoder.step(step[[1, 0]] if step is not tokens[2] else step, again)
     torch.testing.assert_close(logits.detach(), expected, rtol=1e-5, atol=1e-5)

@@ -56,13 +56,13 @@ def test_an_error_is_raised_where_it_is_read_and_the_rest_are_cancelled():
 @example(setting="²")  # a digit to str.isdigit, not to int(): it raised ValueError
 @example(setting=" 2 ")
 def test_the_batches_at_once_by_default_are_a_count_of_at_least_one(setting):
-    """CTranslate2's default batches at once (translator/ctranslate2_model.default_threads): a
+    """CTranslate2's default batches at once (engines/ctranslate2_engine/translator.default_threads): a
     whole number above 0 in OMP_NUM_THREADS, else the CPUs this process may use, whatever the
     variable holds (empty, 0, negative, OpenMP's lists such as "2,1", text)."""
     import os
 
+    from attnseq.engines.ctranslate2_engine.translator import default_threads
     from attnseq.hardware import usable_cpus
-    from attnseq.translator.ctranslate2_model import default_threads
 
     before = os.environ.pop("OMP_NUM_THREADS", None)
     try:

@@ -44,12 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..engines import engine_for
+    from ..engines import trainer_for
     from ..train.interrupts import Interrupted
 
     given = args.config
     config = load_config(args)
-    engine = engine_for(config)
+    engine = trainer_for(config)
     config = engine.check(config)
     run_dir = Path(args.out or Path("runs") / Path(args.config).stem)
     try:

@@ -14,41 +14,55 @@ from .sampler import LengthSampler
 from .vocab import Vocab
 
 
+@dataclass(frozen=True)
+class SourceBatch:
+    """A batch of sources as an encoder and a search read them; the mask is True on real positions.
+
+    ``ids``: (B, S) token ids, or float features (B, L, F) of sources that are files
+    (pad_features); ``mask``: (B, S) or (B, L). For a copying model (model.copy, nn/copy.py)
+    ``extended`` (B, S) holds the sources as extended target ids and ``oov`` each sentence's
+    tokens outside the target vocabulary (id V + j for ``oov[j]``); None otherwise."""
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    extended: torch.Tensor | None = None
+    oov: list[tuple[str, ...]] | None = None
+
+    @classmethod
+    def of(
+        cls, sources: Sequence[Sequence[int] | np.ndarray], extended: Sequence[Sequence[int]] | None = None
+    ) -> SourceBatch:
+        """The padded batch of ``sources`` (id lists, or the features of files: pad_sources) and,
+        for a copying model, of their ``extended`` ids."""
+        ids, mask = pad_sources(sources)
+        return cls(ids, mask, None if extended is None else pad(extended)[0])
+
+    def to(self, device: torch.device | str) -> SourceBatch:
+        """The same batch on ``device``."""
+        if torch.device(device) == self.ids.device:
+            return self
+        move = lambda t: None if t is None else t.to(device, non_blocking=True)  # noqa: E731
+        return SourceBatch(move(self.ids), move(self.mask), move(self.extended), self.oov)
+
+
 @dataclass
 class Batch:
-    """A padded batch. Masks are True on real tokens.
+    """A padded batch of pairs: its ``source`` (SourceBatch), tgt_in = bos + target (B, T);
+    tgt_out = target + eos (B, T); tgt_mask (B, T), True on real tokens; index: positions of the
+    examples in their data set. Of a copying model's examples (data.pipeline.Example) ``tgt_out``
+    holds extended target ids (``tgt_in`` has unk for them)."""
 
-    src (B, S) ids, or float features (B, L, F) of sources that are files (pad_features), with
-    src_mask (B, S) or (B, L); tgt_in = bos + target (B, T); tgt_out = target + eos (B, T);
-    tgt_mask (B, T); index: positions of the examples in their data set. Of examples with
-    extended ids (a copying model's, data.pipeline.Example): ``src_ext`` (B, S) the sources as
-    extended ids, ``oov`` each sentence's tokens outside the target vocabulary, and ``tgt_out``
-    the extended target ids (``tgt_in`` has unk for them).
-    """
-
-    src: torch.Tensor
-    src_mask: torch.Tensor
+    source: SourceBatch
     tgt_in: torch.Tensor
     tgt_out: torch.Tensor
     tgt_mask: torch.Tensor
     index: list[int]
-    src_ext: torch.Tensor | None = None
-    oov: list[tuple[str, ...]] | None = None
 
     def to(self, device: torch.device | str) -> Batch:
         if str(device) == "cpu":
             return self
         move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
-        return Batch(
-            move(self.src),
-            move(self.src_mask),
-            move(self.tgt_in),
-            move(self.tgt_out),
-            move(self.tgt_mask),
-            self.index,
-            None if self.src_ext is None else move(self.src_ext),
-            self.oov,
-        )
+        return Batch(self.source.to(device), move(self.tgt_in), move(self.tgt_out), move(self.tgt_mask), self.index)
 
     @property
     def target_tokens(self) -> int:
@@ -92,19 +106,12 @@ def collate(examples: Sequence[Example], index: Sequence[int]) -> Batch:
     src, src_mask = pad_sources([e.src for e in examples])
     tgt_in, _ = pad([[Vocab.bos_id] + e.tgt for e in examples])
     if examples and examples[0].src_ext is not None:  # a copying model's: extended ids
+        source = SourceBatch(src, src_mask, pad([e.src_ext for e in examples])[0], [e.oov for e in examples])
         tgt_out, tgt_mask = pad([e.tgt_ext + [Vocab.eos_id] for e in examples])
-        return Batch(
-            src,
-            src_mask,
-            tgt_in,
-            tgt_out,
-            tgt_mask,
-            list(index),
-            pad([e.src_ext for e in examples])[0],
-            [e.oov for e in examples],
-        )
-    tgt_out, tgt_mask = pad([e.tgt + [Vocab.eos_id] for e in examples])
-    return Batch(src, src_mask, tgt_in, tgt_out, tgt_mask, list(index))
+    else:
+        source = SourceBatch(src, src_mask)
+        tgt_out, tgt_mask = pad([e.tgt + [Vocab.eos_id] for e in examples])
+    return Batch(source, tgt_in, tgt_out, tgt_mask, list(index))
 
 
 def batch_indices(

@@ -176,14 +176,16 @@ class TokenStore:
         """The Batch of the pairs ``index`` (what batching.collate makes of their Examples)."""
         import torch  # the store itself needs numpy alone (the numpy engine trains from it)
 
-        from .batching import Batch
+        from .batching import Batch, SourceBatch
 
         index = np.asarray(index, dtype=np.int64)
         src, src_mask = self._rows("src", index)
         tgt_in, _ = self._rows("tgt", index, before=Vocab.bos_id)
         tgt_out, tgt_mask = self._rows("tgt", index, after=Vocab.eos_id)
-        tensors = [torch.from_numpy(array) for array in (src, src_mask, tgt_in, tgt_out, tgt_mask)]
-        return Batch(*tensors, index.tolist())
+        src, src_mask, tgt_in, tgt_out, tgt_mask = (
+            torch.from_numpy(array) for array in (src, src_mask, tgt_in, tgt_out, tgt_mask)
+        )
+        return Batch(SourceBatch(src, src_mask), tgt_in, tgt_out, tgt_mask, index.tolist())
 
 
 class ExampleStore:

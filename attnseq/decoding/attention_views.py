@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..data.batching import pad, pad_sources
+from ..data.batching import SourceBatch, pad
 from ..data.vocab import Vocab
 from ..nn.attention.local import window_centres
 from ..nn.copy import generation_probability
@@ -38,15 +38,14 @@ def attention_views(
     encoder reads them: ids, or a file's features (L, F)), ``rows`` decoding steps each. Positions are the encoder's order."""
     device = next(model.parameters()).device
     n = len(outputs)
-    src, src_mask = pad_sources([src_ids] * n)  # (n, S) ids or (n, L, F) a file's features
-    src, src_mask = src.to(device), src_mask.to(device)
+    source = SourceBatch.of([src_ids] * n).to(device)  # (n, S) ids or (n, L, F) a file's features
     tgt_in, _ = pad(teacher_inputs(outputs, rows))  # (n, T), padded at the end
     tgt_in = tgt_in.to(device)
-    memory = model.encode(src, src_mask)
+    memory = model.encode(source)
     decoder, encoder = model.decoder, model.encoder
     encoder_self = None
     if hasattr(encoder, "self_attention"):
-        encoder_self = encoder.self_attention(src[:1], src_mask[:1])[0].float().cpu().numpy()  # (L, h, S, S)
+        encoder_self = encoder.self_attention(source.ids[:1], source.mask[:1])[0].float().cpu().numpy()  # (L, h, S, S)
     views = [AttentionViews() for _ in range(n)]
     if getattr(decoder, "pointer", None) is not None:  # copy attention: p_gen of every step
         p_gen = generation_probability(decoder, memory, tgt_in).float().cpu().numpy()  # (n, T)

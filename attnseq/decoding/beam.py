@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..data.batching import SourceBatch
 from ..data.vocab import Vocab
 from ..errors import ConfigError
 from .common import Hypothesis, first_state, gnmt_penalty
@@ -153,19 +154,17 @@ def sentences_done(
 @torch.no_grad()
 def beam_search(
     model,
-    src: torch.Tensor,
-    src_mask: torch.Tensor,
+    source: SourceBatch,
     limits: torch.Tensor,
     beam_size: int,
     n_best: int = 1,
     length_penalty: float = 0.0,
     keep_attention: bool = False,
-    src_ext: torch.Tensor | None = None,
 ) -> list[list[Hypothesis]]:
-    """The ``n_best`` best hypotheses of each sentence, best first, by beam search.
+    """The ``n_best`` best hypotheses of each sentence of the ``source`` batch, best first, by
+    beam search.
 
-    src, src_mask: (B, S); limits: (B,) maximum output tokens per sentence; src_ext (B, S): the
-    sources as extended ids, for a copying model. Scores are sums of
+    limits: (B,) maximum output tokens per sentence. Scores are sums of
     token log-probs (eos included when produced) divided by lp(|Y|) when ``length_penalty``
     (alpha) > 0. With ``keep_attention`` each hypothesis carries its attention (T_out, S_i),
     one row per decoding step (the eos step included), S_i the sentence's source length.
@@ -176,9 +175,9 @@ def beam_search(
         )
     if length_penalty < 0:
         raise ConfigError(f"decode.length_penalty must be >= 0, got {length_penalty}", key="decode.length_penalty")
-    alpha, device = float(length_penalty), src.device
-    batch = src.shape[0]
-    state, real = first_state(model, src, src_mask, src_ext)  # one row per sentence
+    alpha, device = float(length_penalty), source.ids.device
+    batch = source.ids.shape[0]
+    state, real = first_state(model, source)  # one row per sentence
     real = real.to(device)
     limits = limits.to(device)
     finished = Finished(batch, n_best, device)

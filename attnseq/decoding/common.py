@@ -4,22 +4,24 @@ hypothesis (the GNMT length penalty), for every engine."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the NumPy engine reads Hypothesis from here without torch
+    from ..data.batching import SourceBatch
 
 
-def first_state(model, src, src_mask, src_ext=None):
-    """(the decoder's State before the first target token of the sources ``src`` (B, S) with
-    ``src_mask`` (B, S), the mask (B, S') of the positions its attention falls on, True on each
-    sentence's real ones); ``src_ext`` (B, S): the sources as extended ids, for a copying model.
+def first_state(model, source: SourceBatch):
+    """(the decoder's State before the first target token of the ``source`` batch, the mask
+    (B, S') of the positions its attention falls on, True on each sentence's real ones).
 
     The attention of ids falls on the source's tokens (``src_mask``); that of features (B, L, F),
     a file's, on the memory's real cells, which a frontend lays out over other positions than
     the frames (fewer of them over audio, a grid over an image): a search keeps those columns of
     each sentence's attention, the same alone as in a batch."""
-    memory = model.encode(src, src_mask) if src_ext is None else model.encode(src, src_mask, src_ext)
-    if src.dim() > 2:  # features: the frontend's cells
-        src_mask = (memory[0] if isinstance(memory, tuple) else memory).mask  # an ensemble's members read one source
-    return model.decoder.init_state(memory), src_mask
+    memory = model.encode(source)
+    if source.ids.dim() > 2:  # features: the frontend's cells; an ensemble's members read one source
+        return model.decoder.init_state(memory), (memory[0] if isinstance(memory, tuple) else memory).mask
+    return model.decoder.init_state(memory), source.mask
 
 
 def gnmt_penalty(length, alpha: float):

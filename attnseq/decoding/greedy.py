@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..data.batching import SourceBatch
 from ..data.vocab import Vocab
 from .common import Hypothesis, first_state
 from .scores import top_log_probs
@@ -11,28 +12,22 @@ from .scores import top_log_probs
 
 @torch.no_grad()
 def greedy_search(
-    model,
-    src: torch.Tensor,
-    src_mask: torch.Tensor,
-    limits: torch.Tensor,
-    keep_attention: bool = False,
-    src_ext: torch.Tensor | None = None,
+    model, source: SourceBatch, limits: torch.Tensor, keep_attention: bool = False
 ) -> list[list[Hypothesis]]:
-    """The most probable next token at every step, for each sentence of the batch.
+    """The most probable next token at every step, for each sentence of the ``source`` batch.
 
-    src, src_mask: (B, S); limits: (B,) maximum output tokens; src_ext (B, S): the sources as
-    extended ids, for a copying model. Sentences leave the batch as soon as they produce eos or
+    limits: (B,) maximum output tokens. Sentences leave the batch as soon as they produce eos or
     reach their limit, so the rest decode faster. Returns one single-element list of Hypothesis
-    per sentence.
+    per sentence (a copying model's tokens are extended ids).
     """
-    batch = src.shape[0]
-    state, real = first_state(model, src, src_mask, src_ext)
-    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=src.device)
-    active = torch.arange(batch, device=src.device)  # rows of the original batch still decoding
+    batch, device = source.ids.shape[0], source.ids.device
+    state, real = first_state(model, source)
+    tokens = torch.full((batch,), Vocab.bos_id, dtype=torch.long, device=device)
+    active = torch.arange(batch, device=device)  # rows of the original batch still decoding
     outputs: list[list[int]] = [[] for _ in range(batch)]
     scores = [0.0] * batch
     attention: list[list[torch.Tensor]] = [[] for _ in range(batch)]
-    limits = limits.to(src.device)
+    limits = limits.to(device)
     real = real.cpu()  # attention is returned over each sentence's real source positions
     step = 0
     while active.numel():

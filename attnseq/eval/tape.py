@@ -68,6 +68,8 @@ def head_locations(translator, pairs) -> tuple[np.ndarray, np.ndarray, float]:
     mean weight of those locations."""
     import torch
 
+    from ..data.batching import SourceBatch
+
     pipeline, model = translator.pipeline, translator.model
     src = torch.tensor([pipeline.encode_source(s) for s, _ in pairs])  # (B, S)
     tgt = [pipeline.tgt_vocab.encode(t.split()) for _, t in pairs]
@@ -76,7 +78,7 @@ def head_locations(translator, pairs) -> tuple[np.ndarray, np.ndarray, float]:
         [[pipeline.tgt_vocab.bos_id] + t + [pipeline.tgt_vocab.pad_id] * (width - len(t)) for t in tgt]
     )  # (B, T)
     with torch.no_grad():
-        tape = model.encode(src, torch.ones_like(src, dtype=torch.bool))
+        tape = model.encode(SourceBatch(src, torch.ones_like(src, dtype=torch.bool)))
         weights = model.decoder.trace(tape, tgt_in)  # (B, T, R + W, N)
     written = tape.writing[:, :, 0]  # (B, S, N)
     read = weights[:, :, 0]  # (B, T, N)

@@ -3,7 +3,7 @@
 - ``ctranslate2_spec.py``: CTranslate2 (OpenNMT's inference engine), its Transformer specification
   filled from a torch run's weights, with the vocabularies and the run's text pipeline; the
   folder decodes with ``attnseq translate``, ``evaluate``, ``serve`` and ``attnseq.load``
-  (attnseq/translator/ctranslate2_model.py) as a run does.
+  (attnseq/engines/ctranslate2_engine/translator.py) as a run does.
 
 Each format's module imports its engine only when it exports, so listing the formats is light.
 """

@@ -3,7 +3,7 @@ specification API (``ctranslate2.specs.TransformerSpec``) filled with the run's 
 OpenNMT-py in between, saved (``ModelSpec.save``: model.bin, config.json, the vocabularies) with
 the run's text pipeline (config.yaml, vocab.*.json, pipeline.json, the sentencepiece models), so
 the folder is self-contained: ``attnseq translate``, ``evaluate``, ``serve`` and ``attnseq.load``
-decode it (translator/ctranslate2_model.py), and CTranslate2 alone decodes its token strings.
+decode it (engines/ctranslate2_engine/translator.py), and CTranslate2 alone decodes its token strings.
 
 How each option of attnseq's Transformer (config.TransformerConfig) is expressed (EXPRESSED; an
 option or a positional encoding this module does not know is refused by name, never dropped):

@@ -4,7 +4,7 @@ code of their own for it.
 
 Each member encodes the source with its own encoder and steps with its own decoder, keeping its
 own State; the ensemble's state holds them side by side and reorders them together. The members
-read the same source ids and score the same target vocabulary (translator/ensemble.py checks that
+read the same source ids and score the same target vocabulary (engines/torch_engine/ensemble.py checks that
 their runs share their text pipeline).
 
 How the members' predictions are combined: the ensemble's step returns, as its logits, the mean
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from ..data.batching import SourceBatch
 from .state import Memory, State
 
 
@@ -98,6 +99,6 @@ class Ensemble(nn.Module):
         self.members = nn.ModuleList(models)
         self.decoder = EnsembleDecoder([model.decoder for model in models])
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor) -> tuple[Memory, ...]:
-        """Each member's memory of the source ids (B, S) with mask (B, S)."""
-        return tuple(model.encode(src, src_mask) for model in self.members)
+    def encode(self, source: SourceBatch) -> tuple[Memory, ...]:
+        """Each member's memory of the ``source`` batch."""
+        return tuple(model.encode(source) for model in self.members)

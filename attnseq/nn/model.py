@@ -4,7 +4,7 @@
 An architecture registers an object with ``check(cfg) -> cfg`` (the model settings with every
 variant checked and its options written out) and ``build(cfg, src_vocab_size, tgt_vocab_size,
 shares_vocab) -> Seq2Seq``: the recurrent one in nn/rnn/model.py, the Transformer in
-nn/transformer/model.py, the memory networks in nn/memory/. An architecture that sets
+nn/transformer/model.py, the memory networks in nn/memory_networks/. An architecture that sets
 ``reads_vocabulary`` also gets ``src_vocab=`` (the source Vocab) in ``build``; one that sets
 ``reads_features`` gets ``features=`` (the values a position of a source file's features holds,
 data.input; 0 for text) and encodes them with its ``model.frontend`` (nn/frontends).
@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..data.batching import SourceBatch
 from ..errors import ConfigError, UserError
 from ..registry import Registry
 from .copy import teacher_copy_loss
@@ -34,33 +35,41 @@ class Seq2Seq(nn.Module):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor, src_ext: torch.Tensor | None = None) -> Memory:
-        """Memory of the source ids (B, S) with mask (B, S); ``src_ext`` (B, S): the source as
-        extended target ids, which a copying decoder copies (nn/copy.py)."""
-        memory = self.encoder(src, src_mask)
-        if src_ext is not None:
-            memory.extended = src_ext
+    def encode(self, source: SourceBatch) -> Memory:
+        """Memory of the ``source`` batch; a copying decoder also finds there the source's
+        extended ids, what it copies (nn/copy.py)."""
+        memory = self.encoder(source.ids, source.mask)
+        if source.extended is not None:
+            memory.extended = source.extended
         return memory
 
-    def forward(self, src, src_mask, tgt_in):
+    def forward(self, source: SourceBatch, tgt_in: torch.Tensor):
         """Teacher forcing: (features (B, T, F), alignment (B, T, S) or None)."""
-        return self.decoder(self.encode(src, src_mask), tgt_in)
+        return self.decoder(self.encode(source), tgt_in)
 
-    def logits(self, src, src_mask, tgt_in) -> torch.Tensor:
+    def logits(self, source: SourceBatch, tgt_in: torch.Tensor) -> torch.Tensor:
         """Next-token logits (B, T, V) under teacher forcing."""
-        features, _ = self(src, src_mask, tgt_in)
+        features, _ = self(source, tgt_in)
         return self.decoder.generator(features)
 
-    def loss(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0, src_ext=None):
+    def loss(
+        self,
+        source: SourceBatch,
+        tgt_in: torch.Tensor,
+        tgt_out: torch.Tensor,
+        tgt_mask: torch.Tensor,
+        label_smoothing: float = 0.0,
+    ):
         """(summed cross-entropy over real target tokens, number of those tokens).
 
         The output layer runs only on real (unpadded) positions. A copying decoder's loss is
-        -log of its mixture at the target (``tgt_out`` extended ids, ``src_ext`` the source's;
-        no label smoothing), and with coverage the weighted coverage loss is added.
+        -log of its mixture at the target (``tgt_out`` extended ids, as the source's in
+        ``source.extended``; no label smoothing), and with coverage the weighted coverage loss
+        is added.
         """
         decoder = self.decoder
         pointer, weight = getattr(decoder, "pointer", None), getattr(decoder, "coverage_loss_weight", 0.0)
-        memory = self.encode(src, src_mask, src_ext)
+        memory = self.encode(source)
         if pointer is None:
             features, alignment = decoder(memory, tgt_in)  # (B, T, F), (B, T, S) or None
             real = features[tgt_mask]  # (N, F)

@@ -20,7 +20,7 @@ def _index(value: Any, indices: torch.Tensor, dim: int) -> Any:
 
 
 @dataclass(frozen=True)
-class Hypotheses:
+class RowLayout:
     """How a state's rows line up with its shared entries: every ``per_sentence`` consecutive
     rows are the hypotheses of one sentence (the beam width; 1 in greedy search and training),
     whose shared entries (the encoder memory) hold one row.
@@ -70,7 +70,7 @@ class State:
     ``repeat`` expands every row k times (beam expansion).
 
     Entries named in ``shared`` (the encoder memory) hold one row per sentence and are never
-    copied per hypothesis: ``hypotheses`` says which rows of the other entries are the
+    copied per hypothesis: ``row_layout`` says which rows of the other entries are the
     hypotheses of one sentence, and ``attend`` reads the shared entries with them.
 
     Entries named in ``deferred`` (a Transformer's self-attention cache, which grows every step)
@@ -79,22 +79,22 @@ class State:
     next extends the cache, in the same copy.
     """
 
-    __slots__ = ("_entries", "_batch_dims", "_shared", "_deferred", "_hypotheses")
+    __slots__ = ("_entries", "_batch_dims", "_shared", "_deferred", "_row_layout")
 
     def __init__(self, *, batch_dims: dict[str, int] | None = None, shared=(), deferred=(), **entries):
         self._entries = entries
         self._batch_dims = dict(batch_dims or {})
         self._shared, self._deferred = frozenset(shared), frozenset(deferred)
-        self._hypotheses = Hypotheses()
+        self._row_layout = RowLayout()
 
     def _with(
-        self, entries: dict[str, Any], shared: frozenset[str] | None = None, hypotheses: Hypotheses | None = None
+        self, entries: dict[str, Any], shared: frozenset[str] | None = None, row_layout: RowLayout | None = None
     ) -> State:
-        """A State of ``entries`` with this one's layout (``shared``, ``hypotheses`` changed where given)."""
+        """A State of ``entries`` with this one's layout (``shared``, ``row_layout`` changed where given)."""
         state = State.__new__(State)
         state._entries, state._batch_dims, state._deferred = entries, self._batch_dims, self._deferred
         state._shared = self._shared if shared is None else shared
-        state._hypotheses = self._hypotheses if hypotheses is None else hypotheses
+        state._row_layout = self._row_layout if row_layout is None else row_layout
         return state
 
     # -- reading ------------------------------------------------------------------------------
@@ -109,7 +109,7 @@ class State:
     def __repr__(self) -> str:
         return (
             f"State({', '.join(self._entries)}; shared {sorted(self._shared)}, deferred "
-            f"{sorted(self._deferred)}, {self._hypotheses.per_sentence} hypotheses per sentence)"
+            f"{sorted(self._deferred)}, {self._row_layout.per_sentence} hypotheses per sentence)"
         )
 
     @property
@@ -128,9 +128,9 @@ class State:
         return self._deferred
 
     @property
-    def hypotheses(self) -> Hypotheses:
+    def row_layout(self) -> RowLayout:
         """How the rows line up with the shared entries (for layers below the decoder)."""
-        return self._hypotheses
+        return self._row_layout
 
     def attend(
         self,
@@ -146,16 +146,16 @@ class State:
         is not None (passed by its name: a scorer's ``coverage=`` or ``previous=``) go in
         ``by_sentence``, the layout of the shared entries, and the results come back
         ``by_hypothesis``. The memory is never copied."""
-        hypotheses = self._hypotheses
+        layout = self._row_layout
         if positions is not None:
-            positions = hypotheses.by_sentence(positions)
-        extra = {name: hypotheses.by_sentence(rows) for name, rows in per_query.items() if rows is not None}
-        results = attention(hypotheses.by_sentence(query), *memory, positions, **extra)
-        return tuple(hypotheses.by_hypothesis(r) for r in results)
+            positions = layout.by_sentence(positions)
+        extra = {name: layout.by_sentence(rows) for name, rows in per_query.items() if rows is not None}
+        results = attention(layout.by_sentence(query), *memory, positions, **extra)
+        return tuple(layout.by_hypothesis(r) for r in results)
 
     def per_hypothesis(self, name: str) -> torch.Tensor:
         """The shared entry ``name`` with one row per hypothesis: (B, ...)."""
-        return self._hypotheses.per_hypothesis(self._entries[name])
+        return self._row_layout.per_hypothesis(self._entries[name])
 
     # -- deriving ------------------------------------------------------------------------------
     def replace(self, **entries: Any) -> State:
@@ -172,8 +172,8 @@ class State:
         consecutive new rows hypotheses of one sentence (shared entries keep one row per sentence)."""
         sentences = None
         if self._shared:
-            sentences = torch.div(indices[::group], self._hypotheses.per_sentence, rounding_mode="floor")
-            if len(sentences) * self._hypotheses.per_sentence == self.batch_size() and torch.equal(
+            sentences = torch.div(indices[::group], self._row_layout.per_sentence, rounding_mode="floor")
+            if len(sentences) * self._row_layout.per_sentence == self.batch_size() and torch.equal(
                 sentences, torch.arange(len(sentences), device=sentences.device)
             ):
                 sentences = None  # the same sentences in order (a beam step that drops none): no copy
@@ -184,7 +184,7 @@ class State:
                 else _index(v, sentences if k in self._shared else indices, self._batch_dims.get(k, 0))
                 for k, v in self._entries.items()
             },
-            hypotheses=Hypotheses(group),
+            row_layout=RowLayout(group),
         )
 
     def repeat(self, k: int) -> State:
@@ -192,7 +192,7 @@ class State:
         batch = self.batch_size()
         device = self.device()
         return self.select(
-            torch.arange(batch, device=device).repeat_interleave(k), group=k * self._hypotheses.per_sentence
+            torch.arange(batch, device=device).repeat_interleave(k), group=k * self._row_layout.per_sentence
         )
 
     # -- the batch ------------------------------------------------------------------------------

@@ -147,7 +147,7 @@ def how_it_ended(run_dir: str | Path) -> dict:
     evaluations. RunRecord's ``why`` (the evaluation that last renewed its patience, by which
     number, from what to what, and how many evaluations came after it; "" when the log holds no
     evaluation) and ``by_loss`` (that renewal was the dev loss's alone)."""
-    from ..train.epochs import patience_renewal, selection_score
+    from ..train.loop import patience_renewal, selection_score
 
     records = read_metrics(run_dir)
     start = next((r for r in records if r.get("type") == "start"), {})

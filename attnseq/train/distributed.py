@@ -148,5 +148,5 @@ class LossModule(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0, src_ext=None):
-        return self.model.loss(src, src_mask, tgt_in, tgt_out, tgt_mask, label_smoothing, src_ext)
+    def forward(self, source, tgt_in, tgt_out, tgt_mask, label_smoothing: float = 0.0):
+        return self.model.loss(source, tgt_in, tgt_out, tgt_mask, label_smoothing)

@@ -19,10 +19,12 @@ def _reading(translator, text: str):
     """(the model's answer Translation, the encoder's Memory of ``text``, source ids (1, S))."""
     import torch
 
+    from ..data.batching import SourceBatch
+
     ids = translator.pipeline.encode_source(text) or [translator.pipeline.src_vocab.unk_id]
     src = torch.tensor([ids])
     with torch.no_grad():
-        memory = translator.model.encode(src, torch.ones_like(src, dtype=torch.bool))
+        memory = translator.model.encode(SourceBatch(src, torch.ones_like(src, dtype=torch.bool)))
     return translator.search([text])[0], memory, src
 
 

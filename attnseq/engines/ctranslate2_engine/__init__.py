@@ -1,6 +1,6 @@
 """``engine: ctranslate2``: Transformer runs exported with ``attnseq export RUN --to ctranslate2``
-(attnseq/export/ctranslate2_spec.py), decoded by CTranslate2 (attnseq/translator/ctranslate2_model.py).
-It trains nothing; an exported folder's config.yaml names it, so loading the folder builds its
+(attnseq/export/ctranslate2_spec.py), decoded by CTranslate2 (attnseq/engines/ctranslate2_engine/translator.py).
+It trains nothing (an Engine, not a TrainingEngine); an exported folder's config.yaml names it, so loading the folder builds its
 Translator, and ``load_from`` decodes a torch run through it, exported on the fly."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from ...errors import ConfigError
 from ..base import ENGINES, Engine
 
 
@@ -17,18 +16,13 @@ from ..base import ENGINES, Engine
 class CTranslate2Engine(Engine):
     """CTranslate2's greedy and beam search of an exported Transformer, float32 or int8."""
 
-    def check(self, config):
-        raise ConfigError(
-            "engine: ctranslate2 decodes Transformer runs exported from the torch engine (attnseq export "
-            "RUN --to ctranslate2); train with engine: torch",
-            key="engine",
-        )
-
-    def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
-        self.check(config)
+    decodes_only = (
+        "decodes Transformer runs exported from the torch engine (attnseq export RUN --to ctranslate2); "
+        "train with engine: torch"
+    )
 
     def load(self, run_dir, config, checkpoint="best", device="cpu"):
-        from ...translator.ctranslate2_model import CTranslate2Translator
+        from .translator import CTranslate2Translator
 
         return CTranslate2Translator.load(run_dir, config, checkpoint, device)
 

@@ -44,16 +44,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import Config, DecodeConfig
-from ..ctranslate2_library import import_ctranslate2
-from ..data.vocab import Vocab
-from ..decoding.common import Hypothesis, gnmt_penalty
-from ..decoding.options import output_limits
-from ..errors import ConfigError, UserError
-from ..hardware import int8_in_hardware, usable_cpus
-from ..runs import EXPORT_FILE
-from ..utils import whole_number
-from .base import Translator
+from ...config import Config, DecodeConfig
+from ...ctranslate2_library import import_ctranslate2
+from ...data.vocab import Vocab
+from ...decoding.common import Hypothesis, gnmt_penalty
+from ...decoding.options import output_limits
+from ...errors import ConfigError, UserError
+from ...hardware import int8_in_hardware, usable_cpus
+from ...runs import EXPORT_FILE
+from ...translator.base import Translator
+from ...utils import whole_number
 
 log = logging.getLogger("attnseq")
 
@@ -98,9 +98,9 @@ def ctranslate2_device(device: str) -> tuple[str, int]:
 class CTranslate2Translator(Translator):
     """An exported model decoded by CTranslate2 (``ctranslate2.Translator``), with the run's text
     pipeline. ``threads`` (0: OMP_NUM_THREADS, else the cores this process may use) batches are
-    decoded at once, one thread each (CTranslate2's inter_threads; intra_threads 1): on the CPUs
-    here one batch on 2 threads decoded at 0.5-1.5x the speed of one thread (int8 the slower: its
-    oneDNN products took longer on 2), two batches at once at 2x. A GPU: one batch at a time."""
+    decoded at once, one thread each (CTranslate2's inter_threads; intra_threads 1): batches side
+    by side scale with the threads where one batch on several threads did not (docs/engines.md).
+    A GPU: one batch at a time."""
 
     def __init__(
         self,
@@ -317,7 +317,7 @@ class CTranslate2Translator(Translator):
         """The model exported in ``folder`` (config: its config.yaml's, decode settings changed as
         asked); ``checkpoint`` must be the one exported (best is taken for whichever was);
         ``threads``: None for the config's train.threads (0: OMP_NUM_THREADS, else the cores)."""
-        from ..data.pipeline import TextPipeline
+        from ...data.pipeline import TextPipeline
 
         record = read_export(folder)
         exported = record["checkpoint"]

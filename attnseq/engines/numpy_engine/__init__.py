@@ -8,11 +8,11 @@ imports torch.
 
 from __future__ import annotations
 
-from ..base import ENGINES, Engine
+from ..base import ENGINES, TrainingEngine
 
 
 @ENGINES.register("numpy")
-class NumpyEngine(Engine):
+class NumpyEngine(TrainingEngine):
     """The book's baseline, Peeky and attention seq2seq (and attention with a BiLSTM encoder)."""
 
     def check(self, config):

@@ -17,7 +17,7 @@ import numpy as np
 from ...config import Config
 from ...runs import LAST, restoring
 from ...scratch.optim import SGD, Adam, clip_grads
-from ...train.epochs import EpochLoop, Progress
+from ...train.loop import EpochLoop, Progress
 from .blas import blas_threads
 from .designs import check_numpy, numpy_design
 from .layouts import LAYOUTS

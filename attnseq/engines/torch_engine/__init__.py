@@ -5,23 +5,23 @@ from __future__ import annotations
 import logging
 
 from ...errors import ConfigError
-from ..base import ENGINES, Engine
+from ..base import ENGINES, TrainingEngine
 
 log = logging.getLogger("attnseq")
 
 
 @ENGINES.register("torch")
-class TorchEngine(Engine):
+class TorchEngine(TrainingEngine):
     """Every architecture and design, on a CPU or a GPU, in one process or under torchrun."""
 
     def check(self, config):
-        from ...train.loop import check_config
+        from .trainer import check_config
 
         return check_config(config)
 
     def train(self, config, run_dir, resume=False, on_eval=None, overwrite=False):
         from ...allocator import keep_freed_memory
-        from ...train.loop import Trainer
+        from .trainer import Trainer
 
         keep_freed_memory()  # a step's large tensors reuse memory instead of faulting it in again
         trainer = Trainer(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)
@@ -37,7 +37,7 @@ class TorchEngine(Engine):
         from ...nn.layout import lay_out_for_decoding
         from ...nn.model import build_model, load_model_weights
         from ...runs import checkpoint_path, read_checkpoint
-        from ...translator.torch_model import TorchTranslator
+        from .translator import TorchTranslator
 
         precision = decoding_precision(config.decode.precision, torch.device(device).type)
         pipeline = TextPipeline.load(config.data, run_dir)

@@ -13,7 +13,7 @@ attends over, ``(B, S, H)`` with their mask ``(B, S)``:
 columns of an image's grid, steps over audio frames: data.inputs.SourceShape), so the attention
 can be drawn over the input. A registry maps a name to the class and its options; ``reads``
 names the input kind a frontend encodes, and a model whose frontend reads another kind than
-``data.input`` is refused (train/loop.py check_source).
+``data.input`` is refused (engines/torch_engine/trainer.py check_source).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..attention.softmax import masked_softmax
-from ..state import Hypotheses
+from ..state import RowLayout
 
 Cache = tuple[torch.Tensor, torch.Tensor]  # a layer's self-attention (keys, values), each (B, h, t, dk)
 
@@ -190,7 +190,7 @@ class DecoderLayer(nn.Module):
         cross_values: torch.Tensor,
         cross_mask: torch.Tensor,
         need_weights: bool = False,
-        hypotheses: Hypotheses = Hypotheses(),  # noqa: B008 (frozen)
+        row_layout: RowLayout = RowLayout(),  # noqa: B008 (frozen)
         past_rows: torch.Tensor | None = None,
     ):
         """(x (B, T, D), cache, cross weights (B, h, T, S) or None) for new positions x (B, T, D).
@@ -199,18 +199,18 @@ class DecoderLayer(nn.Module):
         and ``past_rows`` (B,) the row of them each row of x continues (None: the same rows);
         the returned cache holds them followed by the new positions' (B, h, t + T, dk).
         ``self_mask`` (T, t + T) or None; cross keys/values (B / k, h, S, dk) and cross_mask
-        (B / k, 1, 1, S): one row per sentence, whose k ``hypotheses`` attend together.
+        (B / k, 1, 1, S): one row per sentence, whose k hypotheses (``row_layout``) attend together.
         """
         h = self.self_res.inner(x)
         keys, values = self.self_attn.project(h, h)  # (B, h, T, dk)
         if past is not None:
             keys, values = extend(past[0], past_rows, keys), extend(past[1], past_rows, values)
         x = self.self_res.outer(x, self.self_attn(h, keys, values, self_mask)[0])
-        query = hypotheses.by_sentence(self.cross_res.inner(x))  # (B / k, k * T, D)
+        query = row_layout.by_sentence(self.cross_res.inner(x))  # (B / k, k * T, D)
         context, weights = self.cross_attn(query, cross_keys, cross_values, cross_mask, need_weights)
-        context = hypotheses.by_hypothesis(context)  # (B, T, D)
+        context = row_layout.by_hypothesis(context)  # (B, T, D)
         if weights is not None:
-            weights = hypotheses.by_hypothesis(weights, dim=2)  # (B / k, h, k * T, S) -> (B, h, T, S)
+            weights = row_layout.by_hypothesis(weights, dim=2)  # (B / k, h, k * T, S) -> (B, h, T, S)
         x = self.cross_res.outer(x, context)
         x = self.ff_res.outer(x, self.ff(self.ff_res.inner(x)))
         return x, (keys, values), weights

@@ -35,7 +35,7 @@ from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
 from ..frontends.base import FRONTENDS, Frontend, build_frontend
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
-from ..state import Hypotheses, Memory, State
+from ..state import Memory, RowLayout, State
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
 from .positional import POSITIONAL, TransformerEmbedding
 
@@ -129,13 +129,13 @@ class TransformerDecoder(nn.Module):
         cross_values,
         cross_mask: torch.Tensor,
         weights_from: int,
-        hypotheses: Hypotheses = Hypotheses(),  # noqa: B008 (frozen)
+        row_layout: RowLayout = RowLayout(),  # noqa: B008 (frozen)
         past_rows: torch.Tensor | None = None,
     ):
         """(features (B, T, D), caches per layer, cross weights per layer (B, h, T, S) or None).
 
         Layers numbered ``weights_from`` and above return their cross-attention weights. The
-        memory holds one row per sentence, whose ``hypotheses`` are rows of x; ``past_rows``
+        memory holds one row per sentence, whose hypotheses are rows of x (``row_layout``); ``past_rows``
         (B,) the row of the caches each row of x continues.
         """
         caches, weights = [], []
@@ -148,7 +148,7 @@ class TransformerDecoder(nn.Module):
                 cross_values[i],
                 cross_mask,
                 need_weights=i >= weights_from,
-                hypotheses=hypotheses,
+                row_layout=row_layout,
                 past_rows=past_rows,
             )
             caches.append(cache)
@@ -255,7 +255,7 @@ class TransformerDecoder(nn.Module):
             tokens = torch.cat([state["tokens"], prev_tokens.unsqueeze(1)], 1)  # (B, t + 1)
             x = self.embed_tokens(tokens)  # (B, t + 1, D)
             features, _, weights = self.run(
-                x, causal_mask(t + 1, tokens.device), None, *memory, weights_from, state.hypotheses
+                x, causal_mask(t + 1, tokens.device), None, *memory, weights_from, state.row_layout
             )
             features, x = features[:, -1:], x[:, -1:]
             weights = [None if w is None else w[:, :, -1:] for w in weights]
@@ -264,7 +264,7 @@ class TransformerDecoder(nn.Module):
             x = self.embed_tokens(prev_tokens.unsqueeze(1), start=t)  # (B, 1, D)
             past = list(zip(state["self_keys"], state["self_values"]))
             features, caches, weights = self.run(
-                x, None, past, *memory, weights_from, state.hypotheses, past_rows=state["cache_rows"]
+                x, None, past, *memory, weights_from, state.row_layout, past_rows=state["cache_rows"]
             )
             new = state.replace(
                 step=t + 1,

@@ -1,13 +1,13 @@
 """End-to-end memory networks (Sukhbaatar, Szlam, Weston & Fergus 2015): ``model.arch: memn2n``.
 
-The source is a story and a question (nn/memory/sentences.py). Each story sentence x_i is
+The source is a story and a question (nn/memory_networks/sentences.py). Each story sentence x_i is
 stored twice per hop, as an input memory m_i = sum_j l_j * A x_ij + T_A(i) and an output memory
 c_i = sum_j l_j * C x_ij + T_C(i); the question becomes u = sum_j l_j * B q_j. A hop is one soft
 read of the memory by u:
 
     p_i = softmax(u . m_i)        o = sum_i p_i c_i        u' = u + o   (or H u + o)
 
-After K hops the answer is softmax(W u) (nn/memory/answer.py). Variants:
+After K hops the answer is softmax(W u) (nn/memory_networks/answer.py). Variants:
 
 - ``model.sentence``: ``position`` (the paper's PE: l_kj = (1 - j/J) - (k/d)(1 - 2j/J) for word
   j of J in dimension k of d) or ``bag`` (l = 1, a bag of words);

@@ -1,6 +1,6 @@
 """Hierarchical attention networks (Yang, Yang, Dyer, He, Smola & Hovy 2016): ``model.arch: han``.
 
-A document is sentences of words (nn/memory/sentences.py). Each sentence's words go through a
+A document is sentences of words (nn/memory_networks/sentences.py). Each sentence's words go through a
 bidirectional recurrent layer (h_it, both directions), and attention with a learned word
 context vector u_w pools them into the sentence vector
 
@@ -8,7 +8,7 @@ context vector u_w pools them into the sentence vector
 
 The sentence vectors go through a second bidirectional layer (h_i), and attention with a
 sentence context vector u_s pools them into the document vector v = sum_i alpha_i h_i; the
-class is softmax(W_c v + b_c), a one-token answer (nn/memory/answer.py). The paper's layers
+class is softmax(W_c v + b_c), a one-token answer (nn/memory_networks/answer.py). The paper's layers
 are GRUs (``model.cell``) of 50 units per direction.
 """
 

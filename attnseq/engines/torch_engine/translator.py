@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import torch
 
-from ..data.batching import pad, pad_sources
-from ..data.inputs import SourceShape
-from ..decoding.attention_views import attention_views
-from ..decoding.common import Hypothesis
-from ..decoding.search import search
-from .base import Translator
+from ...data.batching import SourceBatch
+from ...data.inputs import SourceShape
+from ...decoding.attention_views import attention_views
+from ...decoding.common import Hypothesis
+from ...decoding.search import search
+from ...translator.base import Translator
 
 
 class TorchTranslator(Translator):
@@ -32,9 +32,8 @@ class TorchTranslator(Translator):
         self.model.eval()
         try:
             with torch.no_grad():
-                src, mask = pad_sources(src_ids)
-                src_ext = None if extended is None else pad(extended)[0].to(self.device)
-                return search(self.model, src.to(self.device), mask.to(self.device), decode, keep_attention, src_ext)
+                source = SourceBatch.of(src_ids, extended).to(self.device)
+                return search(self.model, source, decode, keep_attention)
         finally:
             self.model.train(was_training)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..nn.ensemble import Ensemble
-from ..runs import PIPELINE_FILES, TARGET_VOCAB
-from .base import Translator
-from .torch_model import TorchTranslator
+from ...nn.ensemble import Ensemble
+from ...runs import PIPELINE_FILES, TARGET_VOCAB
+from ...translator.base import Translator
+from .translator import TorchTranslator
 
 # the data settings that say how text is read and written (the rest only choose training pairs)
 READING = ("format", "tokenizer", "strip", "lowercase", "unicode", "reverse_source")
