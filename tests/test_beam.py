@@ -17,7 +17,7 @@ from attnseq.decoding.common import Hypothesis
 from attnseq.decoding.greedy import greedy_search
 from attnseq.decoding.search import search
 from attnseq.errors import ConfigError
-from attnseq.nn.attention import SCORERS
+from attnseq.nn.attention import SCORERS, Locating
 from attnseq.nn.model import build_model
 from attnseq.nn.state import Memory, State
 
@@ -200,7 +200,7 @@ DESIGNS = {
 }
 # scorers whose score reads the previous step's alignment: the state carries it, the search reorders it
 # (with a window around it where the scorer takes one)
-LOCATING = [name for name in SCORERS.names() if SCORERS.get(name).locates]
+LOCATING = [name for name in SCORERS.names() if issubclass(SCORERS.get(name), Locating)]
 LOCATED = {name: scorer_variant(name, window=2, back=1, anchor="peak").plain() for name in LOCATING}
 DESIGNS.update(
     {f"luong-{name}": ["model.decoder=luong", f"model.attention={json.dumps(LOCATED[name])}"] for name in LOCATING}

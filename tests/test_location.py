@@ -17,7 +17,7 @@ from attnseq.data.vocab import Vocab
 from attnseq.decoding.beam import beam_search
 from attnseq.errors import ConfigError
 from attnseq.nn import build_model
-from attnseq.nn.attention import SCORERS, build_scorer
+from attnseq.nn.attention import SCORERS, build_scorer, forward_only
 from attnseq.nn.rnn.decoders import DECODERS
 from attnseq.schema import Variant
 
@@ -147,7 +147,7 @@ def test_with_a_window_from_the_peak_no_step_looks_most_before_the_step_before()
 def test_a_scorer_says_whether_its_argmax_moves_forward_by_construction(attention, forward):
     """What the speech reproduction reads to say that its monotonic share cannot fail."""
     variant = load_config(None, [f"model.attention={attention}"]).model.attention
-    assert SCORERS.get(variant.name).forward_only(SCORERS.options(variant, "model.attention")) is forward
+    assert forward_only(SCORERS.get(variant.name), SCORERS.options(variant, "model.attention")) is forward
 
 
 @pytest.mark.parametrize("design", ATTENDING)

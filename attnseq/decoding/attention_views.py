@@ -7,8 +7,9 @@ forcing equals stepping for every design):
 - local attention (local_m, local_p): the window [p_t - D, p_t + D] of every output step;
 - copy attention (model.copy): the generation probability p_gen of every output step.
 
-The decoder's scorer is watched with a forward hook during the pass, so the designs need no
-code of their own for this: whatever queries they score with are scored again here.
+What a model shows is what its classes declare (nn/views.py). The decoder's scorer is watched
+with a forward hook during the pass, so the designs need no code of their own for this: whatever
+queries they score with are scored again here.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..data.batching import SourceBatch, pad
 from ..data.vocab import Vocab
 from ..nn.attention.local import window_centres
 from ..nn.copy import generation_probability
+from ..nn.views import ShowsCrossAttention, ShowsHeads, ShowsSelfAttention, ShowsWindow
 from .common import AttentionViews
 
 
@@ -44,14 +46,14 @@ def attention_views(
     memory = model.encode(source)
     decoder, encoder = model.decoder, model.encoder
     encoder_self = None
-    if hasattr(encoder, "self_attention"):
+    if isinstance(encoder, ShowsSelfAttention):
         encoder_self = encoder.self_attention(source.ids[:1], source.mask[:1])[0].float().cpu().numpy()  # (L, h, S, S)
     views = [AttentionViews() for _ in range(n)]
     if getattr(decoder, "pointer", None) is not None:  # copy attention: p_gen of every step
         p_gen = generation_probability(decoder, memory, tgt_in).float().cpu().numpy()  # (n, T)
         for i, v in enumerate(views):
             v.p_gen = p_gen[i, : rows[i]]
-    if hasattr(decoder, "cross_attention"):  # the Transformer: every layer's heads
+    if isinstance(decoder, ShowsCrossAttention):  # the Transformer: every layer's heads
         cross = decoder.cross_attention(memory, tgt_in).float().cpu().numpy()  # (n, L, h, T, S)
         for i, v in enumerate(views):
             v.cross = cross[i, :, :, : rows[i]]
@@ -68,11 +70,11 @@ def attention_views(
     query = torch.cat([c[0] for c in calls], 1)  # (n, T, Hq)
     keys, mask = calls[0][1], calls[0][3]
     positions = None if calls[0][4] is None else torch.cat([c[4] for c in calls], 1)  # (n, T)
-    if hasattr(scorer, "head_alignments"):  # multi-head: (n, h, T, S) -> one layer
+    if isinstance(scorer, ShowsHeads):  # multi-head: (n, h, T, S) -> one layer
         heads = scorer.head_alignments(query, keys, mask, positions).float().cpu().numpy()
         for i, v in enumerate(views):
             v.cross = heads[i, None, :, : rows[i]]
-    if hasattr(scorer, "centres"):  # local attention: its window at every step
+    if isinstance(scorer, ShowsWindow):  # local attention: its window at every step
         lengths = mask.sum(-1, keepdim=True).float()  # (n, 1)
         centres = scorer.centres(query, lengths, positions)  # (n, T)
         middle = window_centres(centres, lengths)  # (n, T)

@@ -59,6 +59,7 @@ class Speech(Reproduction):
         from ..eval.alignment import monotonic_share, reach
         from ..eval.metrics import exact_match
         from ..nn.attention import SCORERS
+        from ..nn.attention import forward_only as moves_forward_only
 
         o, ctx = self.options, self.context
         if o.data:
@@ -87,8 +88,8 @@ class Speech(Reproduction):
         dates = [t for t, r in zip(found, references) if not r.isdigit()]
         by_kind = {"numbers": monotonic_share(numbers, o.slack), "dates": monotonic_share(dates, o.slack)}
         attention = getattr(model.config.model, "attention", None)  # a window from the previous peak: forward
-        forward_only = attention is not None and SCORERS.get(attention.name).forward_only(
-            SCORERS.options(attention, "model.attention")
+        forward_only = attention is not None and moves_forward_only(
+            SCORERS.get(attention.name), SCORERS.options(attention, "model.attention")
         )
         reached = first_reaching(dev, EXACT_MATCH)
         errors = [(r, h) for r, h in zip(references, outputs) if r != h]

@@ -5,6 +5,6 @@ masked softmax that the scorers, the Transformer and the memory networks normali
 scorer."""
 
 from . import content, local, location, multihead  # noqa: F401  (register the scorers)
-from .base import SCORERS, Scorer, build_scorer
+from .base import SCORERS, Covering, Locating, Scorer, Windowed, build_scorer, forward_only
 
-__all__ = ["SCORERS", "Scorer", "build_scorer"]
+__all__ = ["SCORERS", "Covering", "Locating", "Scorer", "Windowed", "build_scorer", "forward_only"]

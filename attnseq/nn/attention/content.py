@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...schema import number
-from .base import SCORERS, Scorer
+from .base import SCORERS, Covering, Scorer
 
 
 @SCORERS.register("dot")
@@ -52,21 +52,35 @@ class ConcatOptions:
     size: int = number(0, 0)  # units of the alignment MLP; 0: the decoder's hidden size
 
 
-@SCORERS.register("concat", options=ConcatOptions)
-class ConcatScorer(Scorer):
-    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat).
+class AdditiveScorer(Scorer):
+    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat):
+    what concat and location attention share."""
 
-    With coverage (See et al. 2017): score_i = v^T tanh(W_q h_t + W_k h_i + w_c c_i), c_i the
-    attention position i got at the earlier steps."""
-
-    covers = True
-
-    def __init__(self, query_size: int, key_size: int, options: ConcatOptions):
+    def __init__(self, query_size: int, key_size: int, options):
         super().__init__(query_size, key_size, options)
         size = self.hidden_size(options.size)
         self.W_k = nn.Linear(key_size, size, bias=False)
         self.W_q = nn.Linear(query_size, size, bias=True)
         self.v = nn.Linear(size, 1, bias=False)
+
+    def prepare(self, keys):
+        return self.W_k(keys)  # (B, S, A)
+
+    def score(self, query, keys):
+        # the (B, T, S, A) sum is the largest tensor of a step: tanh in place spares a copy of it
+        hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1)).tanh_()  # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)  # (B, T, S)
+
+
+@SCORERS.register("concat", options=ConcatOptions)
+class ConcatScorer(Covering, AdditiveScorer):
+    """score = v^T tanh(W_q h_t + W_k h_s), additive MLP (Bahdanau et al. 2014, Luong's concat).
+
+    With coverage (See et al. 2017): score_i = v^T tanh(W_q h_t + W_k h_i + w_c c_i), c_i the
+    attention position i got at the earlier steps."""
+
+    def __init__(self, query_size: int, key_size: int, options: ConcatOptions):
+        super().__init__(query_size, key_size, options)
         self.w_c = None
 
     def add_coverage(self):
@@ -75,14 +89,6 @@ class ConcatScorer(Scorer):
     def score_covered(self, query, keys, coverage):
         covered = self.w_c(coverage.unsqueeze(-1))  # (B, T, S, A): c_i w_c
         hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1) + covered).tanh_()  # (B, T, S, A)
-        return self.v(hidden).squeeze(-1)  # (B, T, S)
-
-    def prepare(self, keys):
-        return self.W_k(keys)  # (B, S, A)
-
-    def score(self, query, keys):
-        # the (B, T, S, A) sum is the largest tensor of a step: tanh in place spares a copy of it
-        hidden = (self.W_q(query).unsqueeze(2) + keys.unsqueeze(1)).tanh_()  # (B, T, S, A)
         return self.v(hidden).squeeze(-1)  # (B, T, S)
 
 

@@ -18,7 +18,8 @@ from torch import nn
 
 from ...errors import ConfigError
 from ...schema import Variant, number, variant_of
-from .base import SCORERS
+from ..views import ShowsWindow
+from .base import SCORERS, Windowed
 from .content import GeneralScorer
 
 
@@ -51,7 +52,7 @@ class LocalMOptions:
 
 
 @SCORERS.register("local_m", options=LocalMOptions)
-class LocalMonotonicScorer(GeneralScorer):
+class LocalMonotonicScorer(ShowsWindow, Windowed, GeneralScorer):
     """Local-m: p_t = t, the target position (clamped to the source), hard window of 2D+1; with
     ``reversed`` (a source read backwards) the source's t-th token, at S - 1 - t in the memory."""
 
@@ -109,7 +110,7 @@ class LocalPOptions:
 
 
 @SCORERS.register("local_p", options=LocalPOptions)
-class LocalPredictiveScorer(GeneralScorer):
+class LocalPredictiveScorer(ShowsWindow, Windowed, GeneralScorer):
     """Local-p: p_t = S · σ(v_p^T tanh(W_p h_t)) with S the source length; inside the window
     the alignment is multiplied by exp(-(s - p_t)^2 / (2σ^2)), σ = D / 2, and renormalised
     (Luong et al. leave the product unnormalised; here every alignment is a distribution)."""

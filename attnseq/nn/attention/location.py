@@ -34,8 +34,8 @@ import torch
 from torch import nn
 
 from ...schema import OptionsError, choice, number
-from .base import SCORERS
-from .content import ConcatScorer
+from .base import SCORERS, Locating, Windowed
+from .content import AdditiveScorer
 from .local import source_lengths, window_centres
 
 
@@ -63,14 +63,11 @@ class LocationOptions:
 
 
 @SCORERS.register("location", options=LocationOptions)
-class LocationScorer(ConcatScorer):
+class LocationScorer(Locating, Windowed, AdditiveScorer):
     """e_{i,j} = w^T tanh(W s + V h_j + U f_{i,j} + b), f_i = F * alpha_{i-1} (Chorowski et al.
     2015): the concat score (``W_q`` holds W and b, ``W_k`` V, ``v`` w) with ``F`` (k filters of
     width r, no bias) and ``U`` (k -> the MLP's units) on the previous alignment; with a
     ``window``, only the positions around the previous alignment's median or peak are attended."""
-
-    covers = False  # its additive term is the previous alignment's, not the coverage's
-    locates = True
 
     def __init__(self, query_size: int, key_size: int, options: LocationOptions):
         super().__init__(query_size, key_size, options)

@@ -8,7 +8,8 @@ import torch
 from torch import nn
 
 from ...schema import OptionsError, Variant, number, variant
-from .base import SCORERS, Scorer
+from ..views import ShowsHeads
+from .base import SCORERS, Locating, Scorer
 
 
 @dataclass
@@ -20,7 +21,7 @@ class MultiHeadOptions:
     def __post_init__(self):
         if self.head.name == "multihead":
             raise OptionsError("head", "a head cannot itself be multihead")
-        if SCORERS.get(self.head.name).locates:
+        if issubclass(SCORERS.get(self.head.name), Locating):
             raise OptionsError(
                 "head",
                 f"{self.head.name} reads the previous step's alignment, and the decoder carries "
@@ -29,7 +30,7 @@ class MultiHeadOptions:
 
 
 @SCORERS.register("multihead", options=MultiHeadOptions)
-class MultiHeadScorer(Scorer):
+class MultiHeadScorer(ShowsHeads, Scorer):
     """Several heads of one registered scorer (``head``), each on its own projection of query,
     keys and values; the heads' contexts are concatenated and projected back to the value size.
 

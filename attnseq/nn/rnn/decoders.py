@@ -36,7 +36,7 @@ from torch import nn
 from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import Variant
-from ..attention import build_scorer
+from ..attention import Locating, build_scorer
 from ..copy import PointerGenerator, copy_step, share_source, vocabulary_ids
 from ..output import OutputLayer
 from ..state import Memory, State
@@ -132,7 +132,7 @@ class RNNDecoder(nn.Module):
         self.pointer: PointerGenerator | None = None  # copy attention (add_copy)
         self.coverage_loss_weight = 0.0  # > 0 with coverage (add_coverage)
         self.coverage = False
-        self.locates = self.scorer is not None and self.scorer.locates  # the state carries alpha_{i-1}
+        self.locates = isinstance(self.scorer, Locating)  # the state carries alpha_{i-1}
 
     def add_copy(self) -> None:
         """Copy attention (nn/copy.py): p_gen from the context, the features the output layer

@@ -12,7 +12,7 @@ from torch import nn
 from ...errors import ConfigError
 from ...registry import Registry
 from ...schema import number
-from ..attention import SCORERS
+from ..attention import SCORERS, Covering
 from ..frontends.base import FRONTENDS, build_frontend
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from .cells import CELLS
@@ -110,7 +110,7 @@ class RNNArch:
                     key=f"model.{key}",
                 )
         attention = SCORERS.resolve(cfg.attention or DEFAULT_ATTENTION, "model.attention") if attends else None
-        if cfg.coverage and not SCORERS.get(attention.name).covers:
+        if cfg.coverage and not issubclass(SCORERS.get(attention.name), Covering):
             raise ConfigError(
                 f"model.coverage: the coverage term w_c c_i is defined in the additive energy of the "
                 f"concat scorer (See et al. 2017), not in {attention.name}'s; set model.attention: "

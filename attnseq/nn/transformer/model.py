@@ -36,12 +36,13 @@ from ..frontends.base import FRONTENDS, Frontend, build_frontend
 from ..model import ARCHS, Seq2Seq, embedding_ties
 from ..output import OutputLayer
 from ..state import Memory, RowLayout, State
+from ..views import ShowsCrossAttention, ShowsSelfAttention
 from .layers import Cache, DecoderLayer, EncoderLayer, causal_mask, padding_mask
 from .positional import POSITIONAL, TransformerEmbedding
 
 
 # -- stacks ----------------------------------------------------------------------------------------
-class TransformerEncoder(nn.Module):
+class TransformerEncoder(ShowsSelfAttention, nn.Module):
     """Source ids (B, S) -> Memory(keys = values = outputs (B, S, D), mask, final=None);
     ``self_attention`` gives the weights of every layer and head, for display. With a
     ``frontend`` (nn/frontends: a source that is a file) the source is features (B, L, F), and
@@ -82,7 +83,7 @@ class TransformerEncoder(nn.Module):
         return torch.stack(weights, 1)
 
 
-class TransformerDecoder(nn.Module):
+class TransformerDecoder(ShowsCrossAttention, nn.Module):
     """The decoder stack behind the step protocol (see attnseq/nn/rnn/decoders.py).
 
     - ``init_state(memory) -> State``
