@@ -132,9 +132,6 @@ class Translator(ABC):
 
     max_beam_size: int | None = None  # the widest beam the engine can search (None: no limit)
     precision: str = "fp32"  # what the model's products run in (decode.precision, as the hardware allows)
-    # the model copies source tokens (model.copy): decode_batch takes extended=, the sources as
-    # extended ids, and its hypotheses hold them (nn/copy.py)
-    copies: bool = False
     # batches a search decodes at once, each in a thread of its own (an engine whose decode_batch
     # releases the GIL and has workers for them: CTranslate2's inter_threads); 1: one at a time
     batches_at_once: int = 1
@@ -147,8 +144,19 @@ class Translator(ABC):
         self, src_ids: list[list[int]], decode: DecodeConfig, keep_attention: bool = False
     ) -> list[list[Hypothesis]]:
         """Hypotheses (n-best, best first) for each source (ids as the encoder reads them),
-        searched as ``decode`` says; alignments (T_out, S) over the real ids. An engine whose
-        model ``copies`` also takes ``extended``: each source as extended ids (same order)."""
+        searched as ``decode`` says; alignments (T_out, S) over the real ids."""
+
+    def decode_sources(
+        self, sources: list[EncodedSource], decode: DecodeConfig, keep_attention: bool = False
+    ) -> list[list[Hypothesis]]:
+        """Hypotheses of each of ``sources``: ``decode_batch`` of the ids their encoder reads. An
+        engine whose model reads more of a source than its ids overrides it."""
+        return self.decode_batch([self._readable(s.ids) for s in sources], decode, keep_attention)
+
+    def target_words(self, source: EncodedSource) -> Sequence[str]:
+        """The words that the target ids past the vocabulary stand for in the outputs of
+        ``source``: none, for a model that writes from its vocabulary alone."""
+        return ()
 
     def decode_settings(self, **request) -> DecodeConfig:
         """The run's decode settings with a request's (``beam_size``, ``n_best``, ...), checked
@@ -193,23 +201,18 @@ class Translator(ABC):
             else:
                 results[i] = self._blank(text, keep_attention)
         order = sorted(todo, key=lambda i: len(sources[i].ids))
-        unk = self.pipeline.src_vocab.unk_id
-        extended = [self.pipeline.extend_source(s.tokens) for s in sources] if self.copies else None
         size = decode.batch_size
         if self.batches_at_once > 1 and order:  # fewer batches than workers: a smaller one each
             size = max(1, min(size, -(-len(order) // self.batches_at_once)))
         batches = [order[start : start + size] for start in range(0, len(order), size)]
 
         def decoded(rows: list[int]) -> list[list[Hypothesis]]:
-            more = {} if extended is None else {"extended": [extended[i].ids or [unk] for i in rows]}
-            return self.decode_batch([self._readable(sources[i].ids) for i in rows], decode, keep_attention, **more)
+            return self.decode_sources([sources[i] for i in rows], decode, keep_attention)
 
         with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
             for rows, hyps in zip(batches, in_order(decoded, batches, self.batches_at_once)):
                 for i, nbest in zip(rows, hyps):
-                    results[i] = self._translation(
-                        texts[i], sources[i], nbest, () if extended is None else extended[i].oov
-                    )
+                    results[i] = self._translation(texts[i], sources[i], nbest)
                 shown.update(len(rows))
         return results  # type: ignore[return-value]
 
@@ -259,9 +262,10 @@ class Translator(ABC):
             blank=True,
         )
 
-    def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis], oov=()) -> Translation:
-        """The Translation of ``text`` from its hypotheses; ``oov``: the source's tokens outside the
-        target vocabulary, which a copying model's ids past the vocabulary name."""
+    def _translation(self, text: str, source: EncodedSource, nbest: list[Hypothesis]) -> Translation:
+        """The Translation of ``text`` from its hypotheses (their ids past the target vocabulary
+        naming ``target_words``)."""
+        oov = self.target_words(source)
         attention = []
         for h in nbest:
             a = None

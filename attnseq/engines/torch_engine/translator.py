@@ -23,7 +23,19 @@ class TorchTranslator(Translator):
         super().__init__(pipeline, config)
         self.model, self.device, self.precision = model, torch.device(device), precision
         self.model.to(self.device).eval()
+        # copy attention (nn/copy.py): the model also reads each source as extended ids, and its
+        # hypotheses hold them, the source's words outside the vocabulary numbered after it
         self.copies = getattr(model.decoder, "pointer", None) is not None
+
+    def decode_sources(self, sources, decode, keep_attention=False):
+        if not self.copies:
+            return super().decode_sources(sources, decode, keep_attention)
+        unk = self.pipeline.src_vocab.unk_id
+        extended = [self.pipeline.extend_source(s.tokens).ids or [unk] for s in sources]
+        return self.decode_batch([self._readable(s.ids) for s in sources], decode, keep_attention, extended)
+
+    def target_words(self, source):
+        return self.pipeline.extend_source(source.tokens).oov if self.copies else ()
 
     def decode_batch(
         self, src_ids: list[list[int]], decode, keep_attention: bool = False, extended: list[list[int]] | None = None
