@@ -20,13 +20,7 @@ from attnseq.data.corpora.dates import (
     generate_unique_dates,
 )
 from attnseq.data.corpus import read_aligned, read_tsv
-from attnseq.data.splits import (
-    make_date_splits,
-    split_pairs,
-    write_split_dir,
-    write_splits,
-    write_tsv,
-)
+from attnseq.data.splits import make_date_splits, split_pairs, write_split_dir, write_splits, write_tsv
 from attnseq.errors import DataError, UserError
 
 LOCALES = ("en", "de", "fr", "es", "it", "nl", "pt", "sv")

@@ -27,11 +27,7 @@ class Vocab:
 
     @classmethod
     def build(
-        cls,
-        sequences: Iterable[Sequence[str]],
-        min_freq: int = 1,
-        max_size: int = 0,
-        order: str = "frequency",
+        cls, sequences: Iterable[Sequence[str]], min_freq: int = 1, max_size: int = 0, order: str = "frequency"
     ) -> Vocab:
         """A vocabulary of the tokens in ``sequences`` (see ``from_counts``)."""
         counts: Counter[str] = Counter()

@@ -83,10 +83,7 @@ class BookCh8(Reproduction):
             tables=[table],
             figures=figures,
             setup=TEXT.paragraphs(
-                "setup",
-                file=path.name,
-                seeds=", ".join(map(str, ctx.seed_list)),
-                eval_sentences=o.eval_sentences,
+                "setup", file=path.name, seeds=", ".join(map(str, ctx.seed_list)), eval_sentences=o.eval_sentences
             ),
             budget=TEXT.format(
                 "budget.epochs",

@@ -211,12 +211,7 @@ class LuongScorers(Reproduction):
         t, order, words = judged("dot", "general", "dot.start", stop=False)
         same = alike(t, margin)
         matched = True if order == 1 or same else False if order == -1 or same is False else None
-        findings.append(
-            Finding(
-                matched,
-                words + equivalence_phrase(t, margin) + TEXT.phrase("dot." + SAME[same]),
-            )
-        )
+        findings.append(Finding(matched, words + equivalence_phrase(t, margin) + TEXT.phrase("dot." + SAME[same])))
         _, order, words = judged("local-p", "dot", "local_p")
         findings.append(Finding(None if not order else order > 0, words))
         observations = [

@@ -143,8 +143,7 @@ class Reversal(Reproduction):
         t, words = comparison("reversed", test["plain-reversed"], "as written", test["plain"])
         order = better(t)
         finding = Finding(
-            None if not order else order > 0,
-            TEXT.phrase("plain.start") + words + TEXT.phrase("plain." + ORDER[order]),
+            None if not order else order > 0, TEXT.phrase("plain.start") + words + TEXT.phrase("plain." + ORDER[order])
         )
         t, words = comparison("reversed", test["attention-reversed"], "as written", test["attention"])
         order = better(t)

@@ -145,10 +145,6 @@ class SkipConnections(Reproduction):
         return [
             better_finding(TEXT.phrase("test", layers=data["layers"]), "skip", test["skip"], "plain", test["plain"]),
             better_finding(
-                TEXT.phrase("at_half", half=data["half"]),
-                "skip",
-                at_half["skip"],
-                "plain",
-                at_half["plain"],
+                TEXT.phrase("at_half", half=data["half"]), "skip", at_half["skip"], "plain", at_half["plain"]
             ),
         ], []

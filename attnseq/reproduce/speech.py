@@ -186,11 +186,7 @@ class Speech(Reproduction):
             Finding(
                 share >= bars["monotonic"],
                 TEXT.phrase(
-                    "monotonic",
-                    monotonic=share,
-                    test=data["test_items"],
-                    slack=data["slack"],
-                    bar=bars["monotonic"],
+                    "monotonic", monotonic=share, test=data["test_items"], slack=data["slack"], bar=bars["monotonic"]
                 ),
             ),
         ]

@@ -457,12 +457,7 @@ class BiAttentionSeq2seq(AttentionSeq2seq):
         return self.decoder.generate(enc_hs, start_id, length, h=self.encoder.final_state(enc_hs))
 
 
-MODELS = {
-    "baseline": Seq2seq,
-    "peeky": PeekySeq2seq,
-    "attention": AttentionSeq2seq,
-    "bi-attention": BiAttentionSeq2seq,
-}
+MODELS = {"baseline": Seq2seq, "peeky": PeekySeq2seq, "attention": AttentionSeq2seq, "bi-attention": BiAttentionSeq2seq}
 
 
 def build_model(

@@ -68,15 +68,7 @@ DAY_FIRST_NUMERIC = (
     "dd-MM-y",
     "dd-MM-yy",
 )
-MONTH_FIRST_NUMERIC = (
-    "M/d/y",
-    "MM/dd/y",
-    "M/d/yy",
-    "MM/dd/yy",
-    "M-d-y",
-    "MM-dd-y",
-    "MM-dd-yy",
-)
+MONTH_FIRST_NUMERIC = ("M/d/y", "MM/dd/y", "M/d/yy", "MM/dd/yy", "M-d-y", "MM-dd-y", "MM-dd-yy")
 YEAR_FIRST_NUMERIC = ("yyyy-MM-dd", "yyyy/MM/dd", "yyyy/M/d", "yyyy.MM.dd", "yyyy-M-d")
 DAY_FIRST_NAMED = (
     "d MMM y",
