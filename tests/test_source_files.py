@@ -322,10 +322,10 @@ def test_whatever_a_kinds_reader_raises_on_a_file_is_a_data_error_naming_it():
     from attnseq.data.inputs.base import InputKind
 
     class Broken(InputKind):
-        def read(self, path):
+        def read(self, path, positions=0):
             raise SyntaxError("broken chunk")
 
-        def read_bytes(self, data, name):
+        def read_bytes(self, data, name, positions=0):
             raise RuntimeError
 
     with pytest.raises(DataError, match=r"^a\.png: cannot read as Broken input \(SyntaxError: broken chunk\)$"):

@@ -9,6 +9,8 @@ import wave
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from learning import at_least, learns, seed
 
 from attnseq.cli import main
@@ -186,6 +188,29 @@ def test_an_audio_source_is_its_frames_of_log_mels_normalised_over_the_utterance
     assert kind.geometry(features) == (101,)
     assert np.array_equal(kind.read_bytes(path.read_bytes(), "upload"), features)
     assert kind.default_frontend == "pyramidal"
+
+
+@settings(max_examples=25, deadline=None)
+@given(rate=st.integers(1, 48_000), samples=st.integers(1, 4_000), positions=st.integers(1, 300))
+def test_reading_a_wav_costs_what_is_kept_not_what_its_header_declares(rate, samples, positions):
+    """A request's cost is bounded by the positions it may keep: a WAV read for ``positions``
+    frames decodes and resamples little more than that, whatever its rate (1 Hz makes 16,000
+    samples of each one) or length, and keeps at least one frame more where the sound has more,
+    so the caller sees it cut. The peak memory stays far below what the whole file would take."""
+    import tracemalloc
+
+    data = wav_bytes(np.sin(np.arange(samples) / 3.0).astype(np.float32) * 0.5, rate)
+    kind = audio_kind(n_mels=8)
+    whole_frames = 1 + round(samples * SAMPLE_RATE / rate) // 160  # what the whole sound makes
+    tracemalloc.start()
+    try:
+        features = kind.read_bytes(data, "upload.wav", positions)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(features) <= positions + 4  # little more than asked for
+    assert len(features) > positions or len(features) >= whole_frames - 1  # cut visibly, or all of it
+    assert peak < 64 * (positions + 4) * 160 * 8 + (4 << 20), peak  # bounded by the positions kept
 
 
 def test_a_tsv_naming_a_file_that_is_no_wav_is_refused_naming_its_line(tmp_path):

@@ -39,13 +39,18 @@ def resample(samples: np.ndarray, rate: int, to: int = SAMPLE_RATE) -> np.ndarra
     return out[: max(1, int(round(len(samples) * to / rate)))].astype(np.float32)
 
 
-def decode_wav(data: bytes, name: str) -> np.ndarray:
-    """The samples of the WAV file ``data`` (bytes), mono at SAMPLE_RATE, in [-1, 1]: (N,) float32.
+def decode_wav(data: bytes, name: str, seconds: float = 0.0) -> np.ndarray:
+    """The samples of the WAV file ``data`` (bytes), mono at SAMPLE_RATE, in [-1, 1]: (N,) float32;
+    with ``seconds``, only its first ``seconds`` are read and resampled, however long its header
+    says it is or however low its rate (the work is bounded by what is kept, not by the file).
     Raises DataError naming ``name`` when it is not a PCM WAV or holds no samples."""
     try:
         with wave.open(io.BytesIO(data)) as wav:
             channels, width, rate = wav.getnchannels(), wav.getsampwidth(), wav.getframerate()
-            frames = wav.readframes(wav.getnframes())
+            count = wav.getnframes()
+            if seconds and rate >= 1:
+                count = min(count, math.ceil(seconds * rate))
+            frames = wav.readframes(count)
     except (wave.Error, EOFError, ValueError, RuntimeError, struct.error) as err:  # (RuntimeError: a chunk
         # longer than the file holds; any other a parser raises is the input kinds' boundary's, inputs/base.py)
         raise DataError(
@@ -65,17 +70,19 @@ def decode_wav(data: bytes, name: str) -> np.ndarray:
     samples = samples[: len(samples) // channels * channels].reshape(-1, channels).mean(1)  # (N,) mono
     if len(samples) == 0:
         raise DataError(f"{name}: holds no samples; give a WAV with sound in it")
-    return resample(samples.astype(np.float32), rate)
+    samples = resample(samples.astype(np.float32), rate)
+    return samples[: math.ceil(seconds * SAMPLE_RATE)] if seconds else samples
 
 
-def read_wav(path: str | Path) -> np.ndarray:
-    """The samples of the WAV file at ``path``, mono at SAMPLE_RATE in [-1, 1]: (N,) float32.
-    Raises DataError naming the file when it cannot be read as a WAV."""
+def read_wav(path: str | Path, seconds: float = 0.0) -> np.ndarray:
+    """The samples of the WAV file at ``path``, mono at SAMPLE_RATE in [-1, 1]: (N,) float32 (its
+    first ``seconds`` with ``seconds``, as decode_wav). Raises DataError naming the file when it
+    cannot be read as a WAV."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise DataError(f"{path}: cannot be read ({err.strerror or err}); check the path") from None
-    return decode_wav(data, str(path))
+    return decode_wav(data, str(path), seconds)
 
 
 def wav_bytes(samples: np.ndarray, rate: int = SAMPLE_RATE) -> bytes:

@@ -297,7 +297,7 @@ class TextPipeline:
         as the encoder reads it: features (L, F) of the input kind, the first ``limit`` positions
         when ``limit``; a DataError naming the file when the kind cannot read it."""
         kind = self.inputs
-        features = kind.read(Path(path)) if data is None else kind.read_bytes(data, str(path))
+        features = kind.read(Path(path), limit) if data is None else kind.read_bytes(data, str(path), limit)
         size = kind.geometry(features)
         cut = bool(limit) and len(features) > limit
         if cut:

@@ -62,7 +62,7 @@ def reported(method: Callable) -> Callable:
         except DataError:
             raise
         except Exception as err:  # noqa: BLE001  (a parser of untrusted bytes raises anything)
-            name = rest[0] if rest else source
+            name = rest[0] if isinstance(source, (bytes, bytearray)) else source
             raise DataError(f"{name}: cannot read as {self.name} input ({type(err).__name__}: {err})") from None
 
     return read
@@ -97,13 +97,17 @@ class InputKind:
         """Raise a ConfigError naming the key for a setting of ``data`` (a DataConfig) that does
         not apply to this kind."""
 
-    def read(self, path: Path) -> np.ndarray:
+    def read(self, path: Path, positions: int = 0) -> np.ndarray:
         """The features (L, F) of the file ``path`` (uint8 arrays are read as value / 255, any
-        other dtype as it is, when batched); a DataError naming the file when it cannot."""
+        other dtype as it is, when batched); a DataError naming the file when it cannot. With
+        ``positions`` the caller keeps only the first ``positions``: a kind whose files say how
+        long they are before they are decoded reads little more than that (at least one position
+        more where the file has more, so the caller sees it cut)."""
         raise NotImplementedError
 
-    def read_bytes(self, data: bytes, name: str) -> np.ndarray:
-        """The features of a file's bytes (an upload), ``name`` naming it in errors."""
+    def read_bytes(self, data: bytes, name: str, positions: int = 0) -> np.ndarray:
+        """The features of a file's bytes (an upload), ``name`` naming it in errors; ``positions``
+        as in ``read``."""
         raise NotImplementedError
 
     def geometry(self, features: np.ndarray) -> tuple[int, ...]:

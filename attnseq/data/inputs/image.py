@@ -53,13 +53,13 @@ class ImageInput(InputKind):
             pixels = 255 - pixels
         return np.ascontiguousarray(pixels.T)  # (W, H): a column per position
 
-    def read(self, path: Path) -> np.ndarray:
+    def read(self, path: Path, positions: int = 0) -> np.ndarray:
         wrong = self.probe(path)
         if wrong is not None:
             raise DataError(f"{path}: {wrong}")
         return self._features(path, str(path))
 
-    def read_bytes(self, data: bytes, name: str) -> np.ndarray:
+    def read_bytes(self, data: bytes, name: str, positions: int = 0) -> np.ndarray:
         return self._features(io.BytesIO(data), name)
 
     def geometry(self, features: np.ndarray) -> tuple[int, ...]:
