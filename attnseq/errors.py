@@ -118,7 +118,7 @@ def _stdout_line(err: UnicodeEncodeError) -> str | None:
 
 
 @dataclass(frozen=True)
-class Translation:
+class ErrorLine:
     """One row of TRANSLATIONS: the exceptions ``catches``, their one line (``says``; None where
     the row does not apply to this one, an empty line where nothing went wrong a user must hear
     of), and whether they are the user's error (``users``)."""
@@ -129,12 +129,12 @@ class Translation:
 
 
 TRANSLATIONS = (
-    Translation(UserError, str),  # a setting, a data file, an argument: its message names the key, file or path
-    Translation(BrokenPipeError, lambda err: "", users=False),  # the output's reader went away (head): no error
-    Translation(OSError, os_error_message),  # a wrong path, a full or read-only disk; another errno is a bug
-    Translation((MemoryError, RuntimeError), _out_of_memory_line, users=False),  # refused memory; another is a bug
-    Translation(UnicodeEncodeError, _stdout_line),  # output standard output's encoding cannot hold
-    Translation(
+    ErrorLine(UserError, str),  # a setting, a data file, an argument: its message names the key, file or path
+    ErrorLine(BrokenPipeError, lambda err: "", users=False),  # the output's reader went away (head): no error
+    ErrorLine(OSError, os_error_message),  # a wrong path, a full or read-only disk; another errno is a bug
+    ErrorLine((MemoryError, RuntimeError), _out_of_memory_line, users=False),  # refused memory; another is a bug
+    ErrorLine(UnicodeEncodeError, _stdout_line),  # output standard output's encoding cannot hold
+    ErrorLine(
         UnicodeDecodeError,  # an input that is not text, read where no reader named it
         lambda err: f"an input file is not UTF-8 text ({err.reason} at byte {err.start}); give a UTF-8 file",
     ),

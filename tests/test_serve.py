@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import attnseq
 from attnseq.cli import main
 from attnseq.errors import ConfigError
-from attnseq.serve.app import create_app, decode_field, load_runs, run_names
+from attnseq.serve.app import allowed_hosts, create_app, decode_field, host_name, load_runs, run_names
 
 
 @pytest.fixture(scope="module")
@@ -206,6 +206,63 @@ def test_malformed_http_gets_4xx_never_a_hang(runs):
             assert reply.startswith(b"HTTP/1.1 413"), reply[:100]
             body = json.loads(reply.partition(b"\r\n\r\n")[2])
             assert body["field"] == "text" and "over this server's limit of" in body["error"], body
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.one_of(st.sampled_from(["localhost", "127.0.0.1", "::1", "evil.example", "LOCALHOST"]), st.text()),
+    port=st.one_of(st.none(), st.integers(0, 65535)),
+)
+def test_a_host_header_is_answered_only_for_the_server_s_own_names(name, port):
+    """allowed_hosts("127.0.0.1"): the loopback names, whatever their case and port; any other
+    name (what a page of another site sends through DNS rebinding) is not one of them."""
+    hosts = allowed_hosts("127.0.0.1")
+    shown = f"[{name}]" if ":" in name else name
+    header = (shown if port is None else f"{shown}:{port}").encode("utf-8", "surrogatepass")
+    assert (host_name(header) in hosts) == (name.lower() in {"localhost", "127.0.0.1", "::1"})
+    assert allowed_hosts("127.0.0.1", ["*"]) is None
+    assert "my.example" in allowed_hosts("127.0.0.1", ["My.Example"])
+
+
+def test_the_server_refuses_a_host_that_is_not_its_own_with_a_421_naming_the_header(runs, capsys):
+    """DNS rebinding: a request naming another site's host gets a JSON 421 naming the Host field and
+    the option that allows it; the server's own names are answered; serve --allowed-host adds one."""
+    app = create_app(load_runs([runs["local_p"]]), hosts=allowed_hosts("127.0.0.1", ["box.example"]))
+    body = json.dumps({"text": "abc"}).encode()
+    with LiveServer(app) as server:
+
+        def ask(host: str) -> tuple[int, dict]:
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+            try:
+                connection.putrequest("POST", "/translate", skip_host=True)
+                connection.putheader("Host", host)
+                connection.putheader("Content-Type", "application/json")
+                connection.putheader("Content-Length", str(len(body)))
+                connection.endheaders(body)
+                answer = connection.getresponse()
+                return answer.status, json.loads(answer.read())
+            finally:
+                connection.close()
+
+        for refused in ("evil.example", f"evil.example:{server.port}", "", "127.0.0.1.evil.example"):
+            status, reply = ask(refused)
+            assert status == 421 and reply["field"] == "Host" and "--allowed-host" in reply["error"], reply
+        for own in (f"127.0.0.1:{server.port}", "localhost", "LOCALHOST:1", "[::1]:80", "box.example"):
+            status, reply = ask(own)
+            assert status == 200 and reply["hypotheses"], (own, reply)
+    assert main(["serve", str(runs["local_p"]), "--allowed-host"]) == 2  # the option takes a name
+    assert "--allowed-host: expected one argument" in capsys.readouterr().err
+
+
+def test_an_answer_says_when_the_model_read_only_the_start_of_its_source(runs):
+    """A source longer than decode.max_source_len is read in part: the Translation and the
+    server's answer say so (``cut``), where they said nothing before."""
+    from attnseq.serve.payload import translation_payload
+
+    translator = attnseq.load(runs["local_p"], overrides=["decode.max_source_len=3"])
+    long, short = translator.search(["abcdef", "abc"])
+    assert long.cut and not short.cut and len(long.source_tokens) == 3
+    assert translation_payload("run", translator, long, with_attention=False)["cut"] is True
 
 
 def post(port: int, body: dict) -> tuple[int, dict]:

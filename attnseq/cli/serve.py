@@ -19,6 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     parser.add_argument("--port", type=int, default=8000, help="the port to listen on; 0: any free port")
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a name requests may give in their Host header besides the --host address and localhost "
+        "(repeatable; '*': any). Other names are refused, so that no page of another site reaches the "
+        "server through a name it makes resolve here (DNS rebinding)",
+    )
     add_checkpoint(parser)
     add_precision(parser)
     add_engine(parser)
@@ -33,11 +42,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from ..serve.app import create_app, load_runs
+    from ..serve.app import allowed_hosts, create_app, load_runs
     from ..serve.server import listen, serve, url
 
     runs = load_runs(args.runs, checkpoint=args.checkpoint, precision=args.precision, engine=args.engine)
-    app = create_app(runs, max_chars=args.max_chars, max_beam=args.max_beam, max_file_bytes=args.max_file_bytes)
+    app = create_app(
+        runs,
+        max_chars=args.max_chars,
+        max_beam=args.max_beam,
+        max_file_bytes=args.max_file_bytes,
+        hosts=allowed_hosts(args.host, args.allowed_host),
+    )
     sock = listen(args.host, args.port)
     print(
         f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; Ctrl-C to stop)",

@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import re
+import socket
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -377,14 +378,42 @@ async def stop_workers(app: FastAPI):
         await asyncio.to_thread(worker.stop)
 
 
-def answer_declared_bodies_over_the_limit(app: FastAPI, limits: Limits) -> None:
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def allowed_hosts(bind: str, extra: Sequence[str] = ()) -> frozenset[str] | None:
+    """The names a request's Host header may give for a server listening on ``bind``: the bind
+    address, the loopback names, ``extra`` (``--allowed-host``), and the machine's own names when
+    it listens on every address (0.0.0.0, ::). None (any Host) where ``extra`` holds "*".
+
+    Answering only these stops DNS rebinding: a page of another site whose name is made to
+    resolve to 127.0.0.1 reaches a loopback server, but its requests carry that site's name."""
+    if "*" in extra:
+        return None
+    names = {bind.strip("[]").lower(), *LOOPBACK_NAMES, *(name.lower() for name in extra)}
+    if bind in ("0.0.0.0", "::", ""):
+        names |= {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(names)
+
+
+def host_name(header: bytes) -> str:
+    """The name of a Host header, without its port: ``127.0.0.1:8000`` -> ``127.0.0.1``,
+    ``[::1]:8000`` -> ``::1``."""
+    text = header.decode("latin-1").strip().lower()
+    if text.startswith("["):
+        return text[1 : text.find("]")] if "]" in text else text
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+
+
+def answer_declared_bodies_over_the_limit(app: FastAPI, limits: Limits, hosts: frozenset[str] | None = None) -> None:
     """Make ``app`` answer a request whose ``Content-Length`` is over ``limits.body_bytes`` with the
     JSON every other refusal is, before anything is read.
 
     Starlette's body limit (FastAPI's ``max_body_size``) answers such a request with its own plain
     text "Content Too Large", over any response of the application's, so it is answered in front of
     the whole middleware stack. A body that declares no length (sent in chunks) is cut by
-    Starlette's limit as it arrives, and answered through ``http_error``."""
+    Starlette's limit as it arrives, and answered through ``http_error``. With ``hosts``, a request
+    whose Host header names none of them is answered 421 there too (``allowed_hosts``)."""
     build = app.build_middleware_stack
 
     def build_middleware_stack():
@@ -392,7 +421,17 @@ def answer_declared_bodies_over_the_limit(app: FastAPI, limits: Limits) -> None:
 
         async def declared_too_large(scope, receive, send) -> None:
             if scope["type"] == "http":
-                length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+                headers = dict(scope.get("headers") or ())
+                if hosts is not None and host_name(headers.get(b"host", b"")) not in hosts:
+                    given = headers.get(b"host", b"").decode("latin-1")[:100]
+                    refusal = error(
+                        421,
+                        f"Host: {given!r} is not a name of this server ({', '.join(sorted(hosts))}); "
+                        "start it with attnseq serve --allowed-host NAME to answer to another",
+                        "Host",
+                    )
+                    return await refusal(scope, receive, send)
+                length = headers.get(b"content-length", b"")
                 digits = length.lstrip(b"0")  # int() refuses 4,300 digits: so many are over any limit
                 limit = limits.body_limit(scope.get("path", ""))
                 if length.isdigit() and (len(digits) > 18 or int(digits or b"0") > limit):
@@ -410,8 +449,10 @@ def create_app(
     max_beam: int = MAX_BEAM,
     max_waiting: int = 1024,
     max_file_bytes: int = MAX_FILE_BYTES,
+    hosts: frozenset[str] | None = None,
 ) -> FastAPI:
-    """The application serving ``runs`` (the first is the default run of a request)."""
+    """The application serving ``runs`` (the first is the default run of a request); with
+    ``hosts`` (``allowed_hosts``) it answers only requests whose Host header names one of them."""
     if not runs:
         raise UserError("serve: give at least one run folder")
     for flag, value in (("--max-chars", max_chars), ("--max-beam", max_beam), ("--max-file-bytes", max_file_bytes)):
@@ -435,7 +476,7 @@ def create_app(
         limits=limits,
         infos=[run_payload(r.name, r.path, r.translator, max_beam) for r in runs],
     )
-    answer_declared_bodies_over_the_limit(app, limits)
+    answer_declared_bodies_over_the_limit(app, limits, hosts)
     app.include_router(routes)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

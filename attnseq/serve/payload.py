@@ -110,6 +110,7 @@ def translation_payload(
         "source_tokens": translation.source_tokens,
         "unknown": translation.unknown,
         "source_shape": shape,
+        "cut": translation.cut,
         "hypotheses": hypotheses,
     }
     if with_attention and shape is not None and shape["kind"] == "audio":  # what the page draws the attention over

@@ -68,6 +68,11 @@ class TranslateResponse(BaseModel):
     source_shape: SourceShape | None = Field(
         None, description="a source that is a file: where the attention's S positions lie on it (null for text)"
     )
+    cut: bool = Field(
+        False,
+        description="the source held more tokens (a file: positions) than the run's decode.max_source_len: "
+        "the model read the first ones, and the outputs and attention are of those",
+    )
     hypotheses: list[Hypothesis] = Field(description="best first")
     spectrogram: list[list[float]] | None = Field(
         None,

@@ -58,6 +58,7 @@ class Translation:
     unknown: list[str] = field(default_factory=list)  # source pieces outside the vocabulary
     blank: bool = False  # an empty or whitespace-only source, given a blank output
     shape: SourceShape | None = None  # a file's source: its size and the memory's grid over it
+    cut: bool = False  # the source held more than decode.max_source_len tokens or positions: the first were read
 
 
 def listed(numbers: Sequence[Any], shown: int = 5) -> str:
@@ -284,6 +285,7 @@ class Translator(ABC):
             output_ids=[list(h.tokens) for h in nbest],
             unknown=source.unknown,
             shape=None if self.pipeline.inputs.reads_text else self.source_shape(source),
+            cut=source.cut,
         )
 
     def views_batch(
