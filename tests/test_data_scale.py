@@ -414,3 +414,30 @@ def test_the_epoch_display_is_a_step_progress_counting_batches(monkeypatch, capl
         display = ProgressDisplay(7, 3, "epoch 1/2")
         assert display.bar.n == 3 and display.bar.total == 7
         display.close()
+
+
+@pytest.mark.slow
+def test_reading_is_linear_in_the_input_whatever_its_line_lengths(tmp_path):
+    """A file of one line of 128 MB reads (corpus.iter_lines, and texts.TsvText cut into parts) in
+    about the time a file of the same size in short lines takes: no step re-joins or re-searches
+    what it has read for each new block (that made a line of a gigabyte quadratic)."""
+    import time
+
+    from attnseq.data.texts import TsvText
+
+    size = 128 << 20
+    long, short = tmp_path / "long.tsv", tmp_path / "short.tsv"
+    long.write_bytes(b"a" * (size - 3) + b"\tb\n")
+    line = b"a" * 60 + b"\t" + b"b" * 37 + b"\n"  # 99 bytes a line
+    short.write_bytes(line * (size // len(line)))
+
+    def seconds(path: Path) -> float:
+        started = time.perf_counter()
+        assert sum(1 for _ in corpus.iter_lines(path)) >= 1
+        assert sum(end - start for start, end, _ in TsvText(path).parts()) == path.stat().st_size
+        return time.perf_counter() - started
+
+    seconds(short)  # the page cache warm for both
+    normal, one_line = seconds(short), seconds(long)
+    assert one_line < 3 * normal + 1.0, (one_line, normal)
+    assert corpus.read_lines(long)[0].endswith("\tb") and len(corpus.read_lines(long)) == 1

@@ -59,20 +59,21 @@ def _decoded(
     counts the lines that hold them and names the first. ``first_line``: the number of the stream's first line (a part of a file cut at a line end;
     a byte-order mark is dropped from line 1 only)."""
     chunk = chunk or CHUNK_BYTES
-    lines_before, held, first = first_line - 1, b"", first_line == 1
+    lines_before, first = first_line - 1, first_line == 1
+    held: list[bytes] = []  # the start of a line no block has ended yet, block by block
     own = checks is None and not controls  # the checks this reading warns of itself
     checks = CorpusChecks(str(name)) if own else checks
     while True:
         block = stream.read(chunk)
         if block:  # the whole lines read so far; the last one's start is held for the next block
-            data = held + block
-            end = data.rfind(b"\n") + 1
+            end = block.rfind(b"\n") + 1  # only the new block is searched: linear in any line's length
             if not end:
-                held = data
+                held.append(block)
                 continue
-            data, held = data[:end], data[end:]
+            data = b"".join([*held, block[:end]])
+            held = [block[end:]] if end < len(block) else []
         elif held:  # the end: a last line without a line break
-            data, held = held, b""
+            data, held = b"".join(held), []
         else:
             if own:
                 checks.warn()

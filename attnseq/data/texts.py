@@ -70,15 +70,20 @@ class TsvText:
         """The file's parts: about ``size`` bytes each (PART_BYTES), each ending at a line end
         (or the end)."""
         size = size or PART_BYTES
-        start, first, pending = 0, 1, b""
+        start, first, pending = 0, 1, bytearray()
+        last = -1  # where in ``pending`` its last line end is (-1: none)
         with reading(self.path), open(self.path, "rb") as file:
             while block := file.read(max(size - len(pending), min(size, BLOCK))):
+                at = block.rfind(b"\n")  # only the new block is searched: linear in any line's length
+                if at >= 0:
+                    last = len(pending) + at
                 pending += block
-                cut = pending.rfind(b"\n") + 1 if len(pending) >= size else 0
-                if cut == 0:
+                if len(pending) < size or last < 0:
                     continue
+                cut = last + 1
                 yield start, start + cut, first
-                start, first, pending = start + cut, first + pending.count(b"\n", 0, cut), pending[cut:]
+                start, first, last = start + cut, first + pending.count(b"\n", 0, cut), -1
+                del pending[:cut]
             if pending:
                 yield start, start + len(pending), first
 
