@@ -86,6 +86,8 @@ BAD = [  # (raw body, status, field, words in the message)
     (b'{"text": "abc", "run": "nope"}', 422, "run", "local_p, transformer, numpy"),
     (b'{"text": "abc", "beam": 3}', 422, "beam", "unknown field"),
     (b'{"text": ', 422, "body", "not valid JSON"),
+    (b'{"text": "abc", "text": "def"}', 422, "text", "the key 'text' appears twice; give each field once"),
+    (b'{"text": "abc", "beam_size": 1, "beam_size": 5}', 422, "beam_size", "appears twice"),
     (b'{"text": "abc", "run": "numpy", "beam_size": 3}', 422, "beam_size", "torch-only"),
     (b'{"text": "' + b"a" * 5000 + b'"}', 413, "text", "limit"),  # refused before it is parsed
 ]

@@ -15,6 +15,7 @@ server's log only, never into an answer. Decoding happens on each run's own thre
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import logging
@@ -24,10 +25,12 @@ from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
@@ -154,6 +157,9 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
     kind = first.get("type", "")
     if kind == "json_invalid":
         reason = (first.get("ctx") or {}).get("error", "")
+        twice = re.match(r"the key ('.*') appears twice", reason)
+        if twice:  # valid JSON, but which of the two values was meant?
+            return f"{ast.literal_eval(twice.group(1))}: {reason}", ast.literal_eval(twice.group(1))
         return f"body: not valid JSON{f' ({reason})' if reason else ''}", "body"
     if not loc and isinstance(first.get("input"), (bytes, str)):
         return 'body: expected JSON (Content-Type: application/json) such as {"text": "a sentence"}', "body"
@@ -318,7 +324,39 @@ async def translation(worker: DecodeWorker, job: Job) -> bytes:
 
 
 # -- the routes ----------------------------------------------------------------------------------
-routes = APIRouter()
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of ``pairs``, refused (JSONDecodeError) where a key appears twice: json.loads
+    would keep the last value without a word, and a client that meant the first would never know."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise json.JSONDecodeError(f"the key {key!r} appears twice; give each field once", "", 0)
+        found[key] = value
+    return found
+
+
+class StrictJSONRequest(Request):
+    """A request whose JSON body holds every object's keys once (``unique_keys``)."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = json.loads(await self.body(), object_pairs_hook=unique_keys)
+        return self._json
+
+
+class StrictJSONRoute(APIRoute):
+    """The routes of this API: their JSON bodies are read by StrictJSONRequest."""
+
+    def get_route_handler(self):
+        handler = super().get_route_handler()
+
+        async def strict(request: Request) -> Response:
+            return await handler(StrictJSONRequest(request.scope, request.receive))
+
+        return strict
+
+
+routes = APIRouter(route_class=StrictJSONRoute)
 
 
 @routes.get("/", include_in_schema=False)
