@@ -223,7 +223,7 @@ class TrainConfig:
     clip_norm: float = number(5.0, 0.0)  # global gradient-norm clip; 0: none
     label_smoothing: float = number(0.0, 0.0, 1.0, high_open=True)
     accumulate: int = number(1, 1)  # gradient accumulation: batches per update
-    seed: int = 1
+    seed: int = number(1, 0, 2**32 - 1)  # NumPy's generators take seeds below 2**32
     eval_every: int = number(0, 0)  # evaluate on dev every N updates; 0: at the end of each epoch
     patience: int = number(0, 0)  # stop after this many evaluations without a new best; 0: never
     # with patience, the plateau rule: an evaluation renews the patience only when its select_by

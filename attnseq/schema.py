@@ -83,6 +83,10 @@ def tagged(default: type, tag: str, classes: dict[str, type]) -> Any:
 
 
 # -- checking values --------------------------------------------------------------------------
+# the range of a number field that names none (``number``): a count, a size, an amount of time
+COUNT = (0, None, False, False)
+
+
 def _check_range(key: str, value: float, spec: tuple) -> None:
     low, high, low_open, high_open = spec
     if isinstance(value, float) and math.isnan(value):
@@ -90,15 +94,16 @@ def _check_range(key: str, value: float, spec: tuple) -> None:
     too_low = low is not None and (value <= low if low_open else value < low)
     too_high = high is not None and (value >= high if high_open else value > high)
     if too_low or too_high:
-        left = "" if low is None else ("(" if low_open else "[") + f"{low:g}"
-        right = "" if high is None else f"{high:g}" + (")" if high_open else "]")
+        shown = lambda x: str(x) if isinstance(x, int) else f"{x:g}"  # noqa: E731  (2**32 - 1 in full)
+        left = "" if low is None else ("(" if low_open else "[") + shown(low)
+        right = "" if high is None else shown(high) + (")" if high_open else "]")
         if low is not None and high is not None:
             wanted = f"a value in {left}, {right}"
         elif low is not None:
-            wanted = f"a value {'>' if low_open else '>='} {low:g}"
+            wanted = f"a value {'>' if low_open else '>='} {shown(low)}"
         else:
-            wanted = f"a value {'<' if high_open else '<='} {high:g}"
-        raise ConfigError(f"{key}: expected {wanted}, got {value:g}", key=key)
+            wanted = f"a value {'<' if high_open else '<='} {shown(high)}"
+        raise ConfigError(f"{key}: expected {wanted}, got {shown(value)}", key=key)
 
 
 def variant_of(key: str, value: Any, default_name: str | None = None) -> Variant:
@@ -181,8 +186,7 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
         return value
     else:
         raise TypeError(f"unsupported settings type {hint!r} for {key}")
-    if "range" in meta:
-        _check_range(key, value, meta["range"])
+    _check_range(key, value, meta.get("range", COUNT))
     return value
 
 

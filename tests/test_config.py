@@ -367,3 +367,58 @@ def test_the_keys_come_from_every_section():
         "train.schedule.patience",
         "model.cell.projection_size",
     } <= keys  # options of variants that are not the defaults
+
+
+def numeric_fields():
+    """(key, type, metadata) of every int and float field a user can set: the config's sections
+    and the options of every variant of every registry (the reproductions' too)."""
+    import attnseq.engines.torch_engine.trainer  # noqa: F401  (every registry the torch engine fills)
+    import attnseq.reproduce  # noqa: F401
+    from attnseq.registry import Registry
+
+    def walk(cls, prefix, seen):
+        if cls in seen:
+            return
+        seen.add(cls)
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            hint = hints[f.name]
+            if hint in (int, float):
+                yield f"{prefix}{f.name}", hint, dict(f.metadata)
+            elif dataclasses.is_dataclass(hint) and hint is not Variant:
+                yield from walk(hint, f"{prefix}{f.name}.", seen)
+            for tagged in (f.metadata.get("classes") or {}).values():
+                yield from walk(tagged, f"{prefix}{f.name}.", seen)
+
+    seen: set = set()
+    yield from walk(Config, "", seen)
+    for registry in Registry.every:
+        for name in registry.names():
+            yield from walk(registry.options_class(name), f"{registry.key or registry.kind}[{name}].", seen)
+
+
+def test_every_number_a_user_sets_has_a_range_and_a_negative_one_is_refused_naming_it():
+    """A number field with no range of its own is a count, a size or an amount (schema.COUNT):
+    -1 is refused naming its key wherever the field's range does not admit it, so a setting can
+    never reach the code outside the values it was written for (a seed of -1 ended in NumPy's
+    traceback)."""
+    from attnseq.schema import COUNT, convert
+
+    fields = list(numeric_fields())
+    assert len(fields) > 150  # the config's and every registry's
+    for key, hint, meta in fields:
+        low, _, low_open, _ = meta.get("range", COUNT)
+        if low is None or low < -1 or (low == -1 and not low_open):
+            continue  # this field takes -1
+        with pytest.raises(ConfigError) as error:
+            convert(key, hint, -1, meta)
+        assert error.value.key == key and "expected a value" in str(error.value), key
+
+
+@pytest.mark.parametrize("seed, ok", [(-1, False), (0, True), (2**32 - 1, True), (2**32, False)])
+def test_a_seed_numpy_cannot_take_is_refused_naming_train_seed(seed, ok):
+    if ok:
+        assert load_config(None, [f"train.seed={seed}"]).train.seed == seed
+    else:
+        with pytest.raises(ConfigError, match=r"^train\.seed: expected a value in \[0, 4294967295\], got -?\d+$"):
+            load_config(None, [f"train.seed={seed}"])
