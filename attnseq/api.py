@@ -182,8 +182,8 @@ def fit(
     overwrite: bool = False,
     on_eval: Callable[[dict], None] | None = None,
 ) -> dict | None:
-    """Train ``config`` (a Config, or a YAML file with ``overrides``, a list of "key=value"
-    strings) into ``run_dir`` with the engine it names; the summary of the run (its last
+    """Train ``config`` (a Config or a YAML file; ``overrides``, a list of "key=value" strings,
+    apply to either) into ``run_dir`` with the engine it names; the summary of the run (its last
     evaluation record). A run already in ``run_dir`` is continued with ``resume``, replaced with
     ``overwrite``, else refused. ``on_eval(record)`` is called after every evaluation.
 
@@ -200,8 +200,7 @@ def fit(
     if on_eval is not None and not callable(on_eval):
         raise ArgumentTypeError("on_eval", f"expected a function of one record or None, got {type(on_eval).__name__}")
     with _as_argument("config"):
-        if not isinstance(config, Config):
-            config = load_config(config, overrides)
+        config = load_config(config, overrides)  # a path or a Config, the overrides applied to either
         engine = trainer_for(config)
         config = engine.check(config)
     return engine.train(config, run_dir, resume=resume, on_eval=on_eval, overwrite=overwrite)

@@ -406,9 +406,12 @@ def repeated_key(node: yaml.Node, path: Path, prefix: str = "", visited: set[int
         repeated_key(value_node, path, f"{prefix}{key}.", visited)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
-    """A Config from a YAML file (or the defaults) with ``--set`` overrides applied."""
-    values = read_yaml(path) if path is not None else {}
+def load_config(path: str | Path | Config | None = None, overrides: list[str] | None = None) -> Config:
+    """A Config from a YAML file (or the defaults, or a Config) with ``--set`` overrides applied."""
+    if isinstance(path, Config):
+        values = path.to_dict()
+    else:
+        values = read_yaml(path) if path is not None else {}
     return from_dict(apply_overrides(values, overrides or []))
 
 

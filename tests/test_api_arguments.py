@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, TINY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,3 +273,13 @@ def test_evaluate_scores_a_translation_right_without_nan(models):
     metrics = models["torch"].evaluate([("abc", "cba"), ("  ", "")])
     assert all(not (isinstance(v, float) and math.isnan(v)) for v in metrics.values())
     assert metrics["blank_sources"] == [2]
+
+
+def test_fit_applies_overrides_to_a_config_object_as_to_a_file(reverse_data, tmp_path):
+    """attnseq.fit(Config, run, overrides): the overrides change the Config as they change a YAML
+    file's settings (they were ignored for a Config)."""
+    from attnseq.config import load_config
+
+    config = load_config(None, [f"data.dir={reverse_data}", *TINY, "train.threads=1"])
+    summary = attnseq.fit(config, tmp_path / "run", ["train.max_steps=3", "train.eval_every=3"])
+    assert summary["step"] == 3
