@@ -115,8 +115,14 @@ def run(args: argparse.Namespace) -> None:
 
 
 def interactive(translator, request: dict) -> None:
-    """Translate each line typed at the prompt (its hypotheses with their scores) until end of input."""
-    print("Type a sentence and press Enter (Ctrl-D to quit).", file=sys.stderr)
+    """Translate each line typed at the prompt (its hypotheses with their scores) until end of input.
+    The prompt edits its line and keeps its history as a shell does (GNU readline, where Python has
+    it): an arrow key moves the cursor, where without it its escape code was read as text."""
+    try:
+        import readline  # noqa: F401  (input() edits lines once it is imported)
+    except ImportError:  # a Python built without it: plain input
+        pass
+    print("Type a sentence and press Enter (Ctrl-D to quit; arrow keys edit and recall).", file=sys.stderr)
     while True:
         try:
             line = input("> ")
