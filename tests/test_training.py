@@ -57,6 +57,23 @@ def test_resume_continues_exactly(reverse_data, tmp_path, common, stop):
         assert torch.equal(a[key], b[key]), key
 
 
+def test_a_run_says_why_it_ended_and_a_resumed_one_where_it_resumed(reverse_data, tmp_path, caplog):
+    """On the console and in the summary: why training ended, whether a limit or the epochs running
+    out (stopped_by was None then), and on --resume the step and the checkpoint it continues from."""
+    run, common = tmp_path / "run", ("train.batch_size=128", "train.threads=1")
+    with caplog.at_level("INFO", logger="attnseq"):
+        first = Trainer(config(reverse_data, "train.epochs=1", *common), run).fit()
+        assert first["stopped_by"] == "1 epochs (train.epochs)"
+        assert f"training ended at step {first['step']}: 1 epochs (train.epochs)" in caplog.messages
+        caplog.clear()
+        cap = first["step"] + 2
+        later = Trainer(config(reverse_data, "train.epochs=3", f"train.max_steps={cap}", *common), run, resume=True)
+        later = later.fit()
+    assert f"resuming at step {first['step']} (epoch 2) from {run / 'last.safetensors'}" in caplog.messages
+    assert later["stopped_by"] == f"{cap} updates (train.max_steps)" and later["step"] == cap
+    assert f"training ended at step {cap}: {cap} updates (train.max_steps)" in caplog.messages
+
+
 def test_run_folder_contents(reverse_data, tmp_path):
     run = tmp_path / "run"
     summary = Trainer(config(reverse_data, "train.epochs=2", "train.batch_size=128", "train.log_every=5"), run).fit()

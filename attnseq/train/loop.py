@@ -221,7 +221,7 @@ class EpochLoop:
     select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
     on_eval: Callable[[dict], None] | None = None
     is_main = True
-    stopped_by: str | None = None  # the limit that stopped fit() (None: it trained train.epochs)
+    stopped_by: str | None = None  # why fit() stopped: a limit, or its train.epochs ran out
     interrupted_by: int | None = None  # the signal that stopped fit(), the same in every process
     lock: RunLock | None = None  # the run folder's, held by the main process from prepare_data() to fit()'s end
     _saved_step: int | None = None  # the step last.safetensors holds (None: none written or restored)
@@ -415,6 +415,8 @@ class EpochLoop:
         self.cpu_earlier = p.cpu_seconds
         self.budget = Budget(tc.max_minutes, self.clock)
         self._saved_step = p.step if self.restore else None
+        if self.is_main and self.restore:
+            log.info("resuming at step %d (epoch %d) from %s", p.step, p.epoch + 1, self.run_dir / LAST)
         if self.is_main:
             log.info(
                 "training %s parameters (%s) on %d pairs -> %s",
@@ -471,6 +473,10 @@ class EpochLoop:
             self._stop_interrupted()
         if not p.history or p.history[-1]["step"] != p.step:
             self.evaluate_and_save()
+        if self.stopped_by is None:  # no limit came first: the epochs ran out
+            self.stopped_by = f"{tc.epochs} epochs (train.epochs)"
+        if self.is_main:
+            log.info("training ended at step %d: %s", p.step, self.stopped_by)
         self._close()
 
     def _tick(self) -> float:
