@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from .errors import UserError, os_error_message
 from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
@@ -56,10 +57,15 @@ def _file_above(path: Path) -> Path | None:
     return None
 
 
+STANDARD = "-"  # a path that means standard input (read) or standard output (written)
+
+
 def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False) -> Path:
     """``path`` when a command may write the file there; otherwise a UserError that names it:
     it is one of ``inputs`` (always refused), a folder, under a file, or it exists and
-    ``overwrite`` is False."""
+    ``overwrite`` is False. ``-`` is standard output, always writable."""
+    if str(path) == STANDARD:
+        return Path(STANDARD)
     path = Path(path)
     for source in inputs:
         if source is not None and same_file(path, source):
@@ -72,6 +78,56 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
     if (path.exists() or path.is_symlink()) and not overwrite and not is_stream(path):
         raise UserError(f"{path}: exists; give --overwrite to replace it, or another path")
     return path
+
+
+def read_once(path: PathLike) -> bool:
+    """True when ``path`` can be read only once: ``-`` (standard input), a pipe, a FIFO (what a
+    shell's ``<(command)`` names), a terminal or another device."""
+    if str(path) == STANDARD:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # reading it says what is wrong
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextmanager
+def rereadable(*paths: PathLike | None) -> Iterator[list[Path | None]]:
+    """``paths`` as files a command may read more than once: each one that can be read only once
+    (``read_once``) copied, as it streams, into a temporary file removed at the end; the others
+    (and None) as they are. A UserError raised inside names the input as the user gave it, not
+    its copy."""
+    with tempfile.TemporaryDirectory(prefix="attnseq-input-") as folder:
+        found: list[Path | None] = []
+        copies: dict[str, str] = {}
+        for i, path in enumerate(paths):
+            if path is None or not read_once(path):
+                found.append(None if path is None else Path(path))
+                continue
+            copy = Path(folder) / f"input-{i}"
+            try:
+                with open(path, "rb") if str(path) != STANDARD else _stdin() as source, open(copy, "wb") as out:
+                    shutil.copyfileobj(source, out, 1 << 20)
+            except OSError as err:
+                raise UserError(os_error_message(err, path) or f"{path}: cannot be read ({err})") from None
+            found.append(copy)
+            copies[str(copy)] = "standard input" if str(path) == STANDARD else str(path)
+        try:
+            yield found
+        except UserError as err:
+            if err.args and isinstance(err.args[0], str):
+                text = err.args[0]
+                for copy_name, given in copies.items():
+                    text = text.replace(copy_name, given)
+                err.args = (text, *err.args[1:])
+            raise
+
+
+@contextmanager
+def _stdin() -> Iterator[BinaryIO]:
+    """Standard input's bytes, left open for the rest of the process."""
+    yield sys.stdin.buffer
 
 
 def is_stream(path: Path) -> bool:
@@ -118,7 +174,11 @@ def write_output(
     path = check_output(path, inputs=inputs, overwrite=overwrite)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        if is_stream(path):  # a device or a pipe takes the bytes; renaming a file over it would replace it
+        if str(path) == STANDARD:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(payload)
+            sys.stdout.buffer.flush()
+        elif is_stream(path):  # a device or a pipe takes the bytes; renaming a file over it would replace it
             with open(path, "wb") as stream:
                 stream.write(payload)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import UserError
-from ..files import check_folder, write_files
+from ..files import check_folder, rereadable, write_files
 from .arguments import add_overwrite, count, positive
 
 SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
@@ -284,24 +284,26 @@ def data_split(args) -> None:
     check_folder(args.out, SPLIT_FILES, inputs=inputs, overwrite=args.overwrite)  # before the corpus is read
     defaults = DataConfig()
     longest = min(defaults.max_source_len, defaults.max_target_len)  # what training takes by default
-    if args.input:
-        checks = CorpusChecks(args.input, long_words=longest)
-        read = lambda found: iter_tsv(args.input, checks=found)  # noqa: E731  (one pass over the file)
-    else:
-        checks = CorpusChecks(f"{args.src} / {args.tgt}", long_words=longest)
-        read = lambda found: iter_aligned(args.src, args.tgt, checks=found)  # noqa: E731
-    try:
-        counts = split_corpus(
-            read, args.out, args.dev, args.test, args.seed, checks=checks, inputs=inputs, overwrite=args.overwrite
-        )
-    except ValueError as err:
-        if not checks.pairs:
-            raise UserError(
-                f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
-                "give a file of source<TAB>target lines"
-            ) from None
-        hint = "; give more pairs, or larger --dev/--test" if "would be empty" in str(err) else ""
-        raise UserError(f"data split: {checks.name}: --dev/--test: {err}{hint}") from None
+    # the splitter reads its input three times: a pipe, a FIFO or - (standard input) is read once, into a copy
+    with rereadable(args.input, args.src, args.tgt) as (tsv, src, tgt):
+        if args.input:
+            checks = CorpusChecks(args.input, long_words=longest)
+            read = lambda found: iter_tsv(tsv, checks=found)  # noqa: E731  (one pass over the file)
+        else:
+            checks = CorpusChecks(f"{args.src} / {args.tgt}", long_words=longest)
+            read = lambda found: iter_aligned(src, tgt, checks=found)  # noqa: E731
+        try:
+            counts = split_corpus(
+                read, args.out, args.dev, args.test, args.seed, checks=checks, inputs=inputs, overwrite=args.overwrite
+            )
+        except ValueError as err:
+            if not checks.pairs:
+                raise UserError(
+                    f"{args.input or args.src}: no pairs (an empty file, or only blank lines); "
+                    "give a file of source<TAB>target lines"
+                ) from None
+            hint = "; give more pairs, or larger --dev/--test" if "would be empty" in str(err) else ""
+            raise UserError(f"data split: {checks.name}: --dev/--test: {err}{hint}") from None
     say_written(args, counts)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -127,6 +128,9 @@ def reading(path: str | Path) -> Iterator[None]:
 def iter_lines(path: str | Path, controls: bool = False, checks: CorpusChecks | None = None) -> Iterator[str]:
     """The lines of a UTF-8 text file without line endings, read one at a time; a DataError
     names the file (and the line) when it cannot be read (``controls``, ``checks``: as _decoded)."""
+    if str(path) == "-":  # standard input, as a shell user means it
+        yield from _decoded(sys.stdin.buffer, "standard input", controls=controls, checks=checks)
+        return
     with reading(path):
         stream = open(path, "rb")
     with stream:
