@@ -74,6 +74,22 @@ def test_a_run_says_why_it_ended_and_a_resumed_one_where_it_resumed(reverse_data
     assert f"training ended at step {cap}: {cap} updates (train.max_steps)" in caplog.messages
 
 
+@pytest.mark.parametrize(
+    "limit, warned", [((), False), (("data.max_vocab=3",), True), (("data.min_freq=100000",), True)]
+)
+def test_a_vocabulary_that_leaves_tokens_unknown_is_said_with_its_share_and_setting(
+    reverse_data, tmp_path, caplog, limit, warned
+):
+    """A start whose vocabulary limits leave more than 5% of the training tokens unknown warns with
+    the share and the setting (it trained without a word); the vocabulary of all the data does not."""
+    with caplog.at_level("WARNING", logger="attnseq"):
+        Trainer(config(reverse_data, "train.max_steps=1", "train.threads=1", *limit), tmp_path / "run").fit()
+    said = [m for m in caplog.messages if "tokens are outside the vocabulary" in m]
+    assert bool(said) == warned, caplog.messages
+    if warned:
+        assert limit[0].replace("=", " ") in said[0] and "% of its tokens" in said[0], said
+
+
 def test_run_folder_contents(reverse_data, tmp_path):
     run = tmp_path / "run"
     summary = Trainer(config(reverse_data, "train.epochs=2", "train.batch_size=128", "train.log_every=5"), run).fit()

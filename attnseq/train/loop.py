@@ -41,6 +41,7 @@ from .interrupts import Interrupted, StopRequests, signal_name
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
+UNKNOWN_WARNING = 0.05  # a start warns when more of its training tokens than this lie outside the vocabulary
 # what the metrics log's wall_seconds measure, said in its start record
 WALL_CLOCK = (
     "wall_seconds: since the run's training began, set-up, data loading and evaluations included, "
@@ -387,6 +388,20 @@ class EpochLoop:
             "stopped_by": self.stopped_by,
         }
 
+    def _warn_of_unknown_tokens(self, unknown: float) -> None:
+        """A warning when more than UNKNOWN_WARNING of the training tokens lie outside the
+        vocabulary built from them: the model would learn to write unk for them. Only the
+        vocabulary's limits leave a training token out; the warning names those that are set."""
+        data = self.config.data
+        limits = [f"data.{key} {value}" for key, value in (("min_freq", data.min_freq), ("max_vocab", data.max_vocab))]
+        set_ = [limit for limit, default in zip(limits, ("data.min_freq 1", "data.max_vocab 0")) if limit != default]
+        log.warning(
+            "training data: %.1f%% of its tokens are outside the vocabulary%s, and the model learns to write "
+            "the unknown token for them; lower data.min_freq or raise data.max_vocab (0: no limit)",
+            100 * unknown,
+            f" ({', '.join(set_)})" if set_ else "",
+        )
+
     def _warn_if_the_vocabulary_covers_less(self, unknown: float) -> None:
         """On --resume: a warning when more of the training data lies outside the run's vocabulary
         than when the run began (the data was changed under it; the vocabulary stays the run's)."""
@@ -440,6 +455,8 @@ class EpochLoop:
         unknown = round(self.train_store.unknown_share, 6)  # of the training tokens, outside the vocabulary
         if self.resume and self.is_main:
             self._warn_if_the_vocabulary_covers_less(unknown)
+        elif self.is_main and unknown > UNKNOWN_WARNING:
+            self._warn_of_unknown_tokens(unknown)
         self._log(
             {
                 "type": "start",
