@@ -97,6 +97,17 @@ def test_beam_two_without_length_penalty_by_hand():
     assert_hyps(best, [([A], ln(0.225))])
 
 
+def test_an_n_best_list_holds_no_empty_hypothesis_but_at_its_head(monkeypatch):
+    # beam 3, one token at most: a (ln .5), b (ln .4) and eos (ln .1, the empty output) all finish;
+    # the empty one is no alternative to list after a and b
+    (found,) = table_search(beam=3, n_best=3, limit=1)
+    assert_hyps(found, [([A], ln(0.5)), ([B], ln(0.4))])
+    # where ending at once is the model's best, the empty output heads the list
+    monkeypatch.setitem(TABLE, (), {EOS: 0.6, A: 0.3, B: 0.1})
+    (found,) = table_search(beam=2, n_best=2)
+    assert_hyps(found, [([], ln(0.6)), ([A], ln(0.3 * 0.45))])
+
+
 def test_beam_two_with_length_penalty_by_hand():
     # alpha = 1: lp(|Y|) = (5 + |Y|) / 6, |Y| counting eos; alive candidates share one length,
     # so the beam is the same as above, only the finished scores and the stopping change.

@@ -95,7 +95,9 @@ class Beams:
 
 
 class Finished:
-    """Hypotheses set aside, per sentence of the batch, kept best first (ties: earliest first)."""
+    """Hypotheses set aside, per sentence of the batch, kept best first (ties: earliest first). An
+    empty hypothesis (eos first) is kept only while it is the best: below another it is no
+    alternative worth listing, and an n-best list never holds one but at its head."""
 
     def __init__(self, batch: int, n_best: int, device: torch.device):
         self.n_best = n_best
@@ -107,6 +109,7 @@ class Finished:
         found = self.hypotheses[sentence]
         found.append(hypothesis)
         found.sort(key=lambda h: -h.score)  # stable: equal scores keep their order
+        found[1:] = [h for h in found[1:] if h.tokens]
         if len(found) >= self.n_best:
             self.threshold[sentence] = found[self.n_best - 1].score
 
