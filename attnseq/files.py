@@ -22,10 +22,12 @@ Every message reads ``<path>: <what is wrong>; <what to do>``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,6 +69,7 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
     if str(path) == STANDARD:
         return Path(STANDARD)
     path = Path(path)
+    clear_leftovers(path.absolute().parent, [path.name])  # of an earlier write killed outright
     for source in inputs:
         if source is not None and same_file(path, source):
             raise UserError(f"{path}: this is the input {source}; write the output to another file")
@@ -130,6 +133,52 @@ def _stdin() -> Iterator[BinaryIO]:
     yield sys.stdin.buffer
 
 
+LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[^.]+\.(tmp|old)$")  # utils.temporary_beside's names
+STALE_SECONDS = 86_400  # a leftover this old is stale whoever holds its process number now
+
+
+def leftovers(folder: Path, names: Iterable[str]) -> list[Path]:
+    """The temporary files and folders in ``folder`` that a command writing ``names`` there left
+    when it was killed outright (kill -9, a lost machine): named after one of ``names`` and a
+    process that is gone (or a day old)."""
+    found, names = [], set(names)
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        match = LEFTOVER.match(entry.name)
+        if match is None or match["name"] not in names:
+            continue
+        try:
+            old = time.time() - entry.lstat().st_mtime > STALE_SECONDS
+        except OSError:
+            continue
+        if old or not process_alive(int(match["pid"])):
+            found.append(entry)
+    return found
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process numbered ``pid`` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True  # another user's, or no answer: not ours to clear
+    return True
+
+
+def clear_leftovers(folder: Path, names: Iterable[str]) -> None:
+    """Remove ``leftovers(folder, names)``: a rerun of a killed command starts clean."""
+    for entry in leftovers(folder, names):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
 def is_stream(path: Path) -> bool:
     """True when ``path`` is a device, a pipe or a socket (``/dev/stdout``, ``/dev/null``, a FIFO):
     written into as a stream, never replaced by a file."""
@@ -146,12 +195,14 @@ def check_folder(
     """``folder`` when a command may write the files ``names`` into it; otherwise a UserError:
     it is a file or under one, it holds anything already and ``overwrite`` is False, or one of
     ``names`` may not be written (see check_output)."""
-    folder = Path(folder)
+    folder, names = Path(folder), list(names)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder}: a file, not a folder; give a folder to write into")
     above = _file_above(folder)
     if above is not None:
         raise UserError(f"{folder}: {above} is a file, not a folder; give a path under a folder")
+    if folder.is_dir():
+        clear_leftovers(folder, names)
     if folder.is_dir() and not overwrite:
         held = sorted(entry.name for entry in folder.iterdir())
         if held:
@@ -195,10 +246,33 @@ def write_files(
     folder: PathLike, files: Mapping[str, Data], *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
 ) -> dict[str, Path]:
     """Write each of ``files`` ({name: data}) into ``folder``, every one checked before any is
-    written (check_folder); {name: path}."""
+    written (check_folder); {name: path}. All of them appear together or none does: each is
+    written beside its path first, and they replace their paths once all are written (a run
+    averaged, say, is never a config without its weights)."""
     inputs = list(inputs)
     folder = check_folder(folder, files, inputs=inputs, overwrite=overwrite)
-    return {name: write_output(folder / name, data, inputs=inputs, overwrite=True) for name, data in files.items()}
+    paths = {name: check_output(folder / name, inputs=inputs, overwrite=True) for name in files}
+    streams = {name for name, path in paths.items() if str(path) == STANDARD or is_stream(path)}
+    temporary: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            if name not in streams:
+                temporary[name] = temporary_beside(paths[name])
+                with open(temporary[name], "wb") as out:
+                    out.write(data.encode("utf-8") if isinstance(data, str) else data)
+        for name in streams:  # a device or a pipe takes its bytes; nothing to replace
+            write_output(paths[name], files[name], inputs=inputs, overwrite=True)
+        for name in list(temporary):
+            replace_with(temporary.pop(name), paths[name])
+    except OSError as err:
+        message = os_error_message(err, folder)
+        if message is None:
+            raise
+        raise UserError(message) from None
+    finally:
+        for tmp in temporary.values():  # an error or a stop before all were in place
+            Path(tmp).unlink(missing_ok=True)
+    return paths
 
 
 @contextmanager
@@ -269,6 +343,7 @@ def check_new_folder(
     for source in inputs:
         if source is not None and _inside(Path(source), folder):
             raise UserError(f"{folder}: holds the input {source}; write the output to another folder")
+    clear_leftovers(folder.absolute().parent, [folder.name])  # of an earlier write killed outright
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder}: a file, not a folder; give a folder to write into")
     above = _file_above(folder)
@@ -289,6 +364,18 @@ def check_new_folder(
     return folder
 
 
+MANIFEST = ".attnseq-output"  # in a folder write_folder made: the names it wrote there, one a line
+
+
+def _manifest(folder: Path) -> list[str]:
+    """What write_folder wrote into ``folder`` (its MANIFEST); an earlier output without one is
+    taken as all of its files."""
+    try:
+        return (folder / MANIFEST).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return [entry.name for entry in folder.iterdir()]
+
+
 def write_folder(
     folder: PathLike,
     files: Mapping[str, Data],
@@ -305,7 +392,8 @@ def write_folder(
     ``marker`` names the file of ``files`` that every such output holds. A folder that
     exists and holds anything is refused without ``overwrite``; with it, it is replaced (the
     earlier one removed once the new one is in place) only when it holds ``marker``, an earlier
-    output of the same kind: never a folder of other files. Never one of ``inputs`` or a folder
+    output of the same kind: never a folder of other files; what the user put in it beside the
+    earlier output (a file the new one does not hold) is kept in the new. Never one of ``inputs`` or a folder
     holding one, whatever ``overwrite`` says. An operating-system error (a full or read-only
     disk) becomes a UserError naming ``folder``; nothing is left of the temporary folder."""
     folder = check_new_folder(folder, marker=marker, inputs=inputs, overwrite=overwrite)
@@ -313,7 +401,9 @@ def write_folder(
     tmp = old = None
     try:
         folder.absolute().parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.absolute().parent))
+        tmp = Path(
+            tempfile.mkdtemp(prefix=f".{folder.name}.{os.getpid()}-", suffix=".tmp", dir=folder.absolute().parent)
+        )
         os.chmod(tmp, DIR_MODE)
         for name, data in files.items():
             (tmp / name).write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
@@ -323,13 +413,26 @@ def write_folder(
             if path.is_file():
                 with open(path, "rb") as fh:
                     os.fsync(fh.fileno())
-        if held:  # the earlier folder aside, the new one in (the earlier one back if that fails)
-            old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".old", dir=folder.absolute().parent))
-            os.rename(folder, old / folder.name)
+        made = sorted(entry.name for entry in tmp.iterdir())
+        (tmp / MANIFEST).write_text("".join(name + "\n" for name in made), encoding="utf-8")
+        if held:  # the user's files carried over; the earlier folder aside, the new one in (or all back)
+            ours = set(_manifest(folder)) | {MANIFEST}
+            theirs = [entry.name for entry in folder.iterdir() if entry.name not in ours and entry.name not in made]
+            for name in theirs:
+                os.rename(folder / name, tmp / name)
+            old = Path(
+                tempfile.mkdtemp(prefix=f".{folder.name}.{os.getpid()}-", suffix=".old", dir=folder.absolute().parent)
+            )
             try:
-                os.rename(tmp, folder)
+                os.rename(folder, old / folder.name)
+                try:
+                    os.rename(tmp, folder)
+                except OSError:
+                    os.rename(old / folder.name, folder)
+                    raise
             except OSError:
-                os.rename(old / folder.name, folder)
+                for name in theirs:
+                    os.rename(tmp / name, folder / name)
                 raise
         else:
             os.rename(tmp, folder)  # over an empty folder too

@@ -22,10 +22,11 @@ DIR_MODE = 0o777 & ~_umask()  # what mkdir() would give a new folder
 
 def temporary_beside(path: str | Path) -> str:
     """The path of a new empty temporary file in ``path``'s folder (created if needed), named
-    after it (``.NAME.XXXX.tmp``): where a file is written before it replaces ``path``."""
+    after it and the writing process (``.NAME.PID-XXXX.tmp``): where a file is written before it
+    replaces ``path``; a rerun knows it for a leftover once that process is gone (files.leftovers)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
     os.close(fd)
     return tmp
 

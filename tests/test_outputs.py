@@ -17,7 +17,7 @@ from helpers import ROOT, parsers, reverse_pairs, write_tsv
 import attnseq.files
 from attnseq.cli import COMMANDS, build_parser, main
 from attnseq.errors import UserError
-from attnseq.files import check_folder, os_error_message, write_files, write_folder, write_output
+from attnseq.files import MANIFEST, check_folder, os_error_message, write_files, write_folder, write_output
 
 PACKAGE = ROOT / "attnseq"
 
@@ -99,18 +99,23 @@ def test_a_folder_output_appears_whole_and_replaces_only_an_earlier_one_of_its_k
     write_folder(
         out, {"marker.json": "{}", "a.bin": b"1"}, lambda tmp: (tmp / "b.txt").write_text("2"), marker="marker.json"
     )
-    assert sorted(p.name for p in out.iterdir()) == ["a.bin", "b.txt", "marker.json"]
-    with pytest.raises(UserError, match=r"model: holds files already \(a.bin, b.txt, marker.json\); give --overwrite"):
+    listed = lambda: sorted(p.name for p in out.iterdir() if p.name != MANIFEST)  # noqa: E731
+    assert listed() == ["a.bin", "b.txt", "marker.json"]
+    assert (out / MANIFEST).read_text().split() == ["a.bin", "b.txt", "marker.json"]  # what the output is
+    with pytest.raises(UserError, match=r"model: holds files already \(\.attnseq-output, a.bin, b.txt and 1 more\)"):
         write_folder(out, {"marker.json": "{}"}, marker="marker.json")
+    (out / "my-notes.txt").write_text("the user's")  # put beside the output: no file of the command
     write_folder(out, {"marker.json": "{}", "c.bin": b"3"}, marker="marker.json", overwrite=True)
-    assert sorted(p.name for p in out.iterdir()) == ["c.bin", "marker.json"]  # replaced, not written into
+    assert listed() == ["c.bin", "marker.json", "my-notes.txt"]  # replaced, not written into; the user's kept
+    assert (out / "my-notes.txt").read_text() == "the user's"
+    (out / "my-notes.txt").unlink()
 
     def fail(tmp):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with pytest.raises(UserError, match=f"^{re.escape(str(out))}: no space left on the device"):
         write_folder(out, {"marker.json": "{}"}, fail, marker="marker.json", overwrite=True)
-    assert sorted(p.name for p in out.iterdir()) == ["c.bin", "marker.json"]  # the earlier one, whole
+    assert listed() == ["c.bin", "marker.json"]  # the earlier one, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no temporary folder left
     mine = tmp_path / "mine"
     mine.mkdir()

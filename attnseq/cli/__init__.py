@@ -96,6 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received: raised where the command is, so that what it had not finished is removed
+    on the way out (a temporary file, a folder half made) as on Ctrl-C; exit status 143."""
+
+    exit_status = 128 + signal.SIGTERM
+
+    def __str__(self) -> str:
+        return "stopped (SIGTERM); what was not finished is removed"
+
+
+def terminated(signum: int, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status: 0, or
     2 after the one line attnseq.errors' table gives an error (an error it has no row for is a
@@ -105,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
     # has no say; one matplotlib does not know would end its import in a ValueError
     os.environ.pop("MPLBACKEND", None)
+    if argv is None:  # SIGTERM (timeout, a scheduler, docker stop) stops any command as Ctrl-C does
+        signal.signal(signal.SIGTERM, terminated)
     try:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
