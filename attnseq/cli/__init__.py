@@ -110,21 +110,33 @@ def terminated(signum: int, frame) -> None:
     raise Terminated
 
 
+def set_up_process(own: bool) -> None:
+    """What a command needs of its process before it starts; ``own``: the process is the command's."""
+    # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
+    # has no say; one matplotlib does not know would end its import in a ValueError
+    os.environ.pop("MPLBACKEND", None)
+    if own:  # SIGTERM (timeout, a scheduler, docker stop) stops any command as Ctrl-C does
+        signal.signal(signal.SIGTERM, terminated)
+
+
+def set_up_console(quiet: bool) -> None:
+    """attnseq's own messages on standard error from INFO (``quiet``: WARNING); other libraries'
+    from WARNING, so that their INFO (torch's FakeTensor cache stats at exit) stays out of it."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("attnseq").setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status: 0, or
     2 after the one line attnseq.errors' table gives an error (an error it has no row for is a
     bug and keeps its traceback). A command stopped by Ctrl-C or SIGTERM returns 130 or 143;
     when it is the process's own command (no ``argv``), later signals are ignored while the
     process ends, so a second Ctrl-C after training saved cannot end it with a traceback."""
-    # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
-    # has no say; one matplotlib does not know would end its import in a ValueError
-    os.environ.pop("MPLBACKEND", None)
-    if argv is None:  # SIGTERM (timeout, a scheduler, docker stop) stops any command as Ctrl-C does
-        signal.signal(signal.SIGTERM, terminated)
+    set_up_process(own=argv is None)
     try:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
-        logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(message)s")
+        set_up_console(args.quiet)
         args.func(args)
     except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
         if argv is None:  # the process is the command and ends now: another signal changes nothing
