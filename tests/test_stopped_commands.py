@@ -93,3 +93,20 @@ def test_a_stopped_writing_command_leaves_nothing_the_rerun_trips_over(
     assert all((out / name).is_file() and (out / name).stat().st_size for name in written), sorted(os.listdir(out))
     assert (out / "notes.txt").read_text(encoding="utf-8") == "the user's"
     assert temporaries(out, root) == []
+
+
+def test_a_bad_line_found_by_a_worker_of_attnseq_train_ends_in_one_line_not_a_hang(tmp_path):
+    """The command's SIGTERM handler is not the forked tokenising workers': the pool ends them with
+    SIGTERM when one finds a bad line, and they must die (with the handler they raised where they
+    were, and the pool waited for them for ever)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = [f"a {i} b c d e f\tg {i} h" for i in range(40_000)]  # about 800 kB: two processes tokenise it
+    lines[30_000] = "no tab here"
+    (data / "train.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "dev.tsv").write_text("a b\tc d\n", encoding="utf-8")
+    args = ["train", str(ROOT / "configs" / "luong2015-general.yaml"), "--out", str(tmp_path / "run")]
+    process = start(*args, *sets(f"data.dir={data}", "data.processes=2", "data.tokenizer=word", *TINY))
+    _, err = process.communicate(timeout=240)
+    assert process.returncode == 2, err
+    assert err.decode().strip().endswith("train.tsv:30001: expected 'source<TAB>target', found 0 tabs"), err

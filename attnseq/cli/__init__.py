@@ -110,13 +110,15 @@ def terminated(signum: int, frame) -> None:
     raise Terminated
 
 
-def set_up_process(own: bool) -> None:
-    """What a command needs of its process before it starts; ``own``: the process is the command's."""
+def set_up_process(own: bool):
+    """What a command needs of its process before it starts; ``own``: the process is the
+    command's. Returns the SIGTERM handler it replaced (None when it replaced none)."""
     # attnseq draws to files (matplotlib's Agg, viz.pyplot), so a backend named in the environment
     # has no say; one matplotlib does not know would end its import in a ValueError
     os.environ.pop("MPLBACKEND", None)
     if own:  # SIGTERM (timeout, a scheduler, docker stop) stops any command as Ctrl-C does
-        signal.signal(signal.SIGTERM, terminated)
+        return signal.signal(signal.SIGTERM, terminated)
+    return None
 
 
 def set_up_console(quiet: bool) -> None:
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     bug and keeps its traceback). A command stopped by Ctrl-C or SIGTERM returns 130 or 143;
     when it is the process's own command (no ``argv``), later signals are ignored while the
     process ends, so a second Ctrl-C after training saved cannot end it with a traceback."""
-    set_up_process(own=argv is None)
+    before = set_up_process(own=argv is None)
     try:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
@@ -151,4 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         if line:  # (none where the output's reader went away: nothing failed)
             print(f"attnseq: error: {line}", file=sys.stderr)
         return 2 if line else 0
+    finally:
+        if before is not None:  # the process may go on (a script that called main): its handler back
+            signal.signal(signal.SIGTERM, before)
     return 0

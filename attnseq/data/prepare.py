@@ -36,6 +36,7 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -226,7 +227,10 @@ _JOB: Job | None = None  # the job of a worker process
 
 
 def _start_worker(job: Job) -> None:
+    """A forked worker: the job inherited, SIGTERM the system's again (the pool ends its workers
+    with it, and a handler the command set would keep one alive, the pool waiting for it)."""
     global _JOB
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _JOB = job
 
 
