@@ -29,9 +29,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import TextIO
 
 from .errors import UserError, os_error_message
 from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
@@ -70,6 +70,11 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
         return Path(STANDARD)
     path = Path(path)
     clear_leftovers(path.absolute().parent, [path.name])  # of an earlier write killed outright
+    return _checked_file(path, inputs, overwrite)
+
+
+def _checked_file(path: Path, inputs: Iterable[PathLike | None], overwrite: bool) -> Path:
+    """check_output's checks of ``path``, its folder's leftovers already cleared."""
     for source in inputs:
         if source is not None and same_file(path, source):
             raise UserError(f"{path}: this is the input {source}; write the output to another file")
@@ -86,13 +91,7 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
 def read_once(path: PathLike) -> bool:
     """True when ``path`` can be read only once: ``-`` (standard input), a pipe, a FIFO (what a
     shell's ``<(command)`` names), a terminal or another device."""
-    if str(path) == STANDARD:
-        return True
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False  # reading it says what is wrong
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    return str(path) == STANDARD or is_stream(Path(path))
 
 
 @contextmanager
@@ -110,7 +109,8 @@ def rereadable(*paths: PathLike | None) -> Iterator[list[Path | None]]:
                 continue
             copy = Path(folder) / f"input-{i}"
             try:
-                with open(path, "rb") if str(path) != STANDARD else _stdin() as source, open(copy, "wb") as out:
+                stream = nullcontext(sys.stdin.buffer) if str(path) == STANDARD else open(path, "rb")
+                with stream as source, open(copy, "wb") as out:
                     shutil.copyfileobj(source, out, 1 << 20)
             except OSError as err:
                 raise UserError(os_error_message(err, path) or f"{path}: cannot be read ({err})") from None
@@ -125,12 +125,6 @@ def rereadable(*paths: PathLike | None) -> Iterator[list[Path | None]]:
                     text = text.replace(copy_name, given)
                 err.args = (text, *err.args[1:])
             raise
-
-
-@contextmanager
-def _stdin() -> Iterator[BinaryIO]:
-    """Standard input's bytes, left open for the rest of the process."""
-    yield sys.stdin.buffer
 
 
 LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[^.]+\.(tmp|old)$")  # utils.temporary_beside's names
@@ -212,7 +206,7 @@ def check_folder(
             )
     inputs = list(inputs)
     for name in names:
-        check_output(folder / name, inputs=inputs, overwrite=True)
+        _checked_file(folder / name, inputs, overwrite=True)
     return folder
 
 
@@ -251,8 +245,8 @@ def write_files(
     averaged, say, is never a config without its weights)."""
     inputs = list(inputs)
     folder = check_folder(folder, files, inputs=inputs, overwrite=overwrite)
-    paths = {name: check_output(folder / name, inputs=inputs, overwrite=True) for name in files}
-    streams = {name for name, path in paths.items() if str(path) == STANDARD or is_stream(path)}
+    paths = {name: folder / name for name in files}  # each checked by check_folder
+    streams = {name for name, path in paths.items() if is_stream(path)}
     temporary: dict[str, str] = {}
     try:
         for name, data in files.items():
