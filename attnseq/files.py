@@ -5,6 +5,8 @@ The rule, the same for every command:
 
 - a file is written whole or not at all (a temporary file in the same folder, synced, then
   renamed over the path), missing folders above it are created;
+- a path that is a symbolic link is written through: its target takes the bytes and the link
+  stays (a link that loops is refused by name), as a shell's ``>`` does;
 - never over one of the command's inputs (the same file, however it is reached: a symlink, a
   hard link, another spelling of the path), whatever ``overwrite`` says;
 - an existing file, or a folder that holds anything, is replaced (written into) only with
@@ -21,6 +23,7 @@ Every message reads ``<path>: <what is wrong>; <what to do>``.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -34,7 +37,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import UserError, os_error_message
-from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside
+from .utils import DIR_MODE, atomic_write_bytes, replace_with, temporary_beside, through_links
 
 Data = str | bytes
 PathLike = str | Path
@@ -74,7 +77,9 @@ def check_output(path: PathLike, *, inputs: Iterable[PathLike | None] = (), over
 
 
 def _checked_file(path: Path, inputs: Iterable[PathLike | None], overwrite: bool) -> Path:
-    """check_output's checks of ``path``, its folder's leftovers already cleared."""
+    """check_output's checks of ``path``, its folder's leftovers already cleared; the path the
+    bytes go to (through_links: the target of a symbolic link)."""
+    _no_loop(path)
     for source in inputs:
         if source is not None and same_file(path, source):
             raise UserError(f"{path}: this is the input {source}; write the output to another file")
@@ -83,9 +88,27 @@ def _checked_file(path: Path, inputs: Iterable[PathLike | None], overwrite: bool
     above = _file_above(path)
     if above is not None:
         raise UserError(f"{path}: {above} is a file, not a folder; give a path under a folder")
-    if (path.exists() or path.is_symlink()) and not overwrite and not is_stream(path):
+    if path.exists() and not overwrite and not is_stream(path):
         raise UserError(f"{path}: exists; give --overwrite to replace it, or another path")
-    return path
+    target = through_links(path)
+    if target != path:  # a link: the file it points at is written, and its folder checked too
+        if target.is_dir():
+            raise UserError(f"{path}: a link to the folder {target}; give the path of a file to write")
+        above = _file_above(target)
+        if above is not None:
+            raise UserError(f"{path}: links to {target}, under the file {above}; give a path under a folder")
+        clear_leftovers(target.parent, [target.name])
+    return target
+
+
+def _no_loop(path: Path) -> None:
+    """A UserError when ``path`` is a symbolic link that leads back to itself."""
+    if path.is_symlink():
+        try:
+            os.stat(path)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise UserError(f"{path}: a symbolic link that loops; give a file or a link to one") from None
 
 
 def read_once(path: PathLike) -> bool:
@@ -245,7 +268,7 @@ def write_files(
     averaged, say, is never a config without its weights)."""
     inputs = list(inputs)
     folder = check_folder(folder, files, inputs=inputs, overwrite=overwrite)
-    paths = {name: folder / name for name in files}  # each checked by check_folder
+    paths = {name: through_links(folder / name) for name in files}  # each checked by check_folder
     streams = {name for name, path in paths.items() if is_stream(path)}
     temporary: dict[str, str] = {}
     try:
@@ -288,7 +311,7 @@ def open_outputs(
     try:
         try:
             for name in names:
-                path = folder / name
+                path = through_links(folder / name)
                 if not is_stream(path):  # a device or a pipe is written into, never replaced
                     temporary[name] = temporary_beside(path)
                 streams[name] = open(
@@ -298,7 +321,7 @@ def open_outputs(
             for stream in streams.values():
                 stream.close()
             for name, tmp in temporary.items():
-                replace_with(tmp, folder / name)
+                replace_with(tmp, through_links(folder / name))
         except BaseException:
             for stream in streams.values():
                 try:
@@ -330,10 +353,13 @@ def _inside(path: Path, folder: Path) -> bool:
 def check_new_folder(
     folder: PathLike, *, marker: str, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
 ) -> Path:
-    """``folder`` when write_folder may make it (see there); otherwise a UserError that names it:
+    """``folder`` (the folder it links to, when it is a symbolic link) when write_folder may make
+    it (see there); otherwise a UserError that names it:
     it holds one of ``inputs`` or is one, it is a file or under one, it holds files and
     ``overwrite`` is False, or they are not an earlier output of the kind (no ``marker``)."""
     folder = Path(folder)
+    _no_loop(folder)
+    folder = through_links(folder)  # a link to a folder: the folder it points at is made anew, the link stays
     for source in inputs:
         if source is not None and _inside(Path(source), folder):
             raise UserError(f"{folder}: holds the input {source}; write the output to another folder")

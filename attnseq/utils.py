@@ -20,6 +20,14 @@ FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: the user's u
 DIR_MODE = 0o777 & ~_umask()  # what mkdir() would give a new folder
 
 
+def through_links(path: str | Path) -> Path:
+    """Where writing ``path`` puts the bytes: the file a symbolic link ``path`` points at (through
+    a chain of links; a dangling link's target is made), else ``path`` itself. A file is written
+    beside this and renamed over it, so a link stays a link and its target takes the new bytes."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def temporary_beside(path: str | Path) -> str:
     """The path of a new empty temporary file in ``path``'s folder (created if needed), named
     after it and the writing process (``.NAME.PID-XXXX.tmp``): where a file is written before it
@@ -41,7 +49,9 @@ def replace_with(tmp: str, path: str | Path) -> None:
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step."""
+    """Call ``write(tmp_path)`` then move the temporary file over ``path`` in one step (over the
+    file a symbolic link ``path`` points at: through_links)."""
+    path = through_links(path)
     tmp = temporary_beside(path)
     try:
         write(tmp)

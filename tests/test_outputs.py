@@ -483,3 +483,74 @@ def test_a_device_is_written_into_never_replaced(tmp_path):
     with pytest.raises(UserError, match=f"^{full}: no space left on the device"):
         write_output(full, "x\n", overwrite=True)
     assert stat.S_ISCHR(full.stat().st_mode)
+
+
+def _writers(tmp_path: Path) -> dict:
+    """Each writer of a user's path, as (name, write(path, text, overwrite)): the file writer, the
+    all-together folder writer, the streaming writer and the folder-output writer (its path a
+    folder; the text goes to its file 'm')."""
+    from attnseq.files import open_outputs
+
+    def streamed(path, text, overwrite):
+        with open_outputs(path.parent, [path.name], overwrite=True) as streams:
+            streams[path.name].write(text)
+
+    return {
+        "write_output": lambda path, text, overwrite: write_output(path, text, overwrite=overwrite),
+        "write_files": lambda path, text, overwrite: write_files(path.parent, {path.name: text}, overwrite=True),
+        "open_outputs": streamed,
+    }
+
+
+@pytest.mark.parametrize("writer", ["write_output", "write_files", "open_outputs"])
+@pytest.mark.parametrize("chain", [1, 2])
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path, writer, chain):
+    """A file output that is a symbolic link (or a chain of them) keeps the link: the file it points
+    at takes the bytes, as a shell's '>' does, an existing target replaced only with --overwrite
+    (write_output's rule) and a dangling link's target made; nothing temporary is left."""
+    write = _writers(tmp_path)[writer]
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / "elsewhere" / "target.txt"
+    target.write_text("old")
+    link = tmp_path / "out" / "link.txt"
+    link.parent.mkdir()
+    hops = [link] + [tmp_path / f"hop{i}" for i in range(1, chain)]
+    for here, there in zip(hops, [*hops[1:], target]):
+        os.symlink(there, here)
+    if writer == "write_output":
+        with pytest.raises(UserError, match="exists; give --overwrite"):
+            write(link, "new", False)
+        assert target.read_text() == "old"
+    write(link, "new", True)
+    assert link.is_symlink() and target.read_text() == "new"
+    dangling = tmp_path / "out" / "dangling.txt"
+    os.symlink(tmp_path / "elsewhere" / "made.txt", dangling)
+    write(dangling, "made", False)
+    assert dangling.is_symlink() and (tmp_path / "elsewhere" / "made.txt").read_text() == "made"
+    left = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    assert left == []
+
+
+def test_a_looping_link_or_a_link_to_a_folder_is_refused_by_name(tmp_path):
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    with pytest.raises(UserError, match=f"^{loop}: a symbolic link that loops"):
+        write_output(loop, "x", overwrite=True)
+    (tmp_path / "folder").mkdir()
+    to_folder = tmp_path / "to-folder"
+    os.symlink(tmp_path / "folder", to_folder)
+    with pytest.raises(UserError, match=f"^{to_folder}: a folder"):
+        write_output(to_folder, "x", overwrite=True)
+
+
+def test_a_folder_output_through_a_link_is_made_where_the_link_points(tmp_path):
+    """write_folder (an export, an average) at a symbolic link to a folder makes the folder it
+    points at anew and leaves the link in place."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    os.symlink(real, link)
+    write_folder(link, {"m": "1"}, marker="m")
+    write_folder(link, {"m": "2"}, marker="m", overwrite=True)
+    assert link.is_symlink() and (real / "m").read_text() == "2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
