@@ -4,6 +4,7 @@ batch invariance, padding never attended, translate and the API on paths."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,22 @@ from attnseq.data.sources import load_splits
 from attnseq.engines.torch_engine.trainer import check_config
 from attnseq.errors import ConfigError, DataError
 from attnseq.nn.model import build_model
+from attnseq.schema import Variant
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG whose header declares ``width`` x ``height`` grey pixels and whose data holds a few
+    bytes: what a decompression bomb's header looks like, cheap to send."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +69,40 @@ def test_reading_an_image_gives_its_columns_ink_high(tmp_path):
     assert features.shape == (12, 16) and features.dtype == np.uint8  # (width, height) at height 16
     assert kind.geometry(features) == (16, 12)
     assert features[6, 8] > 200 and features[0, 0] == 0  # ink high, the page 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    width=st.integers(1, 400), height=st.integers(1, 120), positions=st.integers(1, 40), rows=st.sampled_from([8, 16])
+)
+def test_an_image_over_the_pixel_budget_is_refused_from_its_header_and_a_wide_one_cut(width, height, positions, rows):
+    """With a limit of ``positions`` columns, an image declaring more pixels than the budget (each of
+    the model's cells from at most 16 x 16 pixels) is one DataError naming its size and the setting,
+    raised from the header alone; one within it is read, no more than ``positions`` + 1 columns."""
+    kind = INPUTS.build(Variant("image", {"height": rows}), "data.input")
+    data = png_claiming(width, height)
+    budget = positions * rows * 256
+    if width * height > budget:
+        with pytest.raises(DataError, match=f"^x.png: an image of {width} x {height} pixels.*max_source_len"):
+            kind.read_bytes(data, "x.png", positions)
+        return
+    picture = Image.new("L", (width, height), 255)
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    features = kind.read_bytes(buffer.getvalue(), "x.png", positions)  # (W', rows)
+    assert features.shape[1] == rows and len(features) == min(max(1, round(width * rows / height)), positions + 1)
+
+
+def test_a_decompression_bomb_header_is_refused_before_any_allocation():
+    import tracemalloc
+
+    kind = INPUTS.build(Variant("image", {"height": 32}), "data.input")
+    tracemalloc.start()
+    with pytest.raises(DataError, match="9000 x 9000 pixels, over the 8,388,608 pixels"):
+        kind.read_bytes(png_claiming(9000, 9000), "bomb.png", 1024)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1 << 20
 
 
 def test_a_missing_or_unreadable_image_names_the_tsv_and_its_line(tmp_path, bars):
@@ -212,6 +263,9 @@ def test_the_server_takes_an_upload_and_answers_with_the_grid(bars, bars_run):
         assert body["source_shape"] == expected.shape.as_dict()
         assert body["hypotheses"][0]["output"] == expected.outputs[0]
         assert np.allclose(body["hypotheses"][0]["attention"], expected.attention[0], atol=1e-4)
+        huge = client.post("/translate/file", content=png_claiming(4000, 4000))
+        assert huge.status_code == 422 and "4000 x 4000 pixels" in huge.json()["error"]
+        assert "decode.max_source_len" in huge.json()["error"]
         bad = client.post("/translate/file", content=b"not an image")
         assert bad.status_code == 422 and "cannot read as an image" in bad.json()["error"]
         assert client.post("/translate/file", content=b"").json()["field"] == "body"

@@ -6,6 +6,7 @@ batch pads with. Its features are the image's columns: (width, height), uint8.""
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,10 @@ import numpy as np
 from ...errors import DataError
 from ...schema import number
 from .base import INPUTS, InputKind, check_text_settings
+
+# Each cell of the grid the model reads (a column of ``height`` rows, ``positions`` of them) may come
+# from at most 16 x 16 pixels of the file: a larger image is refused from its header, before decoding.
+PIXELS_PER_CELL = 256
 
 
 @dataclass
@@ -35,17 +40,32 @@ class ImageInput(InputKind):
     def check(self, data) -> None:
         check_text_settings(self, data)
 
-    def _features(self, source, name: str) -> np.ndarray:
+    def budget(self, positions: int) -> int:
+        """The most pixels an image may declare when the model reads ``positions`` columns of it
+        (0: no limit of ours; Pillow's own guard against decompression bombs still applies)."""
+        return positions * self.options.height * PIXELS_PER_CELL if positions else 0
+
+    def _features(self, source, name: str, positions: int = 0) -> np.ndarray:
         from PIL import Image, UnidentifiedImageError
 
         try:
-            with Image.open(source) as image:
+            with Image.open(source) as image:  # the header only: nothing is decoded yet
+                width, height = image.size
+                budget = self.budget(positions)
+                if budget and width * height > budget:
+                    raise DataError(
+                        f"{name}: an image of {width} x {height} pixels, over the {budget:,} pixels a model "
+                        f"reading {positions} columns (decode.max_source_len) of {self.options.height} rows "
+                        f"decodes; send it scaled down"
+                    )
                 grey = image.convert("L")
         except (OSError, UnidentifiedImageError, ValueError) as err:
             raise DataError(f"{name}: cannot read as an image ({err})") from None
-        width, height = grey.size
         rows = self.options.height
         columns = max(1, round(width * rows / height))
+        if positions and columns > positions + 1:  # the model reads the first ``positions``: scale no more
+            kept = min(width, math.ceil((positions + 1) * height / rows))
+            grey, width, columns = grey.crop((0, 0, kept, height)), kept, positions + 1
         if (columns, rows) != (width, height):
             grey = grey.resize((columns, rows), Image.Resampling.BILINEAR)
         pixels = np.asarray(grey, dtype=np.uint8)  # (H, W)
@@ -57,10 +77,10 @@ class ImageInput(InputKind):
         wrong = self.probe(path)
         if wrong is not None:
             raise DataError(f"{path}: {wrong}")
-        return self._features(path, str(path))
+        return self._features(path, str(path), positions)
 
     def read_bytes(self, data: bytes, name: str, positions: int = 0) -> np.ndarray:
-        return self._features(io.BytesIO(data), name)
+        return self._features(io.BytesIO(data), name, positions)
 
     def geometry(self, features: np.ndarray) -> tuple[int, ...]:
         """(height, width) in pixels, as the model read the image."""
