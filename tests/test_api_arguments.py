@@ -283,3 +283,36 @@ def test_fit_applies_overrides_to_a_config_object_as_to_a_file(reverse_data, tmp
     config = load_config(None, [f"data.dir={reverse_data}", *TINY, "train.threads=1"])
     summary = attnseq.fit(config, tmp_path / "run", ["train.max_steps=3", "train.eval_every=3"])
     assert summary["step"] == 3
+
+
+@pytest.mark.parametrize("engine", ["torch", "numpy"])
+def test_an_empty_best_output_is_marked_and_said_never_silent(models, engine, monkeypatch):
+    """Where the model's best output for a source that is not blank is the empty string (eos
+    first), the result says so (Translation.empty), evaluate's metrics list it (empty_outputs),
+    the command line warns with its number, and the server's answer carries ``empty``; a blank
+    source is not such a case."""
+    from attnseq.decoding.common import Hypothesis
+    from attnseq.serve.payload import translation_payload
+    from attnseq.translator.base import InputReport
+
+    model = models[engine]
+    decode = type(model).decode_sources
+
+    c = model.pipeline.tgt_vocab.encode(["c"])
+
+    def eos_first_for_the_second(self, sources, settings, keep_attention):  # (a two-step model says anything)
+        decode(self, sources, settings, keep_attention)
+        return [[Hypothesis([] if list(s.tokens) == list("abd") else c, -0.5)] for s in sources]
+
+    monkeypatch.setattr(type(model), "decode_sources", eos_first_for_the_second)
+    results = model.search(["abc", "abd", "  "])
+    assert [r.empty for r in results] == [False, True, False] and results[1].outputs == [""]
+    report = InputReport.of(results)
+    assert report.empty_outputs == [2]
+    assert (
+        report.warnings("line")[-1]
+        == "1 of 3 lines (2) get an empty output: the model's best translation is the empty string"
+    )
+    assert model.evaluate([("abc", "cba"), ("abd", "dba")])["empty_outputs"] == [2]
+    assert translation_payload("run", model, results[1], with_attention=False)["empty"] is True
+    assert translation_payload("run", model, results[0], with_attention=False)["empty"] is False

@@ -189,7 +189,8 @@ def test_a_person_reads_the_attention_of_each_model(server, page, tmp_path):
 
 @pytest.mark.slow
 def test_a_copying_model_shows_p_gen_beside_its_rows(page, quick_runs):
-    with LiveServer(create_app(load_runs([quick_runs["copy"]]))) as live:
+    runs = load_runs([quick_runs["copy"]])
+    with LiveServer(create_app(runs)) as live:
         page.goto(live.url)
         page.wait_for_selector("body[data-ready=true]")
         page.fill("#text", "send the report to Zorblatt")
@@ -199,6 +200,13 @@ def test_a_copying_model_shows_p_gen_beside_its_rows(page, quick_runs):
         cells = page.locator("svg.heatmap rect.p-gen-cell")
         assert cells.count() == len(expected["attention"]) == len(expected["p_gen"])
         assert [float(c.get_attribute("data-p-gen")) for c in cells.all()] == expected["p_gen"]
+        assert page.locator(".panel p.cut").count() == 0
+        runs[0].translator.config.decode.max_source_len = 2  # a longer source is read in part, and the page says so
+        page.fill("#text", "send the report")
+        page.press("#text", "Enter")
+        page.wait_for_selector(".panel p.cut")
+        assert "Only the start of this input was read" in page.locator(".panel p.cut").inner_text()
+        assert api(live, text="send the report")["cut"] is True
     assert page.errors == []
 
 

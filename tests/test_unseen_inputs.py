@@ -132,6 +132,7 @@ def test_unknown_pieces_are_listed_per_input_and_warned_in_one_line(quick_runs, 
     with caplog.at_level(logging.WARNING, logger="attnseq"):
         assert main(["translate", str(quick_runs[kind]), "--input", str(source)]) == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warnings = [w for w in warnings if "get an empty output" not in w]  # (a two-step model may answer nothing)
     assert warnings == [
         "translate: 41 of 42 lines (2, 3, 4, 5, 6 and 36 more) hold pieces outside the model's "
         "vocabulary, each read as unknown: 'z' x40, 'q'"

@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> None:
             "evaluate: no BLEU, the references average fewer than %d words (chrF and exact match judge them)",
             BLEU_MIN_WORDS,
         )
-    report = InputReport(len(pairs), metrics["unknown_sources"], metrics["unknown_pieces"], metrics["blank_sources"])
-    for line in report.warnings("source"):  # pieces read as unknown, blank sources
+    report = InputReport(len(pairs), **{key: metrics[key] for key in InputReport.of([]).as_dict()})
+    for line in report.warnings("source"):  # pieces read as unknown, blank sources, empty outputs
         log.warning("evaluate: %s", line)
     if args.json:
         print(json.dumps(metrics))

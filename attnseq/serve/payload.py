@@ -111,6 +111,7 @@ def translation_payload(
         "unknown": translation.unknown,
         "source_shape": shape,
         "cut": translation.cut,
+        "empty": translation.empty,
         "hypotheses": hypotheses,
     }
     if with_attention and shape is not None and shape["kind"] == "audio":  # what the page draws the attention over

@@ -73,6 +73,11 @@ class TranslateResponse(BaseModel):
         description="the source held more tokens (a file: positions) than the run's decode.max_source_len: "
         "the model read the first ones, and the outputs and attention are of those",
     )
+    empty: bool = Field(
+        False,
+        description="the model's best output is the empty string (the source is not blank): the one "
+        "case where a hypothesis is empty, always the first",
+    )
     hypotheses: list[Hypothesis] = Field(description="best first")
     spectrogram: list[list[float]] | None = Field(
         None,

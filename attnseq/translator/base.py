@@ -60,6 +60,12 @@ class Translation:
     shape: SourceShape | None = None  # a file's source: its size and the memory's grid over it
     cut: bool = False  # the source held more than decode.max_source_len tokens or positions: the first were read
 
+    @property
+    def empty(self) -> bool:
+        """The model's best output for a source that is not blank is the empty string (an n-best
+        list holds an empty hypothesis only then, at its head)."""
+        return not self.blank and bool(self.outputs) and self.outputs[0] == ""
+
 
 def listed(numbers: Sequence[Any], shown: int = 5) -> str:
     """``1, 2, 3, 4, 5 and 7 more``: the first ``shown`` of ``numbers``, and how many more."""
@@ -70,13 +76,15 @@ def listed(numbers: Sequence[Any], shown: int = 5) -> str:
 @dataclass
 class InputReport:
     """What a set of sources held that the model never saw: the sources (numbered from 1) holding
-    pieces outside its vocabulary, those pieces with their counts (most frequent first), and the
-    blank sources (given blank outputs)."""
+    pieces outside its vocabulary, those pieces with their counts (most frequent first), the
+    blank sources (given blank outputs), and the sources the model answered with nothing (its best
+    output the empty string: an empty line in a file of outputs, said rather than left silent)."""
 
     total: int
     unknown_sources: list[int] = field(default_factory=list)
     unknown_pieces: dict[str, int] = field(default_factory=dict)
     blank_sources: list[int] = field(default_factory=list)
+    empty_outputs: list[int] = field(default_factory=list)  # sources whose best output is the empty string
 
     @classmethod
     def of(cls, translations: Sequence[Translation]) -> InputReport:
@@ -86,14 +94,17 @@ class InputReport:
             [n for n, t in enumerate(translations, start=1) if t.unknown],
             dict(pieces.most_common()),
             [n for n, t in enumerate(translations, start=1) if t.blank],
+            [n for n, t in enumerate(translations, start=1) if t.empty],
         )
 
     def as_dict(self) -> dict[str, Any]:
-        """``unknown_sources``, ``unknown_pieces`` and ``blank_sources`` (what evaluate's metrics carry)."""
+        """``unknown_sources``, ``unknown_pieces``, ``blank_sources`` and ``empty_outputs`` (what
+        evaluate's metrics carry)."""
         return {
             "unknown_sources": self.unknown_sources,
             "unknown_pieces": self.unknown_pieces,
             "blank_sources": self.blank_sources,
+            "empty_outputs": self.empty_outputs,
         }
 
     def warnings(self, what: str = "input") -> list[str]:
@@ -110,6 +121,11 @@ class InputReport:
             lines.append(
                 f"{len(self.blank_sources)} blank {what}(s) ({listed(self.blank_sources)}) "
                 "get blank outputs (nothing to translate)"
+            )
+        if self.empty_outputs:
+            lines.append(
+                f"{len(self.empty_outputs)} of {self.total} {what}s ({listed(self.empty_outputs)}) "
+                "get an empty output: the model's best translation is the empty string"
             )
         return lines
 

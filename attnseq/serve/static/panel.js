@@ -83,6 +83,13 @@ const Panel = (() => {
       root.append(h("p", {class: "unknown", role: "note"},
         `Read as unknown, outside this model's vocabulary: ${payload.unknown.map(p => `“${visible(p)}”`).join(" ")}`));
     }
+    if (payload.cut) {  // the source was longer than the run reads: outputs and attention are of its start
+      root.append(h("p", {class: "cut", role: "note"},
+        "Only the start of this input was read: it is longer than this model reads (decode.max_source_len)."));
+    }
+    if (payload.empty) {  // the best output is the empty string, not a failure to answer
+      root.append(h("p", {class: "empty", role: "note"}, "The model's best translation is empty."));
+    }
     if (hyps.length > 1) {
       root.append(h("ol", {class: "nbest", "aria-label": "n-best list"},
         ...hyps.map((hy, i) => h("li", {},
