@@ -51,9 +51,24 @@ def averaged_run(tmp_path_factory) -> Path:
     return root / "run"
 
 
-def commands(out: Path, averaged: Path, transformer: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """{command: (its arguments, the files it writes into ``out``)}."""
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """A TSV of 200,000 pairs: long enough to split or translate for a few seconds."""
+    path = tmp_path_factory.mktemp("corpus") / "corpus.tsv"
+    words = ["".join("abcdef"[(i * 7 + j * 3) % 6] for j in range(3 + i % 4)) for i in range(200_000)]
+    path.write_text("".join(f"{w}\t{w[::-1]}\n" for w in words), encoding="utf-8")
+    return path
+
+
+def commands(out: Path, averaged: Path, transformer: Path, corpus: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """{command: (its arguments, the files it writes into ``out``)}: each command that writes files."""
+    sources = corpus.with_name("sources.txt")
+    if not sources.exists():
+        sources.write_text("".join(line.split("\t")[0] + "\n" for line in corpus.read_text().splitlines()[:3000]))
     return {
+        "data split": (["data", "split", "--input", str(corpus), "--out", str(out)], ["train.tsv", "dev.tsv", "test.tsv"]),
+        "translate": (["translate", str(transformer), "--input", str(sources), "--output", str(out / "out.txt")],
+                      ["out.txt"]),
         "data dates": (["data", "dates", "--out", str(out), "--train", "20000", "--dev", "500", "--test", "500"],
                        ["train.tsv", "dev.tsv", "test.tsv"]),
         "average": (["average", str(averaged), "--last", "2", "--out", str(out)], ["config.yaml", "best.safetensors"]),
@@ -61,16 +76,16 @@ def commands(out: Path, averaged: Path, transformer: Path) -> dict[str, tuple[li
     }  # fmt: skip
 
 
-@pytest.mark.parametrize("command", ["data dates", "average", "export"])
+@pytest.mark.parametrize("command", ["data dates", "data split", "translate", "average", "export"])
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(moment=st.floats(0.3, 4.0), signum=st.sampled_from([signal.SIGTERM, signal.SIGKILL]))
 def test_a_stopped_writing_command_leaves_nothing_the_rerun_trips_over(
-    command, moment, signum, tmp_path_factory, averaged_run, quick_runs
+    command, moment, signum, tmp_path_factory, averaged_run, quick_runs, corpus
 ):
     pytest.importorskip("ctranslate2") if command == "export" else None
     root = tmp_path_factory.mktemp("stopped")
     out = root / "out"
-    args, written = commands(out, averaged_run, quick_runs["transformer"])[command]
+    args, written = commands(out, averaged_run, quick_runs["transformer"], corpus)[command]
     args = [*args, "--overwrite"]
     if command == "export":  # --overwrite replaces an earlier export only: the user's file is put in one
         assert start(*args).wait(300) == 0
