@@ -167,3 +167,36 @@ class LengthSampler:
             start += max(taken, 1)
             bounds.append(start)
         return np.array(bounds, dtype=np.int64)
+
+
+def evaluation_batches(
+    src_lengths: np.ndarray, tgt_lengths: np.ndarray, batch_size: int, positions: int, target_tokens: int
+) -> list[np.ndarray]:
+    """Index arrays of the batches that score pairs of these lengths (target lengths without
+    bos/eos) without gradients: the pairs in order of source length (a stable sort), cut into
+    batches of ``batch_size`` (batching.sorted_batches), each cut further, in order, where it
+    would hold more than ``positions`` padded positions (pairs times the longest side, the target
+    with eos) or more than ``target_tokens`` target tokens (eos included: the rows of the output
+    layer's logits). A batch within both limits stays whole, so short pairs are batched as
+    before; a pair beyond either alone makes a batch of its own. What a batch holds is bounded
+    however long the pairs, or many."""
+    src = np.asarray(src_lengths, dtype=np.int64)
+    tgt = np.asarray(tgt_lengths, dtype=np.int64) + 1  # eos
+    order = np.argsort(src, kind="stable")
+    batches = []
+    for start in range(0, len(order), batch_size):
+        whole = order[start : start + batch_size]
+        side = np.maximum(src[whole], tgt[whole])
+        if len(whole) * int(side.max()) <= positions and int(tgt[whole].sum()) <= target_tokens:
+            batches.append(whole)
+            continue
+        first = 0
+        while first < len(whole):
+            rest = np.arange(1, len(whole) - first + 1)
+            fits = (rest * np.maximum.accumulate(side[first:]) <= positions) & (
+                np.cumsum(tgt[whole[first:]]) <= target_tokens
+            )
+            taken = max(1, int(np.argmin(fits)) if not fits.all() else len(fits))
+            batches.append(whole[first : first + taken])
+            first += taken
+    return batches

@@ -12,16 +12,18 @@ A store folder holds, for each side (``src``, ``tgt``):
 and ``store.json``: what it holds (pairs, tokens, the unknown tokens among them, what was dropped
 on the way) and how it was made. The folder is written whole elsewhere and renamed into place
 (data.prepare), so a store that exists is complete. ``TokenStore`` reads one; ``StoreWriter``
-writes one from pieces in order. ``ExampleStore`` is the same interface over Examples held in
-memory, for the training data a store of vocabulary ids cannot hold (a copying model's extended
-ids, sources that are files' features).
+writes one from pieces in order; ``TokenStore.packed`` holds the same arrays in memory, packed
+from Examples a part at a time (a run's dev set). ``ExampleStore`` is the same interface over
+Examples held in memory, for the training data a store of vocabulary ids cannot hold (a copying
+model's extended ids, sources that are files' features).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,8 +138,42 @@ class TokenStore:
         self.offsets = {side: arrays[side, "offsets"] for side in SIDES}
         self.src_lengths, self.tgt_lengths = arrays["src", "lengths"], arrays["tgt", "lengths"]
 
+    @classmethod
+    def packed(cls, parts: Iterable[Sequence[Example]], vocab_size: int) -> TokenStore:
+        """A store held in memory, not a folder, of the Examples of ids (a dev set's) that
+        ``parts`` gives a part at a time: each part's lists are packed into arrays as it comes
+        (ids of a vocabulary of ``vocab_size``: 2 bytes each while it has at most 65,536 entries),
+        so memory holds the ids so packed and one part's lists, where Python lists of every pair
+        would take ten times as much or more."""
+        store = cls.__new__(cls)
+        store.folder = None
+        dtype = ids_dtype(vocab_size)
+        ids: dict[str, list[np.ndarray]] = {side: [] for side in SIDES}
+        lengths: dict[str, list[np.ndarray]] = {side: [] for side in SIDES}
+        for part in parts:
+            for side in SIDES:
+                rows = [getattr(example, side) for example in part]
+                lengths[side].append(np.fromiter(map(len, rows), dtype=np.int32, count=len(rows)))
+                ids[side].append(np.fromiter(itertools.chain.from_iterable(rows), dtype=dtype))
+        store.ids, store.offsets = {}, {}
+        for side in SIDES:
+            counts = np.concatenate([np.zeros(0, np.int32), *lengths[side]])
+            store.ids[side] = np.concatenate([np.zeros(0, dtype), *ids[side]])
+            store.offsets[side] = np.concatenate([np.zeros(1, np.int64), np.cumsum(counts, dtype=np.int64)])
+            setattr(store, f"{side}_lengths", counts)
+        store.manifest = {"read": len(store.src_lengths), "pairs": len(store.src_lengths)}
+        return store
+
     def __len__(self) -> int:
         return len(self.src_lengths)
+
+    def __getitem__(self, k):
+        """Pair ``k`` as an Example, or the pairs of a slice as a list of them."""
+        if isinstance(k, slice):
+            return self.examples(range(len(self))[k])
+        if not -len(self) <= k < len(self):
+            raise IndexError(f"pair {k} of {len(self)}")
+        return self.examples([k % len(self)])[0]
 
     @property
     def unknown_share(self) -> float:
@@ -203,6 +239,9 @@ class ExampleStore:
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def __getitem__(self, k):
+        return self.items[k]
 
     def examples(self, index: Sequence[int] | None = None) -> list[Example]:
         return self.items if index is None else [self.items[int(i)] for i in index]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..config import Config, save_config
 from ..data.inputs import build_input
-from ..data.pipeline import Example, TextPipeline, unknown_share
+from ..data.pipeline import TextPipeline, unknown_share
 from ..data.prepare import prepare_training
 from ..data.sources import SOURCES
 from ..data.store import ExampleStore, TokenStore
@@ -41,6 +41,7 @@ from .interrupts import Interrupted, StopRequests, signal_name
 
 Pair = tuple[str, str]
 log = logging.getLogger("attnseq")
+DEV_PART = 10_000  # dev pairs encoded at a time, then packed (EpochLoop._encode_dev)
 UNKNOWN_WARNING = 0.05  # a start warns when more of its training tokens than this lie outside the vocabulary
 # what the metrics log's wall_seconds measure, said in its start record
 WALL_CLOCK = (
@@ -218,7 +219,7 @@ class EpochLoop:
     pipeline: TextPipeline
     train_store: TokenStore | ExampleStore  # the training pairs, prepared once (data.prepare)
     dev_pairs: Sequence[Pair]
-    dev_examples: list[Example]
+    dev_examples: TokenStore | ExampleStore  # the dev pairs as ids, held packed (_encode_dev)
     select_by: str  # the dev metric that selects the best checkpoint and stops early (train.select_by resolved)
     on_eval: Callable[[dict], None] | None = None
     is_main = True
@@ -289,9 +290,21 @@ class EpochLoop:
                 pairs, config.data.max_source_len, config.data.max_target_len, extended=True, warn=False
             )  # the store's preparation warned
             self.train_store = ExampleStore(examples, self.train_store.unknown_share)
-        self.dev_examples = self.pipeline.encode_pairs(self.dev_pairs, extended=extended)
+        self.dev_examples = self._encode_dev(extended)
+        self.dev_pairs = self.dev_pairs[: config.train.eval_max_sentences]  # what the evaluations decode
         if not self.dev_pairs and self.is_main:
             log.warning("no dev pairs: the run is not evaluated, and best.safetensors is the last checkpoint")
+
+    def _encode_dev(self, extended: bool) -> TokenStore | ExampleStore:
+        """The dev pairs as ids (what dev_loss scores), encoded DEV_PART pairs at a time and held
+        packed in arrays (TokenStore.packed: 2 bytes a token), so that a dev set of any size
+        costs its ids, not a Python list per pair; a copying model's extended ids and the
+        features of sources that are files are held as Examples (ExampleStore)."""
+        pipeline, pairs = self.pipeline, self.dev_pairs
+        if extended or not pipeline.inputs.reads_text:
+            return ExampleStore(pipeline.encode_pairs(pairs, extended=extended))
+        parts = (pipeline.encode_pairs(pairs[start : start + DEV_PART]) for start in range(0, len(pairs), DEV_PART))
+        return TokenStore.packed(parts, max(len(pipeline.src_vocab), len(pipeline.tgt_vocab)))
 
     # -- what an engine provides ----------------------------------------------------------------
     def _epoch_batches(self) -> list:

@@ -29,7 +29,6 @@ from ..data.pipeline import EncodedSource, TextPipeline
 from ..decoding.common import AttentionViews, Hypothesis
 from ..decoding.options import decode_options
 from ..errors import ConfigError
-from ..eval.metrics import bleu_applies, exact_match, sacrebleu_score, token_accuracy
 from ..progress import StepProgress
 from .arguments import decode_request, decode_value_error, flag, pairs_argument, texts_argument
 
@@ -364,30 +363,97 @@ class Translator(ABC):
         - ``sentences``, ``seconds``, ``sentences_per_second``;
         - ``unknown_sources`` (the pair numbers, from 1, whose source holds pieces outside the
           model's vocabulary), ``unknown_pieces`` (those pieces: count, most frequent first),
-          ``blank_sources`` (the pairs with a blank source, given a blank output).
+          ``blank_sources`` (the pairs with a blank source, given a blank output),
+          ``empty_outputs`` (those whose best output is the empty string: InputReport).
 
-        ``progress`` shows the decoding's progress (see ``search``). Raises TypeError or
-        ValueError naming the argument at fault (``pairs[3]: expected a (source, reference)
-        pair, got 3 items``)."""
+        The sources are decoded in ``search``'s order and batches, and decoded and scored a part
+        at a time (eval.metrics.EVALUATION_PART sentences, in whole batches): memory holds one
+        part's sources and one batch's translations and reference n-grams, not the whole set's;
+        the metrics are those of the whole set at once (eval.metrics.RunningScores sums counts
+        and sacrebleu's statistics). ``progress`` shows the decoding's progress (see
+        ``search``). Raises TypeError or ValueError naming the argument at fault (``pairs[3]:
+        expected a (source, reference) pair, got 3 items``)."""
+        from dataclasses import replace
+
+        from ..eval import metrics as scoring
+
         pairs = pairs_argument(pairs)
         bleu = flag(bleu, "bleu")
-        started = time.perf_counter()
-        results = self.search([s for s, _ in pairs], beam_size=beam_size, progress=flag(progress, "progress"))
-        seconds = time.perf_counter() - started
-        refs = [self.pipeline.normalise(t) for _, t in pairs]
-        hyps = [r.outputs[0] for r in results]
-        metrics: dict[str, Any] = {
-            "exact_match": exact_match(hyps, refs),
-            "token_accuracy": token_accuracy(
-                [r.output_tokens[0] for r in results], [self.pipeline.target_tokens(t) for _, t in pairs]
-            ),
-        }
-        if bleu:
-            if bleu_applies(refs):
-                metrics["bleu"], metrics["bleu_signature"] = sacrebleu_score("bleu", hyps, refs)
-            metrics["chrf"], metrics["chrf_signature"] = sacrebleu_score("chrf", hyps, refs)
+        progress = flag(progress, "progress")
+        try:
+            decode = self.decode_settings(**decode_request({"beam_size": beam_size}))
+        except ConfigError as err:
+            raise decode_value_error(err) from None
+        started, scored = time.perf_counter(), 0.0  # scored: the seconds spent scoring, not decoding
+        pipeline, limit, part_size = self.pipeline, decode.max_source_len, scoring.EVALUATION_PART
+        texts = [source for source, _ in pairs]
+        # every source read once, for its length (search's order) and what is said of it (cut,
+        # wider); kept when they make one part, else read again when its part comes
+        keep = len(texts) <= part_size
+        kept, lengths, marks, plain = [], [], [], EncodedSource([], [])
+        for text in texts:
+            source = pipeline.read_source(text, limit)
+            lengths.append(len(source.ids))
+            marks.append(
+                EncodedSource([], [], cut=source.cut, wider=source.wider) if source.cut or source.wider else plain
+            )
+            if keep:
+                kept.append(source)
+        self._warn_length(marks, limit)
+        del marks
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        order = sorted(todo, key=lengths.__getitem__)
+        size = decode.batch_size
+        if self.batches_at_once > 1 and order:  # fewer batches than workers: a smaller one each (search's)
+            size = max(1, min(size, -(-len(order) // self.batches_at_once)))
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        per_part = max(1, part_size // size, self.batches_at_once)
+        with_bleu = bleu and scoring.bleu_applies(pipeline.normalise(t) for _, t in pairs)
+        scores = scoring.RunningScores(bleu=with_bleu, chrf=bleu)
+        # what InputReport.of reads of each translation: it whole (its attention and tokens
+        # dropped) where it says something of it, else one that stands for all of which it says nothing
+        report: list[Translation | None] = [None] * len(texts)
+        silent: Translation | None = None
+
+        def score(rows: list[int], translations: list[Translation]) -> None:
+            nonlocal scored, silent
+            tick = time.perf_counter()
+            references = [pairs[i][1] for i in rows]
+            scores.add(
+                [t.outputs[0] for t in translations],
+                [pipeline.normalise(r) for r in references],
+                [t.output_tokens[0] for t in translations],
+                [pipeline.target_tokens(r) for r in references],
+            )
+            for i, t in zip(rows, translations):
+                said = InputReport.of([t]).as_dict()
+                if not any(said.values()):
+                    silent = silent or t
+                    report[i] = silent
+                    continue
+                slim = replace(
+                    t, attention=[None] * len(t.attention), source_tokens=[], output_tokens=[], output_ids=[]
+                )
+                report[i] = slim if InputReport.of([slim]).as_dict() == said else t
+            scored += time.perf_counter() - tick
+
+        blank = [i for i in range(len(texts)) if not texts[i].strip()]
+        score(blank, [self._blank(texts[i], False) for i in blank])
+        with StepProgress("decoding", total=len(order), unit="sentence", enabled=progress) as shown:
+            for first in range(0, len(batches), per_part):
+                part = batches[first : first + per_part]
+                sources = kept or {i: pipeline.read_source(texts[i], limit) for rows in part for i in rows}
+
+                def decoded(rows: list[int], sources=sources) -> list[list[Hypothesis]]:
+                    return self.decode_sources([sources[i] for i in rows], decode, False)
+
+                for rows, hyps in zip(part, in_order(decoded, part, self.batches_at_once)):
+                    score(rows, [self._translation(texts[i], sources[i], nbest) for i, nbest in zip(rows, hyps)])
+                    shown.update(len(rows))
+        seconds = time.perf_counter() - started - scored
+        metrics = scores.result()
         metrics.update(
             sentences=len(pairs), seconds=seconds, sentences_per_second=len(pairs) / seconds if seconds else 0.0
         )
-        metrics.update(InputReport.of(results).as_dict())
+        metrics.update(InputReport.of(report).as_dict())
         return metrics

@@ -19,10 +19,10 @@ import numpy as np
 import torch
 
 from ...config import Config
-from ...data.batching import iterate_batches, sorted_batches
 from ...data.inputs import build_input
-from ...data.sampler import EpochBatches, LengthSampler
+from ...data.sampler import EpochBatches, LengthSampler, evaluation_batches
 from ...data.sources import check_data
+from ...data.store import ExampleStore
 from ...errors import ConfigError
 from ...hardware import bf16_pays, cpu_model
 from ...nn.attention.local import orient_local_windows
@@ -36,6 +36,10 @@ from ...train.optim import build_optimizer, build_schedule, check_train
 from .translator import TorchTranslator
 
 log = logging.getLogger("attnseq")
+# a dev-loss batch (Trainer.dev_loss) holds at most DEV_BATCH pairs, DEV_POSITIONS padded positions
+# (pairs x the longest side) and the target tokens whose logits (float32, over the target
+# vocabulary) fit in DEV_LOGIT_BYTES: 2,000 tokens of an 8,000-piece vocabulary
+DEV_BATCH, DEV_POSITIONS, DEV_LOGIT_BYTES = 256, 1 << 15, 1 << 26
 
 
 def resolve_device(name: str) -> torch.device:
@@ -301,11 +305,18 @@ class Trainer(EpochLoop):
     # -- evaluation and checkpoints -----------------------------------------------------------
     @torch.no_grad()
     def dev_loss(self) -> float:
-        """Mean cross-entropy per target token on the dev set."""
+        """Mean cross-entropy per target token on the dev set, in batches whose memory is bounded
+        however long or many the dev pairs (sampler.evaluation_batches: at most DEV_BATCH pairs,
+        DEV_POSITIONS padded positions, and as many target tokens as DEV_LOGIT_BYTES of logits
+        hold; without gradients the output layer's logits of a whole batch exist at once)."""
         self.model.eval()
+        dev = self.dev_examples
+        if not hasattr(dev, "batch"):  # a list of Examples
+            dev = ExampleStore(dev)
+        logit_rows = max(1, DEV_LOGIT_BYTES // (4 * len(self.pipeline.tgt_vocab)))
         total = tokens = 0.0
-        for batch in iterate_batches(self.dev_examples, sorted_batches(self.dev_examples, 256)):
-            batch = batch.to(self.device)
+        for index in evaluation_batches(dev.src_lengths, dev.tgt_lengths, DEV_BATCH, DEV_POSITIONS, logit_rows):
+            batch = dev.batch(index).to(self.device)
             loss, n = self.model.loss(batch.source, batch.tgt_in, batch.tgt_out, batch.tgt_mask)
             total += float(loss)
             tokens += n
