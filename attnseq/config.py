@@ -245,7 +245,9 @@ class TrainConfig:
     # else exact_match
     select_by: str = choice("exact_match", ("exact_match", "loss", "bleu", "chrf", "token_accuracy", "auto"))
     device: str = choice("cpu", ("cpu", "cuda", "auto"))
-    precision: str = choice("fp32", ("fp32", "bf16"))  # bf16: autocast where faster (GPU, AMX), else fp32
+    # the products' precision: auto trains in bfloat16 (autocast) where it is faster (a GPU, a CPU with
+    # AMX), else in float32; bf16 asks for it and warns where it does not pay; fp32 never autocasts
+    precision: str = choice("auto", ("auto", "fp32", "bf16"))
     threads: int = number(0, 0, MAX_THREADS)  # torch intra-op threads; 0: torch's default
     # torch.compile the training step; the first update's time, compilation included, is logged.
     # Needs a C++ compiler on a CPU. Slower than eager on the CPU presets so far (graph breaks at

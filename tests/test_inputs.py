@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 import attnseq
 from attnseq.cli import main
 from attnseq.data.corpus import decode_lines, read_tsv
+from attnseq.engines.torch_engine.trainer import Trainer
 from attnseq.errors import DataError
+from attnseq.runs import read_metrics
 
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")
 SMALL = [*TINY, "train.max_steps=3", "train.eval_max_sentences=10"]
@@ -176,9 +178,12 @@ def test_logs_without_a_terminal_hold_no_progress_bar(tmp_path):
         (True, (150.0, 900.0), None),  # AMX: bfloat16 pays, and autocast is on
     ],
 )
+@pytest.mark.parametrize("precision", ["bf16", "auto"])
 def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(
-    tmp_path, caplog, monkeypatch, in_hardware, rates, expected
+    tmp_path, caplog, monkeypatch, in_hardware, rates, expected, precision
 ):
+    """train.precision bf16 autocasts where bfloat16 pays and warns where it does not; auto (the
+    default) decides alike without a word."""
     import torch
 
     from attnseq import hardware
@@ -198,11 +203,83 @@ def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(
         return autocast(device_type, **kwargs)
 
     monkeypatch.setattr(torch, "autocast", spy)
+    if precision == "auto":  # the model's own updates measured faster in bfloat16 (see the probe's test)
+        monkeypatch.setattr(Trainer, "_bf16_faster", lambda self: (True, ""))
+        monkeypatch.setattr("attnseq.engines.torch_engine.trainer.PROBE_MIN_PARAMETERS", 0)
     data = write_reverse_dir(tmp_path / "data")
     with caplog.at_level(logging.WARNING, logger="attnseq"):
-        summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={data}", *SMALL, "train.precision=bf16"])
+        summary = attnseq.fit(PRESET, tmp_path / "run", [f"data.dir={data}", *SMALL, f"train.precision={precision}"])
     assert summary["step"] == 3 and enabled
+    start = next(r for r in read_metrics(tmp_path / "run") if r["type"] == "start")
+    assert start["precision"] == ("bf16" if expected is None else "fp32")
     if expected is None:
         assert "train.precision" not in caplog.text and all(enabled)
+    elif precision == "auto":
+        assert "train.precision" not in caplog.text and not any(enabled)
     else:
         assert expected in caplog.text and "training in fp32" in caplog.text and not any(enabled)
+
+
+@pytest.mark.parametrize("gain", [0.8, 1.3])
+def test_auto_precision_follows_the_models_measured_updates_and_changes_nothing(tmp_path, monkeypatch, gain):
+    """train.precision auto on a CPU where bfloat16 products pay times this model's forward and
+    backward passes both ways (_bf16_faster) and autocasts only where they ran BF16_GAIN times as
+    fast; the probe leaves the run as it was: the weights after three updates equal those of a run
+    told the precision the probe chose."""
+    import torch
+
+    from attnseq import hardware
+    from attnseq.config import load_config
+    from attnseq.engines.torch_engine import trainer as module
+
+    data = write_reverse_dir(tmp_path / "data")
+    monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: True)
+    monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: (150.0, 900.0))
+    monkeypatch.setattr(hardware, "kernel_cap", lambda: None)
+    real, ran = Trainer._bf16_faster, []
+
+    def measured(self):
+        ran.append(real(self))  # the real probe runs, for its side effects (there must be none)
+        return gain >= module.BF16_GAIN, ""
+
+    monkeypatch.setattr(Trainer, "_bf16_faster", measured)
+    monkeypatch.setattr(module, "PROBE_MIN_PARAMETERS", 0)  # (a small model is probed too)
+    config = load_config(PRESET, [f"data.dir={data}", *SMALL, "model.dropout=0.3"])
+    auto = Trainer(config, tmp_path / "auto")
+    auto.fit()
+    assert len(ran) == 1 and auto.bf16 is (gain >= module.BF16_GAIN)
+    told = "bf16" if auto.bf16 else "fp32"
+    fixed = Trainer(
+        load_config(PRESET, [f"data.dir={data}", *SMALL, "model.dropout=0.3", f"train.precision={told}"]),
+        tmp_path / "told",
+    )
+    fixed.fit()
+    for (name, a), (_, b) in zip(auto.model.state_dict().items(), fixed.model.state_dict().items()):
+        assert torch.equal(a, b), name
+
+
+def test_a_resumed_run_goes_on_in_the_precision_it_was_saved_in(tmp_path, monkeypatch, caplog):
+    """train.precision auto decides once per run: resumed where the measured rates would decide
+    otherwise, it keeps the precision its checkpoint records (so it resumes exactly); where the
+    hardware has no bfloat16 at all, it goes on in float32 and says so."""
+    from attnseq import hardware
+    from attnseq.config import load_config
+
+    data = write_reverse_dir(tmp_path / "data")
+    config = load_config(PRESET, [f"data.dir={data}", *SMALL])
+    monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: True)
+    monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: (150.0, 900.0))
+    monkeypatch.setattr(hardware, "kernel_cap", lambda: None)
+    monkeypatch.setattr(Trainer, "_bf16_faster", lambda self: (True, ""))
+    monkeypatch.setattr("attnseq.engines.torch_engine.trainer.PROBE_MIN_PARAMETERS", 0)
+    Trainer(config, tmp_path / "run").fit()
+    more = load_config(PRESET, [f"data.dir={data}", *SMALL, "train.max_steps=5"])
+    monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: (150.0, 80.0))  # bf16 would no longer pay
+    resumed = Trainer(more, tmp_path / "run", resume=True)
+    resumed.lock.release()
+    assert resumed.bf16
+    monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: False)
+    with caplog.at_level(logging.WARNING, logger="attnseq"):
+        resumed = Trainer(more, tmp_path / "run", resume=True)
+    resumed.lock.release()
+    assert not resumed.bf16 and "no longer exactly as the uninterrupted run" in caplog.text

@@ -227,6 +227,7 @@ class EpochLoop:
     interrupted_by: int | None = None  # the signal that stopped fit(), the same in every process
     lock: RunLock | None = None  # the run folder's, held by the main process from prepare_data() to fit()'s end
     _saved_step: int | None = None  # the step last.safetensors holds (None: none written or restored)
+    precision: str = "fp32"  # what the products train in ("bf16": autocast, where the engine offers it)
 
     def __init__(self) -> None:
         self.clock = Clock()  # train.max_minutes and wall_seconds count from here: set-up and data included
@@ -477,6 +478,7 @@ class EpochLoop:
                 "train_pairs": self.train_size,
                 "dev_pairs": len(self.dev_examples),
                 "unknown_share": unknown,
+                "precision": self.precision,
                 "resumed_at_step": p.step if self.restore else None,
                 "select_by": self.select_by,
                 "wall_seconds": round(self._tick(), 3),

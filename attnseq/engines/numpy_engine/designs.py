@@ -47,7 +47,7 @@ REQUIREMENTS = {
     "train.accumulate": (1,),
     "train.label_smoothing": (0.0,),
     "train.weight_decay": (0.0,),
-    "train.precision": ("fp32",),
+    "train.precision": ("fp32", "auto"),  # auto: float32, all the engine has
     "train.device": ("cpu", "auto"),
     "decode.beam_size": (1,),
     "decode.precision": ("fp32",),

@@ -36,6 +36,10 @@ from ...train.optim import build_optimizer, build_schedule, check_train
 from .translator import TorchTranslator
 
 log = logging.getLogger("attnseq")
+# train.precision auto on a CPU: bfloat16 where this model's passes over PROBE_BATCHES batches,
+# timed PROBE_ROUNDS times each way (the first a warm-up), run BF16_GAIN times as fast (docs/benchmarks.md)
+PROBE_BATCHES, PROBE_ROUNDS, BF16_GAIN = 2, 8, 1.1
+PROBE_MIN_PARAMETERS = 300_000  # a model smaller than this trains in float32 unprobed: its products gain nothing
 # a dev-loss batch (Trainer.dev_loss) holds at most DEV_BATCH pairs, DEV_POSITIONS padded positions
 # (pairs x the longest side) and the target tokens whose logits (float32, over the target
 # vocabulary) fit in DEV_LOGIT_BYTES: 2,000 tokens of an 8,000-piece vocabulary
@@ -167,12 +171,8 @@ class Trainer(EpochLoop):
             torch.set_num_threads(tc.threads)
         self.dist = Distributed.from_env()
         self.device = self.dist.setup(resolve_device(tc.device))
-        self.bf16 = False
-        if tc.precision == "bf16":
-            self.bf16, why_not = self.dist.decided_by_main(lambda: bf16_pays(self.device.type))
-            if not self.bf16 and self.dist.is_main:
-                where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
-                log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
+        self.bf16 = False  # autocast the products to bfloat16 (train.precision; _decide_precision)
+        self._saved_precision: str | None = None  # what a restored run trained in
         self._seed(tc.seed + self.dist.rank)  # different dropout masks in each process
         self.prepare_data(overwrite)
         store = self.train_store
@@ -199,6 +199,7 @@ class Trainer(EpochLoop):
         if self.restore:
             self._restore()
             self._unproven = self.run_dir / LAST
+        self._decide_precision()
         self.translator = TorchTranslator(self.model, self.pipeline, config, self.device)
 
     # -- set-up -----------------------------------------------------------------------------
@@ -211,6 +212,7 @@ class Trainer(EpochLoop):
     def _restore(self) -> None:
         weights, _, state = read_checkpoint(self.run_dir / LAST, with_state=True)
         load_model_weights(self.model, weights, self.run_dir / LAST)
+        self._saved_precision = state.get("precision")
         with restoring(self.run_dir / LAST):
             self.optimizer.load_state_dict(state["optimizer"])
             self.schedule.load_state_dict(state["scheduler"])
@@ -225,6 +227,74 @@ class Trainer(EpochLoop):
                 ", ".join(changes),
             )
 
+    def _decide_precision(self) -> None:
+        """Set ``bf16`` from train.precision: fp32 never autocasts; bf16 autocasts wherever
+        bfloat16 products pay on this device (hardware.bf16_pays), else warns; auto (the default)
+        autocasts where they pay and, on a CPU, this model's updates are measured faster in
+        bfloat16 (_bf16_faster: a small model's products gain nothing and its casts cost; one of
+        fewer than PROBE_MIN_PARAMETERS is not measured), without a word. A resumed run goes on in the precision it was saved in, so that it resumes exactly:
+        auto decides once per run (a run saved in bfloat16 resumed where the hardware has none goes
+        on in float32, with a warning that it no longer repeats the uninterrupted run)."""
+        asked, saved = self.config.train.precision, self._saved_precision
+        where = "GPU" if self.device.type == "cuda" else f"CPU ({cpu_model()})"
+        if asked == "fp32":
+            return
+        if asked == "auto" and saved is not None:
+            from ...hardware import bf16_in_hardware  # (looked up now: tests stand in for the hardware)
+
+            self.bf16 = saved == "bf16" and bf16_in_hardware(self.device.type)
+            if saved == "bf16" and not self.bf16 and self.is_main:
+                log.warning(
+                    "--resume: the run trained in bfloat16 (train.precision auto) and this %s has none; it goes "
+                    "on in float32, no longer exactly as the uninterrupted run",
+                    where,
+                )
+            return
+
+        def decided() -> tuple[bool, str]:
+            pays, why_not = bf16_pays(self.device.type)
+            if not pays or asked == "bf16" or self.device.type == "cuda":
+                return pays, why_not
+            if self.parameters < PROBE_MIN_PARAMETERS:
+                return False, f"has {self.parameters:,} parameters, too few for bfloat16 products to gain"
+            return self._bf16_faster()
+
+        self.bf16, why_not = self.dist.decided_by_main(decided)
+        if not self.bf16 and asked == "bf16" and self.is_main:
+            log.warning("train.precision bf16: this %s %s; training in fp32", where, why_not)
+
+    def _bf16_faster(self, batches: int = PROBE_BATCHES, rounds: int = PROBE_ROUNDS) -> tuple[bool, str]:
+        """(whether this model's forward and backward passes over the first ``batches`` batches
+        run at least BF16_GAIN times as fast with bfloat16 autocast as in float32 here, and the
+        measured gain), timed ``rounds`` times in each precision in turn, the first round a warm-up.
+        Nothing of the run changes: no update is made, and the gradients, the buffers (a conv
+        frontend's batch statistics) and every random stream are put back as they were."""
+        probe = LossModule(self.model)  # not the distributed wrapper: this process alone measures
+        todo = [self.train_store.batch(index).to(self.device) for index in self._epoch_batches()[:batches]]
+        streams, buffers = rng_states(), {k: v.clone() for k, v in self.model.named_buffers()}
+        seconds: dict[bool, list[float]] = {False: [], True: []}
+        smoothing = self.config.train.label_smoothing
+        for _ in range(rounds):
+            for bf16 in (False, True):
+                started = time.perf_counter()
+                for batch in todo:
+                    with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
+                        loss, _ = probe(batch.source, batch.tgt_in, batch.tgt_out, batch.tgt_mask, smoothing)
+                    loss.backward()
+                seconds[bf16].append(time.perf_counter() - started)
+        self.optimizer.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            for name, value in self.model.named_buffers():
+                value.copy_(buffers[name])
+        set_rng_states(streams)
+        gain = min(seconds[False][1:]) / min(seconds[True][1:])
+        return gain >= BF16_GAIN, f"ran this model's updates {gain:.2f}x as fast in bfloat16 (not {BF16_GAIN}x)"
+
+    @property
+    def precision(self) -> str:
+        """What the products train in: "bf16" (autocast) or "fp32"."""
+        return "bf16" if self.bf16 else "fp32"
+
     @property
     def parameters(self) -> int:
         return count_parameters(self.model)
@@ -235,7 +305,7 @@ class Trainer(EpochLoop):
 
     @property
     def description(self) -> str:
-        return f"torch {self.config.model.arch}"
+        return f"torch {self.config.model.arch}" + (", bfloat16 products" if self.bf16 else "")
 
     # -- what EpochLoop asks of an engine ------------------------------------------------------
     def _epoch_batches(self) -> EpochBatches:
@@ -348,4 +418,5 @@ class Trainer(EpochLoop):
             "scheduler": self.schedule.state_dict(),
             "rng": rng_states(),
             "sampler": self.sampler.state(p.epoch, p.batch_in_epoch, self.dist.world_size),
+            "precision": self.precision,
         }

@@ -68,8 +68,8 @@ class DocumentReader(nn.Module):
             lengths = doc.word_mask[real].sum(-1).clamp(min=1)  # (n,) an empty sentence reads its padding
             h, _ = self.word_rnn(self.dropout(self.embed(doc.words[real])), lengths=lengths)  # (n, L, 2H)
             pooled, alpha = self.word_attention(h, doc.word_mask[real])
-            vectors = vectors.index_put((real,), pooled)
-            word_weights = word_weights.index_put((real,), alpha)
+            vectors = vectors.index_put((real,), pooled.to(vectors.dtype))  # (bfloat16 under autocast)
+            word_weights = word_weights.index_put((real,), alpha.to(word_weights.dtype))
         count = real.sum(1).clamp(min=1)  # (B,) an empty document reads one blank sentence
         h, _ = self.sentence_rnn(self.dropout(vectors), lengths=count)  # (B, N, 2H)
         document, alpha = self.sentence_attention(h, real)  # (B, 2H), (B, N)
