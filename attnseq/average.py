@@ -117,9 +117,9 @@ def average_run(run_dir: str | Path, last: int, out: str | Path, overwrite: bool
         metadata[AVERAGED] = json.dumps({"run": str(run_dir), "steps": steps})
         files = {name: (run_dir / name).read_bytes() for name in [CONFIG_FILE, *names]}
         files[BEST] = checkpoint_bytes(average_weights(checkpoints), metadata=metadata)
-        if overwrite and out.is_dir():
-            remove_run_files(out)
-        write_files(out, files, inputs=inputs, overwrite=True)
+        write_files(out, files, inputs=inputs, overwrite=True)  # all of them in place together
+        if overwrite:  # then what an earlier run there had beside them (its last checkpoint, its log)
+            remove_run_files(out, keep=files)
     finally:
         if lock is not None:
             lock.release()

@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TextIO
 
@@ -196,6 +197,16 @@ def clear_leftovers(folder: Path, names: Iterable[str]) -> None:
             entry.unlink(missing_ok=True)
 
 
+def _clear_own(folder: Path, names: Iterable[str]) -> None:
+    """Remove the temporary files this process made in ``folder`` for ``names``: one made by
+    mkstemp when a signal came before its name was kept (temporary_beside's names carry the PID)."""
+    mine = f".{os.getpid()}-"
+    for name in names:
+        for entry in folder.glob(f".{glob_escape(name)}.{os.getpid()}-*.tmp"):
+            if mine in entry.name:
+                entry.unlink(missing_ok=True)
+
+
 def is_stream(path: Path) -> bool:
     """True when ``path`` is a device, a pipe or a socket (``/dev/stdout``, ``/dev/null``, a FIFO):
     written into as a stream, never replaced by a file."""
@@ -289,6 +300,7 @@ def write_files(
     finally:
         for tmp in temporary.values():  # an error or a stop before all were in place
             Path(tmp).unlink(missing_ok=True)
+        _clear_own(folder, files)  # (one a stop came for between mkstemp and its name kept)
     return paths
 
 
@@ -331,6 +343,7 @@ def open_outputs(
             for tmp in temporary.values():
                 if os.path.exists(tmp):
                     os.unlink(tmp)
+            _clear_own(folder, names)
             for path in made:
                 try:
                     path.rmdir()

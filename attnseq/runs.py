@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -274,11 +274,13 @@ def _clear_run_dir(run_dir: Path, config: Config, resume: bool, overwrite: bool)
     return resume
 
 
-def remove_run_files(run_dir: Path) -> None:
-    """Remove the files a run writes (RUN_FILES and the kept checkpoints) from ``run_dir``, and
-    nothing else."""
+def remove_run_files(run_dir: Path, keep: Iterable[str] = ()) -> None:
+    """Remove the files a run writes (RUN_FILES and the kept checkpoints) from ``run_dir``, but
+    those named in ``keep``, and nothing else."""
+    keep = set(keep)
     for name in RUN_FILES:
-        (run_dir / name).unlink(missing_ok=True)
+        if name not in keep:
+            (run_dir / name).unlink(missing_ok=True)
     for _, path in kept_checkpoints(run_dir):
         path.unlink()
     try:

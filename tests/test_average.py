@@ -201,3 +201,36 @@ def test_kept_checkpoints_are_pruned_survive_a_resume_and_average_into_a_run(rev
         == 0
     )
     assert not (cut / "checkpoints").exists()  # --overwrite removes the kept checkpoints with the run
+
+
+def test_an_average_stopped_while_writing_leaves_the_earlier_one_whole(tmp_path, monkeypatch, capsys):
+    """--overwrite over an earlier average: a stop (Ctrl-C) while the new files are written leaves
+    the earlier average as it was, every file of it, and no temporary of this process."""
+    import attnseq.average
+    import attnseq.files
+
+    run, out = fake_run(tmp_path / "run", [3, 6, 9, 12]), tmp_path / "avg"
+    assert main(["-q", "average", str(run), "--last", "2", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = attnseq.files.replace_with
+    moved = []
+
+    def stopped_after_one(tmp, path):
+        if moved:
+            raise KeyboardInterrupt
+        moved.append(path)
+        real(tmp, path)
+
+    monkeypatch.setattr(attnseq.files, "replace_with", stopped_after_one)
+    assert main(["-q", "average", str(run), "--last", "3", "--out", str(out), "--overwrite"]) == 130
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(after) == sorted(before)  # nothing removed, nothing temporary left
+    assert sum(after[name] != before[name] for name in before) <= 1  # at most the one moved in place
+
+
+def test_a_folder_output_given_as_standard_output_is_refused_by_flag(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for argv in (["data", "dates", "--out", "-"], ["average", str(tmp_path), "--last", "2", "--out", "-"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.startswith("attnseq: error: --out -: standard output takes text")
+    assert list(tmp_path.iterdir()) == []
