@@ -100,6 +100,8 @@ def test_a_decompression_bomb_header_is_refused_before_any_allocation():
     tracemalloc.start()
     with pytest.raises(DataError, match="9000 x 9000 pixels, over the 8,388,608 pixels"):
         kind.read_bytes(png_claiming(9000, 9000), "bomb.png", 1024)
+    with pytest.raises(DataError, match="^huge.png: an image declaring more than the 8,388,608 pixels"):
+        kind.read_bytes(png_claiming(2**31 - 1, 100), "huge.png", 1024)  # past Pillow's own limit too
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 1 << 20

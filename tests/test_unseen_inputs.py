@@ -272,3 +272,16 @@ def test_evaluate_gives_sacrebleus_signatures(echo, quick_runs, capsys):
     answer = json.loads(capsys.readouterr().out)
     assert answer["chrf_signature"].startswith("nrefs:1|") and answer["unknown_sources"] == []
     assert np.isfinite(answer["chrf"])
+
+
+def test_an_n_best_list_has_n_lines_for_every_input_even_a_blank_one(quick_runs, tmp_path, capsys):
+    """translate --n-best N writes N lines an input, so blocks stay in step: a blank input's one
+    blank output is followed by lines of score -inf."""
+    source = tmp_path / "in.txt"
+    source.write_text("abc\n\nab\n")
+    assert (
+        main(["-q", "translate", str(quick_runs["local_p"]), "--input", str(source), "--beam", "3", "--n-best", "3"])
+        == 0
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 9 and lines[3:6] == ["0.0000\t", "-inf\t", "-inf\t"]

@@ -128,6 +128,20 @@ def set_up_console(quiet: bool) -> None:
     logging.getLogger("attnseq").setLevel(logging.WARNING if quiet else logging.INFO)
 
 
+FOLDER_FLAGS = ("out", "runs")  # the flags that name a folder (or plot's image file) to write: never '-'
+
+
+def refuse_standard_folders(args: argparse.Namespace) -> None:
+    """A UserError where a folder or image output (--out, --runs) is given as '-': standard output
+    means one stream of text (translate --output -), and a folder named '-' made instead would
+    surprise the user who asked for it."""
+    for dest in FOLDER_FLAGS:
+        if str(getattr(args, dest, None)) == "-":
+            raise UserError(
+                f"--{dest} -: standard output takes text (translate --output -), not a folder or an image; give a path"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status: 0, or
     2 after the one line attnseq.errors' table gives an error (an error it has no row for is a
@@ -139,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         check_openmp_environment()  # before anything imports torch
         args = build_parser().parse_args(argv)
         set_up_console(args.quiet)
+        refuse_standard_folders(args)
         args.func(args)
     except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
         if argv is None:  # the process is the command and ends now: another signal changes nothing

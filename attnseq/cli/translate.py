@@ -103,8 +103,10 @@ def run(args: argparse.Namespace) -> None:
         log.warning("translate: %s", line)
     out_lines = []
     for r in results:
-        if settings.n_best > 1:
-            out_lines += [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
+        if settings.n_best > 1:  # n lines an input, so that blocks stay in step: a blank input's
+            # one blank output, or a search that found fewer, is followed by lines of score -inf
+            found = [f"{score:.4f}\t{text}" for text, score in zip(r.outputs, r.scores)]
+            out_lines += found + ["-inf\t"] * (settings.n_best - len(found))
         else:
             out_lines.append(r.outputs[0])
     text = "".join(line + "\n" for line in out_lines)

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
+from ..files import read_once
 from ..utils import atomic_write_text
 from .inputs import build_input
 from .sources import SOURCES
@@ -297,6 +298,11 @@ class TextPipeline:
         as the encoder reads it: features (L, F) of the input kind, the first ``limit`` positions
         when ``limit``; a DataError naming the file when the kind cannot read it."""
         kind = self.inputs
+        if data is None and read_once(path):  # a FIFO or a device: its bytes can be read once only
+            try:
+                data = Path(path).read_bytes()
+            except OSError as err:
+                raise DataError(f"{path}: cannot be read ({err.strerror or err})") from None
         features = kind.read(Path(path), limit) if data is None else kind.read_bytes(data, str(path), limit)
         size = kind.geometry(features)
         cut = bool(limit) and len(features) > limit

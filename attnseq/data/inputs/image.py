@@ -59,6 +59,13 @@ class ImageInput(InputKind):
                         f"decodes; send it scaled down"
                     )
                 grey = image.convert("L")
+        except Image.DecompressionBombError:  # Pillow's own limit, met before the header reached ours
+            limit = (
+                f"the {self.budget(positions):,} pixels a model reading {positions} columns decodes"
+                if positions
+                else (f"Pillow's limit of {2 * Image.MAX_IMAGE_PIXELS:,} pixels")
+            )
+            raise DataError(f"{name}: an image declaring more than {limit}; send it scaled down") from None
         except (OSError, UnidentifiedImageError, ValueError) as err:
             raise DataError(f"{name}: cannot read as an image ({err})") from None
         rows = self.options.height
