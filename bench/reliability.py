@@ -5,7 +5,10 @@ kill drill: training killed (SIGKILL) at random moments and resumed.
     python bench/reliability.py [--kills 30] [--only CLASS|WORDS] [--keep DIR]
 
 The cases come in classes (CLASSES; each name starts with its class, ``os: ...``), and
-``--only CLASS`` runs one class (any other WORDS: the cases whose name holds them).
+``--only CLASS`` runs one class (any other WORDS: the cases whose name holds them). The classes
+stopped, streams, budget, ranges and loop are generated, not listed: over the commands and path
+arguments attnseq.cli's parser has (a tiny command line of each in Drill.recipes), the number
+fields of every settings registry, and sizes, names and depths drawn with a seeded random.Random.
 Every case prints one line: its name and what happened, one of
   clear error  the command exited non-zero with one line naming the problem (no traceback); of
                the API a TypeError or ValueError naming the argument; of the server a 4xx naming
@@ -86,6 +89,11 @@ CLASSES = {
     "serve": "requests to attnseq serve, well-formed or not",
     "words": "messages that mislead: a flag the command lacks, 'no checkpoint' where one exists",
     "kill": "SIGKILL at random moments of a training, and resume",
+    "stopped": "every writing command stopped by SIGINT, SIGTERM or SIGKILL at random moments, then rerun",
+    "streams": "every path argument given as -, a FIFO, a symlink, a dangling symlink, a line of 3 MB",
+    "budget": "server requests over sizes: WAV and image headers, beams, texts, Host headers, keys twice",
+    "ranges": "every number of every config registry below, above, of the wrong type, via --set",
+    "loop": "resumed and ended trainings say so; n-best lists hold no empty hypothesis but the first",
 }
 KINDS = ("clear error", "handled", "traceback", "silent", "lost")
 
@@ -312,6 +320,7 @@ class Drill:
         self.run = work / "run"  # a small trained torch run, kept intact
         self.numpy_run = work / "numpy-run"
         self.transformer_run = work / "transformer-run"
+        self.whole_runs: dict[Path, float] = {}  # the stopped cases' command lines run whole: their seconds
 
     # -- the workspace ---------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -1675,6 +1684,501 @@ class Drill:
             return f"silent: stopped at {last['wall_seconds']:.1f} s of its clock, outside 3 to {allowed:.1f} s"
         return ""
 
+    # -- generated cases: tiny command lines of every command that reads or writes files ----------
+    def recipes(self, where: Path) -> dict[tuple[str, ...], list[list]]:
+        """Tiny command lines of each command that reads or writes files, their outputs under
+        ``where``: the generated cases start from the first that gives the argument they try.
+        The inputs they name under the workspace are made (``ready``) before a command runs."""
+        out, data, gen = where / "out", self.data, self.path("gen")
+        sizes = ["--train", "20000", "--dev", "200", "--test", "200"]
+        small = ["--train", "40", "--dev", "5", "--test", "5"]
+        return {
+            ("data", "dates"): [["data", "dates", "--out", out, *sizes]],
+            ("data", "book"): [["data", "book", "--file", gen / "date-2000.txt", "--out", out, "--dev-size", "50"]],
+            ("data", "split"): [
+                ["data", "split", "--input", data / "train.tsv", "--out", out],
+                ["data", "split", "--src", gen / "src.txt", "--tgt", gen / "tgt.txt", "--out", out],
+            ],
+            ("data", "gettext"): [["data", "gettext", "--lang", "de", "--from", self.path("catalogs"), "--out", out]],
+            ("data", "passages"): [
+                ["data", "passages", "--lang", "de", "--from", self.path("catalogs"), "--out", out, *small]
+            ],
+            ("data", "stories"): [["data", "stories", "--out", out, "--train", "1000", "--dev", "5", "--test", "5"]],
+            ("data", "copy"): [["data", "copy", "--out", out, *sizes, "--test-lengths", "12"]],
+            ("data", "repeat-copy"): [["data", "repeat-copy", "--out", out, *sizes, "--test-lengths", "12"]],
+            ("data", "sort"): [["data", "sort", "--out", out, *sizes, "--test-lengths", "12"]],
+            ("data", "names"): [["data", "names", "--out", out, *sizes]],
+            ("data", "formulas"): [["data", "formulas", "--out", out, *small]],
+            ("data", "documents"): [
+                ["data", "documents", "--out", out, "--train", "3000", "--dev", "10", "--test", "10"]
+            ],
+            ("data", "speech"): [["data", "speech", "--out", out, "--train", "4", "--dev", "2", "--test", "2"]],
+            ("train",): [["train", LUONG, "--data", data, "--out", out, *sets(*TINY, "train.max_steps=8")]],
+            ("evaluate",): [["evaluate", self.run, "--data", data / "test.tsv"]],
+            ("translate",): [
+                ["translate", self.run, "--input", gen / "lines.txt", "--output", where / "out.txt"],
+                ["translate", self.run, "--po", self.path("in.po"), "--output", where / "out.po"],
+                ["translate", gen / "image-run", "--files", gen / "bar.png", "--output", where / "out.txt"],
+            ],
+            ("average",): [["average", gen / "kept-run", "--last", "2", "--out", out]],
+            ("export",): [["export", self.transformer_run, "--to", "ctranslate2", "--out", out]],
+            ("compare",): [["compare", LUONG, "--data", data, "--out", out, "--budget-minutes", "0.01", *sets(*TINY)]],
+            ("reproduce",): [
+                ["reproduce", "nadaraya-watson", "--out", out, "--runs", where / "runs", "--seeds", "1"]
+                + ["--budget-minutes", "0.01"]
+            ],
+            ("demo",): [["demo", "--out", out, "--minutes", "0.01"]],
+            ("plot",): [
+                ["plot", "attention", self.run, "--text", "abc", "--out", where / "out.png"],
+                ["plot", "attention", self.run, "--input", gen / "few.txt", "--html", where / "out.html"],
+                ["plot", "attention", gen / "image-run", "--file", gen / "bar.png", "--out", where / "out.png"],
+            ],
+        }
+
+    def ready(self, tokens: list) -> None:
+        """Make the inputs of the workspace that ``tokens`` name, where they are not yet."""
+        gen, rows = self.path("gen"), (self.data / "train.tsv").read_text(encoding="utf-8").splitlines()
+        makers = {
+            gen / "date-2000.txt": lambda: b"".join(BOOK_DATES.read_bytes().splitlines(keepends=True)[:2000]),
+            gen / "src.txt": lambda: "".join(row.split("\t")[0] + "\n" for row in rows),
+            gen / "tgt.txt": lambda: "".join(row.split("\t")[1] + "\n" for row in rows),
+            gen / "lines.txt": lambda: "".join(row.split("\t")[0] + "\n" for row in rows),
+            gen / "few.txt": lambda: "".join(row.split("\t")[0] + "\n" for row in rows[:8]),
+            gen / "bar.png": lambda: (self.image_data / "img/test0.png").read_bytes(),
+        }
+        for token in tokens:
+            if not isinstance(token, Path) or token.exists():
+                continue
+            if token in makers:
+                self.write(str(token.relative_to(self.work)), makers[token]())
+            elif token == self.path("catalogs"):
+                self.catalogs()
+            elif token == self.path("in.po"):
+                self.po_file()
+            elif token == gen / "kept-run":
+                self.kept_run  # noqa: B018 (trained here)
+            elif token == gen / "image-run":
+                self.image_run  # noqa: B018
+
+    @functools.cached_property
+    def kept_run(self) -> Path:
+        """A run that kept the weights of its last two evaluations, to average."""
+        run = self.path("gen/kept-run")
+        if (run / "best.safetensors").exists():
+            return run
+        settings = ("train.max_steps=4", "train.eval_every=2", "train.keep_checkpoints=2")
+        code, _, err, _ = attnseq("-q", "train", LUONG, "--data", self.data, "--out", run, *sets(*TINY, *settings))
+        if code:
+            sys.exit(f"reliability: cannot train the drill's run of kept checkpoints: {err}")
+        return run
+
+    @functools.cached_property
+    def image_data(self) -> Path:
+        """train/dev/test.tsv (48 / 8 / 8) of images of one to four bars, tall (B) or short (s)."""
+        import io
+
+        import numpy as np
+        from PIL import Image
+
+        folder, rng = self.path("gen/image-data"), random.Random(5)
+        (folder / "img").mkdir(parents=True, exist_ok=True)
+        for split, n in (("train", 48), ("dev", 8), ("test", 8)):
+            rows = []
+            for i in range(n):
+                tokens = [rng.choice("Bs") for _ in range(rng.randint(1, 4))]
+                pixels = np.full((16, 10 * len(tokens) + 4), 255, np.uint8)
+                for k, token in enumerate(tokens):
+                    top, bottom = (3, 13) if token == "B" else (7, 9)
+                    pixels[top:bottom, 4 + 10 * k : 10 + 10 * k] = 0
+                buffer = io.BytesIO()
+                Image.fromarray(pixels).save(buffer, format="PNG")
+                (folder / f"img/{split}{i}.png").write_bytes(buffer.getvalue())
+                rows.append(f"img/{split}{i}.png\t{' '.join(tokens)}\n")
+            (folder / f"{split}.tsv").write_text("".join(rows), encoding="utf-8")
+        return folder
+
+    @functools.cached_property
+    def audio_data(self) -> Path:
+        """train/dev/test.tsv (48 / 8 / 8) of WAV files of one to four tones, low (l) or high (h)."""
+        import numpy as np
+
+        from attnseq.data.audio import wav_bytes
+
+        folder, rng = self.path("gen/audio-data"), np.random.default_rng(6)
+        (folder / "wav").mkdir(parents=True, exist_ok=True)
+        gap, beep = np.zeros(960, np.float32), np.arange(1920) / 16000
+        for split, n in (("train", 48), ("dev", 8), ("test", 8)):
+            rows = []
+            for i in range(n):
+                tokens = list(rng.choice(["l", "h"], size=rng.integers(1, 5)))
+                parts = [p for t in tokens for p in (gap, 0.4 * np.sin(2 * np.pi * (300 if t == "l" else 2500) * beep))]
+                samples = np.concatenate([*parts, gap]).astype(np.float32)
+                samples += 0.01 * rng.standard_normal(len(samples)).astype(np.float32)
+                (folder / f"wav/{split}{i}.wav").write_bytes(wav_bytes(samples))
+                rows.append(f"wav/{split}{i}.wav\t{' '.join(tokens)}\n")
+            (folder / f"{split}.tsv").write_text("".join(rows), encoding="utf-8")
+        return folder
+
+    def file_run(self, name: str, preset: str, data: Path, *settings: str) -> Path:
+        """A run of ``preset`` on ``data`` whose sources are files, trained 2 steps: it decodes, not well."""
+        run = self.path(f"gen/{name}")
+        if (run / "best.safetensors").exists():  # trained by an earlier drill in this workspace (--keep)
+            return run
+        tiny = ("train.max_steps=2", "train.progress=false", "train.log_every=0", "train.eval_max_sentences=8")
+        code, _, err, _ = attnseq(
+            "-q", "train", ROOT / "configs" / preset, "--data", data, "--out", run, *sets(*settings, *tiny)
+        )
+        if code:
+            sys.exit(f"reliability: cannot train the drill's {name}: {err}")
+        return run
+
+    @functools.cached_property
+    def image_run(self) -> Path:
+        frontend = "model.frontend={name: conv, channels: 4, blocks: 2, positions: rows}"
+        sizes = ("data.input.height=16", "model.hidden_size=16", "model.embed_size=8")
+        return self.file_run("image-run", "formulas.yaml", self.image_data, *sizes, frontend)
+
+    @functools.cached_property
+    def audio_run(self) -> Path:
+        frontend = "model.frontend={name: pyramidal, layers: 1, reduction: 2, stack: 2}"
+        sizes = ("data.input.n_mels=16", "model.hidden_size=16", "model.embed_size=8")
+        return self.file_run("audio-run", "chan2016-las.yaml", self.audio_data, *sizes, frontend)
+
+    # -- stopped: every writing command stopped at random moments, and run again ---------------------
+    def stopped_cases(self) -> list[Case]:
+        """For each writing command (each command of the CLI with an output path), its tiny command
+        line stopped by SIGINT, SIGTERM or SIGKILL (in turn) at random moments of its run."""
+        rng, cases, turn = random.Random(43), [], 0
+        for command in cli_commands():
+            outputs = [a for a in path_arguments(command) if a.output]
+            if command in NOT_DRILLED or not outputs:
+                continue
+            lines, chosen = self.recipes(self.path("stopped/x")).get(command, []), []
+            for argument in outputs:
+                index = next((i for i, tokens in enumerate(lines) if given(tokens, argument)), None)
+                if index is None:
+                    cases.append(no_recipe(argument))
+                elif index not in chosen:
+                    chosen.append(index)
+            for index in chosen:
+                flags = " ".join(a.flag for a in outputs if given(lines[index], a))
+                for _ in range(1 if command in ONE_MOMENT else 2):
+                    sig, fraction = STOP_SIGNALS[turn % 3], round(rng.uniform(0.1, 1.0), 2)
+                    turn += 1
+                    cases.append(
+                        Probe(
+                            f"{' '.join(command)} {flags}: {sig.name} at {fraction:.0%} of its run",
+                            probe=functools.partial(self.stop_and_rerun, command, index, sig, fraction),
+                        )
+                    )
+        return cases
+
+    def stop_and_rerun(self, command: tuple[str, ...], index: int, sig: int, fraction: float) -> Outcome:
+        """Run the command line once whole (its outputs and the seconds it takes), put the user's
+        file beside its outputs, start it again with --overwrite, send ``sig`` at ``fraction``
+        of its run, and check what the stop left; then the same command again."""
+        where = self.path(f"stopped/{'-'.join(command)}-{index}")
+        where.mkdir(parents=True, exist_ok=True)
+        tokens = with_overwrite(self.recipes(where)[command][index])
+        self.ready(tokens)
+        limit = 600.0
+        if where not in self.whole_runs:
+            started = time.perf_counter()
+            code, _, err = finish(spawn(tokens, where), limit)
+            if code:
+                kind = "traceback" if traceback_of(err) else "silent"
+                return Outcome(kind, f"the command failed before any signal: {err.strip()[-200:]!r}")
+            self.whole_runs[where] = time.perf_counter() - started
+        seconds = self.whole_runs[where]
+        limit = max(120.0, 10 * seconds)
+        outputs = [Path(given(tokens, a)) for a in path_arguments(command) if a.output and given(tokens, a)]
+        notes = [(out if out.is_dir() else out.parent) / "notes.txt" for out in outputs]
+        for note in notes:
+            note.write_text(USERS, encoding="utf-8")
+        before = {out: output_files(out) for out in outputs}
+        earlier = {p.name for p in temporaries(where)}  # an earlier case's, which its rerun left to ours
+        process = spawn(tokens, where)
+        time.sleep(fraction * seconds)
+        landed = process.poll() is None
+        pids = session_pids(process.pid) if landed else set()
+        if landed:  # Ctrl-C reaches the terminal's whole process group, kill -9 here every process of it
+            os.killpg(process.pid, sig) if sig != signal.SIGTERM else process.send_signal(sig)
+        code, _, err = finish(process, limit)
+        said = stop_said(sig, landed, code, err) or self.stop_left(where, sig, pids | earlier, notes, before)
+        started = time.perf_counter()
+        again, _, again_err = finish(
+            spawn(tokens, where), limit
+        )  # (after a wrong stop too: the next case starts clean)
+        if said:
+            return Outcome(said.split(":", 1)[0], said.split(":", 1)[1].strip())
+        if traceback_of(again_err):
+            return Outcome("traceback", f"the rerun: {traceback_of(again_err)}")
+        if again:
+            return Outcome("silent", f"the rerun failed (exit {again}): {again_err.strip()[-200:]!r}")
+        left = temporaries(where)
+        if left:
+            return Outcome("lost", f"the rerun left temporaries: {', '.join(p.name for p in left)}")
+        for note in notes:
+            if not note.exists() or note.read_text(encoding="utf-8") != USERS:
+                return Outcome("lost", f"the rerun removed or changed the user's {note.relative_to(where)}")
+        missing = [str(out.relative_to(where)) for out in outputs if not out.exists()]
+        if missing:
+            return Outcome("silent", f"the rerun exited 0 without writing {', '.join(missing)}")
+        line = (err.strip().splitlines() or [f"exit {code}"])[-1][:70] if landed else "ended before the signal"
+        return Outcome("handled", f"exit {code}: {line}; the rerun in {time.perf_counter() - started:.1f} s")
+
+    def stop_left(self, where: Path, sig: int, allowed: set, notes: list[Path], before: dict) -> str:
+        """'' when a stopped command left no temporary (but its own, killed outright: ``allowed``
+        holds its processes, and the names of those there before it), the user's files as they
+        were and its earlier outputs whole; else what is wrong ('lost: ...')."""
+        left = [
+            p.name
+            for p in temporaries(where)
+            if p.name not in allowed
+            and not (
+                sig == signal.SIGKILL and TEMPORARY.match(p.name) and int(TEMPORARY.match(p.name)["pid"]) in allowed
+            )
+        ]
+        if left:
+            return f"lost: temporaries left by the stopped command: {', '.join(left)}"
+        for note in notes:
+            if not note.exists() or note.read_text(encoding="utf-8") != USERS:
+                return f"lost: the user's {note.relative_to(where)} was removed or changed"
+        for out, files in before.items():
+            manifest = out / ".attnseq-output" if out.is_dir() else None
+            if manifest is not None and manifest.exists():  # a folder output: whole, all of it
+                files = set(manifest.read_text(encoding="utf-8").split())
+            elif any(Path(name).name == "metrics.jsonl" for name in files):
+                continue  # runs --overwrite retrains: what it removed first is no loss
+            gone = sorted(name for name in files if not (out / name if out.is_dir() else out).exists())
+            if gone:
+                return f"lost: {out.name} is not whole: {', '.join(gone[:3])} gone"
+        return ""
+
+    # -- streams: -, FIFOs, symbolic links and long lines for every path argument ---------------------
+    def streams_cases(self) -> list[Case]:
+        """For every path argument of every command that reads or writes files (the CLI's parser
+        says which): ``-``, a FIFO, a symbolic link, a dangling one (outputs) and a line of 3 MB
+        (inputs of lines), each in the command's first tiny command line that gives it."""
+        cases = []
+        for command in cli_commands():
+            if command in NOT_DRILLED:
+                continue
+            lines = self.recipes(self.path("streams/x")).get(command, [])
+            for argument in path_arguments(command):
+                if not lines:
+                    cases.append(no_recipe(argument))
+                    continue
+                index = next((i for i, tokens in enumerate(lines) if given(tokens, argument)), 0)
+                old = given(lines[index], argument)
+                variants = ["-", "a FIFO", "a symlink"]
+                if argument.output:
+                    variants.append("a dangling symlink")
+                elif old and Path(old).suffix in (".txt", ".tsv"):
+                    variants.append("a line of 3 MB")
+                for variant in variants:
+                    where = self.path(f"streams/{len(cases)}")
+                    probe = functools.partial(self.stream_case, command, index, argument, variant, where)
+                    cases.append(Probe(f"{argument} {variant}", probe=probe))
+        return cases
+
+    def stream_case(
+        self, command: tuple[str, ...], index: int, argument: PathArgument, variant: str, where: Path
+    ) -> Outcome:
+        """``argument`` of the command line given as ``variant``: a clear error, or the right thing."""
+        where.mkdir(parents=True, exist_ok=True)
+        tokens = self.recipes(where)[command][index]
+        self.ready(tokens)
+        old = given(tokens, argument)
+        original = Path(old) if old else self.path("gen/lines.txt")
+        self.ready([original])
+        folder = original.is_dir() if not argument.output else not original.suffix
+        content = original.read_bytes() if original.is_file() else b""
+        link, target = where / f"link{original.suffix}", where / f"target{original.suffix}"
+        stdin, fifo, value = None, None, str(link)
+        if variant == "-":
+            value, stdin = "-", (None if argument.output else content)
+        elif variant == "a FIFO":  # named with the suffix a command may read the format from
+            value = str(where / f"fifo{original.suffix}")
+            fifo = Fifo(Path(value), None if argument.output else content)
+        elif variant == "a symlink" and not argument.output:
+            link.symlink_to(original.absolute())
+        elif variant == "a symlink":
+            target.mkdir() if folder else target.write_text("old\n")
+            link.symlink_to(target)
+        elif variant == "a dangling symlink":
+            link.symlink_to(target)
+        else:  # a line of 3 MB
+            value = str(where / f"long{original.suffix}")
+            long = b"a" * 3_000_000 + (b"\tb\n" if original.suffix == ".tsv" else b"\n")
+            Path(value).write_bytes(content + long)
+        tokens = with_overwrite(swapped(tokens, argument, value))
+        try:
+            code, out, err = finish(spawn(tokens, where, stdin), 240 if variant == "a line of 3 MB" else 120, stdin)
+        finally:
+            if fifo is not None:
+                fifo.close()
+        if traceback_of(err):
+            return Outcome("traceback", traceback_of(err))
+        dashes = sorted(p.name for p in where.glob("-*"))  # -, or -.png: a file where standard output was meant
+        if dashes:
+            kind = "folder" if (where / dashes[0]).is_dir() else "file"
+            return Outcome("silent", f"made a {kind} named {dashes[0]!r} in the current folder (exit {code})")
+        if variant in ("a symlink", "a dangling symlink") and argument.output and not link.is_symlink():
+            return Outcome("silent", f"exit {code}, and the link is a {'folder' if link.is_dir() else 'file'} now")
+        if code:
+            problem = one_error_line(code, err) or names_given(variant, value, err)
+            if problem:
+                return Outcome("silent", problem)
+            if variant == "a symlink" and argument.output and not folder and target.read_text() != "old\n":
+                return Outcome("lost", "refused, but the link's target was changed")
+            return Outcome("clear error", err.strip().splitlines()[-1].removeprefix("attnseq: error: ")[:110])
+        if argument.output:
+            problem = written_through(variant, folder, out, fifo, target)
+            if problem:
+                return Outcome("silent", problem)
+        last = (err.strip().splitlines() or out.decode(errors="replace").strip().splitlines() or ["ok"])[-1]
+        return Outcome("handled", f"exit 0: {last[:100]}")
+
+    # -- loop: what a training says of where it resumed and why it ended; n-best lists ---------------
+    def loop_cases(self) -> list[Case]:
+        """Trainings stopped by each of their limits (generated steps, epochs, minutes, patience),
+        each saying why it ended at which step, and resumed, saying where; n-best lists of every
+        kind of run, beam and n generated (seeded), none holding an empty hypothesis but the first."""
+        rng, cases = random.Random(7), []
+        limits = [
+            *((f"train.max_steps={n}",) for n in sorted(rng.sample(range(2, 14), 3))),
+            ("train.epochs=1",),
+            ("train.epochs=1000", "--max-minutes", "0.05"),
+            ("train.patience=1", "train.eval_every=2", "train.max_steps=12"),
+        ]
+        for n, limit in enumerate(limits):
+            cases.append(
+                Probe(
+                    f"a training of {' '.join(limit)} says why it ended, and resumes",
+                    probe=functools.partial(self.ended_and_resumed, n, limit),
+                )
+            )
+        runs = {"torch": self.run, "transformer": self.transformer_run, "numpy": self.numpy_run}
+        for kind in runs:
+            for beam in range(1, 5 if kind != "numpy" else 3):  # (the NumPy engine's beam is 1: 2 is refused)
+                n_best, blank = rng.randint(min(2, beam), beam), rng.random() < 0.5
+                inputs = ["".join(rng.choice("abcdef") for _ in range(rng.randint(1, 12))) for _ in range(6)]
+                inputs += [f"ab{SNOW}c", "f" * rng.randint(20, 60)] + ([""] if blank else [])
+                rng.shuffle(inputs)
+                name = f"translate a {kind} run --beam {beam} --n-best {n_best}{' (a blank line in)' if blank else ''}"
+                cases.append(Probe(name, probe=functools.partial(self.n_best_lists, runs[kind], beam, n_best, inputs)))
+        cases.append(Probe("attnseq.fit(a Config, run, overrides) applies the overrides", probe=self.fit_overrides))
+        return cases
+
+    @functools.cached_property
+    def loop_data(self) -> Path:
+        """The drill's data but 320 training pairs: an epoch of 10 updates."""
+        rows = (self.data / "train.tsv").read_bytes().splitlines(keepends=True)
+        return self.data_dir("loop/data", b"".join(rows[:320]))
+
+    def ended_and_resumed(self, n: int, limit: tuple[str, ...]) -> Outcome:
+        """Train under ``limit`` (settings, and flags from the first ``--``): the last line says
+        'training ended at step N: ... (train.KEY)' for a KEY it set, N the last step logged; then
+        --resume with two more updates says 'resuming at step N ... from RUN/last.safetensors'."""
+        from attnseq.runs import read_metrics
+
+        settings = [s for s in limit if "=" in s]
+        flags = list(limit[len(settings) :])
+        run, data = self.path(f"loop/run-{n}"), self.loop_data
+        base = ["train", LUONG, "--data", data, "--out", run]  # not quiet: the lines said are info
+        code, _, err, _ = attnseq(*base, *flags, *sets(*TINY, *settings))
+        if code:
+            return Outcome(
+                "traceback" if traceback_of(err) else "silent", f"the training failed: {err.strip()[-160:]!r}"
+            )
+        ended = re.findall(r"training ended at step (\d+): (.+)", err)
+        steps = [r["step"] for r in read_metrics(run) if "step" in r]  # updates and evaluations
+        keys = {s.split("=")[0] for s in settings} | ({"train.max_minutes"} if "--max-minutes" in flags else set())
+        if len(ended) != 1:
+            return Outcome("silent", f"{len(ended)} 'training ended at step N' lines: {err.strip()[-160:]!r}")
+        step, why = int(ended[0][0]), ended[0][1]
+        if not steps or step != steps[-1]:
+            return Outcome("silent", f"says step {step}, its log's last update is {steps[-1:] or 'none'}")
+        named = re.findall(r"\((train\.\w+)\)", why)
+        if not named or named[-1] not in keys | {"train.epochs"}:
+            return Outcome("silent", f"the reason names {named or 'no setting'}, not one of {sorted(keys)}: {why!r}")
+        more = (*[s for s in settings if not s.startswith(("train.max_steps", "train.epochs"))],)
+        more += (f"train.max_steps={step + 2}", "train.epochs=1000")
+        code, _, err, _ = attnseq(*base, "--resume", *sets(*TINY, *more))
+        if code:
+            return Outcome("silent", f"--resume failed: {err.strip()[-160:]!r}")
+        said = re.findall(r"resuming at step (\d+)\b.* from (\S+)", err)
+        where = str(run / "last.safetensors")
+        if not said or int(said[0][0]) != step or said[0][1] != where:
+            return Outcome("silent", f"no 'resuming at step {step} ... from {where}': {err.strip()[:200]!r}")
+        again = re.findall(r"training ended at step (\d+): (.+)", err)
+        due = step if re.search(r"train\.(patience|target_exact_match)", why) else step + 2  # (stopped early: at once)
+        if not again or int(again[-1][0]) != due:
+            return Outcome("silent", f"the resumed run does not say it ended at step {due}: {again}")
+        return Outcome("handled", f"ended at step {step}: {why[:60]}; resumed at step {step}, ended at {due}")
+
+    def n_best_lists(self, run: Path, beam: int, n_best: int, inputs: list[str]) -> Outcome:
+        """``translate RUN --beam B --n-best N`` of ``inputs``: N 'score<TAB>hypothesis' lines per
+        input (as its help says), none with an empty hypothesis but the first of its list."""
+        text = "".join(line + "\n" for line in inputs).encode()
+        code, out, err, _ = attnseq("-q", "translate", run, "--beam", beam, "--n-best", n_best, stdin=text, timeout=300)
+        if traceback_of(err):
+            return Outcome("traceback", traceback_of(err))
+        if code:
+            problem = one_error_line(code, err)
+            line = err.strip().splitlines()[-1].removeprefix("attnseq: error: ")
+            return Outcome("silent", problem) if problem else Outcome("clear error", line[:110])
+        lines = out.split("\n")[:-1] if out.endswith("\n") else out.split("\n")
+        if n_best == 1:  # the best translation of each input, a line each (no score)
+            if len(lines) != len(inputs):
+                return Outcome("silent", f"{len(lines)} lines for {len(inputs)} inputs")
+            return Outcome("handled", f"{len(inputs)} lines; {(err.strip().splitlines() or ['no warning'])[-1][:70]}")
+        if len(lines) != n_best * len(inputs):
+            blank = [i + 1 for i, line in enumerate(inputs) if not line.strip()]
+            return Outcome(
+                "silent",
+                f"{len(lines)} lines for {len(inputs)} inputs x {n_best}"
+                + (
+                    f" (the blank input {blank[0]} gets {n_best - (n_best * len(inputs) - len(lines))} line(s))"
+                    if blank
+                    else ""
+                ),
+            )
+        for i in range(len(inputs)):
+            block = [line.split("\t", 1) for line in lines[i * n_best : (i + 1) * n_best]]
+            if any(len(parts) != 2 or not re.fullmatch(r"-?\d+(\.\d+)?", parts[0]) for parts in block):
+                return Outcome("silent", f"input {i + 1}: not 'score<TAB>hypothesis' lines: {block}")
+            empty = [k + 1 for k, parts in enumerate(block) if not parts[1].strip()]
+            if any(k > 1 for k in empty):
+                return Outcome(
+                    "silent", f"input {i + 1} ({inputs[i]!r}): empty hypotheses at {empty} of its list: {block}"
+                )
+        return Outcome(
+            "handled", f"{len(inputs)} lists of {n_best}; {(err.strip().splitlines() or ['no warning'])[-1][:70]}"
+        )
+
+    def fit_overrides(self) -> Outcome:
+        """attnseq.fit(a Config object, a run folder, overrides): the run trained with the overrides."""
+        run = self.path("loop/fit-run")
+        overrides = [f"data.dir={self.data}", *TINY, "train.max_steps=3"]
+        code = (
+            "import attnseq\n"
+            "from attnseq.config import load_config\n"
+            f"attnseq.fit(load_config({str(LUONG)!r}), {str(run)!r}, {overrides!r})\n"
+        )
+        result = subprocess.run([PYTHON, "-c", code], capture_output=True, cwd=ROOT, timeout=600)
+        err = result.stderr.decode(errors="replace")
+        if result.returncode:
+            return Outcome("traceback", (err.strip().splitlines() or ["?"])[-1][:160])
+        from attnseq.runs import read_metrics
+
+        steps = [r["step"] for r in read_metrics(run) if "step" in r]
+        size = read_setting(run, "model", "hidden_size")
+        if steps[-1:] != [3] or size != 32:
+            return Outcome("silent", f"the overrides were not applied: last step {steps[-1:]}, hidden_size {size}")
+        return Outcome("handled", "trained 3 steps with hidden_size 32, as overridden")
+
 
 def ended(process: subprocess.Popen, started: float, note: str = "") -> tuple[int, str, str, float]:
     """What ``process`` (its output piped) did once it ends, as attnseq() says it: (exit status,
@@ -1692,6 +2196,305 @@ def waits_on_stdin(pid: int) -> bool:
         ).read_text().startswith("0 0x0 ")
     except OSError:
         return False
+
+
+# -- generated cases: the commands, their path arguments, processes stopped and streams ----------
+NOT_DRILLED = {("serve",)}  # a command that does not end (the server drills' own)
+ONE_MOMENT = {("demo",)}  # a writing command of tens of seconds: stopped at one moment, not two
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+TEMPORARY = re.compile(r"^\..+\.(?P<pid>\d+)-[^.]+\.(tmp|old)$")  # what a writer leaves while it writes
+USERS = "the user's own file\n"
+
+
+@functools.cache
+def cli_commands() -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every command of ``attnseq`` (``("data", "dates")``, ``("train",)``) and its parser, read from
+    the parser attnseq.cli builds: a command or flag added there is drilled without a word here."""
+    from attnseq.cli import build_parser
+
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+
+    def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subparsers:
+            found[words] = parser
+        for name, sub in (subparsers[0].choices if subparsers else {}).items():
+            walk(sub, (*words, name))
+
+    walk(build_parser(), ())
+    return found
+
+
+@dataclass(frozen=True)
+class PathArgument:
+    """An argument of a command that names a file or a folder: ``flag`` is its option string
+    (``--out``), or the name of a positional one (``run``); ``output``: the command writes it."""
+
+    command: tuple[str, ...]
+    flag: str
+    dest: str
+    output: bool
+
+    @property
+    def positional(self) -> bool:
+        return not self.flag.startswith("-")
+
+    def __str__(self) -> str:
+        return f"{' '.join(self.command)} {self.flag if not self.positional else self.flag.upper()}"
+
+
+def path_arguments(command: tuple[str, ...]) -> list[PathArgument]:
+    """The arguments of ``command`` that name files or folders, read from its parser: an argument
+    that takes a string (no type, no choices) whose help or metavar speaks of a file, a folder,
+    a run, a config, a catalog or a page; an output when its help says it is written."""
+    found = []
+    for action in cli_commands()[command]._actions:
+        if action.nargs == 0 or action.choices or action.type is not None or action.dest in ("help", "set"):
+            continue
+        words, metavar = (action.help or "").lower(), str(action.metavar or "")
+        if not (
+            re.search(r"\b(files?|folders?|yaml|configs?|catalog|image|page)\b|\.txt\b", words)
+            and "written as" not in words
+            or metavar in ("PATH", "RUN_DIR")
+            or metavar.endswith(".html")
+        ):
+            continue
+        output = action.dest in ("out", "output", "html") or bool(re.search(r"\bwrite\b|\bfolder (for|of) the", words))
+        flag = action.option_strings[-1] if action.option_strings else action.dest
+        found.append(PathArgument(command, flag, action.dest, output))
+    return found
+
+
+def parsed(tokens: list) -> argparse.Namespace:
+    """``attnseq TOKENS`` as attnseq's parser reads them."""
+    from attnseq.cli import build_parser
+
+    return build_parser().parse_args([str(t) for t in tokens])
+
+
+def given(tokens: list, argument: PathArgument) -> str | None:
+    """The value ``tokens`` give ``argument`` (the first, of several), or None."""
+    value = getattr(parsed(tokens), argument.dest, None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return None if value is None else str(value)
+
+
+def swapped(tokens: list, argument: PathArgument, value: str | Path) -> list:
+    """``tokens`` with ``argument``'s value replaced by ``value`` (added when they give none)."""
+    old = given(tokens, argument)
+    if old is None:
+        return [*tokens, value] if argument.positional else [*tokens, argument.flag, value]
+    words = [str(t) for t in tokens]
+    at = words.index(old, len(argument.command))
+    return [*tokens[:at], value, *tokens[at + 1 :]]
+
+
+def with_overwrite(tokens: list) -> list:
+    """``tokens`` with ``--overwrite`` where the command has the flag: a rerun replaces its own output."""
+    command = command_of(tokens)
+    has = any("--overwrite" in a.option_strings for a in cli_commands()[command]._actions)
+    return [*tokens, "--overwrite"] if has and "--overwrite" not in tokens else list(tokens)
+
+
+def session_pids(session: int) -> set[int]:
+    """The processes of ``session`` (a command started in a session of its own, and its workers)."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[3]) == session:
+                pids.add(int(entry.name))
+    return pids
+
+
+def temporaries(folder: Path) -> list[Path]:
+    """The temporary files and folders under ``folder`` (``.NAME.PID-XXXX.tmp``, ``.old``, any ``.tmp``)."""
+    return sorted(p for p in folder.rglob("*") if p.name.endswith((".tmp", ".old"))) if folder.exists() else []
+
+
+def traceback_of(err: str) -> str:
+    """The last line of a Python traceback in ``err``, or ''."""
+    if "Traceback (most recent call last)" not in err:
+        return ""
+    return err.strip().splitlines()[-1][:160]
+
+
+def one_error_line(code: int, err: str) -> str:
+    """'' when a command that refused (``code``) said so in one ``attnseq: error:`` line; else what it did."""
+    lines = err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("attnseq: error:")]
+    if code != 2 or len(errors) != 1 or not lines or lines[-1] != errors[0]:
+        return f"exit {code}, not one clear line: {err.strip()[-200:]!r}"
+    return ""
+
+
+class Fifo:
+    """A FIFO at ``path`` and a thread at its other end: writing ``data`` into it, or (``data``
+    None) reading what a command writes into it (``got``)."""
+
+    def __init__(self, path: Path, data: bytes | None):
+        import threading
+
+        os.mkfifo(path)
+        self.path, self.data, self.got = path, data, b""
+        self.thread = threading.Thread(target=self.feed if data is not None else self.drain, daemon=True)
+        self.thread.start()
+
+    def feed(self) -> None:
+        try:
+            with open(self.path, "wb") as fifo:
+                fifo.write(self.data or b"")
+        except OSError:  # the command stopped reading
+            pass
+
+    def drain(self) -> None:
+        try:
+            with open(self.path, "rb") as fifo:
+                self.got = fifo.read()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """End the thread when the command never opened the FIFO, or stopped reading it: this end
+        opened here too (a reader takes what the feeder still writes; a writer closed at once
+        gives the drainer its end of file)."""
+        if not self.thread.is_alive():
+            return
+        try:
+            if not stat.S_ISFIFO(os.lstat(self.path).st_mode):
+                return
+            fd = os.open(self.path, (os.O_RDONLY if self.data is not None else os.O_WRONLY) | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            deadline = time.perf_counter() + 10
+            while self.data is not None and self.thread.is_alive() and time.perf_counter() < deadline:
+                try:
+                    os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    self.thread.join(0.01)
+        finally:
+            os.close(fd)
+        self.thread.join(5)
+
+
+def spawn(tokens: list, cwd: Path, stdin: bytes | None = None) -> subprocess.Popen:
+    """``attnseq -q TOKENS`` started in a session of its own (its workers with it), in ``cwd``."""
+    return subprocess.Popen(
+        [PYTHON, "-m", "attnseq.cli", "-q", *map(str, tokens)],
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        start_new_session=True,
+    )
+
+
+def finish(process: subprocess.Popen, timeout: float, stdin: bytes | None = None) -> tuple[int, bytes, str]:
+    """(exit status, stdout, stderr) of ``process`` once it ends; after ``timeout`` seconds its
+    session is killed and subprocess.TimeoutExpired raised (a hang)."""
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        process.communicate()
+        raise
+    finally:
+        try:  # a worker left behind by a killed command
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return process.returncode, out, err.decode(errors="replace")
+
+
+@dataclass
+class Probe(Case):
+    """A generated case: ``probe`` runs it and says what happened (an Outcome)."""
+
+    probe: Callable[[], Outcome] | None = None
+
+    def run(self) -> Outcome:
+        try:
+            return self.probe()
+        except subprocess.TimeoutExpired as hang:
+            return Outcome("silent", f"still running after {hang.timeout:.0f} s (a hang; killed)")
+
+
+def no_recipe(argument: PathArgument) -> Probe:
+    """The case of an argument no tiny command line of the drill gives: a command or flag new to
+    the CLI, to add to Drill.recipes."""
+    return Probe(
+        f"{argument}: no tiny command line",
+        probe=lambda: Outcome("silent", f"the drill has no command line of {argument} (add one to Drill.recipes)"),
+    )
+
+
+def output_files(out: Path) -> set[str]:
+    """The files of an output: its own name, or those under it (a folder; not the user's notes)."""
+    if out.is_dir():
+        return {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != "notes.txt"}
+    return {out.name} if out.exists() else set()
+
+
+def stop_said(sig: int, landed: bool, code: int, err: str) -> str:
+    """'' when a command sent ``sig`` ended as it should: SIGINT 130 and SIGTERM 143 with one line
+    and no traceback (or killed by the signal before Python ran attnseq), SIGKILL killed; 0 when
+    it ended before the signal. Else 'KIND: what it did'."""
+    if traceback_of(err):
+        return f"traceback: {traceback_of(err)}"
+    if not landed or code == 0:
+        return "" if code == 0 else f"silent: exit {code} where no signal came: {err.strip()[-160:]!r}"
+    if sig == signal.SIGKILL:
+        return "" if code == -signal.SIGKILL else f"silent: exit {code} after SIGKILL"
+    if code == -sig and not err.strip():  # before attnseq set its handler (the interpreter starting)
+        return ""
+    if code != 128 + sig:
+        return f"silent: exit {code} after {signal.Signals(sig).name}, not {128 + sig}: {err.strip()[-160:]!r}"
+    lines = err.strip().splitlines()
+    ours = [line for line in lines if line.startswith("attnseq:")]
+    if len(ours) != 1 or lines[-1] != ours[0] or not re.search(r"interrupted|stopped", ours[0]):
+        return f"silent: not one line saying it stopped: {err.strip()[-200:]!r}"
+    return ""
+
+
+def names_given(variant: str, value: str, err: str) -> str:
+    """'' when a refusal of ``value`` (given as ``variant``) names it as the user gave it (``-`` as
+    itself or as standard input or output), and calls no path that exists missing."""
+    line = err.strip().splitlines()[-1]
+    if variant == "-":
+        named = re.search(r"(^|[\s'\"(])-($|[\s:'\")])|standard (input|output)|stdin|stdout", line)
+    else:
+        named = value in line or Path(value).name in line
+    if not named:
+        return f"the refusal does not name {value!r} as given: {line[:140]!r}"
+    if os.path.exists(value) and re.search(r"no such file", line, re.I):
+        return f"calls {Path(value).name}, which exists ({variant}), missing: {line[:140]!r}"
+    return ""
+
+
+def written_through(variant: str, folder: bool, out: bytes, fifo: Fifo | None, target: Path) -> str:
+    """'' when an output given as ``variant`` that the command wrote (exit 0) holds the output:
+    standard output for ``-``, the FIFO's reader, a symbolic link's target; else what is wrong."""
+    if folder and variant in ("-", "a FIFO"):
+        return f"exit 0 with a folder output given as {variant}: where did it go?"
+    if variant == "-":
+        return "" if out.strip() else "exit 0, but nothing on standard output"
+    if variant == "a FIFO":
+        if not stat.S_ISFIFO(os.lstat(fifo.path).st_mode):
+            return "exit 0, and the FIFO was replaced by a file"
+        return "" if fifo.got else "exit 0, but nothing was written into the FIFO"
+    if folder:
+        return "" if target.is_dir() and any(target.iterdir()) else "exit 0, but the link's folder holds nothing"
+    if not target.exists() or target.read_bytes() in (b"", b"old\n"):
+        return "exit 0, but the link's target does not hold the output"
+    return ""
 
 
 # -- the Python API ------------------------------------------------------------------------------
@@ -2066,6 +2869,510 @@ def server_drill(drill: Drill, chosen: Callable[[str], bool]) -> list[tuple[str,
     return outcomes
 
 
+# -- the server's budget: requests generated over sizes ---------------------------------------------
+BUDGET_LIMITS = {"max_chars": 200, "max_beam": 4}  # the budget drill's server: attnseq serve --max-chars ...
+ANSWER_SECONDS = 10.0  # the longest a budget request may wait for its answer (a shared machine's seconds)
+ALLOWED_HOST = "drill.example"
+
+
+def wav_header(rate: int, channels: int, bits: int, frames: int, declared: int | None = None) -> bytes:
+    """A PCM WAV of ``frames`` frames of noise whose header declares ``declared`` frames (default:
+    as many), at ``rate`` Hz, ``channels`` channels of ``bits``-bit samples."""
+    block = channels * bits // 8
+    size = min((frames if declared is None else declared) * block, 0xFFFFFFFF - 36)
+    rng = random.Random(rate * 31 + channels * 7 + bits)
+    data = bytes(rng.getrandbits(8) for _ in range(min(frames * block, 4096))) * (frames * block // 4096 + 1)
+    return (
+        b"RIFF"
+        + (36 + size).to_bytes(4, "little")
+        + b"WAVEfmt "
+        + (16).to_bytes(4, "little")
+        + (1).to_bytes(2, "little")
+        + channels.to_bytes(2, "little")
+        + rate.to_bytes(4, "little")
+        + (rate * block).to_bytes(4, "little")
+        + block.to_bytes(2, "little")
+        + bits.to_bytes(2, "little")
+        + b"data"
+        + size.to_bytes(4, "little")
+        + data[: frames * block]
+    )
+
+
+def png_header(width: int, height: int) -> bytes:
+    """The bytes of a PNG whose header (IHDR) declares ``width`` x ``height`` grey pixels, followed by
+    one small compressed row and the end: a file of a few dozen bytes claiming any size."""
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+    ihdr = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 0, 0, 0, 0])
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b"")
+    )
+
+
+def png_image(width: int, height: int) -> bytes:
+    """A real grey PNG of ``width`` x ``height`` pixels: bars on white."""
+    import io
+
+    from PIL import Image
+
+    image = Image.new("L", (width, height), 255)
+    for x in range(4, width, 10):
+        image.paste(0, (x, height // 5, min(x + 6, width), height - height // 5))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def http_file(data: bytes, query: str, host: bytes = b"127.0.0.1") -> bytes:
+    """A POST /translate/file of the file ``data`` with the settings ``query``."""
+    return (
+        b"POST /translate/file?" + query.encode() + b" HTTP/1.1\r\nHost: " + host + b"\r\n"
+        b"Content-Type: application/octet-stream\r\nContent-Length: " + str(len(data)).encode() + b"\r\n"
+        b"Connection: close\r\n\r\n" + data
+    )
+
+
+def with_host(host: bytes | None, body: bytes) -> bytes:
+    """A POST /translate of ``body`` whose Host header is ``host`` (None: no Host header)."""
+    header = b"" if host is None else b"Host: " + host + b"\r\n"
+    return (
+        b"POST /translate HTTP/1.1\r\n" + header + b"Content-Type: application/json\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body
+    )
+
+
+def judged(
+    answer: bytes,
+    due: str,
+    field: str | tuple | None = None,
+    words: tuple[str, ...] = (),
+    check: Callable[[dict], str] | None = None,
+    status: int | None = None,
+) -> Outcome:
+    """A budget request's answer judged: ``due`` is "ok" (200, and ``check`` of its JSON finds
+    nothing wrong), "refused" (a 4xx naming ``field`` and ``words``, of ``status`` where given;
+    see http_outcome) or "either"; a 5xx, a reset or no answer is a crash."""
+    code, body = http_answer(answer)
+    if code == 200 and due in ("ok", "either"):
+        problem = check(json.loads(body)) if check else ""
+        return Outcome("silent", problem) if problem else Outcome("handled", f"200: {body[:90]}")
+    if due == "ok" and 400 <= code < 500:
+        return Outcome("silent", f"{code} where an answer was due: {body[:140]}")
+    outcome = http_outcome(answer, field, words)
+    if outcome.kind == "clear error" and status is not None and code != status:
+        return Outcome("silent", f"{code}, not {status}: {body[:140]}")
+    return outcome
+
+
+def cut_check(due: bool | None) -> Callable[[dict], str]:
+    """A check of a file's answer: hypotheses, and ``cut`` true where the file was longer than the
+    model's positions (``due``; None: either)."""
+
+    def check(answer: dict) -> str:
+        if not answer.get("hypotheses"):
+            return f"silent: no hypotheses in {str(answer)[:100]}"
+        if due is not None and bool(answer.get("cut")) != due:
+            return f"cut is {answer.get('cut')!r} where {due} was due"
+        return ""
+
+    return check
+
+
+def nbest_check(count: int | None) -> Callable[[dict], str]:
+    """A check of a text's answer: ``count`` hypotheses (None: any), none empty but the first."""
+
+    def check(answer: dict) -> str:
+        outputs = [h["output"] for h in answer.get("hypotheses", [])]
+        if count is not None and len(outputs) != count:
+            return f"{len(outputs)} hypotheses where {count} were due"
+        if any(not output for output in outputs[1:]):
+            return f"an empty hypothesis below the first: {outputs}"
+        return "" if outputs else "no hypotheses"
+
+    return check
+
+
+def budget_cases(drill: Drill) -> list[ServerCase]:
+    """The server's budget, generated over sizes (seeded): WAV headers, images, beams and n-best,
+    texts at and over --max-chars, Host headers, JSON keys given twice at several depths."""
+    rng, cases = random.Random(3), []
+    audio_seconds = (read_setting(drill.audio_run, "decode", "max_source_len") + 2) / 100
+    positions = read_setting(drill.image_run, "decode", "max_source_len")
+    pixels = positions * read_setting(drill.image_run, "data", "input", "height") * 256
+
+    def case(name: str, request: bytes, due: str, *args, **kw) -> ServerCase:
+        return ServerCase(
+            f"budget: {name}", lambda port: judged(raw_request(port, request, ANSWER_SECONDS), due, *args, **kw)
+        )
+
+    # WAV files: rates, channels, sample widths; as long as they say, or headers that claim far more
+    rates = [1, 2, 7, 100, 1000, 8000, 11025, 16000, 22050, 44100, 48000]
+    for _ in range(36):
+        rate, channels, bits = rng.choice(rates), rng.randint(1, 8), rng.choice([8, 16, 24, 32])
+        seconds = rng.choice([0, 0.05, 1, 4, 15]) if rate >= 100 else rng.choice([0, 3, 30])
+        frames = int(seconds * rate)
+        body_bytes = frames * channels * bits // 8 + 44
+        claim = rng.choice([None, None, 10 * frames + 1, 2**31])
+        said = "" if claim is None else f", header claims {claim:,} frames"
+        name = f"a WAV of {seconds} s at {rate} Hz, {channels} ch, {bits} bit{said}"
+        query = "run=audio&beam_size=1&return_attention=false"
+        if body_bytes > 4_000_000:  # over --max-file-bytes
+            cases.append(
+                case(name, http_file(wav_header(rate, channels, bits, frames, claim), query), "refused", "body")
+            )
+        elif frames == 0:
+            cases.append(
+                case(name, http_file(wav_header(rate, channels, bits, 0, claim), query), "refused", ("body", None))
+            )
+        else:
+            long = True if seconds > audio_seconds + 0.5 else None if seconds > audio_seconds - 0.5 else False
+            due_cut = None if claim is not None and long is False else long  # a claim may count as cut
+            request = http_file(wav_header(rate, channels, bits, frames, claim), query)
+            cases.append(case(name, request, "ok", check=cut_check(due_cut)))
+    # images: headers claiming tiny to huge sizes, and real images narrow to wider than the model reads
+    sizes = [1, 16, 100, 1000, 10**4, 10**5, 2**31 - 1]
+    for _ in range(16):
+        width, height = rng.choice(sizes), rng.choice(sizes)
+        request = http_file(png_header(width, height), "run=image&beam_size=1&return_attention=false")
+        name = f"a PNG header claiming {width:,} x {height:,} pixels"
+        if width * height > pixels:
+            cases.append(case(name, request, "refused", ("body", None), ("pixels",)))
+        else:
+            cases.append(case(name, request, "either", ("body", None), check=cut_check(None)))
+    for width, height in [(1, 1), (40, 16), (400, 32), (16 * (positions + 200), 16), (3000, 300), (4000, 2000)]:
+        request = http_file(png_image(width, height), "run=image&beam_size=1&return_attention=false")
+        name = f"a real {width:,} x {height:,} image"
+        if width * height > pixels:
+            cases.append(case(name, request, "refused", ("body", None), ("pixels",)))
+        else:
+            columns = round(width * 16 / height)
+            cases.append(
+                case(
+                    name, request, "ok", check=cut_check(columns > positions + 1 if columns != positions + 1 else None)
+                )
+            )
+    # beams and n-best lists
+    most = BUDGET_LIMITS["max_beam"]
+    for beam in (None, -1, 0, 1, 2, most, most + 1, 10**6):
+        for n_best in (None, 0, 1, 2, most, most + 1):
+            request = {"text": "abcde", "return_attention": False}
+            request.update({k: v for k, v in (("beam_size", beam), ("n_best", n_best)) if v is not None})
+            body, name = http_post(json.dumps(request).encode()), f"beam_size {beam}, n_best {n_best}"
+            if beam is not None and not 1 <= beam <= most:
+                cases.append(case(name, body, "refused", "beam_size"))
+            elif n_best is not None and not 1 <= n_best <= min(most, beam or most):  # no beam: n_best widens it
+                cases.append(case(name, body, "refused", "n_best"))
+            else:
+                cases.append(case(name, body, "ok", check=nbest_check(n_best or beam)))
+    # texts at and over --max-chars, in characters of one to four UTF-8 bytes, raw or escaped
+    limit = BUDGET_LIMITS["max_chars"]
+    for length in (1, limit - 1, limit, limit + 1, 2 * limit):
+        for char in ("a", "é", "\u20ac", "\U0001f600"):
+            ascii_ = rng.random() < 0.5
+            body = json.dumps({"text": char * length, "return_attention": False}, ensure_ascii=ascii_).encode()
+            name = f"a text of {length} x U+{ord(char):04X}{' (escaped)' if ascii_ else ''}"
+            due = "ok" if length <= limit else "refused"
+            cases.append(case(name, http_post(body), due, "text", ("limit",) if due == "refused" else ()))
+    # Host headers: the names the server answers to, with ports, and any other name
+    body = json.dumps({"text": "abc", "return_attention": False}).encode()
+    hosts = [b"127.0.0.1", b"localhost", b"LOCALHOST", b"[::1]", ALLOWED_HOST.encode(), ALLOWED_HOST.upper().encode()]
+    for host in hosts:
+        port = b":" + str(rng.randint(1, 65535)).encode()
+        for given in (host, host + port):
+            cases.append(case(f"Host: {given.decode()}", with_host(given, body), "ok"))
+    for _ in range(10):
+        name = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789-") for _ in range(rng.randint(1, 20)))
+        name = f"{name.strip('-') or 'x'}.{rng.choice(['com', 'test', 'example', 'local'])}"
+        given = (name + (f":{rng.randint(1, 65535)}" if rng.random() < 0.5 else "")).encode()
+        cases.append(case(f"Host: {given.decode()}", with_host(given, body), "refused", "Host", status=421))
+    for given in (b"127.0.0.2", b"[::2]:8000", b"[::ffff:7f00:1]", b"localhost.drill.example", b"127.0.0.1.nip.io:80"):
+        cases.append(case(f"Host: {given.decode()}", with_host(given, body), "refused", "Host", status=421))
+    for given in (b"", None, b"[::1", b"localhost:", b"localhost:port"):
+        shown = "no Host header" if given is None else f"Host: {given.decode()!r}"
+        cases.append(case(shown, with_host(given, body), "either", None))
+    # JSON whose keys come twice, at depths 0 to 3, spelled alike or escaped
+    for depth in range(4):
+        for key in ("text", "beam_size", "k", "t\\u0065xt"):
+            twice = f'"{key}": 1, "{key}": 2'
+            inner = "{" + twice + "}"
+            for _ in range(depth - 1):
+                inner = '{"a": ' + inner + "}" if rng.random() < 0.5 else '[{"b": 0}, ' + inner + "]"
+            text = '{"text": "abc", ' + twice + "}" if depth == 0 else '{"text": "abc", "x": ' + inner + "}"
+            if depth == 0 and key in ("text", "t\\u0065xt"):
+                text = '{"text": "abc", "' + key + '": "abd"}'
+            named = key.replace("\\u0065", "e")
+            cases.append(
+                case(
+                    f"a key given twice at depth {depth}: {text[:60]}",
+                    http_post(text.encode()),
+                    "refused",
+                    named,
+                    ("twice",),
+                )
+            )
+    return cases
+
+
+def read_setting(run: Path, *keys: str):
+    """A setting of a run's config.yaml (``read_setting(run, "decode", "beam_size")``)."""
+    import yaml
+
+    value = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    for key in keys:
+        value = value[key]
+    return value
+
+
+def budget_drill(drill: Drill, chosen: Callable[[str], bool]) -> list[tuple[str, Outcome]]:
+    """The budget cases against ``attnseq serve`` of a text, an image and an audio run (--max-chars
+    200, --max-beam 4, --allowed-host): each answered within ANSWER_SECONDS, a 4xx naming the
+    field or the limit, never a 5xx, a reset or a hang."""
+    if not might_choose(chosen, "budget"):
+        return []
+    cases = [case for case in budget_cases(drill) if chosen(case.name)]
+    if not cases:
+        return []
+    runs = [f"text={drill.run}", f"image={drill.image_run}", f"audio={drill.audio_run}"]
+    flags = ["--max-chars", BUDGET_LIMITS["max_chars"], "--max-beam", BUDGET_LIMITS["max_beam"]]
+    server = subprocess.Popen(
+        [PYTHON, "-m", "attnseq.cli", "-q", "serve", *runs, *map(str, flags), "--allowed-host", ALLOWED_HOST]
+        + ["--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    line = server.stdout.readline()
+    if "http://" not in line:
+        server.kill()
+        return [(case.name, Outcome("traceback", f"the server did not start: {line!r}")) for case in cases]
+    port, outcomes = int(line.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]), []
+    try:
+        for case in cases:
+            started = time.perf_counter()
+            outcome = case.run(port)
+            took = time.perf_counter() - started
+            if took > ANSWER_SECONDS and outcome.kind != "traceback":
+                outcome = Outcome("silent", f"answered after {took:.1f} s: {outcome.detail}")
+            outcomes.append((case.name, outcome))
+    finally:
+        server.terminate()
+        server.wait(30)
+    return outcomes
+
+
+# -- ranges: every number of every settings registry, out of range or of the wrong type ---------------
+@dataclass(frozen=True)
+class NumberSetting:
+    """A number field a user sets: ``key`` as an error names it, its type and range (schema.number),
+    the settings that choose its section (``model.arch=transformer``, a variant's name), and the
+    reproduction it belongs to (set with ``attnseq reproduce NAME --set``), if any."""
+
+    key: str
+    hint: type
+    range: tuple
+    fixed: tuple[str, ...] = ()
+    reproduction: str | None = None
+
+
+def number_settings() -> list[NumberSetting]:
+    """Every int and float field of the config's sections, of the options of every variant of
+    every registry the config's variant fields name (two levels down: a multihead scorer's head),
+    and of every reproduction's options, read from their dataclasses."""
+    import dataclasses
+    import types
+    import typing
+
+    import attnseq.engines.torch_engine.trainer  # noqa: F401  (the registries the torch engine fills)
+    import attnseq.reproduce  # noqa: F401
+    from attnseq.config import Config
+    from attnseq.registry import Registry
+    from attnseq.schema import COUNT, Variant
+
+    by_key = {registry.key: registry for registry in Registry.every if registry.key}
+    found: dict[tuple, NumberSetting] = {}
+
+    def plain_hint(hint):
+        if typing.get_origin(hint) in (typing.Union, types.UnionType):
+            hint = next(a for a in typing.get_args(hint) if a is not type(None))
+        return hint
+
+    def walk(cls, path: tuple, fixed: tuple, tag: str | None = None, depth: int = 0, reproduction=None):
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            key, hint, meta = (*path, f.name), plain_hint(hints[f.name]), dict(f.metadata)
+            if f.name == tag:
+                continue
+            if "tag" in meta:
+                for name, section in meta["classes"].items():
+                    walk(section, key, (*fixed, f"{'.'.join(key)}.{meta['tag']}={name}"), meta["tag"], depth)
+            elif hint is Variant:
+                registry = meta.get("variant") or by_key.get(".".join(key))
+                for name in registry.names() if registry is not None and depth < 2 else ():
+                    reads = getattr(registry.get(name), "reads", None)  # a frontend needs its input kind
+                    chosen = (
+                        *fixed,
+                        f"{'.'.join(key)}.name={name}",
+                        *([f"data.input={reads}"] if isinstance(reads, str) else []),
+                    )
+                    walk(registry.options_class(name), key, chosen, None, depth + 1)
+            elif dataclasses.is_dataclass(hint):
+                walk(hint, key, fixed, None, depth, reproduction)
+            elif hint in (int, float):
+                setting = NumberSetting(".".join(key), hint, meta.get("range", COUNT), fixed, reproduction)
+                found.setdefault((setting.key, setting.reproduction, fixed[:1]), setting)
+
+    walk(Config, (), ())
+    reproductions = next(r for r in Registry.every if r.kind == "reproduction")
+    for name in reproductions.names():
+        walk(reproductions.options_class(name), (), (), reproduction=name)
+    return list(found.values())
+
+
+def wrong_values(setting: NumberSetting) -> list[tuple[str, str]]:
+    """(what, value as --set reads it) a setting refuses: below its range, above it, a fraction for
+    a whole number, a word."""
+    low, high, low_open, high_open = setting.range
+    whole = setting.hint is int
+    values = []
+    if low is not None:
+        values.append(("below", str(low if low_open else (low - 1 if whole else low - 0.5))))
+    if high is not None:
+        values.append(("above", str(high if high_open else (high + 1 if whole else high + 0.5))))
+    if whole:
+        values.append(("a fraction", str((low if low is not None and low > 0 else 0) + 1.5)))
+    values.append(("a word", "lots"))
+    return values
+
+
+RANGES_RUNNER = r"""
+import contextlib, io, json, signal, sys, traceback
+from attnseq.cli import main
+class Late(BaseException):
+    pass
+def late(*_):
+    raise Late
+signal.signal(signal.SIGALRM, late)
+results = {}
+for name, argv in json.loads(sys.stdin.read()):
+    err = io.StringIO()
+    signal.alarm(90)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(argv)
+    except Late:
+        code = "late"
+    except BaseException:
+        code = "raised"
+        err.write(traceback.format_exc())
+    finally:
+        signal.alarm(0)
+    results[name] = [code, err.getvalue()]
+print(json.dumps(results))
+"""
+
+
+def might_choose(chosen: Callable[[str], bool], group: str) -> bool:
+    """Whether ``--only`` may choose cases of ``group``: the group, no class (words), or no --only."""
+    return chosen(f"{group}: ") or not any(chosen(f"{other}: ") for other in CLASSES)
+
+
+def ranges_drill(drill: Drill, chosen: Callable[[str], bool]) -> list[tuple[str, Outcome]]:
+    """Every number setting given out of range, a fraction where a whole number is due, or a word,
+    with ``attnseq train CONFIG --set KEY=VALUE`` (a reproduction's with ``attnseq reproduce NAME
+    --set``), and every number flag of the commands (-1, 1.5, a word): each refused with exit 2
+    and one line naming the key or the flag, before any training. Run by attnseq.cli.main in one
+    child process (each call bounded to 90 s), as the API drill runs its calls."""
+    if not might_choose(chosen, "ranges"):
+        return []
+    config = drill.write("ranges/config.yaml", "train:\n  max_steps: 1\n  progress: false\n  eval_max_sentences: 5\n")
+    calls, words = [], {}
+    for n, setting in enumerate(number_settings()):
+        for what, value in wrong_values(setting):
+            out = drill.path(f"ranges/{n}-{what.replace(' ', '-')}")
+            if setting.reproduction:
+                name = f"ranges: {setting.reproduction}.{setting.key} {what} ({value})"
+                argv = ["-q", "reproduce", setting.reproduction, "--out", out, "--runs", out / "runs"]
+                argv += ["--seeds", "1", "--budget-minutes", "0.01", *sets(f"{setting.key}={value}")]
+                words[name] = f"{setting.reproduction}.{setting.key}"
+            else:
+                chose = f" with {', '.join(setting.fixed)}" if setting.fixed else ""
+                name = f"ranges: {setting.key} {what} ({value}){chose}"
+                argv = ["-q", "train", config, "--data", drill.data, "--out", out]
+                argv += sets(*setting.fixed, f"{setting.key}={value}")
+                words[name] = setting.key
+            calls.append((name, argv))
+    for command, parser in cli_commands().items():
+        if command in NOT_DRILLED or command not in drill.recipes(drill.work):
+            continue
+        for action in parser._actions:
+            if action.option_strings and action.type not in (None, str) and not action.choices:
+                flag = action.option_strings[-1]
+                for what, value in (("-1", "-1"), ("a fraction", "1.5"), ("a word", "lots")):
+                    if what == "a fraction" and takes(action.type, value):  # a number flag, not a count
+                        continue
+                    name = f"ranges: {' '.join(command)} {flag} {what}"
+                    lines = drill.recipes(drill.path(f"ranges/flag-{len(calls)}"))[command]
+                    tokens = next((t for t in lines if flag in map(str, t)), lines[0])
+                    at = [str(t) for t in tokens].index(flag) + 1 if flag in map(str, tokens) else None
+                    tokens = [*tokens[:at], value, *tokens[at + 1 :]] if at else [*tokens, flag, value]
+                    words[name] = flag
+                    calls.append((name, ["-q", *tokens]))
+    calls = [(name, [str(a) for a in argv]) for name, argv in calls if chosen(name)]
+    if not calls:
+        return []
+    drill.ready(sorted({Path(a) for _, argv in calls for a in argv if a.startswith(str(drill.work))}))
+    result = subprocess.run(
+        [PYTHON, "-c", RANGES_RUNNER], input=json.dumps(calls).encode(), capture_output=True, cwd=drill.work
+    )
+    try:
+        results = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        failed = Outcome("traceback", f"the child process failed: {result.stderr.decode()[-160:]}")
+        return [(name, failed) for name, _ in calls]
+    return [(name, range_outcome(*results[name], words[name], name)) for name, _ in calls]
+
+
+def takes(kind: Callable, value: str) -> bool:
+    """Whether an argument's type takes ``value``."""
+    try:
+        kind(value)
+    except (ValueError, TypeError, argparse.ArgumentTypeError):
+        return False
+    return True
+
+
+def names_key(line: str, key: str) -> bool:
+    """Whether an error ``line`` names ``key``; a flag may be named by the config key it sets
+    (``--beam``: ``decode.beam_size``, ``--max-minutes``: ``train.max_minutes``)."""
+    if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w-])", line):
+        return True
+    words = key.lstrip("-").replace("-", "_")
+    return key.startswith("--") and any(words in k.split(".")[-1] for k in re.findall(r"\b[a-z]+\.[a-z_.]+\b", line))
+
+
+def range_outcome(code, err: str, key: str, name: str) -> Outcome:
+    """A refusal is right when it is exit 2 and one line naming ``key``; a flag given -1 may also be
+    taken (exit 0)."""
+    if code == "late":
+        return Outcome("silent", "still running after 90 s: the value was taken")
+    if code == "raised" or traceback_of(err):
+        return Outcome("traceback", (err.strip().splitlines() or ["?"])[-1][:160])
+    if code == 0:
+        if name.endswith(" -1"):
+            return Outcome("handled", "-1 taken")
+        return Outcome("silent", "exit 0: the value was taken")
+    problem = one_error_line(code, err)
+    line = err.strip().splitlines()[-1] if err.strip() else ""
+    if problem or not names_key(line, key):
+        return Outcome("silent", problem or f"the refusal does not name {key}: {line[:140]!r}")
+    return Outcome("clear error", line.removeprefix("attnseq: error: ")[:110])
+
+
 # -- the kill drill ----------------------------------------------------------------------------------
 def kill_drill(work: Path, data: Path, kills: int, seed: int = 0) -> tuple[bool, str]:
     """Train a run that saves every 2 updates, killing it with SIGKILL ``kills`` times at random
@@ -2182,7 +3489,12 @@ def main() -> int:
     for case in drill.cases():
         if chosen(case.name):
             report(case.name, case.run())
-    for drill_of in (api_drill, server_drill):  # each runs its cases at once, then they are reported
+    for drill_of in (
+        api_drill,
+        server_drill,
+        budget_drill,
+        ranges_drill,
+    ):  # each runs its cases at once, then they are reported
         for name, outcome in drill_of(drill, chosen):
             report(name, outcome)
     if args.kills and chosen("kill: the kill drill"):
