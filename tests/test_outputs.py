@@ -211,6 +211,11 @@ def test_a_bug_still_shows_its_traceback(monkeypatch, error):
     [
         (["data", "dates"], "data dates: the following arguments are required: --out (see attnseq data dates --help)"),
         (["data", "dates", "--out", "x", "--train", "-1"], "argument --train: expected a whole number >= 0, got -1"),
+        (
+            ["data", "split", "--input", "a", "--out", "x", "--dev", "-1"],
+            "argument --dev: expected a fraction in [0, 1)",
+        ),
+        (["data", "split", "--input", "a", "--out", "x", "--test", "2.5"], "argument --test: expected a fraction in"),
         (["nope"], "invalid choice: 'nope'"),
         (["plot", "positional", "--bogus"], "unrecognized arguments: --bogus"),
         (["plot", "positional", "-q"], "-q goes before the command: attnseq -q COMMAND"),

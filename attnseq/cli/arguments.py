@@ -105,6 +105,17 @@ def count(text: str) -> int:
     return value
 
 
+def share(text: str) -> float:
+    """An argument type: a fraction in [0, 1), or a count (a whole number >= 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction below 1 or a count, got {text!r}") from None
+    if not (0 <= value < 1 or (value >= 1 and value.is_integer())):
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1) or a whole count >= 1, got {text}")
+    return value
+
+
 def positive(text: str) -> int:
     """An argument type: a whole number >= 1."""
     value = count(text)

@@ -10,7 +10,7 @@ import argparse
 
 from ..errors import UserError
 from ..files import check_folder, rereadable, write_files
-from .arguments import add_overwrite, count, positive
+from .arguments import add_overwrite, count, positive, share
 
 SPLIT_FILES = ("train.tsv", "dev.tsv", "test.tsv")
 
@@ -51,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--src", help="source side, one sentence a line")
     p.add_argument("--tgt", help="target side, aligned with --src")
     _add_out(p)
-    p.add_argument("--dev", type=float, default=0.05, help="fraction (or count if >= 1) for dev")
-    p.add_argument("--test", type=float, default=0.05, help="fraction (or count if >= 1) for test")
+    p.add_argument("--dev", type=share, default=0.05, help="fraction (or count if >= 1) for dev")
+    p.add_argument("--test", type=share, default=0.05, help="fraction (or count if >= 1) for test")
     p.add_argument(
         "--seed", type=int, default=1, help="seed of the hash that assigns sources to splits, and of the shuffle"
     )
