@@ -149,6 +149,19 @@ def test_unreadable_catalog_and_empty_corpus_are_user_errors(tmp_path):
         build_gettext_corpus("xx-no-such-language")
 
 
+def test_a_pipe_given_as_a_catalog_is_refused_by_name_not_read(tmp_path):
+    """polib reads a catalog more than once, so a FIFO (a shell's <(...)) would hang: it is one
+    line naming it, never 'no such file'."""
+    import os
+
+    fifo = tmp_path / "catalog.po"
+    os.mkfifo(fifo)
+    with pytest.raises(DataError, match=f"^{fifo}: a pipe or a device, not a file"):
+        build_gettext_corpus("de", [fifo])
+    with pytest.raises(DataError, match=f"^{fifo}: not a file"):
+        translate_po(lambda texts: texts, fifo, tmp_path / "out.po")
+
+
 def test_aligned_files_with_different_line_counts_name_both_files_and_counts(tmp_path):
     src = write(tmp_path / "train.en", "one\ntwo\nthree\n")
     tgt = write(tmp_path / "train.de", "eins\nzwei\n")

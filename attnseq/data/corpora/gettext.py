@@ -73,6 +73,8 @@ def catalog_files(lang: str, paths: Sequence[str | Path] | None = None) -> list[
                 found += [p for p in path.rglob("*") if p.suffix in (".po", ".mo") and p.is_file()]
             elif path.is_file():
                 found.append(path)
+            elif path.exists():  # polib reads a catalog more than once: a pipe cannot be one
+                raise DataError(f"{path}: a pipe or a device, not a file; give catalog files (.po, .mo) or folders")
             else:
                 raise DataError(f"{path}: no such file or folder")
         return sorted(set(found))
@@ -229,6 +231,8 @@ def translate_po(
     "placeholder_mismatches", "skipped"}.
     """
     in_path = Path(in_path)
+    if in_path.exists() and not in_path.is_file():  # a folder, or a pipe polib would read twice
+        raise DataError(f"{in_path}: not a file (a folder, a pipe or a device); give the .po file itself")
     if not in_path.is_file():
         raise DataError(f"{in_path}: no such file")
     if in_path.suffix != ".po":
