@@ -216,6 +216,7 @@ def test_a_bug_still_shows_its_traceback(monkeypatch, error):
             "argument --dev: expected a fraction in [0, 1)",
         ),
         (["data", "split", "--input", "a", "--out", "x", "--test", "2.5"], "argument --test: expected a fraction in"),
+        (["train", "--data", "-"], "--data -: training reads its data more than once; give a folder"),
         (["nope"], "invalid choice: 'nope'"),
         (["plot", "positional", "--bogus"], "unrecognized arguments: --bogus"),
         (["plot", "positional", "-q"], "-q goes before the command: attnseq -q COMMAND"),

@@ -128,6 +128,8 @@ def first_line(path: Path) -> str:
 def data_overrides(path: str | Path) -> list[str]:
     """The ``--set`` settings that read ``path``: a folder of TSV splits, or one file that a
     registered format reads (the book's). A TSV file is refused with the command that splits it."""
+    if str(path) == "-":  # ("data.dir=-" would be read as YAML's empty list)
+        raise DataError("--data -: training reads its data more than once; give a folder of train/dev/test.tsv")
     path = Path(path)
     if path.is_file():
         for name in SOURCES:
