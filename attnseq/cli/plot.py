@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import UserError
-from ..files import check_output, write_output
+from ..files import check_output, read_once, write_output
 from .arguments import add_checkpoint, add_overwrite, positive, run_files
 
 HELP = "attention heatmap, training curve, positional encoding, a memory network's reading (memory)"
@@ -213,10 +213,18 @@ def plot_file_attention(args) -> Path:
             f"{args.run} reads {kind.name} (give --text)"
         )
     n_best = args.hyp if args.hyp > 1 or args.beam else None
-    r = translator.search([args.file], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
+    source = args.file
+    if read_once(source):  # a FIFO: its bytes, read once, are both searched and drawn
+        try:
+            source = Path(source).read_bytes()
+        except OSError as err:
+            raise UserError(f"{args.file}: cannot be read ({err.strerror or err})") from None
+    r = translator.search([source], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
     if len(r.outputs) < args.hyp:
         raise UserError(f"--hyp {args.hyp}: the search found {len(r.outputs)} hypotheses")
-    return FILE_DRAWINGS[kind.name](kind, translator.pipeline.read_file(args.file).ids, r, args.hyp - 1, out)
+    data = source if isinstance(source, bytes) else None
+    features = translator.pipeline.read_file(args.file, data=data).ids
+    return FILE_DRAWINGS[kind.name](kind, features, r, args.hyp - 1, out)
 
 
 def draw_image(kind, features, r, k: int, out: Path) -> Path:
