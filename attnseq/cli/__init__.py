@@ -169,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"attnseq: error: {line}", file=sys.stderr)
         return 2 if line else 0
     finally:
-        if before is not None:  # the process may go on (a script that called main): its handler back
+        if argv is None:  # the process is the command and its work is done: a signal now would end
+            # Python's shutdown killed by it (-2, -15) where the command succeeded or said why it stopped
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_IGN)
+        elif before is not None:  # the process may go on (a script that called main): its handler back
             signal.signal(signal.SIGTERM, before)
     return 0
