@@ -200,11 +200,9 @@ def clear_leftovers(folder: Path, names: Iterable[str]) -> None:
 def _clear_own(folder: Path, names: Iterable[str]) -> None:
     """Remove the temporary files this process made in ``folder`` for ``names``: one made by
     mkstemp when a signal came before its name was kept (temporary_beside's names carry the PID)."""
-    mine = f".{os.getpid()}-"
     for name in names:
         for entry in folder.glob(f".{glob_escape(name)}.{os.getpid()}-*.tmp"):
-            if mine in entry.name:
-                entry.unlink(missing_ok=True)
+            entry.unlink(missing_ok=True)
 
 
 def is_stream(path: Path) -> bool:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import UserError
-from ..files import check_output, read_once, write_output
+from ..files import check_output, write_output
 from .arguments import add_checkpoint, add_overwrite, positive, run_files
 
 HELP = "attention heatmap, training curve, positional encoding, a memory network's reading (memory)"
@@ -213,12 +213,9 @@ def plot_file_attention(args) -> Path:
             f"{args.run} reads {kind.name} (give --text)"
         )
     n_best = args.hyp if args.hyp > 1 or args.beam else None
-    source = args.file
-    if read_once(source):  # a FIFO: its bytes, read once, are both searched and drawn
-        try:
-            source = Path(source).read_bytes()
-        except OSError as err:
-            raise UserError(f"{args.file}: cannot be read ({err.strerror or err})") from None
+    from ..data.pipeline import read_stream
+
+    source = read_stream(args.file)  # a FIFO's bytes, read once, are both searched and drawn
     r = translator.search([source], keep_attention=True, beam_size=args.beam, n_best=n_best)[0]
     if len(r.outputs) < args.hyp:
         raise UserError(f"--hyp {args.hyp}: the search found {len(r.outputs)} hypotheses")

@@ -108,6 +108,17 @@ class EncodedSource:
     size: tuple[int, ...] = ()  # a file's input: its extent ((height, width) of an image as read)
 
 
+def read_stream(path: str | Path) -> str | Path | bytes:
+    """``path``, or its bytes read now where it can be read only once (a FIFO, a device): what
+    read_file and a search take for a file source, so that a stream is read once for both."""
+    if not read_once(path):
+        return path
+    try:
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror or err})") from None
+
+
 class TextPipeline:
     """Turns source and target text into ids and target ids back into text.
 
@@ -298,11 +309,9 @@ class TextPipeline:
         as the encoder reads it: features (L, F) of the input kind, the first ``limit`` positions
         when ``limit``; a DataError naming the file when the kind cannot read it."""
         kind = self.inputs
-        if data is None and read_once(path):  # a FIFO or a device: its bytes can be read once only
-            try:
-                data = Path(path).read_bytes()
-            except OSError as err:
-                raise DataError(f"{path}: cannot be read ({err.strerror or err})") from None
+        if data is None:
+            source = read_stream(path)
+            data = source if isinstance(source, bytes) else None
         features = kind.read(Path(path), limit) if data is None else kind.read_bytes(data, str(path), limit)
         size = kind.geometry(features)
         cut = bool(limit) and len(features) > limit
