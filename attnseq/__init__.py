@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 __version__ = "0.1.0"
+
+
+def _interrupted_in_one_line(exc_type, exc, tb, _python_hook=sys.excepthook) -> None:
+    """sys.excepthook of the attnseq command's process: a Ctrl-C that comes while Python is still
+    importing the command (before attnseq.cli.main handles it) ends it with one line, as one later
+    does; any other exception as Python shows it."""
+    if issubclass(exc_type, KeyboardInterrupt):
+        print("attnseq: interrupted", file=sys.stderr)
+    else:
+        _python_hook(exc_type, exc, tb)
+
+
+# the process is the command: its console script, or ``python -m attnseq.cli`` (whose argv[0] is
+# "-m" while the package is imported); a program that imports attnseq keeps its own hook
+if sys.argv[:1] == ["-m"] or os.path.splitext(os.path.basename(sys.argv[0] if sys.argv else ""))[0] == "attnseq":
+    sys.excepthook = _interrupted_in_one_line
 
 
 def load(

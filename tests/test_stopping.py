@@ -636,3 +636,41 @@ def test_cpu_seconds_count_the_processes_cpu_time_beside_the_wall_clock(reverse_
     attnseq.fit(PRESET, tmp_path / "run", [*settings, "train.max_steps=12"], resume=True)
     resumed = [r for r in read_metrics(tmp_path / "run") if "cpu_seconds" in r]
     assert resumed[-1]["step"] == 12 and resumed[-1]["cpu_seconds"] > cpu[-1]
+
+
+def test_a_ctrl_c_python_wraps_in_another_exception_is_still_one_line(monkeypatch, capsys):
+    """Python 3.11 wraps an exception raised in a class body's __set_name__ (a Ctrl-C while a
+    module defining a dataclass is imported) in a RuntimeError: the command still ends as stopped."""
+    import attnseq.cli.data as data_command
+
+    def wrapped(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise RuntimeError("Error calling __set_name__") from err
+
+    monkeypatch.setattr(data_command, "run", wrapped)
+    assert main(["data", "dates", "--out", "x"]) == 130
+    assert capsys.readouterr().err.strip() == "attnseq: interrupted"
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_while_the_command_is_imported_is_one_line(tmp_path):
+    """SIGINT at moments of ``python -m attnseq.cli``'s start, from the package's import on: one
+    line or a clean exit, never Python's traceback. (The first milliseconds are Python's own start,
+    site and runpy, before any attnseq code runs: out of reach, so the first moment is after the
+    interpreter has started.)"""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import attnseq.cli"], check=True)
+    imported = time.perf_counter() - start
+    for fraction in (0.5, 0.7, 0.85, 1.0, 1.3):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "attnseq.cli", "data", "dates", "--out", str(tmp_path / f"d{fraction}")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(imported * fraction)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert "Traceback" not in err, err

@@ -142,6 +142,27 @@ def refuse_standard_folders(args: argparse.Namespace) -> None:
             )
 
 
+def interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) an exception was raised in handling, or from; None when it has none."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def stopped(err: KeyboardInterrupt, own: bool) -> int:
+    """The one line and exit status of a command stopped by Ctrl-C or SIGTERM; when the process is
+    the command (``own``) it ends now, so another signal changes nothing."""
+    if own:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+    print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
+    return getattr(err, "exit_status", 130)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` (default: the process's arguments) gives; the exit status: 0, or
     2 after the one line attnseq.errors' table gives an error (an error it has no row for is a
@@ -156,12 +177,11 @@ def main(argv: list[str] | None = None) -> int:
         refuse_standard_folders(args)
         args.func(args)
     except KeyboardInterrupt as err:  # Ctrl-C; from training, Interrupted, which says what it saved
-        if argv is None:  # the process is the command and ends now: another signal changes nothing
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(signum, signal.SIG_IGN)
-        print(f"attnseq: {str(err) or 'interrupted'}", file=sys.stderr)
-        return getattr(err, "exit_status", 130)
+        return stopped(err, own=argv is None)
     except Exception as err:
+        stop = interrupt_behind(err)
+        if stop is not None:  # Ctrl-C that Python wrapped (in a class body's __set_name__, say)
+            return stopped(stop, own=argv is None)
         line = command_line_message(err)
         if line is None:  # no row of the table: a bug
             raise
