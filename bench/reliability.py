@@ -2147,9 +2147,15 @@ class Drill:
             )
         for i in range(len(inputs)):
             block = [line.split("\t", 1) for line in lines[i * n_best : (i + 1) * n_best]]
-            if any(len(parts) != 2 or not re.fullmatch(r"-?\d+(\.\d+)?", parts[0]) for parts in block):
+            # an input with fewer hypotheses than --n-best is padded with '-inf<TAB>' lines (scored,
+            # never a hypothesis): the block keeps its N lines
+            if any(
+                len(parts) != 2
+                or not (re.fullmatch(r"-?\d+(\.\d+)?", parts[0]) or (parts[0] == "-inf" and not parts[1] and k))
+                for k, parts in enumerate(block)
+            ):
                 return Outcome("silent", f"input {i + 1}: not 'score<TAB>hypothesis' lines: {block}")
-            empty = [k + 1 for k, parts in enumerate(block) if not parts[1].strip()]
+            empty = [k + 1 for k, parts in enumerate(block) if not parts[1].strip() and parts[0] != "-inf"]
             if any(k > 1 for k in empty):
                 return Outcome(
                     "silent", f"input {i + 1} ({inputs[i]!r}): empty hypotheses at {empty} of its list: {block}"
