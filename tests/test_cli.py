@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import logging
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -241,7 +242,7 @@ from attnseq.cli import build_parser, main
 build_parser()
 assert "torch" not in sys.modules, "building the parser imported torch"
 import attnseq.serve.server as server
-server.serve = lambda app, sock, log_level: sock.close()  # serve: load the runs, bind, return
+server.serve = lambda app, sock, log_level, ready: sock.close()  # serve: load the runs, bind, return
 assert main(["-q", "translate", {str(run_dir)!r}, "--input", {str(data / "test.tsv")!r},
              "--output", {str(tmp_path / "out.txt")!r}]) == 0
 assert main(["-q", "evaluate", {str(run_dir)!r}, "--data", {str(data)!r}, "--json"]) == 0
@@ -472,3 +473,32 @@ def test_one_table_gives_the_line_of_every_error_that_is_no_bug():
     assert user_message(MemoryError()) is None
     assert explained(BrokenPipeError(errno.EPIPE, "Broken pipe")) == ("", False)
     assert explained(RuntimeError("a bug")) is None and explained(OSError(errno.EBADF, "Bad file descriptor")) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_the_server_says_it_serves_once_a_signal_ends_it_cleanly(quick_runs, sig):
+    """``attnseq serve`` prints its "Serving ... at URL" line once uvicorn has started: the URL
+    answers, and a signal sent the moment the line is read ends the server with one line and
+    130 or 143 (the drill once saw a Ctrl-C sent on the line, before uvicorn's handlers, hang)."""
+    import http.client
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "attnseq.cli", "-q", "serve", str(quick_runs["rnn"]), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = server.stdout.readline()
+        assert line.startswith("Serving "), line
+        port = int(line.split("http://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/runs")
+        assert connection.getresponse().status == 200
+        server.send_signal(sig)
+        _, err = server.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert server.returncode == 128 + sig
+    assert len(err.strip().splitlines()) == 1 and err.startswith("attnseq: "), err

@@ -54,8 +54,5 @@ def run(args: argparse.Namespace) -> None:
         hosts=allowed_hosts(args.host, args.allowed_host),
     )
     sock = listen(args.host, args.port)
-    print(
-        f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; Ctrl-C to stop)",
-        flush=True,
-    )
-    serve(app, sock, log_level="warning" if args.quiet else "info")
+    line = f"Serving {', '.join(r.name for r in runs)} at {url(sock)}  (API docs at {url(sock)}docs; Ctrl-C to stop)"
+    serve(app, sock, log_level="warning" if args.quiet else "info", ready=lambda: print(line, flush=True))

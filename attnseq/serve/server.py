@@ -36,9 +36,17 @@ def url(sock: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
-def serve(app, sock: socket.socket, backlog: int = BACKLOG, log_level: str = "warning") -> None:
-    """Serve ``app`` on ``sock`` with uvicorn until interrupted."""
+def serve(app, sock: socket.socket, backlog: int = BACKLOG, log_level: str = "warning", ready=None) -> None:
+    """Serve ``app`` on ``sock`` with uvicorn until interrupted; ``ready()`` is called once uvicorn
+    has started (its signal handlers in place), so a line that says the server is up, printed
+    there, is true, and a Ctrl-C after it is uvicorn's to end the server with."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets=sockets)
+            if ready is not None and self.started and not self.should_exit:
+                ready()
+
     config = uvicorn.Config(app, backlog=backlog, log_level=log_level, access_log=False, timeout_keep_alive=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    Server(config).run(sockets=[sock])
