@@ -155,25 +155,36 @@ LEFTOVER = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[^.]+\.(tmp|old)$")  # uti
 STALE_SECONDS = 86_400  # a leftover this old is stale whoever holds its process number now
 
 
+def by_folder(folder: Path, names: Iterable[str]) -> dict[Path, set[str]]:
+    """``names`` (relative paths, ``images/train/000001.png`` too) grouped by the folder each is
+    written in: {folder: {file names}}."""
+    groups: dict[Path, set[str]] = {}
+    for name in names:
+        path = folder / name
+        groups.setdefault(path.parent, set()).add(path.name)
+    return groups
+
+
 def leftovers(folder: Path, names: Iterable[str]) -> list[Path]:
-    """The temporary files and folders in ``folder`` that a command writing ``names`` there left
-    when it was killed outright (kill -9, a lost machine): named after one of ``names`` and a
-    process that is gone (or a day old)."""
-    found, names = [], set(names)
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return []
-    for entry in entries:
-        match = LEFTOVER.match(entry.name)
-        if match is None or match["name"] not in names:
-            continue
+    """The temporary files and folders that a command writing ``names`` into ``folder`` (in its
+    subfolders too) left when it was killed outright (kill -9, a lost machine): beside one of
+    ``names``, named after it and a process that is gone (or a day old)."""
+    found = []
+    for where, here in by_folder(folder, names).items():
         try:
-            old = time.time() - entry.lstat().st_mtime > STALE_SECONDS
+            entries = list(where.iterdir())
         except OSError:
             continue
-        if old or not process_alive(int(match["pid"])):
-            found.append(entry)
+        for entry in entries:
+            match = LEFTOVER.match(entry.name)
+            if match is None or match["name"] not in here:
+                continue
+            try:
+                old = time.time() - entry.lstat().st_mtime > STALE_SECONDS
+            except OSError:
+                continue
+            if old or not process_alive(int(match["pid"])):
+                found.append(entry)
     return found
 
 
@@ -200,9 +211,10 @@ def clear_leftovers(folder: Path, names: Iterable[str]) -> None:
 def _clear_own(folder: Path, names: Iterable[str]) -> None:
     """Remove the temporary files this process made in ``folder`` for ``names``: one made by
     mkstemp when a signal came before its name was kept (temporary_beside's names carry the PID)."""
-    for name in names:
-        for entry in folder.glob(f".{glob_escape(name)}.{os.getpid()}-*.tmp"):
-            entry.unlink(missing_ok=True)
+    for where, here in by_folder(folder, names).items():
+        for name in here:
+            for entry in where.glob(f".{glob_escape(name)}.{os.getpid()}-*.tmp"):
+                entry.unlink(missing_ok=True)
 
 
 def is_stream(path: Path) -> bool:

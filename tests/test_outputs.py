@@ -560,3 +560,28 @@ def test_a_folder_output_through_a_link_is_made_where_the_link_points(tmp_path):
     write_folder(link, {"m": "2"}, marker="m", overwrite=True)
     assert link.is_symlink() and (real / "m").read_text() == "2"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+@pytest.mark.parametrize("names", [["a.tsv"], ["images/train/000001.png", "images/dev/000002.png", "train.tsv"]])
+def test_a_killed_writers_temporaries_are_cleared_by_the_rerun_in_subfolders_too(tmp_path, names):
+    """write_files into a folder (and its subfolders: a formula data set's images/SPLIT/NNNNNN.png)
+    after a writer killed outright: its temporaries, named after the file and a process that is
+    gone, are removed; a live process's and another file's are left alone."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, alive = int(gone.stdout), os.getppid()
+    left, kept = [], []
+    for name in names:
+        path = tmp_path / "out" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        left.append(path.parent / f".{path.name}.{dead}-abc123.tmp")
+        kept.append(path.parent / f".{path.name}.{alive}-abc123.tmp")  # a live process writes it now
+        kept.append(path.parent / f".other.{dead}-abc123.tmp")  # not one of the files written
+    for entry in left + kept:
+        entry.write_bytes(b"half")
+    write_files(tmp_path / "out", {name: "x\n" for name in names}, overwrite=True)
+    assert not any(entry.exists() for entry in left)
+    assert all(entry.exists() for entry in kept)
+    assert all((tmp_path / "out" / name).read_text() == "x\n" for name in names)
