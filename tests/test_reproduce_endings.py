@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attnseq.config import load_config, save_config
-from attnseq.reproduce.base import Result, RunRecord, longest_first, makespan
+from attnseq.reproduce.base import RunRecord, longest_first, makespan
 from attnseq.reproduce.page import read_page_record, runs_table, write_index
 from attnseq.reproduce.training import cpu_share, how_it_ended
 from attnseq.runs import log_metrics, read_metrics
@@ -127,7 +127,7 @@ def test_the_runs_table_counts_the_runs_the_loss_kept_going():
         RunRecord("book", 2, 2400, 2400, False, why="by dev exact match"),
         RunRecord("luong", 1, 1500, 2400, True, why="4 evaluations after it"),
     ]
-    lines = runs_table(Result(summary="", tables=[], figures=[], setup=[], budget="", runs=runs))
+    lines = runs_table(runs)
     assert lines[0] == (
         "How the runs ended: 1 of 3 reached their plateau before the cap. 1 of the 2 at the cap had "
         "their patience last renewed by the dev loss alone, the dev metric no longer rising past the "
@@ -265,3 +265,29 @@ def test_a_page_whose_numbers_do_not_read_is_named_with_the_reason(tmp_path):
     )
     assert "heads.json does not read ('seconds' is NaN)" in write_index(tmp_path, ["heads", "positions"]).read_text()
     assert "[positions](positions.md)" in text
+
+
+def test_the_index_names_the_commit_that_made_each_page(tmp_path):
+    """Each row of the index says which commit of attnseq made the page's numbers (the record's
+    machine.attnseq); for a record that does not say, the last commit that changed its JSON."""
+    import subprocess
+
+    for name in ("heads", "positions"):
+        (tmp_path / f"{name}.json").write_bytes((PAGES / f"{name}.json").read_bytes())
+    made = json.loads((tmp_path / "heads.json").read_text(encoding="utf-8"))["machine"]["attnseq"]
+    record = json.loads((tmp_path / "positions.json").read_text(encoding="utf-8"))
+    del record["machine"]["attnseq"]
+    (tmp_path / "positions.json").write_text(json.dumps(record), encoding="utf-8")
+    lines = write_index(tmp_path, ["heads", "positions"]).read_text(encoding="utf-8").splitlines()
+    assert next(line for line in lines if line.startswith("| [heads]")).endswith(f"| `{made}` |")
+    assert next(line for line in lines if line.startswith("| [positions]")).endswith("| unknown |")  # no git here
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "add", "positions.json"], check=True)
+    subprocess.run([*git, "commit", "-qm", "numbers"], check=True)
+    last = subprocess.run([*git, "log", "-1", "--format=%h"], capture_output=True, text=True, check=True).stdout
+    lines = write_index(tmp_path, ["heads", "positions"]).read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("| [positions]"))
+    assert row.endswith(
+        f"| before `{last.strip()}` (the last commit of its numbers; they do not say which made them) |"
+    )

@@ -18,6 +18,7 @@ train less); only a claim about time itself (transformer-vs-rnn) has a budget in
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,20 +34,31 @@ REPRODUCTIONS: Registry[type[Reproduction]] = Registry("reproduction")
 REPRODUCED = "reproduced"
 PARTLY = "partly reproduced"
 NOT_REPRODUCED = "not reproduced"
-UNDECIDED = "undecided (no finding decided by its test)"
-VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED)
+UNDECIDED = "undecided (no core finding decided by its test)"
+NOT_CONVERGED = "undecided: not converged"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_CONVERGED)
 
 
-def verdict_of(findings: Sequence[Finding]) -> str:
-    """REPRODUCED only when every finding is decided (True or False) and every one matched;
-    PARTLY when some matched and others did not or are undecided; NOT_REPRODUCED when none
-    matched and at least one did not; UNDECIDED when no finding is decided."""
-    decided = [f.matched for f in findings if f.matched is not None]
-    if not decided:
-        return UNDECIDED
-    if all(decided) and len(decided) == len(findings):
+def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> str:
+    """The verdict of a page from its core findings (what the paper says, not a proxy) and how its
+    runs ended: NOT_CONVERGED when any run stopped at its cap before its plateau, whatever the
+    numbers; else NOT_REPRODUCED when a core finding is decided against the paper; REPRODUCED when
+    every core finding is decided the paper's way; PARTLY when some are and the others undecided;
+    UNDECIDED when no core finding is decided (or there is none). Findings that are not core are
+    reported and never decide."""
+    if any(not r.converged for r in runs):
+        return NOT_CONVERGED
+    core = [f.matched for f in findings if f.core]
+    if any(m is False for m in core):
+        return NOT_REPRODUCED
+    if core and all(m is True for m in core):
         return REPRODUCED
-    return PARTLY if any(decided) else NOT_REPRODUCED
+    return PARTLY if any(m is True for m in core) else UNDECIDED
+
+
+def unconverged(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """The runs that stopped at their cap before their plateau."""
+    return [r for r in runs if not r.converged]
 
 
 def longest_first(names: Sequence[str]) -> list[str]:
@@ -137,14 +149,150 @@ class Table:
         return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A number a finding compares, where the page's tables show it: in the row whose first cells
+    are ``row`` (a design, a task and its test set...), the column headed ``column``; ``value`` is
+    the number as the finding used it, in the cell's units (the cell's first number: the mean over
+    the seeds where it has a spread)."""
+
+    row: tuple[str, ...]
+    column: str
+    value: float
+
+
+RELATIONS = {
+    "above": "the first above the second (or above the bound)",
+    "below": "the first below the second (or below the bound)",
+    "alike": "within the bound of each other",
+    "apart": "apart by more than the bound",
+}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The table cells a finding compares (one against a ``bound``, or two) and what its test
+    decided of them (``relation``, a key of RELATIONS; "" while undecided); ``bound`` is the bar a
+    single cell is held to or the margin of "alike" and "apart". table_disagreements checks a page's
+    tables against it."""
+
+    cells: tuple[Cell, ...]
+    relation: str = ""
+    bound: float | None = None
+
+    def __post_init__(self):
+        if self.relation and self.relation not in RELATIONS:
+            raise ValueError(f"evidence: no relation {self.relation!r} ({', '.join(RELATIONS)})")
+        if not 1 <= len(self.cells) <= 2 or (len(self.cells) == 1 and self.bound is None):
+            raise ValueError("evidence: two cells, or one and a bound")
+
+    def record(self) -> dict:
+        """The evidence as the page's JSON holds it."""
+        return {
+            "cells": [{"row": list(c.row), "column": c.column, "value": c.value} for c in self.cells],
+            "relation": self.relation,
+            "bound": self.bound,
+        }
+
+
 @dataclass
 class Finding:
     """One point of the claim checked: ``matched`` True (it did), False (it did not), or None
     (its test cannot tell); ``text`` says it, every figure a slot filled from the result's data
-    (wording.Phrase)."""
+    (wording.Phrase). ``core``: a point the paper makes (the verdict is theirs alone), not a proxy
+    or a check of the setup, which are reported and never decide. ``reason``: why an undecided
+    finding is undecided, in a few words ("needs 5 seeds"). ``evidence``: the table cells it
+    compares, where the page's tables show them."""
 
     matched: bool | None
     text: Phrase
+    core: bool = True
+    reason: Phrase = field(default_factory=Phrase)
+    evidence: Evidence | None = None
+
+    def record(self) -> dict:
+        """The finding as the page's JSON holds it."""
+        return {
+            "matched": self.matched,
+            "core": self.core,
+            "text": str(self.text),
+            "reason": str(self.reason),
+            "evidence": self.evidence.record() if self.evidence else None,
+        }
+
+
+NUMBER = re.compile(r"[-+−]?\d[\d,]*(?:\.\d+)?")
+
+
+def cell_number(text: str) -> tuple[float, float] | None:
+    """(the first number of a table cell, half a unit of its last digit): "33.2% ± 12.9 (18.5–42.7)"
+    -> (33.2, 0.05), "**98.2%**" -> (98.2, 0.05), "3,400" -> (3400, 0.5); None without one."""
+    found = NUMBER.search(text)
+    if not found:
+        return None
+    digits = found[0].replace(",", "").replace("−", "-")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    return float(digits), 0.5 * 10.0**-decimals
+
+
+def find_cell(tables: Sequence, cell: Cell) -> str | None:
+    """The text of ``cell`` in ``tables`` (Tables, or the JSON's tables: mappings with columns
+    and rows): the first row whose first cells are cell.row, in a table with the column; None
+    where there is none."""
+    for table in tables:
+        columns = list(table["columns"] if isinstance(table, dict) else table.columns)
+        rows = table["rows"] if isinstance(table, dict) else table.rows
+        if cell.column not in columns:
+            continue
+        at = columns.index(cell.column)
+        for row in rows:
+            if tuple(str(c).strip() for c in row[: len(cell.row)]) == tuple(cell.row):
+                return str(row[at])
+    return None
+
+
+def table_disagreements(findings: Sequence[Finding], tables: Sequence) -> list[str]:
+    """What a page's ``tables`` say against its findings, one sentence each: a cell a finding
+    names that is not there, or that shows another number than the finding used; and a decided
+    finding whose relation (its evidence's) the cells' numbers contradict, such as a finding that
+    A scores above B where the table's A is below B (equal as shown is no contradiction: the
+    cells are rounded)."""
+    problems = []
+    for i, finding in enumerate(findings, 1):
+        evidence = finding.evidence
+        if evidence is None:
+            continue
+        shown = []
+        for cell in evidence.cells:
+            text = find_cell(tables, cell)
+            number = cell_number(text) if text is not None else None
+            if number is None:
+                problems.append(f"finding {i}: no cell {' / '.join(cell.row)}, {cell.column!r} with a number")
+                continue
+            value, half = number
+            if abs(value - cell.value) > half + 1e-9 * max(1.0, abs(value)):
+                problems.append(
+                    f"finding {i}: the cell {' / '.join(cell.row)}, {cell.column!r} shows {text!r}, "
+                    f"the finding used {cell.value:g}"
+                )
+            shown.append(number)
+        if finding.matched is None or not evidence.relation or len(shown) != len(evidence.cells):
+            continue
+        (x, hx), (y, hy) = shown[0], shown[1] if len(shown) == 2 else (evidence.bound, 0.0)
+        slack = hx + hy
+        holds = {
+            "above": x >= y - slack,
+            "below": x <= y + slack,
+            "alike": evidence.bound is not None and abs(x - y) <= evidence.bound + slack,
+            "apart": evidence.bound is not None and abs(x - y) >= evidence.bound - slack,
+        }[evidence.relation]
+        if not holds:
+            problems.append(
+                f"finding {i} decides {RELATIONS[evidence.relation]!r} of "
+                + " and ".join(f"{' / '.join(c.row)}, {c.column!r}" for c in evidence.cells)
+                + f"; the table shows {x:g} and {y:g}"
+            )
+    return problems
 
 
 @dataclass(frozen=True)
@@ -193,7 +341,7 @@ class Result:
 
     @property
     def verdict(self) -> str:
-        return verdict_of(self.findings)
+        return verdict_of(self.findings, self.runs)
 
 
 class Reproduction:

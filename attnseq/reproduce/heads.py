@@ -12,8 +12,7 @@ from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, dates
 from .plots import draw_seeds, seeds_note
-from .significance import better
-from .spread import Spread, better_finding, comparison, spreads
+from .spread import Spread, better_finding, spreads
 from .texts import texts
 from .training import (
     PlateauOptions,
@@ -140,22 +139,31 @@ class Heads(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core, both the paper's (Table 3 (A): BLEU and perplexity): multi-head's test exact match
+        is higher and its dev perplexity lower, each by the exact permutation test over the seeds."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         perplexity = {k: Spread(v) for k, v in data["dev_perplexity"].items()}
-        findings = [better_finding(TEXT.phrase("test"), "multi-head", test["multi-head"], "one head", test["one head"])]
-        t, words = comparison(
-            "one head", perplexity["one head"], "multi-head", perplexity["multi-head"], unit="", digits=4
-        )
-        order = better(t)  # one head's perplexity above multi-head's: multi-head is better
-        findings.append(
-            Finding(
-                None if not order else order > 0,
-                TEXT.phrase("perplexity.start")
-                + words
-                + TEXT.phrase(
-                    "perplexity."
-                    + {1: "multi_head_lower", -1: "one_head_lower", 0: "cannot_tell", None: "untested"}[order]
-                ),
-            )
-        )
+        rows = [(("multi-head",), "test exact match"), (("one head",), "test exact match")]
+        findings = [
+            better_finding(
+                TEXT.phrase("test"), "multi-head", test["multi-head"], "one head", test["one head"], where=rows
+            ),
+            better_finding(
+                TEXT.phrase("perplexity.start"),
+                "multi-head",
+                perplexity["multi-head"],
+                "one head",
+                perplexity["one head"],
+                unit="",
+                digits=4,
+                lower=True,
+                where=[(("multi-head",), "dev perplexity"), (("one head",), "dev perplexity")],
+                outcomes={
+                    1: TEXT.phrase("perplexity.multi_head_lower"),
+                    -1: TEXT.phrase("perplexity.one_head_lower"),
+                    0: TEXT.phrase("perplexity.cannot_tell"),
+                    None: TEXT.phrase("perplexity.untested"),
+                },
+            ),
+        ]
         return findings, []

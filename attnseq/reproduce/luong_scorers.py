@@ -12,7 +12,7 @@ from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, long_sequences, read_split
 from .plots import draw_seeds, seeds_note
 from .significance import alike, better
-from .spread import Spread, comparison, equivalence_phrase, spreads
+from .spread import Spread, better_finding, comparison, equivalence_phrase, evidence_of, permuted, spreads
 from .texts import texts
 from .training import (
     PlateauOptions,
@@ -195,29 +195,80 @@ class LuongScorers(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core, the paper's three points on its Table 4: concat does worse than dot, dot works well
+        for global attention (better than general, or alike within the margin), local-p is the
+        best (against global dot). "Better" by the exact permutation test over the seeds, "alike"
+        by Welch's two one-sided tests. The other pairs: observed."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         margin = data["margin"]
+        column = "test exact match"
 
-        def judged(a, b, what, stop=True):
-            t, words = comparison(a, test[a], b, test[b])
-            order = better(t)
-            words = TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[order])
-            return t, order, words + TEXT.phrase("stop") if stop else words
+        def where(a: str, b: str):
+            return [((a,), column), ((b,), column)]
 
-        findings = []
-        _, order, words = judged("dot", "concat", "concat")
-        findings.append(Finding(None if not order else order > 0, words))
-        t, order, words = judged("dot", "general", "dot.start", stop=False)
+        def outcomes(stop: bool = True) -> dict:
+            end = TEXT.phrase("stop") if stop else Phrase()
+            return {
+                1: TEXT.phrase("order.first") + end,
+                -1: TEXT.phrase("order.second") + end,
+                0: TEXT.phrase("order.cannot_tell") + end,
+                None: TEXT.phrase("order.untested") + end,
+            }
+
+        findings = [
+            better_finding(
+                TEXT.phrase("concat"),
+                "dot",
+                test["dot"],
+                "concat",
+                test["concat"],
+                where=where("dot", "concat"),
+                outcomes=outcomes(),
+            )
+        ]
+        better_than = better_finding(
+            TEXT.phrase("dot.start"), "dot", test["dot"], "general", test["general"], outcomes=outcomes(stop=False)
+        )
+        t, _ = comparison("dot", test["dot"], "general", test["general"])
         same = alike(t, margin)
-        matched = True if order == 1 or same else False if order == -1 or same is False else None
-        findings.append(Finding(matched, words + equivalence_phrase(t, margin) + TEXT.phrase("dot." + SAME[same])))
-        _, order, words = judged("local-p", "dot", "local_p")
-        findings.append(Finding(None if not order else order > 0, words))
+        order = better_than.matched
+        matched = True if order or same else False if order is False or same is False else None
+        relation = (
+            {True: "above", False: "below"}[order]
+            if order is not None
+            else {True: "alike", False: "apart", None: ""}[same]
+        )
+        findings.append(
+            Finding(
+                matched,
+                better_than.text + equivalence_phrase(t, margin) + TEXT.phrase("dot." + SAME[same]),
+                reason=Phrase() if matched is not None else better_than.reason,
+                evidence=evidence_of(
+                    where("dot", "general"), (test["dot"].mean, test["general"].mean), relation, margin
+                ),
+            )
+        )
+        findings.append(
+            better_finding(
+                TEXT.phrase("local_p"),
+                "local-p",
+                test["local-p"],
+                "dot",
+                test["dot"],
+                where=where("local-p", "dot"),
+                outcomes=outcomes(),
+            )
+        )
+
+        def observed(a: str, b: str, what: str) -> Phrase:
+            t, words = permuted(a, test[a], b, test[b])
+            return TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[better(t)]) + TEXT.phrase("stop")
+
         observations = [
-            judged("general", "general-no-feed", "input_feeding")[2],
-            judged("local-m", "local-p", "local_m")[2],
-            judged("local-p", "general", "local_global")[2],
+            observed("general", "general-no-feed", "input_feeding"),
+            observed("local-m", "local-p", "local_m"),
+            observed("local-p", "general", "local_global"),
             TEXT.phrase("at_half", half=data["half"])
             + Phrase(", ".join(f"{k} {{:.1f}}%" for k in at_half), *(v.mean for v in at_half.values()))
             + TEXT.phrase("stop"),

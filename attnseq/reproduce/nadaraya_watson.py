@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .significance import better
-from .spread import Spread, comparison
+from .spread import Spread, evidence_of, paired_comparison
 from .texts import texts
 from .wording import Phrase
 
@@ -25,6 +25,7 @@ class NadarayaWatsonOptions:
 
 
 TEXT = texts("nadaraya-watson")
+MSE = "held-out MSE"  # the table's column
 METHODS = ("average pooling", "fixed kernel", "learned kernel")
 
 
@@ -83,7 +84,7 @@ class NadarayaWatsonReproduction(Reproduction):
             for m in METHODS
         ]
         table = Table(
-            ["method", "bandwidth w", "held-out MSE", "weight entropy (nats per query)"],
+            ["method", "bandwidth w", MSE, "weight entropy (nats per query)"],
             rows,
             caption=TEXT.format("caption", seeds=ctx.seeds),
         )
@@ -144,18 +145,29 @@ class NadarayaWatsonReproduction(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core, both: each kernel's held-out error is below average pooling's, by the paired t
+        test over the data draws (every method fits the same draw: the pairs)."""
         mse = {m: Spread(v) for m, v in data["mse"].items()}
         findings = []
         for kernel in ("fixed kernel", "learned kernel"):
-            t, words = comparison("average pooling", mse["average pooling"], kernel, mse[kernel], unit="", digits=3)
+            t, words = paired_comparison(
+                "average pooling", mse["average pooling"].values, kernel, mse[kernel].values, "", 3, "data draw"
+            )
             order = better(t)  # +1: average pooling's error is the higher
+            decided = None if not order else order > 0
             findings.append(
                 Finding(
-                    None if not order else order > 0,
+                    decided,
                     TEXT.phrase("finding.mse")
                     + words
                     + TEXT.phrase(
                         "finding." + {1: "kernel_better", -1: "mean_better", 0: "cannot_tell", None: "untested"}[order]
+                    ),
+                    reason=Phrase() if decided is not None else TEXT.phrase("finding.reason"),
+                    evidence=evidence_of(
+                        [(("average pooling",), MSE), ((kernel,), MSE)],
+                        (mse["average pooling"].mean, mse[kernel].mean),
+                        {True: "above", False: "below", None: ""}[decided],
                     ),
                 )
             )
@@ -173,8 +185,14 @@ class NadarayaWatsonReproduction(Reproduction):
                 fixed=entropy["fixed kernel"].mean,
             )
         ]
-        t, words = comparison(
-            "learned kernel", mse["learned kernel"], "fixed kernel", mse["fixed kernel"], unit="", digits=3
+        t, words = paired_comparison(
+            "learned kernel",
+            mse["learned kernel"].values,
+            "fixed kernel",
+            mse["fixed kernel"].values,
+            "",
+            3,
+            "data draw",
         )
         observations.append(TEXT.phrase("learned_fixed") + words + TEXT.phrase("finding.untested"))
         return findings, observations

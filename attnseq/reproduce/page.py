@@ -3,8 +3,13 @@ index of every page in OUT (``OUT/README.md``).
 
 A page says what the claim is and where it comes from, the command that regenerates it, when
 and on what machine it ran (CPU model, threads, torch and NumPy versions, the code's commit),
-the budget and how long it took, the tables and figures, and per point of the claim whether
-it matched and why.
+the budget and how long it took, the tables and figures, the verdict and why, and per point of
+the claim (the core ones first) whether it matched, and why not where undecided.
+
+The JSON holds everything the page shows: the page is ``render(record)``, so a page is written
+again from its numbers alone, judged by the current code (``rejudge``, ``python -m
+attnseq.reproduce.rejudge``), and a test checks every published page against its JSON. The
+index says which commit of attnseq made each page.
 """
 
 from __future__ import annotations
@@ -23,8 +28,22 @@ from pathlib import Path
 from ..files import check_output, write_output
 from ..hardware import cpu_model
 from ..utils import shown
-from .base import Reproduction, Result, budget_fields, longest_first, makespan
+from .base import (
+    Cell,
+    Evidence,
+    Finding,
+    Reproduction,
+    Result,
+    RunRecord,
+    Table,
+    budget_fields,
+    longest_first,
+    makespan,
+    unconverged,
+    verdict_of,
+)
 from .texts import texts
+from .wording import Phrase
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX_TITLE = "# Reproductions of the literature"  # the first line of OUT/README.md, the index
@@ -97,7 +116,7 @@ def took(seconds: float, resumed: float) -> str:
     )
 
 
-def quoted(reproduction: Reproduction) -> list[str]:
+def quoted(reproduction: Reproduction | type[Reproduction]) -> list[str]:
     """The claim's quotations as Markdown block quotes, each with where it is and its English."""
     lines = []
     for q in reproduction.quotes:
@@ -110,16 +129,16 @@ def quoted(reproduction: Reproduction) -> list[str]:
     return lines
 
 
-def runs_table(result: Result) -> list[str]:
+def runs_table(runs: list[RunRecord]) -> list[str]:
     """How each run ended: converged (the plateau rule stopped it) or at its cap."""
-    if not result.runs:
+    if not runs:
         return []
-    done = sum(r.converged for r in result.runs)
-    capped = [r for r in result.runs if not r.converged]
+    done = sum(r.converged for r in runs)
+    capped = [r for r in runs if not r.converged]
     by_loss = sum(r.by_loss for r in capped)
     loss = TEXT.format("runs.loss", by_loss=by_loss, capped=len(capped)) if by_loss else ""
     lines = [
-        TEXT.format("runs.ended", done=done, runs=len(result.runs), loss=loss),
+        TEXT.format("runs.ended", done=done, runs=len(runs), loss=loss),
         "",
         "| run | seed | trained | cap | ended |",
         "|---|---|---|---|---|",
@@ -127,7 +146,7 @@ def runs_table(result: Result) -> list[str]:
     lines += [
         f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
         f"{TEXT.format('runs.plateau') if r.converged else TEXT.format('runs.cap')}{': ' + r.why if r.why else ''} |"
-        for r in result.runs
+        for r in runs
     ]
     return lines + [""]
 
@@ -151,46 +170,146 @@ def on_machine(host: dict) -> str:
     return TEXT.format("machine", plural="s" if host["threads"] > 1 else "", **{k: host[k] for k in fields})
 
 
-def page_markdown(reproduction: Reproduction, result: Result, started: datetime, seconds: float, host: dict) -> str:
-    """The page of ``result`` as Markdown (figures linked by file name, beside the page)."""
-    r, ctx = reproduction, reproduction.context
+def finding_of(record: dict) -> Finding:
+    """A finding as the page's JSON holds it (Finding.record), its text and reason as plain
+    Phrases: what the page shows and table_disagreements checks."""
+    evidence = record.get("evidence")
+    return Finding(
+        record["matched"],
+        Phrase.of([record["text"]]),
+        record.get("core", True),
+        Phrase.of([record["reason"]] if record.get("reason") else []),
+        Evidence(
+            tuple(Cell(tuple(c["row"]), c["column"], c["value"]) for c in evidence["cells"]),
+            evidence["relation"],
+            evidence["bound"],
+        )
+        if evidence
+        else None,
+    )
+
+
+def runs_of(record: dict) -> list[RunRecord]:
+    """The runs of a page's JSON as RunRecords."""
+    return [RunRecord(**r) for r in record["runs"]]
+
+
+def verdict_why(findings: list[Finding], runs: list[RunRecord]) -> list[str]:
+    """The sentences under the verdict that say why it is not "reproduced" or "not reproduced"
+    outright: the runs that stopped at their cap, the core findings left undecided and why, or
+    that no finding is core."""
+    lines = []
+    capped = unconverged(runs)
+    if capped:
+        lines.append(TEXT.format("why.not_converged", capped=len(capped), runs=len(runs), verdict=verdict_of(findings)))
+    core = [(i, f) for i, f in enumerate(findings, 1) if f.core]
+    if not core:
+        lines.append(TEXT.format("why.no_core"))
+    undecided = [TEXT.format("why.reason", number=i, reason=str(f.reason) or "-") for i, f in core if f.matched is None]
+    if undecided:
+        lines.append(TEXT.format("why.undecided", reasons="; ".join(undecided)))
+    return lines
+
+
+def findings_list(findings: list[Finding]) -> list[str]:
+    """The findings as Markdown items, numbered as verdict_why names them, the core ones first
+    under their heading, then the others (proxies, checks of the setup) under theirs."""
+    lines = []
+    numbered = list(enumerate(findings, 1))
+    for core, heading in ((True, "findings_core"), (False, "findings_other")):
+        items = [
+            f"- ({i}) {MARKS[f.matched]}{f' ({f.reason})' if f.matched is None and str(f.reason) else ''}: {f.text}"
+            for i, f in numbered
+            if f.core == core
+        ]
+        if items:
+            lines += [TEXT.format(heading), "", *items, ""]
+    return lines
+
+
+def render(record: dict) -> str:
+    """The page (``OUT/NAME.md``) of a page's numbers (``OUT/NAME.json``, as write_page records
+    them) as Markdown, figures linked by file name beside it: the claim, quotes and source of the
+    reproduction's texts, the verdict and why, the run's command, date, machine, budget, seeds and
+    time, the tables, how the runs ended, the figures, the findings, observations and setup."""
+    from .base import REPRODUCTIONS
+
+    name = record["reproduction"]
+    cls = REPRODUCTIONS.get(name)
+    findings = [finding_of(f) for f in record["findings"]]
+    runs = runs_of(record)
+    seconds, resumed = record["seconds"], record["resumed_seconds"]
+    why = verdict_why(findings, runs)
     lines = [
-        f"# {ctx.name}: {r.title}",
+        f"# {name}: {cls.title}",
         "",
-        TEXT.format("claim", claim=r.claim),
+        TEXT.format("claim", claim=cls.claim),
         "",
-        *quoted(r),
-        TEXT.format("source", source=r.source),
+        *quoted(cls),
+        TEXT.format("source", source=cls.source),
         "",
-        TEXT.format("verdict", verdict=result.verdict, summary=result.summary),
+        TEXT.format("verdict", verdict=record["verdict"], summary=record["summary"]),
         "",
+        *([" ".join(why), ""] if why else []),
         "| | |",
         "|---|---|",
-        f"| command | `{ctx.command}` |",
-        f"| date | {started:%Y-%m-%d %H:%M} |",
-        f"| machine | {on_machine(host)} |",
-        f"| budget | {result.budget} |",
-        f"| seeds | {ctx.seeds} ({', '.join(map(str, ctx.seed_list))}) |",
-        f"| took | {took(seconds, ctx.resumed_seconds)} |",
+        f"| command | `{record['command']}` |",
+        f"| date | {datetime.fromisoformat(record['date']):%Y-%m-%d %H:%M} |",
+        f"| machine | {on_machine(record['machine'])} |",
+        f"| budget | {record['budget']} |",
+        f"| seeds | {record['seeds']} ({', '.join(str(s) for s in range(1, record['seeds'] + 1))}) |",
+        f"| took | {took(seconds - resumed, resumed)} |",
         "",
         TEXT.format("results"),
         "",
     ]
-    for table in result.tables:
+    for t in record["tables"]:
+        table = Table(t["columns"], t["rows"], t["caption"])
         if table.caption:
             lines += [table.caption, ""]
         lines += [table.markdown()]
-    lines += runs_table(result)
-    for path, caption in result.figures:
-        lines += [f"![{caption}]({Path(path).name})", "", f"*{caption}*", ""]
+    lines += runs_table(runs)
+    for figure in record["figures"]:
+        lines += [f"![{figure['caption']}]({figure['file']})", "", f"*{figure['caption']}*", ""]
     lines += [TEXT.format("findings"), ""]
-    lines += [f"- {MARKS[f.matched]}: {f.text}" for f in result.findings] + [""]
+    lines += findings_list(findings)
     lines += [TEXT.format("rule"), ""]
-    if result.observations:
-        lines += [TEXT.format("observed"), ""] + [f"- {item}" for item in result.observations] + [""]
-    lines += [TEXT.format("setup"), ""] + [f"- {item}" for item in result.setup] + [""]
-    lines += [TEXT.format("more_time"), "", longer(r), ""]
+    if record["observations"]:
+        lines += [TEXT.format("observed"), ""] + [f"- {item}" for item in record["observations"]] + [""]
+    lines += [TEXT.format("setup"), ""] + [f"- {item}" for item in record["setup"]] + [""]
+    lines += [TEXT.format("more_time"), "", record["more_time"], ""]
     return "\n".join(lines)
+
+
+def page_record(reproduction: Reproduction, result: Result, started: datetime, seconds: float, host: dict) -> dict:
+    """What ``OUT/NAME.json`` holds of ``result``: everything its page shows (render), the
+    measured numbers (``data``) its findings are judged from, and the verdict."""
+    ctx = reproduction.context
+    return {
+        "reproduction": ctx.name,
+        "title": reproduction.title,
+        "source": reproduction.source,
+        "verdict": result.verdict,
+        "summary": result.summary,
+        "command": ctx.command,
+        "date": started.isoformat(timespec="seconds"),
+        "seconds": round(seconds + ctx.resumed_seconds, 1),
+        "resumed_seconds": round(ctx.resumed_seconds, 1),
+        "machine": host,
+        "budget": result.budget,
+        "seeds": ctx.seeds,
+        "tables": [
+            {"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row)) for row in t.rows]}
+            for t in result.tables
+        ],
+        "figures": [{"file": Path(p).name, "caption": caption} for p, caption in result.figures],
+        "findings": [f.record() for f in result.findings],
+        "observations": [str(o) for o in result.observations],
+        "setup": [str(item) for item in result.setup],
+        "more_time": longer(reproduction),
+        "runs": [dataclasses.asdict(r) for r in result.runs],
+        "data": result.data,
+    }
 
 
 def check_page(out_dir: Path, name: str, overwrite: bool = False) -> None:
@@ -216,41 +335,86 @@ def is_index(path: Path) -> bool:
 
 
 def write_page(reproduction: Reproduction, result: Result, started: datetime, seconds: float) -> Path:
-    """Write ``OUT/NAME.md`` and ``OUT/NAME.json`` (the page's numbers and verdict), then the
-    index ``OUT/README.md``; the page's path. They replace the files there: check_page refused
-    them before the reproduction ran, unless ``--overwrite``."""
+    """Write ``OUT/NAME.json`` (the page's numbers, verdict and words) and ``OUT/NAME.md`` (render
+    of it), then the index ``OUT/README.md``; the page's path. They replace the files there:
+    check_page refused them before the reproduction ran, unless ``--overwrite``."""
     ctx = reproduction.context
-    host = machine(ctx.threads)
-    page = ctx.out_dir / f"{ctx.name}.md"
-    write_output(page, page_markdown(reproduction, result, started, seconds, host), overwrite=True)
-    record = {
-        "reproduction": ctx.name,
-        "title": reproduction.title,
-        "source": reproduction.source,
-        "verdict": result.verdict,
-        "summary": result.summary,
-        "command": ctx.command,
-        "date": started.isoformat(timespec="seconds"),
-        "seconds": round(seconds + ctx.resumed_seconds, 1),
-        "resumed_seconds": round(ctx.resumed_seconds, 1),
-        "machine": host,
-        "budget": result.budget,
-        "seeds": ctx.seeds,
-        "tables": [
-            {"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row)) for row in t.rows]}
-            for t in result.tables
-        ],
-        "figures": [Path(p).name for p, _ in result.figures],
-        "findings": [{"matched": f.matched, "text": str(f.text)} for f in result.findings],
-        "observations": [str(o) for o in result.observations],
-        "runs": [dataclasses.asdict(r) for r in result.runs],
-        "data": result.data,
-    }
-    write_output(
-        ctx.out_dir / f"{ctx.name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n", overwrite=True
-    )
+    record = page_record(reproduction, result, started, seconds, machine(ctx.threads))
+    page = write_record(ctx.out_dir, record)
     write_index(ctx.out_dir)
     return page
+
+
+def write_record(out_dir: Path, record: dict) -> Path:
+    """Write a page's record as ``OUT/NAME.json`` and its page as ``OUT/NAME.md``; the page's path."""
+    name = record["reproduction"]
+    write_output(
+        Path(out_dir) / f"{name}.json", json.dumps(record, indent=1, ensure_ascii=False) + "\n", overwrite=True
+    )
+    return write_output(Path(out_dir) / f"{name}.md", render(record), overwrite=True)
+
+
+def judged(record: dict) -> dict:
+    """``record`` (a page's JSON) judged again by the current code, nothing trained: its findings
+    and observations from its ``data`` (the reproduction's judge), its verdict from them and its
+    runs (verdict_of), its title and source the reproduction's."""
+    from .base import REPRODUCTIONS
+
+    cls = REPRODUCTIONS.get(record["reproduction"])
+    findings, observations = cls.judge(record["data"])
+    return {
+        **record,
+        "title": cls.title,
+        "source": cls.source,
+        "verdict": verdict_of(findings, runs_of(record)),
+        "findings": [f.record() for f in findings],
+        "observations": [str(o) for o in observations],
+    }
+
+
+def rejudge(out_dir: Path, names: Iterable[str] | None = None) -> list[Path]:
+    """Write the pages ``names`` (default: every ``OUT/NAME.json`` of a registered reproduction)
+    again from their numbers alone, judged by the current code (judged), and the index; the pages'
+    paths. Nothing trains: a change of a judge's tests or of the verdict's rule reaches the
+    published pages this way."""
+    from .base import REPRODUCTIONS
+
+    out_dir = Path(out_dir)
+    if names is None:
+        names = [n for n in REPRODUCTIONS.names() if (out_dir / f"{n}.json").exists()]
+    pages = []
+    for name in names:
+        REPRODUCTIONS.get(name, "rejudge")
+        record = json.loads((out_dir / f"{name}.json").read_text(encoding="utf-8"))
+        pages.append(write_record(out_dir, judged(record)))
+    write_index(out_dir)
+    return pages
+
+
+def last_commit(path: Path) -> str:
+    """The short hash of the last commit that changed ``path`` (git log), "" outside a checkout or
+    where none did."""
+    try:
+        return subprocess.run(
+            ["git", "-C", str(Path(path).resolve().parent), "log", "-1", "--format=%h", "--", Path(path).name],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def made_by(record: dict, path: Path) -> str:
+    """The commit of attnseq that made a page's numbers, as its record says (``machine.attnseq``:
+    ``abc1234``, ``+changes`` when the package differed from it); for a record that does not say,
+    "before" the last commit that changed its JSON file, or "unknown"."""
+    commit = record.get("machine", {}).get("attnseq") if isinstance(record.get("machine"), dict) else None
+    if isinstance(commit, str) and commit and commit != "unknown":
+        return f"`{commit}`"
+    last = last_commit(path)
+    return TEXT.format("index.before", commit=last) if last else "unknown"
 
 
 INDEX_FIELDS = {"verdict": str, "summary": str, "budget": str, "date": str, "seconds": (int, float), "runs": list}
@@ -300,7 +464,7 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
             )
             why = " ".join(str(err).replace("|", "/").split())  # one table cell
             cell = TEXT.format("index.unreadable", file=path.name, why=why, name=name)
-            rows.append(f"| {name} | {cls.title} | {cell} | | |")
+            rows.append(f"| {name} | {cls.title} | {cell} | | | |")
             continue
         if record is not None:
             runs = record["runs"]
@@ -309,18 +473,19 @@ def write_index(out_dir: Path, names: Iterable[str] | None = None) -> Path:
             ended = TEXT.format("index.plateaus", converged=converged, runs=len(runs)) if runs else ""
             rows.append(
                 f"| [{name}]({name}.md) | {cls.title} | **{record['verdict']}**: {record['summary']} | "
-                f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} |"
+                f"{record['budget']}{ended} | {record['date'][:10]}, {minutes(record['seconds'])} | "
+                f"{made_by(record, path)} |"
             )
         else:
-            rows.append(f"| {name} | {cls.title} | {TEXT.format('index.not_run', name=name)} | | |")
+            rows.append(f"| {name} | {cls.title} | {TEXT.format('index.not_run', name=name)} | | | |")
     text = "\n".join(
         [
             INDEX_TITLE,
             "",
             TEXT.format("index.intro"),
             "",
-            "| reproduction | claim | verdict and numbers | budget | run |",
-            "|---|---|---|---|---|",
+            "| reproduction | claim | verdict and numbers | budget | run | commit |",
+            "|---|---|---|---|---|---|",
             *rows,
             "",
             *(

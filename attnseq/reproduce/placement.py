@@ -11,7 +11,7 @@ from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .significance import alike, better
-from .spread import Spread, comparison, equivalence_phrase, spreads
+from .spread import Spread, alike_reason, comparison, equivalence_phrase, evidence_of, permuted, spreads
 from .texts import texts
 from .training import (
     PlateauOptions,
@@ -149,23 +149,32 @@ class Placement(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core, the book's one point: the context into the next step's input as well, or into the
+        output layer only, makes little difference (alike within the margin by Welch's two
+        one-sided tests). Bahdanau's and Luong's designs: observed (no document claims one is
+        better), by the exact permutation test over the seeds."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         margin, half = data["margin"], data["half"]
 
-        def compare(a: str, b: str):
-            t, words = comparison(a, test[a], b, test[b], unit="%")
-            return t, words + TEXT.phrase("at_half", half=half, a=at_half[a].mean, b=at_half[b].mean)
-
-        t, words = compare("book-input", "book")
+        t, words = comparison("book-input", test["book-input"], "book", test["book"], unit="%")
+        words += TEXT.phrase("at_half", half=half, a=at_half["book-input"].mean, b=at_half["book"].mean)
         same = alike(t, margin)
         finding = Finding(
             same,
             TEXT.phrase("input.start") + words + equivalence_phrase(t, margin) + TEXT.phrase("input." + SAME[same]),
+            reason=alike_reason(t) if same is None else Phrase(),
+            evidence=evidence_of(
+                [(("book-input",), "test exact match"), (("book",), "test exact match")],
+                (test["book-input"].mean, test["book"].mean),
+                {True: "alike", False: "apart", None: ""}[same],
+                margin,
+            ),
         )
         observations = []
         for a, b, what in (("luong", "bahdanau", "luong_bahdanau"), ("luong", "book", "luong_book")):
-            t, words = compare(a, b)
+            t, words = permuted(a, test[a], b, test[b], unit="%")
+            words += TEXT.phrase("at_half", half=half, a=at_half[a].mean, b=at_half[b].mean)
             order = better(t)
             observations.append(TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[order], first=a, second=b))
         return [finding], observations

@@ -13,7 +13,7 @@ from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, long_sequences, read_split
 from .plots import seeds_note
 from .significance import alike
-from .spread import Spread, better_finding, comparison, equivalence_phrase
+from .spread import Spread, alike_reason, better_finding, comparison, equivalence_phrase, evidence_of, paired_comparison
 from .texts import texts
 from .training import PlateauOptions, compare_variants, run_records, step_budget
 from .wording import Phrase
@@ -22,6 +22,9 @@ TEXT = texts("positions")
 SAME = {True: "alike", False: "differ", None: "undecided"}  # the texts of alike(t, margin)
 KINDS = ("sinusoidal", "learned")  # model.positional of the two runs
 COLORS = {"sinusoidal": "tab:blue", "learned": "tab:orange"}
+RELATION = {True: "alike", False: "apart", None: ""}  # the evidence of alike(t, margin)
+COLUMNS = ("positions", "test length", "exact match", "token accuracy")  # the table's
+EXACT = COLUMNS[2]
 ALIKE = 5.0  # points of exact match within which a longer length counts as copied as well as the trained ones
 
 
@@ -88,7 +91,7 @@ class Positions(Reproduction):
         exact, tokens = self._score(rows, sets)
         names = list(sets)
         table = Table(
-            ["positions", "test length", "exact match", "token accuracy"],
+            list(COLUMNS),
             [
                 [kind, name, Spread(exact[kind][name]).format(unit="%"), Spread(tokens[kind][name]).format(unit="%")]
                 for kind in KINDS
@@ -196,12 +199,44 @@ class Positions(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core: the sinusoid extrapolates (exact match at the nearest longer length as on the
+        trained lengths, the same runs paired by seed), better than learned positions there
+        (exact match over the longer lengths, the exact permutation test), and the two alike on
+        the trained lengths (the paper's "nearly identical"). Token accuracy on the longer lengths
+        is a proxy (a copy one vector short is wrong as a whole but right up to its slip): reported."""
         exact, margin = data["exact_match"], data["margin"]
         trained, longer = data["trained"], data["longer"]
-        # token accuracy: a copy one vector short is wrong as a whole but right up to its slip
-        pooled = {kind: Spread(Positions._pooled(data["token_accuracy"][kind], longer)) for kind in KINDS}
-        beyond = TEXT.phrase("beyond", first=longer[0], last=longer[-1])
-        findings = [better_finding(beyond, "sinusoidal", pooled["sinusoidal"], "learned", pooled["learned"])]
+        first = longer[0]
+        sinusoid = exact["sinusoidal"]
+        t, words = paired_comparison("longer", sinusoid[first], "trained", sinusoid[trained])
+        same = alike(t, margin)
+        findings = [
+            Finding(
+                same,
+                TEXT.phrase("extrapolates.start", length=first)
+                + words
+                + equivalence_phrase(t, margin)
+                + TEXT.phrase("extrapolates." + SAME[same]),
+                reason=alike_reason(t) if same is None else Phrase(),
+                evidence=evidence_of(
+                    [(("sinusoidal", first), EXACT), (("sinusoidal", trained), EXACT)],
+                    (Spread(sinusoid[first]).mean, Spread(sinusoid[trained]).mean),
+                    RELATION[same],
+                    margin,
+                ),
+            )
+        ]
+        pooled = {kind: Spread(Positions._pooled(exact[kind], longer)) for kind in KINDS}
+        findings.append(
+            better_finding(
+                TEXT.phrase("beyond_exact", first=first, last=longer[-1]),
+                "sinusoidal",
+                pooled["sinusoidal"],
+                "learned",
+                pooled["learned"],
+                where=[(("sinusoidal", first), EXACT), (("learned", first), EXACT)] if len(longer) == 1 else None,
+            )
+        )
         t, words = comparison(
             "sinusoidal", Spread(exact["sinusoidal"][trained]), "learned", Spread(exact["learned"][trained])
         )
@@ -213,16 +248,34 @@ class Positions(Reproduction):
                 + words
                 + equivalence_phrase(t, margin)
                 + TEXT.phrase("trained." + SAME[same]),
+                reason=alike_reason(t) if same is None else Phrase(),
+                evidence=evidence_of(
+                    [(("sinusoidal", trained), EXACT), (("learned", trained), EXACT)],
+                    (Spread(exact["sinusoidal"][trained]).mean, Spread(exact["learned"][trained]).mean),
+                    RELATION[same],
+                    margin,
+                ),
             )
         )
-        observations = []
-        for kind in KINDS:
-            t, words = comparison("longer", Spread(exact[kind][longer[0]]), "trained", Spread(exact[kind][trained]))
-            same = alike(t, margin)
-            observations.append(
-                TEXT.phrase("longer.start", kind=kind, length=longer[0])
-                + words
-                + equivalence_phrase(t, margin)
-                + TEXT.phrase("longer." + SAME[same])
+        # token accuracy: a copy one vector short is wrong as a whole but right up to its slip
+        tokens = {kind: Spread(Positions._pooled(data["token_accuracy"][kind], longer)) for kind in KINDS}
+        findings.append(
+            better_finding(
+                TEXT.phrase("beyond", first=first, last=longer[-1]),
+                "sinusoidal",
+                tokens["sinusoidal"],
+                "learned",
+                tokens["learned"],
+                core=False,
             )
+        )
+        learned = exact["learned"]
+        t, words = paired_comparison("longer", learned[first], "trained", learned[trained])
+        same = alike(t, margin)
+        observations = [
+            TEXT.phrase("longer.start", kind="learned", length=first)
+            + words
+            + equivalence_phrase(t, margin)
+            + TEXT.phrase("longer." + SAME[same])
+        ]
         return findings, observations

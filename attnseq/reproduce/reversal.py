@@ -11,7 +11,7 @@ from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .significance import better
-from .spread import Spread, comparison, spreads
+from .spread import Spread, better_finding, permuted, spreads
 from .texts import texts
 from .training import PlateauOptions, best_dev_loss, compare_variants, curve, run_records, step_budget
 from .wording import Phrase
@@ -33,6 +33,8 @@ STEPS_PER_EPOCH = 348  # the book's 44,500 training questions in batches of 128
 
 TEXT = texts("reversal")
 ORDER = {1: "helps", -1: "hurts", 0: "cannot_tell", None: "untested"}  # the texts of better(t)
+COLUMNS = ("model", "source", "parameters", "tokens/s", "dev perplexity", "test exact match")  # the table's
+SOURCE = {False: "as written", True: "reversed"}  # the table's source column
 
 
 @dataclass
@@ -65,11 +67,11 @@ class Reversal(Reproduction):
         test = {label: Spread([100 * v for v in spreads(rs, "test_exact_match").values]) for label, rs in rows.items()}
         perplexity = {label: Spread([math.exp(best_dev_loss(r["run_dir"])) for r in rs]) for label, rs in rows.items()}
         table = Table(
-            ["model", "source", "parameters", "tokens/s", "dev perplexity", "test exact match"],
+            list(COLUMNS),
             [
                 [
                     label.split("-")[0],
-                    "reversed" if rev else "as written",
+                    SOURCE[rev],
                     f"{rows[label][0]['parameters']:,}",
                     f"{Spread([r['tokens_per_second'] for r in rows[label]]).mean:,.0f}",
                     perplexity[label].format(digits=3, unit=""),
@@ -138,27 +140,62 @@ class Reversal(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core, on the plain model (the paper's): reversal raises its test exact match, and lowers
+        its dev perplexity (the paper's own measure), each by the exact permutation test over the
+        seeds. With attention: observed (no document claims it)."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         perplexity = {k: Spread(v) for k, v in data["dev_perplexity"].items()}
-        t, words = comparison("reversed", test["plain-reversed"], "as written", test["plain"])
-        order = better(t)
-        finding = Finding(
-            None if not order else order > 0, TEXT.phrase("plain.start") + words + TEXT.phrase("plain." + ORDER[order])
-        )
-        t, words = comparison("reversed", test["attention-reversed"], "as written", test["attention"])
+        rows = {"plain": ("plain", SOURCE[False]), "plain-reversed": ("plain", SOURCE[True])}
+        findings = [
+            better_finding(
+                TEXT.phrase("plain.start"),
+                "reversed",
+                test["plain-reversed"],
+                "as written",
+                test["plain"],
+                where=[(rows["plain-reversed"], COLUMNS[5]), (rows["plain"], COLUMNS[5])],
+                outcomes={
+                    1: TEXT.phrase("plain.helps"),
+                    -1: TEXT.phrase("plain.hurts"),
+                    0: TEXT.phrase("plain.cannot_tell"),
+                    None: TEXT.phrase("plain.untested"),
+                },
+            ),
+            better_finding(
+                TEXT.phrase("plain_perplexity.start"),
+                "reversed",
+                perplexity["plain-reversed"],
+                "as written",
+                perplexity["plain"],
+                unit="",
+                digits=3,
+                lower=True,
+                where=[(rows["plain-reversed"], COLUMNS[4]), (rows["plain"], COLUMNS[4])],
+                outcomes={
+                    1: TEXT.phrase("plain_perplexity.helps"),
+                    -1: TEXT.phrase("plain_perplexity.hurts"),
+                    0: TEXT.phrase("plain.cannot_tell"),
+                    None: TEXT.phrase("plain.untested"),
+                },
+            ),
+        ]
+        t, words = permuted("reversed", test["attention-reversed"], "as written", test["attention"])
         order = better(t)
         gains = [test[f"{m}-reversed"].mean - test[m].mean for m in ("plain", "attention")]
+        _, perplexity_words = permuted(
+            "reversed",
+            perplexity["attention-reversed"],
+            "as written",
+            perplexity["attention"],
+            unit="",
+            digits=3,
+            lower=True,
+        )
         observations = [
             TEXT.phrase("attention.start")
             + words
             + TEXT.phrase("attention." + ORDER[order])
             + TEXT.phrase("attention.gain", attention=gains[1], plain=gains[0]),
-            TEXT.phrase(
-                "perplexity",
-                plain_reversed=perplexity["plain-reversed"].mean,
-                plain=perplexity["plain"].mean,
-                attention_reversed=perplexity["attention-reversed"].mean,
-                attention=perplexity["attention"].mean,
-            ),
+            TEXT.phrase("perplexity") + perplexity_words + TEXT.phrase("stop"),
         ]
-        return [finding], observations
+        return findings, observations

@@ -137,3 +137,39 @@ def slope_gap(
         "p": p,
         "samples": samples,
     }
+
+
+def decline_gap(baseline: Sequence, system: Sequence, buckets: Sequence[Sequence[int]], samples: int = 1000) -> dict:
+    """The relative decline of two systems' BLEU from the shortest bucket to the longest (Bahdanau
+    et al.'s measure: BLEU of the last bucket / BLEU of the first - 1, per system, the mean over
+    its seeds' statistics, ``baseline`` and ``system`` one bleu_statistics array per seed) and the
+    test of their difference: ``gap`` = system's decline - baseline's (positive: the system loses
+    less), with its 95% interval and two-sided p over ``samples`` bootstrap resamples of the items
+    within each bucket (the same items for both systems)."""
+    import numpy as np
+
+    from .significance import bootstrap_interval
+
+    first, last = buckets[0], buckets[-1]
+
+    def declines(idx=None) -> tuple[float, float]:
+        out = []
+        for runs in (baseline, system):
+            ends = []
+            for members in (first, last):
+                pick = np.asarray(members) if idx is None else idx[np.isin(idx, members)]
+                ends.append(float(np.mean([bleu_of(stats[pick].sum(0)) for stats in runs])))
+            out.append(ends[1] / ends[0] - 1.0 if ends[0] > 0 else 0.0)
+        return out[0], out[1]
+
+    base, other = declines()
+    low, high, p = bootstrap_interval(lambda idx: (lambda d: d[1] - d[0])(declines(idx)), 0, samples, strata=buckets)
+    return {
+        "baseline": base,
+        "system": other,
+        "gap": other - base,
+        "low": low,
+        "high": high,
+        "p": p,
+        "samples": samples,
+    }
