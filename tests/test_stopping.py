@@ -674,3 +674,36 @@ def test_a_ctrl_c_while_the_command_is_imported_is_one_line(tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
         assert "Traceback" not in err, err
+
+
+@given(
+    used=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=20), warmup=st.floats(0.0, 0.5), final=st.floats(0.0, 1.0)
+)
+def test_the_budget_schedule_rises_over_its_warmup_then_falls_to_final_at_the_end(used, warmup, final):
+    """budget_factor: rising up to the warm-up's end (1.0 there), never rising after it, ``final``
+    where the budget is spent, and always in (0, 1]."""
+    from attnseq.train.optim import budget_factor
+
+    used = sorted(used)
+    factors = [budget_factor(u, warmup, final) for u in used]
+    assert all(0.0 < f <= 1.0 + 1e-12 or (f == final == 0.0 and u == 1.0) for f, u in zip(factors, used))
+    after = [f for f, u in zip(factors, used) if u >= warmup]
+    before = [f for f, u in zip(factors, used) if u < warmup]
+    assert after == sorted(after, reverse=True) and before == sorted(before)
+    assert abs(budget_factor(1.0, warmup, final) - final) < 1e-12
+    assert abs(budget_factor(warmup, warmup, final) - 1.0) < 1e-12
+
+
+@pytest.mark.slow
+def test_the_budget_schedule_spends_max_steps(reverse_data, tmp_path):
+    """train.schedule budget over train.max_steps: the rate logged after step s is lr x
+    budget_factor(s / max_steps), so the last update runs at the final rate."""
+    from attnseq.train.optim import budget_factor
+
+    settings = [f"data.dir={reverse_data}", *SMALL, "train.threads=1", "train.max_steps=20", "train.lr=0.01"]
+    schedule = ["train.schedule={name: budget, warmup: 0.2, final: 0.1}", "train.log_every=1"]
+    attnseq.fit(PRESET, tmp_path / "run", [*settings, *schedule])
+    logged = {r["step"]: r["lr"] for r in read_metrics(tmp_path / "run") if r.get("type") == "train"}
+    assert set(logged) == set(range(1, 21))
+    for step, lr in logged.items():
+        assert lr == pytest.approx(0.01 * budget_factor(step / 20, 0.2, 0.1))

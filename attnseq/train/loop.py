@@ -231,6 +231,7 @@ class EpochLoop:
 
     def __init__(self) -> None:
         self.clock = Clock()  # train.max_minutes and wall_seconds count from here: set-up and data included
+        self.agreed_seconds = 0.0  # the clock as the processes agreed it after the last update
         self.cpu_started, self.cpu_earlier = time.process_time(), 0.0  # cpu_seconds, likewise
 
     def prepare_data(self, overwrite: bool = False) -> None:
@@ -443,6 +444,7 @@ class EpochLoop:
         self.clock.earlier = p.wall_seconds  # the sessions before this one, when resumed
         self.cpu_earlier = p.cpu_seconds
         self.budget = Budget(tc.max_minutes, self.clock)
+        self.agreed_seconds = p.wall_seconds
         self._saved_step = p.step if self.restore else None
         if self.is_main and self.restore:
             log.info("resuming at step %d (epoch %d) from %s", p.step, p.epoch + 1, self.run_dir / LAST)
@@ -511,6 +513,21 @@ class EpochLoop:
             log.info("training ended at step %d: %s", p.step, self.stopped_by)
         self._close()
 
+    def budget_used(self, step: int) -> float:
+        """The share of the run's budget spent after ``step`` updates: the larger of the clock's
+        share of train.max_minutes (as the processes agreed it after the last update) and the
+        updates' of train.max_steps; of the epochs' updates when neither is set."""
+        tc = self.config.train
+        shares = []
+        if tc.max_minutes:
+            shares.append(self.agreed_seconds / (60 * tc.max_minutes))
+        if tc.max_steps:
+            shares.append(step / tc.max_steps)
+        if not shares:
+            updates = tc.epochs * -(-self.batches_per_epoch // max(1, tc.accumulate))
+            shares.append(step / max(1, updates))
+        return min(1.0, max(shares))
+
     def _tick(self) -> float:
         """Wall-clock seconds since the run's training began (progress.wall_seconds); the CPU
         seconds of this process over the same time too (progress.cpu_seconds)."""
@@ -525,7 +542,9 @@ class EpochLoop:
         they all stop after the same update."""
         tc, p = self.config.train, self.progress
         self._tick()
-        signum, late = self._most([self.requests.signum or 0, 0 if self.budget.next_fits() else 1])
+        signum, late, self.agreed_seconds = self._most(
+            [self.requests.signum or 0, 0 if self.budget.next_fits() else 1, self.progress.wall_seconds]
+        )
         if signum:
             self.interrupted_by = int(signum)
             return self._stopping(f"interrupted ({signal_name(self.interrupted_by)})")

@@ -3,6 +3,7 @@ torch engine, each a registered variant with its own options."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -52,10 +53,13 @@ def build_optimizer(params, tc) -> torch.optim.Optimizer:
 
 class Schedule:
     """A learning-rate schedule: ``factor(step)`` times the base rate after ``step`` updates,
-    and ``after_evaluation`` for schedules that react to the dev score."""
+    and ``after_evaluation`` for schedules that react to the dev score. ``budget_used(step)``,
+    set by the trainer, is the share of the run's budget spent after ``step`` updates (0 to 1), for
+    schedules that follow the budget."""
 
     def __init__(self, optimizer: torch.optim.Optimizer, options=None):
         self.options = options
+        self.budget_used: Callable[[int], float] = lambda step: 0.0
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: self.factor(s))
 
     def factor(self, step: int) -> float:
@@ -132,6 +136,34 @@ class Plateau(Schedule):
         state = dict(state)
         self.bad = state.pop("bad_evaluations", 0)
         super().load_state_dict(state)
+
+
+@dataclass
+class BudgetOptions:
+    warmup: float = number(0.03, 0.0, 1.0, high_open=True)  # the budget's share over which the rate rises to train.lr
+    final: float = number(0.0, 0.0, 1.0)  # the rate at the budget's end, as a share of train.lr
+
+
+def budget_factor(used: float, warmup: float, final: float) -> float:
+    """The rate's factor when ``used`` of the budget is spent: a linear rise over ``warmup``, then
+    a linear fall to ``final`` at the end."""
+    used = min(max(used, 0.0), 1.0)
+    if used < warmup:
+        return max(used / warmup, 1e-3)
+    return final + (1.0 - final) * (1.0 - used) / (1.0 - warmup)
+
+
+@SCHEDULES.register("budget", options=BudgetOptions)
+class BudgetSchedule(Schedule):
+    """A rate that follows the run's budget (budgeted training, Li, Yumer & Ramanan 2020): a
+    linear warm-up over ``warmup`` of it, then a linear fall to ``final`` x ``train.lr`` where it
+    ends. The budget is the larger share spent of train.max_minutes (the run's clock) and of
+    train.max_steps, or of the epochs' updates when neither is set; so a short ``--max-minutes``
+    run spends its last updates at a small rate instead of stopping at the top one. Early stops
+    (train.patience) still end a run before its budget."""
+
+    def factor(self, step: int) -> float:
+        return budget_factor(self.budget_used(step), self.options.warmup, self.options.final)
 
 
 def build_schedule(optimizer: torch.optim.Optimizer, tc) -> Schedule:

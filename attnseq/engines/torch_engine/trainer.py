@@ -194,6 +194,7 @@ class Trainer(EpochLoop):
             self.loss_module = torch.compile(self.loss_module)
         self.optimizer = build_optimizer(self.model.parameters(), tc)
         self.schedule = build_schedule(self.optimizer, tc)
+        self.schedule.budget_used = self.budget_used
         self.progress = Progress()
         self._unproven: Path | None = None  # a restored state the optimiser has not stepped with yet
         if self.restore:
