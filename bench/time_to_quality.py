@@ -1,16 +1,23 @@
-"""Time to a good model on character tasks: ``attnseq train --data D`` (no config: the recommended
-preset for the data) for a wall-clock budget, one thread a run, two runs side by side, each scored
-on its test split by ``attnseq evaluate``. Prints a Markdown table naming the CPU and its flags.
+"""Time to a good model: ``attnseq train --data D`` (no config: the recommended preset for the
+data) for a wall-clock budget, one thread a run, two runs side by side, each scored on its test
+split by ``attnseq evaluate``. Prints a Markdown table naming the CPU and its flags; ``--write
+FILE`` also puts it in FILE between the lines ``<!-- time-to-quality -->`` and
+``<!-- /time-to-quality -->`` (the table in docs/benchmarks.md is made so).
 
     python bench/time_to_quality.py [--minutes 1 2] [--tasks dates numbers addition]
-                                    [--variant NAME[:KEY=VALUE,...]] ... [--seed 1] [--keep DIR]
+                                    [--variant NAME[:KEY=VALUE,...]] ... [--seeds 1 2]
+                                    [--keep DIR] [--write docs/benchmarks.md]
 
 The tasks are made here, none of them seen when the presets were chosen:
-  dates     generated dates in eight CLDR locales and many formats -> ISO (attnseq data dates)
-  numbers   English number words up to 9,999,999 -> digits ("four thousand and twelve" -> 4012)
-  addition  the book's addition.txt with the book's split (attnseq data book)
+  dates      generated dates in eight CLDR locales and many formats -> ISO (attnseq data dates)
+  numbers    English number words up to 9,999,999 -> digits ("four thousand and twelve" -> 4012)
+  numbers3   the same in English, German or French, one drawn for each ("viertausendzwölf" -> 4012)
+  addition   the book's addition.txt with the book's split (attnseq data book)
+  gettext-L  English -> language L, this machine's gettext catalogs (attnseq data gettext --lang L):
+             text, scored by test BLEU and chrF (sacrebleu, raw references) instead of exact match
 Each ``--variant`` is a set of --set overrides (``fp32:train.precision=fp32``); without any, the
-defaults alone. Runs of one (task, budget) start together, two at a time.
+defaults alone. Runs start two at a time, in the order task, budget, seed, variant, so the runs
+compared with each other run side by side.
 """
 
 from __future__ import annotations
@@ -62,8 +69,92 @@ def number_words(n: int) -> str:
     return ", ".join(groups)
 
 
-def write_numbers(folder: Path, seed: int, sizes=(40_000, 1_000, 2_000)) -> None:
-    """train/dev/test.tsv of number words -> digits, distinct numbers in every split."""
+DE_ONES = "null eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn \
+sechzehn siebzehn achtzehn neunzehn".split()
+DE_TENS = "_ _ zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig".split()
+
+
+def german_below_thousand(n: int, final: bool = True) -> str:
+    """German words of 0 < n < 1000 as one word ("dreihundertfünfundvierzig"); a final 1 is
+    "eins" (hunderteins), "ein" inside a compound (einhundert, eintausend)."""
+    hundreds, rest = divmod(n, 100)
+    word = (("ein" if hundreds == 1 else DE_ONES[hundreds]) + "hundert") if hundreds else ""
+    if rest == 1:
+        return word + ("eins" if final else "ein")
+    if rest < 20:
+        return word + (DE_ONES[rest] if rest else "")
+    tens, ones = divmod(rest, 10)
+    return word + ((("ein" if ones == 1 else DE_ONES[ones]) + "und") if ones else "") + DE_TENS[tens]
+
+
+def german_words(n: int) -> str:
+    """German words of 0 <= n < 10**9: "zwei Millionen vierzigtausendsieben"."""
+    if n == 0:
+        return "null"
+    millions, n = divmod(n, 10**6)
+    thousands, rest = divmod(n, 1000)
+    words = []
+    if millions:
+        words.append("eine Million" if millions == 1 else german_below_thousand(millions) + " Millionen")
+    compound = (german_below_thousand(thousands, final=False) + "tausend" if thousands else "") + (
+        german_below_thousand(rest) if rest else ""
+    )
+    return " ".join(words + ([compound] if compound else []))
+
+
+FR_ONES = "zéro un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize \
+dix-sept dix-huit dix-neuf".split()
+FR_TENS = "_ _ vingt trente quarante cinquante soixante".split()
+
+
+def french_below_hundred(n: int) -> str:
+    if n < 20:
+        return FR_ONES[n]
+    if n < 70:
+        tens, ones = divmod(n, 10)
+        return FR_TENS[tens] + ("" if not ones else " et un" if ones == 1 else "-" + FR_ONES[ones])
+    if n < 80:  # soixante-dix, soixante et onze, soixante-douze ...
+        return "soixante" + (" et onze" if n == 71 else "-" + FR_ONES[n - 60])
+    return "quatre-vingts" if n == 80 else "quatre-vingt-" + FR_ONES[n - 80]
+
+
+def french_below_thousand(n: int, before: bool = False) -> str:
+    """French words of 0 < n < 1000 ("trois cent quarante-cinq"); ``before``: a multiplier of
+    mille (quatre-vingt mille, deux cent mille: no plural s)."""
+    hundreds, rest = divmod(n, 100)
+    words = []
+    if hundreds:
+        words.append(
+            "cent" if hundreds == 1 else FR_ONES[hundreds] + (" cents" if not rest and not before else " cent")
+        )
+    if rest:
+        said = french_below_hundred(rest)
+        words.append(said[:-1] if before and said.endswith("quatre-vingts") else said)
+    return " ".join(words)
+
+
+def french_words(n: int) -> str:
+    """French words of 0 <= n < 10**9: "deux millions quarante mille sept"."""
+    if n == 0:
+        return "zéro"
+    millions, n = divmod(n, 10**6)
+    thousands, rest = divmod(n, 1000)
+    words = []
+    if millions:
+        words.append("un million" if millions == 1 else french_below_thousand(millions) + " millions")
+    if thousands:
+        words.append("mille" if thousands == 1 else french_below_thousand(thousands, before=True) + " mille")
+    if rest:
+        words.append(french_below_thousand(rest))
+    return " ".join(words)
+
+
+LANGUAGES = {"en": number_words, "de": german_words, "fr": french_words}
+
+
+def write_numbers(folder: Path, seed: int, sizes=(40_000, 1_000, 2_000), languages=("en",)) -> None:
+    """train/dev/test.tsv of number words -> digits, distinct numbers in every split; with several
+    ``languages``, each number is written in one of them, drawn."""
     rng = random.Random(seed)
     drawn: set[int] = set()
     while len(drawn) < sum(sizes):
@@ -76,7 +167,8 @@ def write_numbers(folder: Path, seed: int, sizes=(40_000, 1_000, 2_000)) -> None
     for name, size in zip(("train", "dev", "test"), sizes):
         rows = numbers[start : start + size]
         start += size
-        (folder / f"{name}.tsv").write_text("".join(f"{number_words(n)}\t{n}\n" for n in rows), encoding="utf-8")
+        lines = [f"{LANGUAGES[rng.choice(languages)](n)}\t{n}\n" for n in rows]
+        (folder / f"{name}.tsv").write_text("".join(lines), encoding="utf-8")
 
 
 def attnseq(*args: str, env: dict | None = None) -> subprocess.Popen:
@@ -95,6 +187,15 @@ def make_task(name: str, folder: Path, seed: int) -> Path:
         return data
     if name == "numbers":
         write_numbers(data, seed)
+        return data
+    if name == "numbers3":
+        write_numbers(data, seed, languages=("en", "de", "fr"))
+        return data
+    if name.startswith("gettext-"):
+        process = attnseq("data", "gettext", "--lang", name.split("-", 1)[1], "--out", str(data))
+        _, err = process.communicate()
+        if process.returncode:
+            raise SystemExit(f"{name}: {err.strip()}")
         return data
     args = {
         "dates": ["data", "dates", "--locales", "all", "--train", "40000", "--dev", "1000", "--test", "2000"],
@@ -131,12 +232,33 @@ def score(run: Path, data: Path) -> dict:
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in records if r.get("type") == "eval"]
     start = next(r for r in records if r.get("type") == "start")
+    text = start.get("select_by") == "bleu"
+    if text:
+        test = f"BLEU {metrics['bleu']:.2f} / chrF {metrics['chrf']:.2f}"
+        dev = f"BLEU {max((r.get('dev_bleu', 0) for r in evals), default=0.0):.2f}"
+    else:
+        test = f"{metrics['exact_match']:.2%}"
+        dev = f"{max((r.get('dev_exact_match', 0) for r in evals), default=0.0):.1%}"
     return {
-        "test": metrics["exact_match"],
-        "dev": max((r.get("dev_exact_match", 0) for r in evals), default=0.0),
+        "test": test,
+        "dev": dev,
         "steps": evals[-1]["step"] if evals else 0,
         "precision": start.get("precision", "fp32"),
+        "minutes": (evals[-1]["wall_seconds"] / 60) if evals else 0.0,
     }
+
+
+MARKS = ("<!-- time-to-quality -->", "<!-- /time-to-quality -->")
+
+
+def write_into(path: Path, lines: list[str]) -> None:
+    """Replace what stands between the two MARKS lines of ``path`` with ``lines``."""
+    text = path.read_text(encoding="utf-8")
+    if MARKS[0] not in text or MARKS[1] not in text:
+        raise SystemExit(f"{path}: no {MARKS[0]} ... {MARKS[1]} lines to write the table between")
+    head, rest = text.split(MARKS[0], 1)
+    _, tail = rest.split(MARKS[1], 1)
+    path.write_text(head + MARKS[0] + "\n" + "\n".join(lines) + "\n" + MARKS[1] + tail, encoding="utf-8")
 
 
 def main() -> int:
@@ -144,51 +266,76 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, nargs="+", default=[1.0, 2.0])
     parser.add_argument("--tasks", nargs="+", default=["dates", "numbers", "addition"])
     parser.add_argument("--variant", action="append", default=[], help="NAME[:KEY=VALUE,...]")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1], help="training seeds (the data's: 1)")
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="the folder of data and runs (default: a temporary one)")
+    parser.add_argument("--write", type=Path, help="a Markdown file to put the table in (between its marks)")
     args = parser.parse_args()
     variants = [parse_variant(v) for v in args.variant] or [("defaults", [])]
     work = args.keep or Path(tempfile.mkdtemp(prefix="time-to-quality-"))
     work.mkdir(parents=True, exist_ok=True)
     flags = [f for f in SHOWN_FLAGS if f in cpu_flags()]
-    print(
-        f"CPU: {cpu_model()}, {os.cpu_count()} cores; flags: {', '.join(flags) or 'none of ' + ', '.join(SHOWN_FLAGS)}"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=ROOT
     )
+    out = [
+        f"Measured on {time.strftime('%Y-%m-%d')} at {commit.stdout.strip() or 'an unknown commit'}"
+        f"{' with changes not committed' if dirty.stdout.strip() else ''}: "
+        f"{cpu_model()}, {os.cpu_count()} cores; flags: {', '.join(flags) or 'none of ' + ', '.join(SHOWN_FLAGS)}"
+    ]
     held = {
         k: os.environ[k]
         for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
         if k in os.environ
     }
     if held:
-        print("held to: " + ", ".join(f"{k}={v}" for k, v in held.items()))
-    print(f"one thread a run, {args.parallel} side by side; seed {args.seed}; work {work}\n")
-    print("| task | budget | variant | precision | steps | best dev exact match | test exact match |")
-    print("|---|---|---|---|---|---|---|")
+        out[0] += "; held to " + ", ".join(f"{k}={v}" for k, v in held.items())
+    out[0] += f"; one thread a run, {args.parallel} side by side (`python bench/time_to_quality.py"
+    out[0] += "".join(
+        f" {flag} {' '.join(map(str, values))}"
+        for flag, values in (
+            ("--tasks", args.tasks),
+            ("--minutes", [f"{m:g}" for m in args.minutes]),
+            ("--seeds", args.seeds),
+        )
+    )
+    out[0] += "".join(f" --variant {v}" for v in args.variant) + "`)."
+    out += [
+        "",
+        "| task | budget | variant | seed | precision | steps | minutes trained | best dev | test |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(out), flush=True)
+    print(f"(work: {work})", file=sys.stderr)
     jobs = [
-        (task, minutes, name, settings)
+        (task, minutes, seed, name, settings)
         for task in args.tasks
         for minutes in args.minutes
+        for seed in args.seeds
         for name, settings in variants
     ]
     for start in range(0, len(jobs), args.parallel):
         batch = jobs[start : start + args.parallel]
         running = []
-        for task, minutes, name, settings in batch:
-            data = make_task(task, work / "data", args.seed)
-            run = work / "runs" / f"{task}-{minutes:g}-{name}-{args.seed}"
-            running.append((task, minutes, name, data, run, train_and_score(data, run, minutes, settings, args.seed)))
-        for task, minutes, name, data, run, process in running:
+        for task, minutes, seed, name, settings in batch:
+            data = make_task(task, work / "data", 1)
+            run = work / "runs" / f"{task}-{minutes:g}-{name}-{seed}"
+            running.append((task, minutes, seed, name, data, run, train_and_score(data, run, minutes, settings, seed)))
+        for task, minutes, seed, name, data, run, process in running:
             _, err = process.communicate()
             if process.returncode:
-                print(f"| {task} | {minutes:g} min | {name} | failed: {err.strip().splitlines()[-1]} |||||")
-                continue
-            found = score(run, data)
-            print(
-                f"| {task} | {minutes:g} min | {name} | {found['precision']} | {found['steps']:,} | "
-                f"{found['dev']:.1%} | {found['test']:.2%} |",
-                flush=True,
-            )
+                line = f"| {task} | {minutes:g} min | {name} | {seed} | failed: {err.strip().splitlines()[-1]} |||||"
+            else:
+                found = score(run, data)
+                line = (
+                    f"| {task} | {minutes:g} min | {name} | {seed} | {found['precision']} | {found['steps']:,} | "
+                    f"{found['minutes']:.2f} | {found['dev']} | {found['test']} |"
+                )
+            out.append(line)
+            print(line, flush=True)
+    if args.write:
+        write_into(args.write, out)
     return 0
 
 
