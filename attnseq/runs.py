@@ -147,6 +147,20 @@ def log_metrics(run_dir: str | Path, record: dict) -> None:
         log.info("  ".join(parts))
 
 
+# the metrics log's fields that time the run (they differ between two runs of equal updates)
+TIMING_FIELDS = frozenset(
+    {
+        "train_seconds",
+        "wall_seconds",
+        "cpu_seconds",
+        "eval_seconds",
+        "tokens_per_second",
+        "seconds",
+        "sentences_per_second",
+    }
+)
+
+
 def read_metrics(path: str | Path) -> list[dict]:
     """The records of a ``metrics.jsonl`` file (a run folder or the file itself): its JSON objects
     with a ``type`` (a name), a line that holds none skipped with a warning naming it, so every

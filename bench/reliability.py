@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnseq.hardware import bf16_pays
-from attnseq.runs import LOCK
+from attnseq.runs import LOCK, TIMING_FIELDS
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
@@ -72,15 +72,7 @@ TINY_T = [
 # the interrupted trainings: 100 updates (an epoch is 47), logged each, evaluated only at the end
 INTERRUPTED = ("train.max_steps=100", "train.eval_every=1000", "train.log_every=1", "model.dropout=0.2")
 TWINS = ("train.epochs=100000", "train.eval_every=50", "train.log_every=1")  # bounded by --max-minutes
-TIMING = {
-    "train_seconds",
-    "wall_seconds",
-    "cpu_seconds",
-    "eval_seconds",
-    "tokens_per_second",
-    "seconds",
-    "sentences_per_second",
-}
+TIMING = TIMING_FIELDS  # (attnseq.runs)
 SNOW = "\u2603"  # a character no drill run has seen
 NFC, NFD = (unicodedata.normalize(form, "abcé") for form in ("NFC", "NFD"))  # one text, two spellings (é unseen)
 

@@ -14,6 +14,7 @@ import pytest
 from learning import seed
 
 from attnseq.data.batching import SourceBatch
+from attnseq.runs import TIMING_FIELDS
 
 if TYPE_CHECKING:
     import torch
@@ -401,15 +402,7 @@ class QuickRuns:
 # -- runs trained through the CLI (test_runs, test_stopping) ---------------------------------------
 PRESET = str(ROOT / "configs" / "luong2015-general.yaml")  # the preset the run tests train, small
 SMALL = [*TINY, "model.encoder_layers=1", "model.decoder_layers=1", "train.eval_max_sentences=20"]
-TIMING = {
-    "train_seconds",
-    "wall_seconds",
-    "cpu_seconds",
-    "eval_seconds",
-    "tokens_per_second",
-    "seconds",
-    "sentences_per_second",
-}
+TIMING = TIMING_FIELDS  # (attnseq.runs)
 
 
 def weights(path: Path) -> dict[str, np.ndarray]:

@@ -83,6 +83,21 @@ def spreads(rows: Sequence[dict], key: str) -> Spread:
     return Spread([r[key] for r in rows if r.get(key) is not None])
 
 
+def untested(a_name: str, a: Spread, b_name: str, b: Spread, unit: str, f: str) -> Phrase:
+    """The two scores and that there is no test: fewer than two seeds on a side."""
+    return Phrase(
+        f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
+        a_name,
+        a.mean,
+        unit,
+        b_name,
+        b.mean,
+        unit,
+        len(a.values),
+        len(b.values),
+    )
+
+
 def comparison(
     a_name: str, a: Spread, b_name: str, b: Spread, unit: str = "%", digits: int = 1
 ) -> tuple[Welch | None, Phrase]:
@@ -92,17 +107,7 @@ def comparison(
     test = welch(a.values, b.values)
     f = f".{digits}f"
     if test is None:
-        return None, Phrase(
-            f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
-            a_name,
-            a.mean,
-            unit,
-            b_name,
-            b.mean,
-            unit,
-            len(a.values),
-            len(b.values),
-        )
+        return None, untested(a_name, a, b_name, b, unit, f)
     return test, Phrase(
         f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
         f"difference {{:+{f}}}, {{:.0f}}% interval [{{:{f}}}, {{:{f}}}], Welch's t = {{:.2f}}, "
@@ -165,17 +170,7 @@ def permuted(
     test = permutation(a.values, b.values)
     f = f".{digits}f"
     if test is None:
-        return None, Phrase(
-            f"{{}} {{:{f}}}{{}} against {{}} {{:{f}}}{{}} (n = {{}} and {{}}: no spread to test by)",
-            a_name,
-            a.mean,
-            unit,
-            b_name,
-            b.mean,
-            unit,
-            len(a.values),
-            len(b.values),
-        )
+        return None, untested(a_name, a, b_name, b, unit, f)
     words = Phrase(
         f"{{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}) against {{}} {{:{f}}}{{}} ± {{:{f}}} (n = {{}}): "
         f"difference {{:+{f}}}, exact permutation test p {{}}",
