@@ -123,7 +123,7 @@ def test_a_missing_or_unreadable_image_names_the_tsv_and_its_line(tmp_path, bars
 def test_a_folder_of_images_gets_the_image_preset_without_a_config(bars):
     from attnseq.presets import recommended_config
 
-    assert recommended_config(bars).name == "formulas.yaml"
+    assert recommended_config(bars)[0].name == "formulas.yaml"
 
 
 def test_sources_are_paths_relative_to_the_tsv(bars):

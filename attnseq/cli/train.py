@@ -83,8 +83,6 @@ def load_config(args: argparse.Namespace):
     from ..data.sources import data_overrides
 
     overrides = list(args.set or [])
-    if args.data:
-        overrides[:0] = data_overrides(args.data)  # a folder of splits, or the book's file
     if args.max_minutes is not None:
         overrides.append(f"train.max_minutes={args.max_minutes}")
     if args.config is None:
@@ -92,5 +90,8 @@ def load_config(args: argparse.Namespace):
             raise UserError("train: give a config, or --data for the recommended preset")
         from ..presets import recommended_config
 
-        args.config = str(recommended_config(args.data))
+        preset, for_data = recommended_config(args.data)
+        args.config, overrides[:0] = str(preset), for_data  # the user's settings after the preset's
+    if args.data:
+        overrides[:0] = data_overrides(args.data)  # a folder of splits, or the book's file
     return load_config(args.config, overrides)
