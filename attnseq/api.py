@@ -52,9 +52,10 @@ def load(
     """The model trained in ``run_dir`` (``checkpoint`` "best" or "last") on ``device`` ("cpu",
     or "cuda[:N]" for a torch run where there is one), ready to translate; ``overrides``, a list
     of "key=value" strings, change its decode settings (``decode.beam_size=5``). ``precision``
-    ("fp32" or "int8"; None: the run's decode.precision) is what its products run in: int8
+    ("fp32", "int8" or "bf16"; None: the run's decode.precision) is what its products run in: int8
     quantises the torch model's weights once, here, where the CPU has int8 dot products (VNNI,
-    AMX; elsewhere one warning on the "attnseq" logger and fp32). The Translator's
+    AMX; elsewhere one warning on the "attnseq" logger and fp32); bf16 autocasts the products to
+    bfloat16 where they pay (an AMX CPU, a GPU; elsewhere the same warning and fp32). The Translator's
     ``precision`` says which it got.
 
     ``run_dir`` may be a model exported with ``attnseq export`` (its own engine decodes it);

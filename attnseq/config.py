@@ -258,7 +258,7 @@ class TrainConfig:
     progress: bool = True  # show a progress bar
 
 
-DECODE_PRECISIONS = ("fp32", "int8")  # decode.precision
+DECODE_PRECISIONS = ("fp32", "int8", "bf16")  # decode.precision
 
 
 @dataclass
@@ -276,7 +276,9 @@ class DecodeConfig:
     # the arithmetic of a loaded model's products: fp32, or int8 (the torch engine on a CPU with
     # int8 dot products, VNNI or AMX; elsewhere one warning and fp32): int8 weights for the linear
     # layers, the output layer and the recurrent cells, activations scaled per call (nn/int8.py).
-    # The model is quantised once when it is loaded; training's dev evaluations decode in fp32
+    # The model is quantised once when it is loaded; training's dev evaluations decode in fp32.
+    # bf16: the torch engine's products autocast to bfloat16 where they pay (hardware.bf16_pays:
+    # AMX CPUs, GPUs; elsewhere one warning and fp32); CTranslate2 computes in bfloat16
     precision: str = choice("fp32", DECODE_PRECISIONS)
 
     def __post_init__(self):

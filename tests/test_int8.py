@@ -192,7 +192,7 @@ def test_the_config_key_and_the_api_argument_reach_the_model(quick_runs, vnni, q
     assert by_key.precision == by_argument.precision == "int8"
     assert [by_key.model, by_argument.model] == quantisations
     assert attnseq.load(run, overrides=["decode.precision=int8"], precision="fp32").precision == "fp32"
-    with pytest.raises(ValueError, match=r"^precision: expected one of fp32, int8, got 'int4'"):
+    with pytest.raises(ValueError, match=r"^precision: expected one of fp32, int8, bf16, got 'int4'"):
         attnseq.load(run, precision="int4")
     with pytest.raises(TypeError, match="^precision: set when the model is loaded"):
         by_argument.search(["abc"], precision="int8")

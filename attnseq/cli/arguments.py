@@ -56,15 +56,15 @@ def one_or_ensemble(runs: list[str]) -> str | list[str]:
 
 
 def add_precision(parser: argparse.ArgumentParser) -> None:
-    """``--precision fp32|int8``: what a loaded torch model's products run in (decode.precision)."""
+    """``--precision fp32|int8|bf16``: what a loaded torch model's products run in (decode.precision)."""
     from ..config import DECODE_PRECISIONS
 
     parser.add_argument(
         "--precision",
         choices=DECODE_PRECISIONS,
         help="int8: int8 weights for the linear layers and recurrent cells, on a CPU with VNNI or "
-        "AMX (elsewhere one warning and fp32); the torch engine only (default: the run's "
-        "decode.precision, fp32 unless set)",
+        "AMX (elsewhere one warning and fp32); bf16: bfloat16 products where they pay (AMX, a "
+        "GPU; elsewhere one warning and fp32) (default: the run's decode.precision, fp32 unless set)",
     )
 
 

@@ -329,16 +329,24 @@ class CTranslate2Translator(Translator):
         pipeline = TextPipeline.load(config.data, folder)
         # decode.precision int8 (--precision int8) computes in int8 whatever the export stores
         # (CTranslate2 quantises float32 weights as it loads them); fp32 computes as the export stores
-        compute_type = "int8" if config.decode.precision == "int8" else "default"
+        compute_type = {"int8": "int8", "bf16": "bfloat16"}.get(config.decode.precision, "default")
         if device == "cpu" and (compute_type == "int8" or record.get("quantization") == "int8"):
             has, why_not = int8_in_hardware()
             if not has:  # MKL's int8 products without VNNI saturate: CTranslate2's outputs come out wrong
                 log.warning("int8: this CPU %s; CTranslate2 decodes the export in float32", why_not)
                 compute_type = "float32"
+        if compute_type == "bfloat16":
+            from ...hardware import bf16_pays
+
+            pays, why_not = bf16_pays(ctranslate2_device(device)[0])
+            if not pays:
+                log.warning("bf16: this %s %s; CTranslate2 decodes the export in float32", device, why_not)
+                compute_type = "float32"
         translator = cls(
             folder, pipeline, config, device, config.train.threads if threads is None else threads, compute_type
         )
-        translator.precision = "int8" if translator.model.compute_type.startswith("int8") else "fp32"
+        kind = translator.model.compute_type
+        translator.precision = "int8" if kind.startswith("int8") else "bf16" if kind == "bfloat16" else "fp32"
         return translator
 
 

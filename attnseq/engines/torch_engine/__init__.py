@@ -62,7 +62,16 @@ class TorchEngine(TrainingEngine):
 def decoding_precision(wanted: str, device_type: str) -> str:
     """The precision a model loaded on ``device_type`` decodes at when ``decode.precision`` is
     ``wanted``: int8 where this CPU has int8 dot-product instructions (VNNI, AMX) and torch its
-    int8 kernels, else fp32 with one warning saying why. int8 on a GPU is a ConfigError."""
+    int8 kernels, bf16 where bfloat16 products pay on the device (hardware.bf16_pays), else fp32
+    with one warning saying why. int8 on a GPU is a ConfigError."""
+    if wanted == "bf16":
+        from ...hardware import bf16_pays
+
+        pays, why_not = bf16_pays(device_type)
+        if not pays:
+            log.warning("decode.precision bf16: this %s %s; decoding in fp32", device_type.upper(), why_not)
+            return "fp32"
+        return "bf16"
     if wanted != "int8":
         return wanted
     from ...hardware import int8_in_hardware

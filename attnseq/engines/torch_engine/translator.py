@@ -15,7 +15,7 @@ from ...translator.base import Translator
 
 class TorchTranslator(Translator):
     """A torch model with its text pipeline, ready to translate; ``precision`` says what its
-    products run in (int8 once the engine has quantised it: nn/int8.py)."""
+    products run in (int8 once the engine has quantised it: nn/int8.py; bf16 autocast)."""
 
     def __init__(
         self, model: torch.nn.Module, pipeline, config, device: str | torch.device = "cpu", precision: str = "fp32"
@@ -34,6 +34,11 @@ class TorchTranslator(Translator):
         extended = [self.pipeline.extend_source(s.tokens).ids or [unk] for s in sources]
         return self.decode_batch([self._readable(s.ids) for s in sources], decode, keep_attention, extended)
 
+    def autocast(self):
+        """The products in bfloat16 when the model decodes at bf16 (torch.autocast: matrix products
+        and the recurrent cells' in bfloat16, softmax and log-softmax kept in float32)."""
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+
     def target_words(self, source):
         return self.pipeline.extend_source(source.tokens).oov if self.copies else ()
 
@@ -43,7 +48,7 @@ class TorchTranslator(Translator):
         was_training = self.model.training
         self.model.eval()
         try:
-            with torch.no_grad():
+            with torch.no_grad(), self.autocast():
                 source = SourceBatch.of(src_ids, extended).to(self.device)
                 return search(self.model, source, decode, keep_attention)
         finally:
@@ -59,6 +64,7 @@ class TorchTranslator(Translator):
         was_training = self.model.training
         self.model.eval()
         try:
-            return attention_views(self.model, src_ids, outputs, rows)
+            with self.autocast():
+                return attention_views(self.model, src_ids, outputs, rows)
         finally:
             self.model.train(was_training)
