@@ -433,6 +433,7 @@ def test_every_file_written_goes_through_the_writer():
 FOREIGN_FLAGS = {
     "--short": "git rev-parse --short",
     "--porcelain": "git status --porcelain",
+    "--format": "git log --format",
     "--nproc_per_node": "torchrun",
     "--stdout": "espeak-ng --stdout",
 }

@@ -179,6 +179,13 @@ class Translator(ABC):
         once here for every caller; a ConfigError naming the key (``decode.beam_size``) otherwise."""
         decode = decode_options(self.config.decode, **request)
         if self.max_beam_size is not None and decode.beam_size > self.max_beam_size:
+            if request.get("beam_size") is None and request.get("n_best") is not None:  # widened for n_best
+                raise ConfigError(
+                    f"decode.n_best: the {self.config.engine} engine searches beams of at most "
+                    f"{self.max_beam_size}, so it returns at most {self.max_beam_size} hypotheses an "
+                    f"input (more are torch-only); got {decode.n_best}",
+                    key="decode.n_best",
+                )
             raise ConfigError(
                 f"decode.beam_size: the {self.config.engine} engine searches beams of at most "
                 f"{self.max_beam_size} (wider beams are torch-only); got {decode.beam_size}",

@@ -3,6 +3,8 @@ here, below attnseq.train, which evaluates with it, and the torch engine, which 
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from ...data.batching import SourceBatch
@@ -37,7 +39,9 @@ class TorchTranslator(Translator):
     def autocast(self):
         """The products in bfloat16 when the model decodes at bf16 (torch.autocast: matrix products
         and the recurrent cells' in bfloat16, softmax and log-softmax kept in float32)."""
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        if self.precision != "bf16":
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
     def target_words(self, source):
         return self.pipeline.extend_source(source.tokens).oov if self.copies else ()
