@@ -3429,7 +3429,7 @@ def kill_drill(work: Path, data: Path, kills: int, seed: int = 0) -> tuple[bool,
                 landed += 1
         _, err = process.communicate(timeout=600)
         if process.returncode not in (0, -signal.SIGKILL):
-            return False, f"attempt {attempts} failed: {err.decode()[-300:]}"
+            return False, f"attempt {attempts} failed (exit {process.returncode}): {err.decode()[-300:]}"
         if (killed / "last.safetensors").exists():
             code, _, err, _ = attnseq("-q", "evaluate", killed, "--data", data / "test.tsv", "--checkpoint", "last")
             if code:
@@ -3483,6 +3483,11 @@ def main() -> int:
             return True
         return name.split(":", 1)[0] == args.only if args.only in CLASSES else args.only in name
 
+    # a drill started in the background by a shell without job control (`nohup ... &`) has SIGINT
+    # ignored, and its commands would inherit that and rightly ignore the Ctrl-Cs it sends them
+    # (a background job is meant not to get the terminal's Ctrl-C): give them the default
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     work = Path(args.keep or tempfile.mkdtemp(prefix="attnseq-drill-"))
     drill = Drill(work)
     print(f"reliability drill in {work}: training the drill's small runs ...", flush=True)
