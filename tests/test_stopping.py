@@ -707,3 +707,20 @@ def test_the_budget_schedule_spends_max_steps(reverse_data, tmp_path):
     assert set(logged) == set(range(1, 21))
     for step, lr in logged.items():
         assert lr == pytest.approx(0.01 * budget_factor(step / 20, 0.2, 0.1))
+
+
+def test_a_run_stopped_before_its_first_record_resumes_from_the_beginning(reverse_data, tmp_path):
+    """A run killed after its config and vocabularies were written but before its metrics log (the
+    kill drill's case: every kill during the start-up) is resumed with --resume: it says it starts
+    from the beginning and trains, to the same weights as a run that was never stopped."""
+    settings = [f"data.dir={reverse_data}", *SMALL, "train.threads=1", "train.max_steps=4"]
+    attnseq.fit(PRESET, tmp_path / "straight", settings)
+    run = tmp_path / "run"
+    attnseq.fit(PRESET, run, settings)
+    for name in ("metrics.jsonl", "last.safetensors", "best.safetensors"):
+        (run / name).unlink()
+    assert (run / "config.yaml").exists()
+    summary = attnseq.fit(PRESET, run, settings, resume=True)
+    assert summary["step"] == 4
+    a, b = weights(tmp_path / "straight" / "last.safetensors"), weights(run / "last.safetensors")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)

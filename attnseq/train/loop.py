@@ -420,7 +420,9 @@ class EpochLoop:
     def _warn_if_the_vocabulary_covers_less(self, unknown: float) -> None:
         """On --resume: a warning when more of the training data lies outside the run's vocabulary
         than when the run began (the data was changed under it; the vocabulary stays the run's)."""
-        began = next((r.get("unknown_share") for r in read_metrics(self.run_dir) if r["type"] == "start"), None)
+        # (no log yet where the run was stopped between its vocabularies and its first record)
+        records = read_metrics(self.run_dir) if (self.run_dir / METRICS_FILE).exists() else []
+        began = next((r.get("unknown_share") for r in records if r["type"] == "start"), None)
         if began is not None and unknown > began + 0.001:
             log.warning(
                 "training data: %.2f%% of its tokens are outside the run's vocabulary (%.2f%% when the run "
