@@ -254,6 +254,16 @@ def check_folder(
     return folder
 
 
+def user_error_of(err: OSError, path: PathLike, named: bool = True) -> UserError:
+    """``err`` of writing ``path`` as the one-line UserError os_error_message has for it (a full or
+    read-only disk, a missing folder); ``err`` itself is raised again where it has none, or where
+    ``named`` is False (an error that is not the write's: a read's, say)."""
+    message = os_error_message(err, path) if named else None
+    if message is None:
+        raise err
+    return UserError(message)
+
+
 def write_output(
     path: PathLike, data: Data, *, inputs: Iterable[PathLike | None] = (), overwrite: bool = False
 ) -> Path:
@@ -273,10 +283,7 @@ def write_output(
         else:
             atomic_write_bytes(path, payload)
     except OSError as err:
-        message = os_error_message(err, path)
-        if message is None:
-            raise
-        raise UserError(message) from None
+        raise user_error_of(err, path) from None
     return path
 
 
@@ -303,10 +310,7 @@ def write_files(
         for name in list(temporary):
             replace_with(temporary.pop(name), paths[name])
     except OSError as err:
-        message = os_error_message(err, folder)
-        if message is None:
-            raise
-        raise UserError(message) from None
+        raise user_error_of(err, folder) from None
     finally:
         for tmp in temporary.values():  # an error or a stop before all were in place
             Path(tmp).unlink(missing_ok=True)
@@ -361,10 +365,7 @@ def open_outputs(
                     break
             raise
     except OSError as err:
-        message = os_error_message(err, folder) if err.filename is None else None  # a write's, not a read's
-        if message is None:
-            raise
-        raise UserError(message) from None
+        raise user_error_of(err, folder, named=err.filename is None) from None  # a write's, not a read's
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -481,10 +482,7 @@ def write_folder(
             os.rename(tmp, folder)  # over an empty folder too
         tmp = None
     except OSError as err:
-        message = os_error_message(err, folder)
-        if message is None:
-            raise
-        raise UserError(message) from None
+        raise user_error_of(err, folder) from None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
