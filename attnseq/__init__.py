@@ -12,8 +12,11 @@ def _interrupted_in_one_line(exc_type, exc, tb, _python_hook=sys.excepthook) -> 
     """sys.excepthook of the attnseq command's process: a Ctrl-C that comes while Python is still
     importing the command (before attnseq.cli.main handles it) ends it with one line, as one later
     does; any other exception as Python shows it."""
-    if issubclass(exc_type, KeyboardInterrupt):
+    if issubclass(exc_type, KeyboardInterrupt):  # as main() ends a command stopped by Ctrl-C: one line, 130
         print("attnseq: interrupted", file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(130)
     else:
         _python_hook(exc_type, exc, tb)
 
