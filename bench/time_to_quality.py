@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from attnseq.hardware import cpu_flags, cpu_model  # noqa: E402
 from attnseq.reproduce.datasets import BOOK_DIR  # noqa: E402
+from attnseq.reproduce.page import code_version  # noqa: E402
 
 ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen \
 seventeen eighteen nineteen".split()
@@ -275,13 +276,8 @@ def main() -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="time-to-quality-"))
     work.mkdir(parents=True, exist_ok=True)
     flags = [f for f in SHOWN_FLAGS if f in cpu_flags()]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=ROOT
-    )
     out = [
-        f"Measured on {time.strftime('%Y-%m-%d')} at {commit.stdout.strip() or 'an unknown commit'}"
-        f"{' with changes not committed' if dirty.stdout.strip() else ''}: "
+        f"Measured on {time.strftime('%Y-%m-%d')} at {code_version()}: "
         f"{cpu_model()}, {os.cpu_count()} cores; flags: {', '.join(flags) or 'none of ' + ', '.join(SHOWN_FLAGS)}"
     ]
     held = {

@@ -56,24 +56,19 @@ MARKS = {
 }
 
 
+def git_output(folder: Path, *args: str) -> str:
+    """What ``git -C folder ARGS`` prints, stripped; OSError or a SubprocessError where it fails."""
+    return subprocess.run(
+        ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=True
+    ).stdout.strip()
+
+
 def code_version() -> str:
     """The checkout's commit (``abc1234``, ``+changes`` when the package or configs differ from
     it), or "unknown" outside a git checkout."""
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        changed = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "attnseq", "configs"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        commit = git_output(ROOT, "rev-parse", "--short", "HEAD")
+        changed = git_output(ROOT, "status", "--porcelain", "--", "attnseq", "configs")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return commit + ("+changes" if changed else "")
@@ -395,13 +390,7 @@ def last_commit(path: Path) -> str:
     """The short hash of the last commit that changed ``path`` (git log), "" outside a checkout or
     where none did."""
     try:
-        return subprocess.run(
-            ["git", "-C", str(Path(path).resolve().parent), "log", "-1", "--format=%h", "--", Path(path).name],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        return git_output(Path(path).resolve().parent, "log", "-1", "--format=%h", "--", Path(path).name)
     except (OSError, subprocess.SubprocessError):
         return ""
 
