@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnseq.nn import loss as loss_module
 from attnseq.nn.loss import linear_cross_entropy
@@ -59,3 +61,41 @@ def test_backward_through_the_same_loss_again_is_exact(scales):
         want = torch.autograd.grad(plain * scale, (x, weight, b), retain_graph=True)
         for g, w in zip(got, want):
             torch.testing.assert_close(g, w, rtol=1e-10, atol=1e-12)
+
+
+class ProductRows(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the rows of every matrix product run inside ``with``."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows: list[int] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func._schema.name in ("aten::mm", "aten::addmm"):
+            self.rows.append(args[-2].shape[0])
+        return func(*args, **(kwargs or {}))
+
+
+@settings(max_examples=12, deadline=None)
+@given(N=st.integers(1, 200), label_smoothing=st.sampled_from([0.0, 0.1]), bias=st.booleans())
+def test_under_autocast_the_rows_are_padded_and_the_loss_and_gradients_are_the_unpadded(N, label_smoothing, bias):
+    """bfloat16 products meet row counts that are multiples of ROW_QUANTUM only (a few shapes, not
+    one per batch), and the padding adds nothing to the loss or the gradients."""
+    x, weight, b, target = (t if t is None else t.detach().float() for t in inputs(bias, N=N, features=8, V=16))
+    target = target.long()
+    params = [p.requires_grad_() for p in (x, weight, b) if p is not None]
+    with ProductRows() as seen, torch.autocast("cpu", dtype=torch.bfloat16):
+        got = linear_cross_entropy(x, weight, b, target, label_smoothing)
+    assert seen.rows and all(rows % loss_module.ROW_QUANTUM == 0 for rows in seen.rows), seen.rows
+    got_grads = torch.autograd.grad(got, params)
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # the plain computation, unpadded
+        logits = F.linear(x, weight, b).float()
+    want = F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing)
+    want_grads = torch.autograd.grad(want, params)
+    assert got.item() == pytest.approx(want.item(), rel=1e-5)
+    for g, w in zip(got_grads, want_grads):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        log_p = loss_module.linear_log_prob(x, weight, b, target)
+    assert log_p.shape == (N,)
+    torch.testing.assert_close(log_p, torch.log_softmax(logits, 1).gather(1, target[:, None]).squeeze(1))

@@ -19,9 +19,35 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["linear_cross_entropy", "linear_log_prob", "pointer_generator_nll", "coverage_loss", "CHUNK_BYTES"]
+__all__ = [
+    "linear_cross_entropy",
+    "linear_log_prob",
+    "pointer_generator_nll",
+    "coverage_loss",
+    "rows_padded",
+    "CHUNK_BYTES",
+    "ROW_QUANTUM",
+]
 
 CHUNK_BYTES = 4 << 20  # logits per chunk: about the size of a core's L2 cache or two
+ROW_QUANTUM = 64  # under autocast the output layer's rows are padded to a multiple of this
+IGNORED = -100  # the target of a padding row (F.cross_entropy's ignore_index)
+
+
+def rows_padded(x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, target) with zero rows and IGNORED targets added up to a multiple of ROW_QUANTUM rows,
+    under autocast only; else as they are. x (N, F), target (N,).
+
+    The output layer's rows are a batch's real target tokens, a different count almost every
+    batch, and oneDNN's bfloat16 products create and cache a kernel and a packed copy of the
+    (V, F) weight for each new shape: unpadded, a training run's memory grew by megabytes with each
+    new count (to gigabytes) and each new count paid the kernel's creation. Padded, a run meets a
+    few shapes; the padding rows cost at most ROW_QUANTUM - 1 rows of the product and add nothing
+    to the loss or the gradients."""
+    if not torch.is_autocast_enabled(x.device.type) or x.shape[0] % ROW_QUANTUM == 0:
+        return x, target
+    extra = ROW_QUANTUM - x.shape[0] % ROW_QUANTUM
+    return F.pad(x, (0, 0, 0, extra)), F.pad(target, (0, extra), value=IGNORED)
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -91,10 +117,11 @@ def linear_cross_entropy(
         and not torch.is_autocast_enabled(x.device.type)
     )
     if not fused:
+        x, target = rows_padded(x, target)
         logits = F.linear(x, weight, bias)
         if logits.dtype not in (torch.float32, torch.float64):
             logits = logits.float()  # bf16: sum in float32
-        return F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing)
+        return F.cross_entropy(logits, target, reduction="sum", label_smoothing=label_smoothing, ignore_index=IGNORED)
     chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
     return _LinearCrossEntropy.apply(x, weight, bias, target, label_smoothing, chunk)
 
@@ -141,7 +168,9 @@ def linear_log_prob(
     weight (V, F), bias (V,) or None, target (N,) ids. Chunked as ``linear_cross_entropy`` is."""
     chunk = max(1, CHUNK_BYTES // (weight.shape[0] * x.element_size()))
     if torch.is_autocast_enabled(x.device.type) or weight.dtype != x.dtype:
-        logits = F.linear(x, weight, bias).float()
+        n = x.shape[0]
+        x, _ = rows_padded(x, target)
+        logits = F.linear(x, weight, bias).float()[:n]
         return torch.log_softmax(logits, dim=1).gather(1, target[:, None]).squeeze(1)
     return _LinearLogProb.apply(x, weight, bias, target, chunk)
 
