@@ -191,6 +191,9 @@ class HANConfig:
     attention_size: int = number(0, 0)  # u_it, u_i and the context vectors; 0: 2 * hidden_size
     dropout: float = number(0.0, 0.0, 1.0, high_open=True)
     separator: str = "."  # the source token that ends a sentence
+    # how the annotations are pooled, at both levels: attention the paper's (learned context
+    # vectors u_w, u_s); mean the masked average of the annotations (the paper's averaging baseline)
+    pooling: str = choice("attention", ("attention", "mean"))
 
 
 MODEL_CONFIGS = {

@@ -9,7 +9,8 @@ context vector u_w pools them into the sentence vector
 The sentence vectors go through a second bidirectional layer (h_i), and attention with a
 sentence context vector u_s pools them into the document vector v = sum_i alpha_i h_i; the
 class is softmax(W_c v + b_c), a one-token answer (nn/memory_networks/answer.py). The paper's layers
-are GRUs (``model.cell``) of 50 units per direction.
+are GRUs (``model.cell``) of 50 units per direction. ``model.pooling: mean`` replaces both
+attentions by the masked average of the annotations (the averaging baseline).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import dataclasses
 import torch
 from torch import nn
 
+from ...errors import ConfigError
 from ..attention.softmax import masked_softmax
 from ..model import ARCHS, Seq2Seq
 from ..rnn.cells import CELLS, build_rnn
@@ -41,6 +43,31 @@ class ContextAttention(nn.Module):
         return (weights.unsqueeze(-1) * h).sum(-2), weights
 
 
+class MeanPooling(nn.Module):
+    """The masked average of the annotations (``model.pooling: mean``): every real position weighs
+    1 / (its count); padding weighs 0, and a row with none pools to zeros."""
+
+    def forward(self, h: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(pooled (..., size), weights (..., T)) of annotations h (..., T, size) under mask (..., T)."""
+        real = mask.to(h.dtype)  # (..., T)
+        weights = real / real.sum(-1, keepdim=True).clamp(min=1)  # (..., T)
+        return (weights.unsqueeze(-1) * h).sum(-2), weights
+
+
+def build_pooling(cfg, size: int) -> nn.Module:
+    """The pooling of ``model.pooling`` over annotations of ``size``; model.attention_size is the
+    attention's alone (set with mean pooling, a ConfigError)."""
+    if cfg.pooling == "mean":
+        if cfg.attention_size:
+            raise ConfigError(
+                "model.attention_size: mean pooling (model.pooling: mean) has no attention to size; "
+                "leave it out or use model.pooling: attention",
+                key="model.attention_size",
+            )
+        return MeanPooling()
+    return ContextAttention(size, cfg.attention_size or size)
+
+
 class DocumentReader(nn.Module):
     """The encoder: document ids (B, S) -> a Reading whose ``final`` is the document vector v,
     ``sentences`` (B, 1, N) the sentence attention and ``words`` (B, N, L) the word attention."""
@@ -52,10 +79,9 @@ class DocumentReader(nn.Module):
         self.dropout = nn.Dropout(cfg.dropout)
         self.word_rnn = build_rnn(cfg.cell, cfg.embed_size, cfg.hidden_size, bidirectional=True)
         size = self.word_rnn.output_size  # h_it: both directions
-        attention_size = cfg.attention_size or size
-        self.word_attention = ContextAttention(size, attention_size)
+        self.word_attention = build_pooling(cfg, size)
         self.sentence_rnn = build_rnn(cfg.cell, size, cfg.hidden_size, bidirectional=True)
-        self.sentence_attention = ContextAttention(self.sentence_rnn.output_size, attention_size)
+        self.sentence_attention = build_pooling(cfg, self.sentence_rnn.output_size)
         self.output_size = self.sentence_rnn.output_size
 
     def forward(self, src: torch.Tensor, src_mask: torch.Tensor) -> Reading:
