@@ -58,11 +58,11 @@ REFERENCE = [
 ]
 
 
-def ceiling(threads: int, sizes=(512, 1024, 1536, 2048)) -> dict:
-    """The best fp32 matmul rate (GFLOP/s) of square products 512 .. 2048."""
+def ceiling(threads: int, sizes=(512, 1024, 1536, 2048), dtype=torch.float32) -> dict:
+    """The best matmul rate (GFLOP/s) of square products 512 .. 2048 in ``dtype`` (fp32 by default)."""
     best = 0.0
     for n in sizes:
-        a, b = torch.randn(n, n), torch.randn(n, n)
+        a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
         for _ in range(2):
             a @ b
         repeats = max(3, int(2e9 / n**3))
@@ -174,7 +174,10 @@ def peak_rss_mb() -> float:
 
 
 def train(preset: str, data: str | None, steps: int, threads: int, overrides: list[str]) -> dict:
-    """CPU seconds per training step, target tokens/s, sentences/s and matmul FLOPs per step."""
+    """CPU seconds per training step, target tokens/s, sentences/s and matmul FLOPs per step.
+    With train.precision bf16 the loss runs under bfloat16 autocast as the trainer runs it, its
+    products are replayed in the dtypes they ran in, and the ceiling is bfloat16's; any other
+    precision (auto included: the trainer's probe is not repeated here) measures float32."""
     from attnseq.data.batching import batch_indices, collate
     from attnseq.nn.model import build_model
     from attnseq.train.optim import build_optimizer
@@ -199,12 +202,14 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     ).train()
     optimizer = build_optimizer(model.parameters(), config.train)
     clip = config.train.clip_norm
+    bf16 = getattr(config.train, "precision", "fp32") == "bf16"
     indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
     batches = [collate([examples[i] for i in idx], idx) for idx in indices]
 
     def step(batch) -> int:
         optimizer.zero_grad(set_to_none=True)
-        loss, tokens = batch_loss(model, batch)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss, tokens = batch_loss(model, batch)
         (loss / tokens).backward()
         if clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -230,7 +235,8 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
         "ms_per_step": 1000 * seconds / (len(batches) - 3),
         "gflop_per_token": flops_per_token / 1e9,
         "matmul_ms_per_step": 1000 * matmul_seconds,  # the first batch's products alone
-        "ceiling_gflops": ceiling(threads, (1024, 2048))["gflops"],
+        "ceiling_gflops": ceiling(threads, (1024, 2048), torch.bfloat16 if bf16 else torch.float32)["gflops"],
+        "precision": "bf16" if bf16 else "fp32",
     }  # the machine as it was just now
 
 
@@ -428,13 +434,13 @@ class MatmulShapes(TorchDispatchMode):
 
     def __init__(self):
         super().__init__()
-        self.products: list[tuple[str, list[tuple[int, ...]]]] = []
+        self.products: list[tuple[str, list[tuple[int, ...]], torch.dtype]] = []  # (op, shapes, dtype)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = self.OPS.get(func._schema.name)
         if name:
-            shapes = [tuple(a.shape) for a in args[:3] if isinstance(a, torch.Tensor)]
-            self.products.append((name, shapes))
+            tensors = [a for a in args[:3] if isinstance(a, torch.Tensor)]
+            self.products.append((name, [tuple(a.shape) for a in tensors], tensors[0].dtype))
         return func(*args, **(kwargs or {}))
 
 
@@ -449,8 +455,12 @@ def fresh_leaf(value):
 
 def replay_seconds(products, fused_calls, repeats: int = 3) -> float:
     """The best time of running only a step's matrix products, each at its own shapes on
-    contiguous random operands, and its fused recurrent kernels forward and backward."""
-    operands = [(getattr(torch, name), [torch.randn(shape) for shape in shapes]) for name, shapes in products]
+    contiguous random operands of the dtype it ran in, and its fused recurrent kernels forward
+    and backward."""
+    operands = [
+        (getattr(torch, name), [torch.randn(shape, dtype=dtype) for shape in shapes])
+        for name, shapes, dtype in products
+    ]
     fused = [(kernel, [fresh_leaf(a) for a in args]) for kernel, args in fused_calls]
     best = float("inf")
     for _ in range(repeats):

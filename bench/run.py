@@ -17,7 +17,10 @@ Every figure is measured in its own process (bench/measure.py), pinned to the st
   and the lowest seen, and each fraction is taken against its own process's;
 - training: target tokens/s, sentences/s, the fraction of the ceiling its matmul FLOPs reach,
   and peak RSS, for the reference Luong step and, on generated dates (characters, all locales),
-  the bahdanau2014 and recommended-char presets; "its matmuls alone" is the fraction the step
+  the bahdanau2014 and recommended-char presets, and on generated gettext messages (English to
+  German) recommended-subword; the last two in float32 and, where bfloat16 pays on this CPU
+  (AMX; what train.precision auto needs first), in bfloat16 too, each against its own dtype's
+  ceiling; "its matmuls alone" is the fraction the step
   would reach if it did nothing but its matrix products (and fused recurrent kernels), each
   replayed at its own shapes: the bound this model's shapes put on the step on this CPU;
 - decoding: greedy and beam-5 sentences/s of the RNN (luong2015-gettext-de) and Transformer
@@ -276,10 +279,9 @@ def int8_table(targets: list[tuple[str, str]], threads: list[int], sentences: in
     return "\n".join(lines) + "\n"
 
 
-def trained_transformer(folder: Path, minutes: float) -> Path:
-    """A transformer-gettext-de run trained for ``minutes`` on generated English->German gettext
-    messages, made with this tree once and reused."""
-    data = folder.parent / "attnseq-bench-gettext-de"
+def gettext_de(data: Path) -> Path:
+    """Generated English->German gettext messages (``attnseq data gettext --lang de``), made with
+    this tree once and reused."""
     if not (data / "test.tsv").exists():
         subprocess.run(
             [
@@ -298,6 +300,13 @@ def trained_transformer(folder: Path, minutes: float) -> Path:
             check=True,
             cwd=ROOT,
         )
+    return data
+
+
+def trained_transformer(folder: Path, minutes: float) -> Path:
+    """A transformer-gettext-de run trained for ``minutes`` on generated English->German gettext
+    messages, made with this tree once and reused."""
+    data = gettext_de(folder.parent / "attnseq-bench-gettext-de")
     if not (folder / "best.safetensors").exists():
         print(f"  training transformer-gettext-de for {minutes:g} minutes into {folder} (once)", file=sys.stderr)
         subprocess.run(
@@ -468,10 +477,13 @@ def main() -> int:
     if args.against:
         trees[args.against] = worktree(args.against)
     data = dates(Path(tempfile.gettempdir()) / "attnseq-bench-dates")
+    gettext = gettext_de(Path(tempfile.gettempdir()) / "attnseq-bench-gettext-de")
     steps, sentences = (6, 64) if args.quick else (30, 300)
     import torch
 
-    from attnseq.hardware import cpu_flags, cpu_model, int8_in_hardware
+    from attnseq.hardware import bf16_pays, cpu_flags, cpu_model, int8_in_hardware
+
+    precisions = ("fp32", "bf16") if bf16_pays()[0] else ("fp32",)  # bf16 rows where auto would pick it
 
     header = [
         f"Benchmark of {datetime.date.today()}: {cpu_model()} ({os.cpu_count()} CPUs, "
@@ -507,12 +519,25 @@ def main() -> int:
             [f"--steps={steps}", f"--data={data}"],
             "sentences_per_second",
         ),
-        (
-            "train",
-            "recommended-char, dates",
-            "configs/recommended-char.yaml",
-            [f"--steps={steps}", f"--data={data}"],
-            "sentences_per_second",
+        *(
+            (
+                "train",
+                f"recommended-char, dates, {precision}",
+                "configs/recommended-char.yaml",
+                [f"--steps={steps}", f"--data={data}", f"--set=train.precision={precision}"],
+                "sentences_per_second",
+            )
+            for precision in precisions
+        ),
+        *(
+            (
+                "train",
+                f"recommended-subword, gettext-de, {precision}",
+                "configs/recommended-subword.yaml",
+                [f"--steps={steps}", f"--data={gettext}", f"--set=train.precision={precision}"],
+                "tokens_per_second",
+            )
+            for precision in precisions
         ),
         (
             "decode",
@@ -563,8 +588,9 @@ def main() -> int:
             this, rss = found["this"]
             value = this[figure]
             fraction = bound = None
-            if "ceiling_gflops" in this:  # against the ceiling measured in the same process
-                seen[threads].append(this["ceiling_gflops"])
+            if "ceiling_gflops" in this:  # against the ceiling measured in the same process (its dtype's)
+                if this.get("precision", "fp32") == "fp32":
+                    seen[threads].append(this["ceiling_gflops"])
                 flops = (
                     this["tokens_per_second"] * this["gflop_per_token"]
                     if kind == "train"

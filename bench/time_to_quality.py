@@ -299,8 +299,8 @@ def main() -> int:
     out[0] += "".join(f" --variant {v}" for v in args.variant) + "`)."
     out += [
         "",
-        "| task | budget | variant | seed | precision | steps | minutes trained | best dev | test |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| task | budget | variant | seed | precision | steps | minutes trained | peak RSS GB | best dev | test |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(out), flush=True)
     print(f"(work: {work})", file=sys.stderr)
@@ -319,14 +319,16 @@ def main() -> int:
             run = work / "runs" / f"{task}-{minutes:g}-{name}-{seed}"
             running.append((task, minutes, seed, name, data, run, train_and_score(data, run, minutes, settings, seed)))
         for task, minutes, seed, name, data, run, process in running:
-            _, err = process.communicate()
+            err = process.stderr.read()  # (training prints nothing on stdout under -q)
+            _, status, usage = os.wait4(process.pid, 0)
+            process.returncode = os.waitstatus_to_exitcode(status)
             if process.returncode:
-                line = f"| {task} | {minutes:g} min | {name} | {seed} | failed: {err.strip().splitlines()[-1]} |||||"
+                line = f"| {task} | {minutes:g} min | {name} | {seed} | failed: {(err.strip().splitlines() or ['no message'])[-1]} ||||||"
             else:
                 found = score(run, data)
                 line = (
                     f"| {task} | {minutes:g} min | {name} | {seed} | {found['precision']} | {found['steps']:,} | "
-                    f"{found['minutes']:.2f} | {found['dev']} | {found['test']} |"
+                    f"{found['minutes']:.2f} | {usage.ru_maxrss / 1024**2:.2f} | {found['dev']} | {found['test']} |"
                 )
             out.append(line)
             print(line, flush=True)
