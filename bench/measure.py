@@ -173,6 +173,24 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def training_step(model, optimizer, clip: float, bf16: bool):
+    """One whole training step on a batch (forward under bfloat16 autocast where ``bf16``,
+    backward, clipping where ``clip``, the optimizer): a function of the batch that returns its
+    target tokens."""
+
+    def step(batch) -> int:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss, tokens = batch_loss(model, batch)
+        (loss / tokens).backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        return int(tokens)
+
+    return step
+
+
 def train(preset: str, data: str | None, steps: int, threads: int, overrides: list[str]) -> dict:
     """CPU seconds per training step, target tokens/s, sentences/s and matmul FLOPs per step.
     With train.precision bf16 the loss runs under bfloat16 autocast as the trainer runs it, its
@@ -206,16 +224,7 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
     batches = [collate([examples[i] for i in idx], idx) for idx in indices]
 
-    def step(batch) -> int:
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss, tokens = batch_loss(model, batch)
-        (loss / tokens).backward()
-        if clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        return int(tokens)
-
+    step = training_step(model, optimizer, clip, bf16)
     flops, replay = matmul_flops(model, lambda: step(batches[0]))
     flops_per_token = flops / int(batches[0].tgt_mask.sum())
     for batch in batches[1:3]:

@@ -18,7 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
-from measure import MatmulFlops, MatmulShapes, batch_loss, examples_of, fitted, replay_seconds
+from measure import MatmulFlops, MatmulShapes, examples_of, fitted, replay_seconds, training_step
 from torch.profiler import ProfilerActivity, profile
 
 # the kinds of operators, by their names' first match (self times: a product's time is its own)
@@ -94,13 +94,7 @@ def profiled(preset: str, data: str, steps: int, bf16: bool) -> dict:
     indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
     batches = [collate([examples[i] for i in idx], idx) for idx in indices]
 
-    def step(batch) -> None:
-        optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss, tokens = batch_loss(model, batch)
-        (loss / tokens).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.clip_norm or 1e9)
-        optimizer.step()
+    step = training_step(model, optimizer, config.train.clip_norm, bf16)
 
     for batch in batches[:3]:
         step(batch)

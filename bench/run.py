@@ -522,20 +522,14 @@ def main() -> int:
         *(
             (
                 "train",
-                f"recommended-char, dates, {precision}",
-                "configs/recommended-char.yaml",
-                [f"--steps={steps}", f"--data={data}", f"--set=train.precision={precision}"],
-                "sentences_per_second",
+                f"{name}, {precision}",
+                preset,
+                [f"--steps={steps}", f"--data={folder}", f"--set=train.precision={precision}"],
+                figure,
             )
-            for precision in precisions
-        ),
-        *(
-            (
-                "train",
-                f"recommended-subword, gettext-de, {precision}",
-                "configs/recommended-subword.yaml",
-                [f"--steps={steps}", f"--data={gettext}", f"--set=train.precision={precision}"],
-                "tokens_per_second",
+            for name, preset, folder, figure in (
+                ("recommended-char, dates", "configs/recommended-char.yaml", data, "sentences_per_second"),
+                ("recommended-subword, gettext-de", "configs/recommended-subword.yaml", gettext, "tokens_per_second"),
             )
             for precision in precisions
         ),
