@@ -173,6 +173,35 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def prepared(preset: str, data: str | None, batches: int, overrides: list[str]):
+    """(config, model in training mode, its optimizer, the first ``batches`` training batches) of
+    ``preset`` fitted on ``data`` (``reference``: the fixed model on random sentences), seeded 0."""
+    from attnseq.data.batching import batch_indices, collate
+    from attnseq.nn.model import build_model
+    from attnseq.train.optim import build_optimizer
+
+    torch.manual_seed(0)
+    if preset == "reference":
+        config, vocab = reference_config(), 8000
+        examples = random_examples(64 * batches, vocab)
+        src_vocab = tgt_vocab = vocab
+    else:
+        config, pipeline, pairs = fitted(preset, data, overrides)
+        examples = examples_of(pairs, pipeline)
+        src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
+    features = getattr(getattr(pipeline, "inputs", None), "feature_size", 0) if preset != "reference" else 0
+    model = build_model(
+        config.model,
+        src_vocab,
+        tgt_vocab,
+        shares_vocab=config.data.shared_vocab,
+        **({"features": features} if features else {}),
+    ).train()
+    optimizer = build_optimizer(model.parameters(), config.train)
+    indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[:batches]
+    return config, model, optimizer, [collate([examples[i] for i in idx], idx) for idx in indices]
+
+
 def training_step(model, optimizer, clip: float, bf16: bool):
     """One whole training step on a batch (forward under bfloat16 autocast where ``bf16``,
     backward, clipping where ``clip``, the optimizer): a function of the batch that returns its
@@ -196,34 +225,10 @@ def train(preset: str, data: str | None, steps: int, threads: int, overrides: li
     With train.precision bf16 the loss runs under bfloat16 autocast as the trainer runs it, its
     products are replayed in the dtypes they ran in, and the ceiling is bfloat16's; any other
     precision (auto included: the trainer's probe is not repeated here) measures float32."""
-    from attnseq.data.batching import batch_indices, collate
-    from attnseq.nn.model import build_model
-    from attnseq.train.optim import build_optimizer
-
     allocator_as_the_engine_sets_it()
-    torch.manual_seed(0)
-    if preset == "reference":
-        config, vocab = reference_config(), 8000
-        examples = random_examples(64 * (steps + 3), vocab)
-        src_vocab = tgt_vocab = vocab
-    else:
-        config, pipeline, pairs = fitted(preset, data, overrides)
-        examples = examples_of(pairs, pipeline)
-        src_vocab, tgt_vocab = len(pipeline.src_vocab), len(pipeline.tgt_vocab)
-    features = getattr(getattr(pipeline, "inputs", None), "feature_size", 0) if preset != "reference" else 0
-    model = build_model(
-        config.model,
-        src_vocab,
-        tgt_vocab,
-        shares_vocab=config.data.shared_vocab,
-        **({"features": features} if features else {}),
-    ).train()
-    optimizer = build_optimizer(model.parameters(), config.train)
+    config, model, optimizer, batches = prepared(preset, data, steps + 3, overrides)
     clip = config.train.clip_norm
     bf16 = getattr(config.train, "precision", "fp32") == "bf16"
-    indices = batch_indices(examples, config.train.batch_size, True, 1, 0, True)[: steps + 3]
-    batches = [collate([examples[i] for i in idx], idx) for idx in indices]
-
     step = training_step(model, optimizer, clip, bf16)
     flops, replay = matmul_flops(model, lambda: step(batches[0]))
     flops_per_token = flops / int(batches[0].tgt_mask.sum())

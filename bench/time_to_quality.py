@@ -323,7 +323,8 @@ def main() -> int:
             _, status, usage = os.wait4(process.pid, 0)
             process.returncode = os.waitstatus_to_exitcode(status)
             if process.returncode:
-                line = f"| {task} | {minutes:g} min | {name} | {seed} | failed: {(err.strip().splitlines() or ['no message'])[-1]} ||||||"
+                reason = (err.strip().splitlines() or ["no message"])[-1]
+                line = f"| {task} | {minutes:g} min | {name} | {seed} | failed: {reason} ||||||"
             else:
                 found = score(run, data)
                 line = (
