@@ -58,7 +58,10 @@ from attnseq.reproduce.wording import Phrase
 
 NAMES = [
     "bahdanau-length",
+    "beam-vs-greedy",
+    "bidirectional",
     "book-ch8",
+    "context-every-step",
     "formulas",
     "heads",
     "luong-scorers",
@@ -123,6 +126,15 @@ COLUMNS = {
         "steps to 90% dev",
     ],
     "positions": ["positions", "test length", "exact match", "token accuracy"],
+    "bidirectional": ["task", "encoder", "parameters", "tokens/s", "test exact match"],
+    "beam-vs-greedy": [
+        "decoding",
+        "test exact match",
+        "mean log-probability",
+        "strings scored above greedy",
+        "strings/s",
+    ],
+    "context-every-step": ["model", "decoder", "test exact match", "accuracy at positions", "accuracy at positions"],
     "skip-connections": [
         "model",
         "encoder",
@@ -172,6 +184,9 @@ FIGURES = {
     "heads": ["curves"],
     "positions": ["by-length"],
     "skip-connections": ["curves"],
+    "bidirectional": ["curves"],
+    "beam-vs-greedy": ["beams"],
+    "context-every-step": ["positions"],
     "formulas": ["curve", "strip-1"],
     "ntm": ["curves", "weightings"],
 }
@@ -253,6 +268,9 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "placement": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "nadaraya-watson": [],
+        "bidirectional": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
+        "beam-vs-greedy": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
+        "context-every-step": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
         "formulas": ["train=40", "dev=10", "test=10", "strips=1"],
         "transformer-vs-rnn": [
             f"catalogs={catalogs}",
@@ -618,6 +636,15 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "test_exact_match": {k: seeds() for k in ("multi-head", "one head")},
             "dev_perplexity": {k: seeds(1.0, 1.5) for k in ("multi-head", "one head")},
         }
+    if name == "beam-vs-greedy":
+        keys = ("test exact match", "mean log-probability", "strings scored above greedy", "strings/s")
+        return {"per_beam": {str(b): {k: seeds() for k in keys} for b in (1, 2, 5, 10)}, "compared": 5}
+    if name == "context-every-step":
+        arms = ("initial-state", "every-step")
+        return {"decline": {k: seeds(-20, 60) for k in arms}, "ratio": {k: seeds(0.2, 30) for k in arms}}
+    if name == "bidirectional":
+        keys = [f"{t}-{e}" for t in ("suffix-max", "prefix-max") for e in ("bidirectional", "forward")]
+        return {"test_exact_match": {k: seeds() for k in keys}}
     if name == "skip-connections":
         return {
             "test_exact_match": {k: seeds() for k in ("skip", "plain")},

@@ -11,7 +11,10 @@ every reproduction.
 
 from . import (  # noqa: F401
     bahdanau_length,
+    beam_vs_greedy,
+    bidirectional,
     book_ch8,
+    context_every_step,
     formulas,
     heads,
     luong_scorers,

@@ -1,0 +1,67 @@
+"""The bidirectional and context-every-step pages: their tasks and their judges on hand-made data
+(their pages at a tiny budget: tests/test_reproduce.py)."""
+
+from __future__ import annotations
+
+import random
+
+from attnseq.reproduce.bidirectional import Bidirectional, running_max, task_pairs
+from attnseq.reproduce.context_every_step import ContextEveryStep, copy_pairs, error_ratio, position_accuracy
+
+
+def test_running_max_reads_the_right_side():
+    assert running_max([3, 1, 4, 1, 5, 0], "suffix-max") == [5, 5, 5, 5, 5, 0]
+    assert running_max([3, 1, 4, 1, 5, 0], "prefix-max") == [3, 3, 4, 4, 5, 5]
+    for source, target in task_pairs(random.Random(0), 50, "suffix-max", (5, 10)):
+        xs = [int(c) for c in source]
+        assert 5 <= len(xs) <= 10 and [int(c) for c in target] == [max(xs[i:]) for i in range(len(xs))]
+
+
+def _data(bi_suffix, fw_suffix, bi_prefix, fw_prefix):
+    return {
+        "test_exact_match": {
+            "suffix-max-bidirectional": bi_suffix,
+            "suffix-max-forward": fw_suffix,
+            "prefix-max-bidirectional": bi_prefix,
+            "prefix-max-forward": fw_prefix,
+        }
+    }
+
+
+def test_judge_bidirectional_better_on_suffix_max():
+    high, low = [90, 91, 92, 93, 94], [50, 51, 52, 53, 54]
+    found, _ = Bidirectional.judge(_data(high, low, high, high))
+    assert [f.core for f in found] == [True, False]
+    assert found[0].matched is True and found[1].matched is None
+
+
+def test_judge_contradicted():
+    high, low = [90, 91, 92, 93, 94], [50, 51, 52, 53, 54]
+    found, _ = Bidirectional.judge(_data(low, high, high, high))
+    assert found[0].matched is False
+
+
+def test_copy_pairs_and_position_accuracy():
+    pairs = copy_pairs(random.Random(0), 30, (6, 10))
+    assert all(s == t and s.isdigit() and 6 <= len(s) <= 10 for s, t in pairs)
+    # position 3 is reached by both references, 4 by one; a short output is wrong where it stops
+    assert position_accuracy(["abc", "ax"], ["abc", "abcd"], 4) == [100.0, 50.0, 50.0, 0.0]
+
+
+def test_judge_decline():
+    ratio = {"initial-state": [8, 9, 7, 10, 8], "every-step": [8.5, 8.8, 7.2, 9.5, 8.1]}
+    data = {"decline": {"initial-state": [30, 35, 28, 40, 33], "every-step": [2, 3, 1, 4, 2]}, "ratio": ratio}
+    found, _ = ContextEveryStep.judge(data)
+    assert [f.core for f in found] == [True, False]
+    assert found[0].matched is True and found[1].matched is None  # the same ratio: the check cannot tell
+    data["decline"] = {"initial-state": [2, 3, 1, 4, 2], "every-step": [30, 35, 28, 40, 33]}
+    assert ContextEveryStep.judge(data)[0][0].matched is False
+    data["decline"] = {"initial-state": [5, 1, 9, 3, 7], "every-step": [4, 2, 8, 5, 6]}
+    assert ContextEveryStep.judge(data)[0][0].matched is None
+    data["ratio"] = {"initial-state": [20, 25, 22, 30, 21], "every-step": [2, 3, 2.5, 4, 3]}
+    assert ContextEveryStep.judge(data)[0][1].matched is True
+
+
+def test_error_ratio_is_finite_at_perfect_positions():
+    assert error_ratio(100.0, 90.0) == 100.0  # 10% late errors over the 0.1% floor
+    assert error_ratio(98.0, 90.0) == 5.0
