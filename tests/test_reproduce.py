@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import random
 import re
 import shutil
@@ -70,6 +71,7 @@ NAMES = [
     "placement",
     "positions",
     "reversal",
+    "scaled-dot",
     "skip-connections",
     "speech",
     "transformer-vs-rnn",
@@ -127,6 +129,7 @@ COLUMNS = {
     ],
     "positions": ["positions", "test length", "exact match", "token accuracy"],
     "bidirectional": ["task", "encoder", "parameters", "tokens/s", "test exact match"],
+    "scaled-dot": ["d_k", "score variance, dot", "score variance, scaled_dot", "largest weight, dot"],
     "beam-vs-greedy": [
         "decoding",
         "test exact match",
@@ -185,6 +188,7 @@ FIGURES = {
     "positions": ["by-length"],
     "skip-connections": ["curves"],
     "bidirectional": ["curves"],
+    "scaled-dot": ["softmax"],
     "beam-vs-greedy": ["beams"],
     "context-every-step": ["positions"],
     "formulas": ["curve", "strip-1"],
@@ -403,6 +407,20 @@ def test_nadaraya_watson_page_figures_and_index(tmp_path):
     assert len(mse["learned kernel"]) == 3
     index = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
     assert "not run yet: `attnseq reproduce book-ch8`" in index  # the others are listed with their command
+
+
+def test_scaled_dot_page_measures_the_softmax_without_training(tmp_path):
+    """The page from its own draws: unscaled scores' variance near d_k, scaled near 1, the
+    unscaled softmax saturating with d_k; both core findings decided the paper's way."""
+    page = reproduce("scaled-dot", tmp_path / "out", tmp_path / "runs", seeds=3, threads=1, settings=["queries=64"])
+    check_page("scaled-dot", page, seeds=3)
+    record = json.loads((tmp_path / "out" / "scaled-dot.json").read_text(encoding="utf-8"))
+    values = record["data"]["values"]
+    for d in (4, 1024):
+        assert 0.6 * d < sum(values["dot"]["score variance"][str(d)]) / 3 < 1.5 * d
+        assert 0.6 < sum(values["scaled_dot"]["score variance"][str(d)]) / 3 < 1.5
+    assert min(values["dot"]["largest weight"]["1024"]) > max(values["scaled_dot"]["largest weight"]["1024"])
+    assert [f["matched"] for f in record["findings"]] == [True, True]
 
 
 def test_budget_minutes_scale_only_the_budget_fields():
@@ -636,6 +654,18 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "test_exact_match": {k: seeds() for k in ("multi-head", "one head")},
             "dev_perplexity": {k: seeds(1.0, 1.5) for k in ("multi-head", "one head")},
         }
+    if name == "scaled-dot":
+        widths = [4, 16, 64, 256, 1024]
+        power, fall = rng.choice([1.0, 0.5, 0.0]), rng.choice([1.0, 0.0, -0.5])  # variance and gradient with d_k
+        noisy = lambda v: [v * math.exp(rng.gauss(0, rng.choice([0.001, 0.1, 1.0]))) for _ in range(many)]  # noqa: E731
+        measures = {
+            "dot": lambda d: {"score variance": d**power, "largest weight": 0.5, "softmax gradient norm": d**-fall},
+            "scaled_dot": lambda d: {"score variance": 1.0, "largest weight": 0.2, "softmax gradient norm": 1.0},
+        }
+        return {
+            "values": {s: {m: {str(d): noisy(f(d)[m]) for d in widths} for m in f(4)} for s, f in measures.items()},
+            "widths": widths,
+        }
     if name == "beam-vs-greedy":
         keys = ("test exact match", "mean log-probability", "strings scored above greedy", "strings/s")
         return {"per_beam": {str(b): {k: seeds() for k in keys} for b in (1, 2, 5, 10)}, "compared": 5}
@@ -864,7 +894,7 @@ def test_phrase_keeps_fixed_words_and_slots_apart():
 
 # -- every reproduction on a tiny budget -----------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in NAMES if n != "nadaraya-watson"])
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("nadaraya-watson", "scaled-dot")])
 def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
     if name == "speech" and shutil.which("espeak-ng") is None:
         pytest.skip(

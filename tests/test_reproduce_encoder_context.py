@@ -1,5 +1,5 @@
-"""The bidirectional and context-every-step pages: their tasks and their judges on hand-made data
-(their pages at a tiny budget: tests/test_reproduce.py)."""
+"""The bidirectional, context-every-step and scaled-dot pages: their tasks and their judges on
+hand-made data (the trained ones' pages at a tiny budget: tests/test_reproduce.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import random
 
 from attnseq.reproduce.bidirectional import Bidirectional, running_max, task_pairs
 from attnseq.reproduce.context_every_step import ContextEveryStep, copy_pairs, error_ratio, position_accuracy
+from attnseq.reproduce.scaled_dot import ScaledDot
 
 
 def test_running_max_reads_the_right_side():
@@ -65,3 +66,23 @@ def test_judge_decline():
 def test_error_ratio_is_finite_at_perfect_positions():
     assert error_ratio(100.0, 90.0) == 100.0  # 10% late errors over the 0.1% floor
     assert error_ratio(98.0, 90.0) == 5.0
+
+
+def test_scaled_dot_judge_on_made_up_numbers():
+    widths = [4, 16, 64, 256, 1024]
+
+    def values(var_dot, grad_dot):
+        dot = {"score variance": {str(d): [var_dot(d) * (1 + 0.01 * i) for i in range(5)] for d in widths}}
+        dot["softmax gradient norm"] = {str(d): [grad_dot(d) * (1 + 0.01 * i) for i in range(5)] for d in widths}
+        dot["largest weight"] = {str(d): [0.5] * 5 for d in widths}
+        scaled = {
+            "score variance": {str(d): [1.0 + 0.01 * i for i in range(5)] for d in widths},
+            "softmax gradient norm": {str(d): [0.3 + 0.01 * i for i in range(5)] for d in widths},
+            "largest weight": {str(d): [0.2] * 5 for d in widths},
+        }
+        return {"values": {"dot": dot, "scaled_dot": scaled}, "widths": widths}
+
+    found, observed = ScaledDot.judge(values(lambda d: float(d), lambda d: 0.3 / d))
+    assert [f.matched for f in found] == [True, True] and len(observed) == 2
+    found, _ = ScaledDot.judge(values(lambda d: 1.0, lambda d: 0.9))  # no growth; more gradient unscaled
+    assert [f.matched for f in found] == [False, False]

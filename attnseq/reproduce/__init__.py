@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     placement,  # (register every reproduction)
     positions,
     reversal,
+    scaled_dot,
     skip_connections,
     speech,
     transformer_vs_rnn,
