@@ -66,8 +66,10 @@ NAMES = [
     "formulas",
     "heads",
     "luong-scorers",
+    "memory-hops",
     "nadaraya-watson",
     "ntm",
+    "peeky-by-length",
     "placement",
     "positions",
     "reversal",
@@ -129,6 +131,8 @@ COLUMNS = {
     ],
     "positions": ["positions", "test length", "exact match", "token accuracy"],
     "bidirectional": ["task", "encoder", "parameters", "tokens/s", "test exact match"],
+    "memory-hops": ["question", "supporting facts", "3 hops: test exact match", "1 hop: test exact match"],
+    "peeky-by-length": ["input length", "test strings", "attention exact match", "peeky exact match"],
     "scaled-dot": ["d_k", "score variance, dot", "score variance, scaled_dot", "largest weight, dot"],
     "beam-vs-greedy": [
         "decoding",
@@ -188,6 +192,8 @@ FIGURES = {
     "positions": ["by-length"],
     "skip-connections": ["curves"],
     "bidirectional": ["curves"],
+    "memory-hops": ["hops"],
+    "peeky-by-length": ["by-length"],
     "scaled-dot": ["softmax"],
     "beam-vs-greedy": ["beams"],
     "context-every-step": ["positions"],
@@ -273,6 +279,8 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "nadaraya-watson": [],
         "bidirectional": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
+        "memory-hops": ["eval_every=1", "train_stories=40", "dev_stories=4", "test_stories=8"],
+        "peeky-by-length": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=40"],
         "beam-vs-greedy": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
         "context-every-step": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_pairs=10"],
         "formulas": ["train=40", "dev=10", "test=10", "strips=1"],
@@ -654,6 +662,11 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "test_exact_match": {k: seeds() for k in ("multi-head", "one head")},
             "dev_perplexity": {k: seeds(1.0, 1.5) for k in ("multi-head", "one head")},
         }
+    if name == "memory-hops":
+        return {"exact_match": {h: {k: seeds() for k in ("single", "two")} for h in ("3", "1")}}
+    if name == "peeky-by-length":
+        buckets = ["4-7", "8-11", "12-15", "16-19"]
+        return {"gap": {b: seeds(-50, 100) for b in buckets}, "buckets": buckets, "bucket": 4}
     if name == "scaled-dot":
         widths = [4, 16, 64, 256, 1024]
         power, fall = rng.choice([1.0, 0.5, 0.0]), rng.choice([1.0, 0.0, -0.5])  # variance and gradient with d_k

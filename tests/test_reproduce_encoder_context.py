@@ -6,7 +6,10 @@ from __future__ import annotations
 import random
 
 from attnseq.reproduce.bidirectional import Bidirectional, running_max, task_pairs
-from attnseq.reproduce.context_every_step import ContextEveryStep, copy_pairs, error_ratio, position_accuracy
+from attnseq.reproduce.context_every_step import ContextEveryStep, error_ratio, position_accuracy
+from attnseq.reproduce.datasets import copy_pairs
+from attnseq.reproduce.memory_hops import MemoryHops
+from attnseq.reproduce.peeky_by_length import PeekyByLength, bucket_of
 from attnseq.reproduce.scaled_dot import ScaledDot
 
 
@@ -86,3 +89,28 @@ def test_scaled_dot_judge_on_made_up_numbers():
     assert [f.matched for f in found] == [True, True] and len(observed) == 2
     found, _ = ScaledDot.judge(values(lambda d: 1.0, lambda d: 0.9))  # no growth; more gradient unscaled
     assert [f.matched for f in found] == [False, False]
+
+
+def test_peeky_by_length_buckets_and_judge():
+    assert [bucket_of(n, 4, 4) for n in (4, 7, 8, 19)] == [0, 0, 1, 3]
+    buckets = ["4-7", "8-11", "12-15", "16-19"]
+    grows = {
+        "4-7": [0, 1, 0, 2, 1],
+        "8-11": [5, 6, 4, 5, 7],
+        "12-15": [20, 25, 22, 18, 30],
+        "16-19": [60, 55, 70, 65, 58],
+    }
+    found, observed = PeekyByLength.judge({"gap": grows, "buckets": buckets, "bucket": 4})
+    assert found[0].core and found[0].matched is True and len(observed) == 1
+    shrinks = {b: v for b, v in zip(buckets, reversed(list(grows.values())))}
+    assert PeekyByLength.judge({"gap": shrinks, "buckets": buckets, "bucket": 4})[0][0].matched is False
+
+
+def test_memory_hops_judge():
+    def data(two_many, two_one):
+        same = [99.0, 99.5, 99.9, 99.2, 99.7]
+        return {"exact_match": {"3": {"single": same, "two": two_many}, "1": {"single": same, "two": two_one}}}
+
+    found, _ = MemoryHops.judge(data([95, 96, 94, 97, 95], [40, 45, 42, 38, 44]))
+    assert [f.core for f in found] == [True, False] and found[0].matched is True and found[1].matched is None
+    assert MemoryHops.judge(data([40, 45, 42, 38, 44], [95, 96, 94, 97, 95]))[0][0].matched is False

@@ -18,8 +18,10 @@ from . import (  # noqa: F401
     formulas,
     heads,
     luong_scorers,
+    memory_hops,
     nadaraya_watson,
     ntm,
+    peeky_by_length,
     placement,  # (register every reproduction)
     positions,
     reversal,

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
-from .context_every_step import copy_pairs
-from .datasets import counts, read_split, write_folder
-from .significance import better
-from .spread import Spread, evidence_of, paired_comparison
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
+from .datasets import CopyTaskOptions, counts, read_split
+from .spread import Spread, paired_finding
 from .texts import texts
-from .training import PlateauOptions, fit_preset, how_it_ended, step_budget
+from .training import PlateauOptions, fit_seeds, step_budget
 from .wording import Phrase
 
 BEAMS = (1, 2, 5, 10)  # beam widths decoded; 1 is greedy
@@ -33,23 +30,11 @@ def row_name(beam: int) -> str:
 
 
 @dataclass
-class BeamVsGreedyOptions(PlateauOptions):
+class BeamVsGreedyOptions(CopyTaskOptions, PlateauOptions):
     steps: int = budget(8000)  # the cap of updates of every model (batch 128)
     eval_every: int = 100  # updates between dev evaluations (greedy)
     hidden_size: int = 64  # LSTM units: a copy of 6-10 digits it learns, not perfectly
     lr: float = 0.003  # Adam's rate
-    min_length: int = 6  # copied digit strings
-    max_length: int = 10
-    train_pairs: int = 20_000
-    dev_sentences: int = 300
-    test_pairs: int = 1_000
-
-    def split(self, folder: Path) -> Path:
-        import random
-
-        rng = random.Random(1)
-        make = lambda n: copy_pairs(rng, n, (self.min_length, self.max_length))  # noqa: E731
-        return write_folder(folder, make(self.train_pairs), make(self.dev_sentences), make(self.test_pairs))
 
 
 @REPRODUCTIONS.register("beam-vs-greedy", options=BeamVsGreedyOptions)
@@ -68,21 +53,14 @@ class BeamVsGreedy(Reproduction):
         settings = [
             f"model.hidden_size={o.hidden_size}",
             f"train.lr={o.lr}",
-            "model.decoder=none",  # Sutskever et al.: C only starts the decoder
+            "model.decoder=none",  # Sutskever et al.: C only starts the decoder (the preset's own)
             *step_budget(o.steps, o.eval_every, o.dev_sentences, o),
             f"decode.max_len={o.max_length + 1}",
         ]
         keys = (EXACT, LOGP, FOUND, SPEED)
         per_beam: dict[str, dict[str, list[float]]] = {str(b): {k: [] for k in keys} for b in BEAMS}
-        records = []
-        for seed in ctx.seed_list:
-            run_dir = ctx.run_dir(f"sutskever-seed{seed}")
-            summary = fit_preset(ctx, "book-baseline", run_dir, data, settings, seed)
-            records.append(
-                RunRecord(
-                    "sutskever", seed, summary["step"], o.steps, summary["step"] < o.steps, **how_it_ended(run_dir)
-                )
-            )
+        runs, records = fit_seeds(ctx, [("sutskever", "book-baseline", [])], data, settings, o.steps)
+        for _, _, run_dir in runs:
             translator = load(run_dir)
             references = [translator.pipeline.normalise(t) for _, t in test]
             greedy_scores = None
@@ -165,23 +143,19 @@ class BeamVsGreedy(Reproduction):
         beam 2 already has."""
         per_beam, compared = data["per_beam"], data["compared"]
         greedy, beam = per_beam["1"], per_beam[str(compared)]
-        findings = []
-        for key, unit, digits in ((LOGP, " nats", 3), (EXACT, "%", 1)):
-            test, words = paired_comparison("beam", beam[key], "greedy", greedy[key], unit, digits)
-            order = better(test)
-            matched = None if not order else order > 0
-            where = [((row_name(compared),), key), (("greedy",), key)]
-            mean = lambda v: sum(v) / len(v)  # noqa: E731
-            relation = {1: "above", -1: "below"}.get(order or 0, "")
-            findings.append(
-                Finding(
-                    matched,
-                    TEXT.phrase("logp" if key == LOGP else "exact", beam=compared) + words,
-                    True,
-                    Phrase("" if matched is not None else "the paired test cannot tell"),
-                    evidence_of(where, (mean(beam[key]), mean(greedy[key])), relation),
-                )
+        findings = [
+            paired_finding(
+                TEXT.phrase(key, beam=compared),
+                "beam",
+                beam[column],
+                "greedy",
+                greedy[column],
+                unit,
+                digits,
+                where=[((row_name(compared),), column), (("greedy",), column)],
             )
+            for key, column, unit, digits in (("logp", LOGP, " nats", 3), ("exact", EXACT, "%", 1))
+        ]
         gains = [
             (b2 - g, b10 - g)
             for g, b2, b10 in zip(

@@ -4,19 +4,15 @@ scored by token accuracy at each output position of a copy task long enough to n
 
 from __future__ import annotations
 
-import math
-import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..viz import pyplot, save_figure
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
-from .datasets import counts, read_split, write_folder
-from .significance import ALPHA, better
-from .spread import Spread, evidence_of, paired_comparison
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
+from .datasets import CopyTaskOptions, counts, read_split
+from .spread import Spread, paired_finding
 from .texts import texts
-from .training import PlateauOptions, fit_preset, how_it_ended, step_budget
-from .wording import Phrase, PValue
+from .training import PlateauOptions, fit_seeds, step_budget
+from .wording import Phrase
 
 # label, model.decoder
 VARIANTS = (("initial-state", "none"), ("every-step", "cho2014"))
@@ -34,15 +30,6 @@ def error_ratio(early: float, late: float) -> float:
 TEXT = texts("context-every-step")
 
 
-def copy_pairs(rng: random.Random, n: int, lengths: tuple[int, int]) -> list[tuple[str, str]]:
-    """``n`` strings of random digits of ``lengths`` (inclusive), each its own target."""
-    pairs = []
-    for _ in range(n):
-        digits = "".join(str(rng.randrange(10)) for _ in range(rng.randint(*lengths)))
-        pairs.append((digits, digits))
-    return pairs
-
-
 def position_accuracy(outputs: list[str], references: list[str], length: int) -> list[float]:
     """Character accuracy (%) at each output position 1..``length``, over the references that
     reach that position (a missing output character counts wrong)."""
@@ -55,22 +42,12 @@ def position_accuracy(outputs: list[str], references: list[str], length: int) ->
 
 
 @dataclass
-class ContextEveryStepOptions(PlateauOptions):
+class ContextEveryStepOptions(CopyTaskOptions, PlateauOptions):
     steps: int = budget(8000)  # the cap of updates of every run (batch 128; at 3,000 the runs still improved)
     eval_every: int = 100  # updates between dev evaluations
     hidden_size: int = 64  # LSTM units of encoder and decoder (at 10-16 digits both sat near the floor)
     lr: float = 0.003  # Adam's rate (the book's 0.001 left the runs climbing at the cap)
-    min_length: int = 6  # copied digit strings
-    max_length: int = 10
-    train_pairs: int = 20_000
-    dev_sentences: int = 300
-    test_pairs: int = 1_000
     early: int = 5  # output positions 1..early are "early", the last `early` up to max_length "late"
-
-    def split(self, folder: Path) -> Path:
-        rng = random.Random(1)
-        make = lambda n: copy_pairs(rng, n, (self.min_length, self.max_length))  # noqa: E731
-        return write_folder(folder, make(self.train_pairs), make(self.dev_sentences), make(self.test_pairs))
 
 
 @REPRODUCTIONS.register("context-every-step", options=ContextEveryStepOptions)
@@ -92,19 +69,14 @@ class ContextEveryStep(Reproduction):
             *step_budget(o.steps, o.eval_every, o.dev_sentences, o),
             f"decode.max_len={o.max_length + 1}",
         ]
+        arms = [(label, "book-baseline", [f"model.decoder={decoder}"]) for label, decoder in VARIANTS]
+        runs, records = fit_seeds(ctx, arms, data, settings, o.steps)
         accuracy: dict[str, list[list[float]]] = {}
         exact: dict[str, list[float]] = {}
-        records = []
-        for seed in ctx.seed_list:
-            for label, decoder in VARIANTS:
-                run_dir = ctx.run_dir(f"{label}-seed{seed}")
-                summary = fit_preset(ctx, "book-baseline", run_dir, data, [*settings, f"model.decoder={decoder}"], seed)
-                records.append(
-                    RunRecord(label, seed, summary["step"], o.steps, summary["step"] < o.steps, **how_it_ended(run_dir))
-                )
-                hyps, refs = translate(load(run_dir), test, 1)
-                accuracy.setdefault(label, []).append(position_accuracy(hyps, refs, o.max_length))
-                exact.setdefault(label, []).append(100 * sum(h == r for h, r in zip(hyps, refs)) / len(refs))
+        for _, label, run_dir in runs:
+            hyps, refs = translate(load(run_dir), test, 1)
+            accuracy.setdefault(label, []).append(position_accuracy(hyps, refs, o.max_length))
+            exact.setdefault(label, []).append(100 * sum(h == r for h, r in zip(hyps, refs)) / len(refs))
         early = {k: [sum(a[: o.early]) / o.early for a in v] for k, v in accuracy.items()}
         late = {k: [sum(a[-o.early :]) / o.early for a in v] for k, v in accuracy.items()}
         decline = {k: [e - lt for e, lt in zip(early[k], late[k])] for k in accuracy}
@@ -183,49 +155,14 @@ class ContextEveryStep(Reproduction):
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         """Core: the initial-state model's accuracy falls more from early to late output positions
         than the every-step model's, by the paired t test over the seeds (the two models of a seed
-        share its data order; one-sided at ALPHA). Not core, a check on it: the same drop
-        relative to each model's errors (late over early error share), since a model that errs
-        more everywhere also drops more points; paired t on the log ratios, two-sided."""
-        mean = lambda v: sum(v) / len(v)  # noqa: E731
-        a, b = data["decline"]["initial-state"], data["decline"]["every-step"]
-        test, words = paired_comparison("initial-state", a, "every-step", b, unit=" points")
-        if test is None or len(a) < 3:
-            matched = None
-        else:
-            one_sided = test.p / 2 if test.diff > 0 else 1 - test.p / 2
-            matched = True if one_sided < ALPHA else (False if test.diff < 0 and test.p < ALPHA else None)
-        where = [(("initial-state",), DECLINE), (("every-step",), DECLINE)]
-        findings = [
-            Finding(
-                matched,
-                TEXT.phrase("decline") + words,
-                True,
-                Phrase("" if matched is not None else "the paired test cannot tell"),
-                evidence_of(where, (mean(a), mean(b)), {True: "above", False: "below", None: ""}[matched]),
+        share its data order). Not core, a check on it: the same drop relative to each model's
+        errors (late over early error share), since a model that errs more everywhere also drops
+        more points."""
+        findings = []
+        for key, column, unit, core in (("decline", DECLINE, " points", True), ("ratio", RATIO, "x", False)):
+            a, b = data[key]["initial-state"], data[key]["every-step"]
+            where = [(("initial-state",), column), (("every-step",), column)]
+            findings.append(
+                paired_finding(TEXT.phrase(key), "initial-state", a, "every-step", b, unit, core=core, where=where)
             )
-        ]
-        ra, rb = data["ratio"]["initial-state"], data["ratio"]["every-step"]
-        log_a, log_b = [math.log(r) for r in ra], [math.log(r) for r in rb]
-        test, _ = paired_comparison("initial-state", log_a, "every-step", log_b)
-        order = better(test)
-        relative = None if not order else order > 0
-        words = Phrase(
-            "initial-state {:.1f}x against every-step {:.1f}x (geometric means), paired t on the logs p {}",
-            math.exp(mean(log_a)),
-            math.exp(mean(log_b)),
-            "n/a" if test is None else PValue(test.p),
-        )
-        findings.append(
-            Finding(
-                relative,
-                TEXT.phrase("ratio") + words,
-                False,
-                Phrase("" if relative is not None else "the paired test cannot tell"),
-                evidence_of(
-                    [(("initial-state",), RATIO), (("every-step",), RATIO)],
-                    (mean(ra), mean(rb)),
-                    {True: "above", False: "below", None: ""}[relative],
-                ),
-            )
-        )
         return findings, []

@@ -4,6 +4,7 @@ in a reproduction's runs folder, as ``attnseq data ...`` writes them.
 - the book's files (date.txt, addition.txt), read where the project keeps them: in
   ``../shared/data/book/`` beside the checkout (never copied into the repository);
 - generated dates (``attnseq data dates``);
+- random digit strings to copy (CopyTaskOptions);
 - English->German from the machine's gettext catalogs (``attnseq data gettext --lang de``).
 
 Each takes limits on the number of pairs (0: all) so a quick check can train on a few.
@@ -12,6 +13,7 @@ Each takes limits on the number of pairs (0: all) so a quick check can train on 
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,33 @@ def book_file(name: str, folder: str | Path = "") -> Path:
 
 def _cut(pairs: Sequence[Pair], limit: int) -> list[Pair]:
     return list(pairs[:limit] if limit else pairs)
+
+
+def copy_pairs(rng: random.Random, n: int, lengths: tuple[int, int]) -> list[Pair]:
+    """``n`` strings of random digits of ``lengths`` (inclusive), each its own target."""
+    pairs = []
+    for _ in range(n):
+        digits = "".join(str(rng.randrange(10)) for _ in range(rng.randint(*lengths)))
+        pairs.append((digits, digits))
+    return pairs
+
+
+@dataclass
+class CopyTaskOptions:
+    """The digit-copying task of the pages that need every output token to be new information
+    (Options dataclasses inherit these fields)."""
+
+    min_length: int = 6  # copied digit strings
+    max_length: int = 10
+    train_pairs: int = 20_000
+    dev_sentences: int = 300
+    test_pairs: int = 1_000
+
+    def split(self, folder: Path) -> Path:
+        """``folder`` with the task's train, dev and test pairs, the same for every seed."""
+        rng = random.Random(1)
+        make = lambda n: copy_pairs(rng, n, (self.min_length, self.max_length))  # noqa: E731
+        return write_folder(folder, make(self.train_pairs), make(self.dev_sentences), make(self.test_pairs))
 
 
 def write_folder(

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
-from .significance import against_bar, better, mean_interval, slope
-from .spread import Spread, evidence_of, paired_comparison
+from .significance import against_bar, mean_interval, slope
+from .spread import Spread, paired_finding
 from .texts import texts
 from .wording import Phrase
 
@@ -176,12 +176,6 @@ class ScaledDot(Reproduction):
         )
         wide = str(widths[-1])
         dot, scaled = values["dot"][GRADIENT][wide], values["scaled_dot"][GRADIENT][wide]
-        test, words = paired_comparison(
-            "dot", [math.log(v) for v in dot], "scaled_dot", [math.log(v) for v in scaled], unit="", digits=3, by="draw"
-        )
-        order = better(test)
-        vanishes = None if not order else order < 0
-        column_dot, column_scaled = f"{GRADIENT}, dot", f"{GRADIENT}, scaled_dot"
         findings = [
             Finding(
                 grows,
@@ -189,16 +183,17 @@ class ScaledDot(Reproduction):
                 True,
                 Phrase("" if grows is not None else "the interval straddles the band"),
             ),
-            Finding(
-                vanishes,
-                TEXT.phrase("vanishes", wide=widths[-1]) + words,
-                True,
-                Phrase("" if vanishes is not None else "the paired test cannot tell"),
-                evidence_of(
-                    [((wide,), column_dot), ((wide,), column_scaled)],
-                    (Spread(dot).mean, Spread(scaled).mean),
-                    {True: "below", False: "above", None: ""}[vanishes],
-                ),
+            paired_finding(  # smaller unscaled: scaled_dot's log norm above dot's
+                TEXT.phrase("vanishes", wide=widths[-1]),
+                "scaled_dot",
+                [math.log(v) for v in scaled],
+                "dot",
+                [math.log(v) for v in dot],
+                "",
+                3,
+                where=[((wide,), f"{GRADIENT}, scaled_dot"), ((wide,), f"{GRADIENT}, dot")],
+                shown=(Spread(scaled).mean, Spread(dot).mean),
+                by="draw",
             ),
         ]
         narrow = str(widths[0])

@@ -307,6 +307,38 @@ def paired_comparison(
     )
 
 
+def paired_finding(
+    what: Phrase,
+    a_name: str,
+    a: Sequence[float],
+    b_name: str,
+    b: Sequence[float],
+    unit: str = "%",
+    digits: int = 1,
+    *,
+    core: bool = True,
+    where: Sequence[Where] | None = None,
+    shown: Sequence[float] | None = None,
+    by: str = "seed",
+) -> Finding:
+    """The finding that ``a`` is higher than ``b``, a[i] and b[i] measured on the same ``by``, by
+    the paired t test (two-sided at ALPHA): matched when a is higher, not matched when b is,
+    undecided when the test cannot tell; its text ``what`` and the test's numbers. ``where``: the
+    table cells of a's and b's means; ``shown``: the numbers those cells show where the test
+    runs on a transform of them (logarithms), else the means of a and b."""
+    test, words = paired_comparison(a_name, a, b_name, b, unit, digits, by)
+    order = better(test)
+    matched = None if not order else order > 0
+    shown = shown or (statistics.fmean(a), statistics.fmean(b))
+    return Finding(
+        matched,
+        what + words,
+        core,
+        Phrase("" if matched is not None else "the paired test cannot tell"),
+        evidence_of(where, shown, {1: "above", -1: "below"}.get(order or 0, "")),
+    )
+
+
 def count_finding(
     what: Phrase,
     k: int,

@@ -112,6 +112,22 @@ def step_budget(steps: int, eval_every: int, dev_sentences: int, plateau: Platea
     ]
 
 
+def fit_seeds(
+    context: Context, arms: Sequence[tuple[str, str, Sequence[str]]], data: Path, settings: Sequence[str], cap: int
+) -> tuple[list[tuple[int, str, Path]], list[RunRecord]]:
+    """Every arm (label, preset, overrides) trained with ``settings`` once per seed, seeds in the
+    outer loop, into run folders ``LABEL-seedN``: ((seed, label, run folder) of each run, how
+    each ended against its ``cap`` of updates)."""
+    runs, records = [], []
+    for seed in context.seed_list:
+        for label, name, overrides in arms:
+            run_dir = context.run_dir(f"{label}-seed{seed}")
+            summary = fit_preset(context, name, run_dir, data, [*settings, *overrides], seed)
+            runs.append((seed, label, run_dir))
+            records.append(RunRecord(label, seed, summary["step"], cap, summary["step"] < cap, **how_it_ended(run_dir)))
+    return runs, records
+
+
 def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> list[RunRecord]:
     """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
     plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``)."""
