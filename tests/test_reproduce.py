@@ -663,7 +663,7 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "dev_perplexity": {k: seeds(1.0, 1.5) for k in ("multi-head", "one head")},
         }
     if name == "memory-hops":
-        return {"exact_match": {h: {k: seeds() for k in ("single", "two")} for h in ("3", "1")}}
+        return {"exact_match": {h: {k: seeds() for k in ("single", "two")} for h in ("3", "1")}, "margin": 1.0}
     if name == "peeky-by-length":
         buckets = ["4-7", "8-11", "12-15", "16-19"]
         return {"gap": {b: seeds(-50, 100) for b in buckets}, "buckets": buckets, "bucket": 4}
