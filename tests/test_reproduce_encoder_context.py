@@ -36,7 +36,7 @@ def test_judge_bidirectional_better_on_suffix_max():
     high, low = [90, 91, 92, 93, 94], [50, 51, 52, 53, 54]
     found, _ = Bidirectional.judge(_data(high, low, high, high))
     assert [f.core for f in found] == [True, False]
-    assert found[0].matched is True and found[1].matched is True
+    assert found[0].matched is True and found[1].matched is None
 
 
 def test_judge_contradicted():
@@ -57,7 +57,7 @@ def test_judge_decline():
     data = {"decline": {"initial-state": [30, 35, 28, 40, 33], "every-step": [2, 3, 1, 4, 2]}, "ratio": ratio}
     found, _ = ContextEveryStep.judge(data)
     assert [f.core for f in found] == [True, False]
-    assert found[0].matched is True and found[1].matched is True  # the same ratio: the check cannot tell
+    assert found[0].matched is True and found[1].matched is None  # the same ratio: the check cannot tell
     data["decline"] = {"initial-state": [2, 3, 1, 4, 2], "every-step": [30, 35, 28, 40, 33]}
     assert ContextEveryStep.judge(data)[0][0].matched is False
     data["decline"] = {"initial-state": [5, 1, 9, 3, 7], "every-step": [4, 2, 8, 5, 6]}
