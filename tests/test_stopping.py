@@ -725,3 +725,13 @@ def test_a_run_stopped_before_its_first_record_resumes_from_the_beginning(revers
     assert summary["step"] == 4
     a, b = weights(tmp_path / "straight" / "last.safetensors"), weights(run / "last.safetensors")
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_tiny_loss_shrinking_by_a_steady_fraction_does_not_renew_the_patience():
+    """At 100% dev exact match the dev loss goes on falling by the same fraction (1e-5 -> 9e-6):
+    above LOSS_FLOOR such a fall renews the patience, below it the run may end."""
+    from attnseq.train.loop import LOSS_FLOOR, patience_renewal
+
+    assert patience_renewal(1.0, 0.05, 1.0, 0.06, 0.005, 0.02) == "loss"
+    assert patience_renewal(1.0, 0.9e-5, 1.0, 1e-5, 0.005, 0.02) is None
+    assert patience_renewal(1.0, 1e-3, 1.0, 1e-3 + 2 * LOSS_FLOOR, 0.005, 0.02) == "loss"

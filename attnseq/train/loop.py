@@ -140,6 +140,12 @@ def evaluation_record(
     return record
 
 
+# The least fall of the dev loss (nats per target token) the plateau rule's loss clause counts:
+# a model whose dev outputs are all right goes on shrinking an already tiny loss by a steady
+# fraction forever (1e-5 -> 1e-6), which would renew its patience to the cap.
+LOSS_FLOOR = 1e-4
+
+
 def patience_renewal(
     score: float,
     loss: float | None,
@@ -153,7 +159,7 @@ def patience_renewal(
     last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does), and by which clause:
     "first" (none before it), "metric" (its score is higher by more than ``min_delta``) or "loss"
     (its score no lower, its loss lower by more than the fraction ``min_loss_delta`` of that
-    one's); None when it does not."""
+    one's and by more than LOSS_FLOOR); None when it does not."""
     if ref_score is None:
         return "first"
     if score > ref_score + min_delta:
@@ -164,6 +170,7 @@ def patience_renewal(
         and loss is not None
         and ref_loss is not None
         and loss < ref_loss * (1.0 - min_loss_delta)
+        and ref_loss - loss > LOSS_FLOOR
     ):
         return "loss"
     return None
