@@ -52,7 +52,7 @@ class PeekyByLengthOptions(CopyTaskOptions, PlateauOptions):
 class PeekyByLength(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
-    nominal_minutes = 15.0
+    nominal_minutes = 8.0
 
     def run(self) -> Result:
         from ..api import load
