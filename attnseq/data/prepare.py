@@ -38,8 +38,9 @@ import os
 import shutil
 import signal
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,8 +266,21 @@ def run_parts(job: Job, processes: int) -> Iterator[PartResult]:
         yield from (job.encode(*task) for task in tasks)
         return
     context = multiprocessing.get_context("fork")  # the job (tokenizers, models) is inherited, not sent
-    with context.Pool(processes, initializer=_start_worker, initargs=(job,)) as pool:
-        yield from pool.imap(_encode_part, tasks)
+    # At most 2 parts a process in flight (each holds its bytes). multiprocessing.Pool is not used:
+    # when a part raised (a bad line), its terminate() could wait for ever on its task thread,
+    # blocked putting the next parts to workers it had ended (about one run in three hung).
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker, initargs=(job,)) as pool:
+        pending: deque[Future] = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(_encode_part, task))
+                if len(pending) >= 2 * processes:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # an error or a consumer that stopped early: the parts not begun are not begun
+            for future in pending:
+                future.cancel()
 
 
 class Tally:
