@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import CopyTaskOptions, counts, read_split
@@ -73,7 +74,7 @@ class BeamVsGreedy(Reproduction):
                 greedy_scores = scores if beam == 1 else greedy_scores
                 found = sum(s > g + MARGIN for s, g in zip(scores, greedy_scores))
                 row = per_beam[str(beam)]
-                row[EXACT].append(100 * sum(h == r for h, r in zip(outputs, references)) / len(references))
+                row[EXACT].append(100 * exact_match(outputs, references))
                 row[LOGP].append(sum(scores) / len(scores))
                 row[FOUND].append(100 * found / len(scores))
                 row[SPEED].append(len(sources) / max(seconds, 1e-9))

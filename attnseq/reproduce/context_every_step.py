@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import CopyTaskOptions, counts, read_split
@@ -76,7 +77,7 @@ class ContextEveryStep(Reproduction):
         for _, label, run_dir in runs:
             hyps, refs = translate(load(run_dir), test, 1)
             accuracy.setdefault(label, []).append(position_accuracy(hyps, refs, o.max_length))
-            exact.setdefault(label, []).append(100 * sum(h == r for h, r in zip(hyps, refs)) / len(refs))
+            exact.setdefault(label, []).append(100 * exact_match(hyps, refs))
         early = {k: [sum(a[: o.early]) / o.early for a in v] for k, v in accuracy.items()}
         late = {k: [sum(a[-o.early :]) / o.early for a in v] for k, v in accuracy.items()}
         decline = {k: [e - lt for e, lt in zip(early[k], late[k])] for k in accuracy}

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, read_split, write_folder
@@ -69,9 +70,7 @@ class MemoryHops(Reproduction):
             translator = load(run_dir)
             for kind in KINDS:
                 hyps, refs = translate(translator, tests[kind], 1)
-                exact[label.removeprefix("hops")][kind].append(
-                    100 * sum(h == r for h, r in zip(hyps, refs)) / len(refs)
-                )
+                exact[label.removeprefix("hops")][kind].append(100 * exact_match(hyps, refs))
         table = Table(
             ["question", "supporting facts", *(f"{arm(h)}: {TEST}" for h in HOPS)],
             [
