@@ -142,15 +142,7 @@ COLUMNS = {
         "strings/s",
     ],
     "context-every-step": ["model", "decoder", "test exact match", "accuracy at positions", "accuracy at positions"],
-    "skip-connections": [
-        "model",
-        "encoder",
-        "parameters",
-        "tokens/s",
-        "dev exact match at step",
-        "test exact match",
-        "steps to 90% dev",
-    ],
+    "skip-connections": ["model", "encoder", "parameters", "tokens/s", "updates to 90% dev", "test exact match"],
     "speech": ["preset", "parameters", "updates", "training minutes", "best dev exact match"],
     "ntm": [
         "task",
@@ -691,8 +683,8 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
     if name == "skip-connections":
         return {
             "test_exact_match": {k: seeds() for k in ("skip", "plain")},
-            "dev_at_half": {k: seeds() for k in ("skip", "plain")},
-            "half": rng.randint(1, 2000),
+            "updates_to_level": {k: seeds(1, 20000) for k in ("skip", "plain")},
+            "level": rng.choice([0.5, 0.9, 0.95]),
             "layers": rng.randint(2, 6),
         }
     if name == "positions":
