@@ -30,7 +30,7 @@ ALIKE = 5.0  # points of exact match within which a longer length counts as copi
 
 @dataclass
 class PositionsOptions(PlateauOptions):
-    steps: int = budget(4000)  # the cap of updates of every run (batch 64; at 2,000 learned positions still climbed)
+    steps: int = budget(6000)  # the cap of updates of every run (batch 64; at 4,000 learned positions still climbed)
     eval_every: int = 150  # updates between dev evaluations
     hidden_size: int = 64  # d_model (transformer-tiny: 128)
     ff_size: int = 128  # the feed-forward layer's width (transformer-tiny: 256)
@@ -59,8 +59,8 @@ class PositionsOptions(PlateauOptions):
 @REPRODUCTIONS.register("positions", options=PositionsOptions)
 class Positions(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
-    default_seeds = 3
-    nominal_minutes = 26.0
+    default_seeds = 5
+    nominal_minutes = 40.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context

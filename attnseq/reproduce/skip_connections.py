@@ -12,14 +12,7 @@ from .datasets import BookTaskOptions, counts
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, better_finding, spreads
 from .texts import texts
-from .training import (
-    PlateauOptions,
-    compare_variants,
-    curve,
-    first_reaching,
-    run_records,
-    step_budget,
-)
+from .training import PlateauOptions, compare_variants, curve, first_reaching, run_records, step_budget
 from .wording import Phrase
 
 # label, model.encoder
@@ -176,6 +169,6 @@ class SkipConnections(Reproduction):
 
 
 def reached_note(reached) -> str:
-    """" (N of K seeds)" when not every run reached the level, else nothing."""
+    """The table's note " (N of K seeds; ...)" when not every run reached the level, else nothing."""
     got = sum(x is not None for x in reached)
     return "" if got == len(reached) else f" ({got} of {len(reached)} seeds; the others at their last update)"
