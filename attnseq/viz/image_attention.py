@@ -92,6 +92,6 @@ def plot_image_attention(
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_ylabel(label, rotation=0, ha="right", va="center", fontsize=10)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if title:  # over the first row (a figure title sits at the figure's top, far above a long strip's rows)
+        axes[0, 0].set_title(title, fontsize=10)
     return save_figure(fig, path, layout=False, bbox_inches="tight")
