@@ -9,10 +9,12 @@ import json
 import pytest
 import torch
 from helpers import learn_task, scorer_variant
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from learning import at_least, learns
 
 from attnseq.errors import ConfigError
-from attnseq.nn.attention import SCORERS, build_scorer
+from attnseq.nn.attention import SCORERS, Scorer, build_scorer
 from attnseq.schema import Variant
 
 B, T, S, HQ, HK = 3, 4, 7, 6, 8
@@ -136,6 +138,40 @@ def test_local_p_prediction_is_differentiable():
     context, _ = scorer(query, scorer.prepare(keys), keys, mask)
     context.sum().backward()
     assert scorer.W_p.weight.grad.abs().sum() > 0 and scorer.v_p.weight.grad.abs().sum() > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(["local_m", "local_p"]),
+    window=st.integers(0, 4),
+    source=st.integers(1, 30),
+    steps=st.integers(1, 5),
+    data=st.data(),
+)
+def test_a_window_read_by_gathering_equals_all_scores_masked(name, window, source, steps, data):
+    """Local scorers read only each window's 2D + 1 keys and values when the window is at most
+    half the memory (GatheredWindow): the context, the alignment over all S and the gradients
+    are those of scoring every position and masking (the base's forward)."""
+    if name == "local_p":
+        window = max(window, 1)
+    scorer = make(name, window=window)
+    g = torch.Generator().manual_seed(data.draw(st.integers(0, 2**16)))
+    lengths = torch.tensor(data.draw(st.lists(st.integers(1, source), min_size=2, max_size=2)))
+    query = torch.randn(2, steps, HQ, generator=g, dtype=torch.double, requires_grad=True)
+    keys = torch.randn(2, source, HK, generator=g, dtype=torch.double)
+    mask = torch.arange(source).unsqueeze(0) < lengths.unsqueeze(1)  # (B, S)
+    positions = torch.randint(0, source + 3, (2, steps), generator=g)  # some past the source's end
+
+    def run(forward):
+        context, alignment = forward(query, scorer.prepare(keys), keys, mask, positions)
+        grads = torch.autograd.grad(context.sum() + alignment.square().sum(), [query, *scorer.parameters()])
+        return context, alignment, grads
+
+    gathered, masked = run(scorer), run(lambda *a: Scorer.forward(scorer, *a))
+    torch.testing.assert_close(gathered[0], masked[0])
+    torch.testing.assert_close(gathered[1], masked[1])
+    for a, b in zip(gathered[2], masked[2]):
+        torch.testing.assert_close(a, b)
 
 
 @pytest.mark.parametrize("name", SCORERS.names())

@@ -21,6 +21,7 @@ from ...schema import Variant, number, variant_of
 from ..views import ShowsWindow
 from .base import SCORERS, Windowed
 from .content import GeneralScorer
+from .softmax import masked_softmax
 
 
 def source_lengths(mask: torch.Tensor) -> torch.Tensor:
@@ -42,6 +43,48 @@ def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, step
     return (s.view(1, 1, -1) - centre.unsqueeze(-1)).abs() <= width  # (B, T, S)
 
 
+class GatheredWindow:
+    """A local scorer's forward that reads only the 2D + 1 keys and values of each query's
+    window (Luong et al.'s point: a step's cost grows with D, not with the source length S),
+    when the window is at most half the memory; else the base's scores over all S, masked to the
+    window. Both give the same context and alignment (B, T, S), zero outside the window. The
+    scorer supplies ``centres`` (p_t) and ``reweight`` (the Gaussian of local-p, or None)."""
+
+    def reweight(self, index: torch.Tensor, centres: torch.Tensor) -> torch.Tensor | None:
+        """Weights (B, T, W) to multiply the window's alignment by at source positions ``index``
+        (B, T, W) around the unrounded ``centres`` (B, T); None: unweighted."""
+        return None
+
+    def forward(self, query, keys, values, mask=None, positions=None, coverage=None, previous=None):
+        width = self.options.window
+        span = 2 * width + 1  # W, the window's positions
+        batch, steps, source = query.shape[0], query.shape[1], keys.shape[1]
+        if coverage is not None or previous is not None or 2 * span > source:
+            return super().forward(query, keys, values, mask, positions, coverage, previous)
+        if mask is None:
+            mask = torch.ones(batch, source, dtype=torch.bool, device=keys.device)
+        lengths = mask.sum(-1, keepdim=True).to(torch.float32)  # (B, 1)
+        centres = self.centres(query, lengths, positions)  # (B, T) p_t
+        centre = window_centres(centres, lengths).to(torch.long)  # (B, T)
+        index = centre.unsqueeze(-1) + torch.arange(-width, width + 1, device=keys.device)  # (B, T, W)
+        inside = (index >= 0) & (index < source)  # (B, T, W)
+        index = index.clamp(0, source - 1)
+        flat = index.view(batch, steps * span, 1)  # (B, T * W, 1)
+        real = mask.gather(1, flat.squeeze(-1)).view(batch, steps, span) & inside  # (B, T, W)
+        k = keys.gather(1, flat.expand(-1, -1, keys.shape[-1])).view(batch, steps, span, -1)  # (B, T, W, Hq)
+        scores = torch.einsum("btwh,bth->btw", k, query)  # (B, T, W)
+        weights = masked_softmax(scores, real)  # (B, T, W)
+        reweight = self.reweight(index, centres)
+        if reweight is not None:
+            weights = weights * reweight.to(weights.dtype)
+            weights = weights / weights.sum(-1, keepdim=True)
+        v = values.gather(1, flat.expand(-1, -1, values.shape[-1])).view(batch, steps, span, -1)  # (B, T, W, Hv)
+        context = torch.einsum("btw,btwh->bth", weights, v)  # (B, T, Hv)
+        # the alignment over the whole memory: a position clamped in twice has weight 0 the second time
+        alignment = weights.new_zeros(batch, steps, source).scatter_add_(2, index, weights.masked_fill(~real, 0.0))
+        return context, alignment  # (B, T, Hv), (B, T, S)
+
+
 @dataclass
 class LocalMOptions:
     window: int = number(5, 0)  # D: the window is [p_t - D, p_t + D]
@@ -52,7 +95,7 @@ class LocalMOptions:
 
 
 @SCORERS.register("local_m", options=LocalMOptions)
-class LocalMonotonicScorer(ShowsWindow, Windowed, GeneralScorer):
+class LocalMonotonicScorer(ShowsWindow, GatheredWindow, Windowed, GeneralScorer):
     """Local-m: p_t = t, the target position (clamped to the source), hard window of 2D+1; with
     ``reversed`` (a source read backwards) the source's t-th token, at S - 1 - t in the memory."""
 
@@ -110,7 +153,7 @@ class LocalPOptions:
 
 
 @SCORERS.register("local_p", options=LocalPOptions)
-class LocalPredictiveScorer(ShowsWindow, Windowed, GeneralScorer):
+class LocalPredictiveScorer(ShowsWindow, GatheredWindow, Windowed, GeneralScorer):
     """Local-p: p_t = S · σ(v_p^T tanh(W_p h_t)) with S the source length; inside the window
     the alignment is multiplied by exp(-(s - p_t)^2 / (2σ^2)), σ = D / 2, and renormalised
     (Luong et al. leave the product unnormalised; here every alignment is a distribution)."""
@@ -131,12 +174,19 @@ class LocalPredictiveScorer(ShowsWindow, Windowed, GeneralScorer):
         """p_t (B, T), predicted from the queries (B, T, Hq); lengths (B, 1)."""
         return self.predict(query, lengths)
 
+    def gaussian(self, positions: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
+        """exp(-(s - p_t)^2 / (2σ^2)), σ = D / 2, at source positions s (B, T, N) or (1, 1, N)
+        around centres p_t (B, T): (B, T, N)."""
+        sigma = self.options.window / 2
+        return torch.exp(-((positions.to(centres.dtype) - centres.unsqueeze(-1)) ** 2) / (2 * sigma**2))
+
+    def reweight(self, index, centres):
+        return self.gaussian(index, centres)  # (B, T, W)
+
     def window(self, query, scores, mask, positions=None, previous=None):
         width = self.options.window
         lengths = source_lengths(mask)  # (B, 1)
         centres = self.centres(query, lengths)  # (B, T)
         inside = inside_window(centres, lengths, width, scores.shape[-1])
-        s = torch.arange(scores.shape[-1], device=scores.device, dtype=centres.dtype)
-        sigma = width / 2
-        gaussian = torch.exp(-((s.view(1, 1, -1) - centres.unsqueeze(-1)) ** 2) / (2 * sigma**2))
-        return mask & inside, gaussian.to(scores.dtype)  # (B, T, S) each
+        s = torch.arange(scores.shape[-1], device=scores.device).view(1, 1, -1)  # (1, 1, S)
+        return mask & inside, self.gaussian(s, centres).to(scores.dtype)  # (B, T, S) each
