@@ -36,7 +36,7 @@ from attnseq.reproduce.base import (
     table_disagreements,
     verdict_of,
 )
-from attnseq.reproduce.page import render
+from attnseq.reproduce.page import render, runs_table, verdict_why
 from attnseq.reproduce.runner import options_of
 from attnseq.reproduce.scoring import bleu_statistics, decline_gap, length_buckets, paired_bleu, slope_gap
 from attnseq.reproduce.significance import (
@@ -492,6 +492,13 @@ def test_verdict_follows_the_core_findings_and_the_runs_that_converged():
     plateau, cap = RunRecord("a", 1, 500, 1000, True), RunRecord("a", 2, 1000, 1000, False)
     assert v(True, True, runs=[plateau]) == REPRODUCED
     assert v(True, True, runs=[plateau, cap]) == NOT_CONVERGED and v(False, runs=[cap]) == NOT_CONVERGED
+    # a run that feeds no core finding (an observed arm) at its cap leaves the verdict to the findings
+    observed = RunRecord("b", 1, 1000, 1000, False, core=False)
+    assert v(True, True, runs=[plateau, observed]) == REPRODUCED and v(False, runs=[observed]) == NOT_REPRODUCED
+    assert v(True, runs=[cap, observed]) == NOT_CONVERGED
+    why = " ".join(verdict_why([Finding(True, Phrase("x"))], [plateau, observed]))
+    assert "1 run(s) that feed no core finding (b) stopped at their cap" in why and "decides nothing" not in why
+    assert "(observed only)" in "\n".join(runs_table([plateau, observed]))
     assert set(VERDICTS) == {REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_CONVERGED}
 
 

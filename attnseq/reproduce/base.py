@@ -45,8 +45,9 @@ def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> s
     numbers; else NOT_REPRODUCED when a core finding is decided against the paper; REPRODUCED when
     every core finding is decided the paper's way; PARTLY when some are and the others undecided;
     UNDECIDED when no core finding is decided (or there is none). Findings that are not core are
-    reported and never decide."""
-    if any(not r.converged for r in runs):
+    reported and never decide; so are runs that feed none (``RunRecord.core`` false): one of them
+    at its cap leaves the verdict as it is, and the page says so beside its observations."""
+    if unconverged(runs):
         return NOT_CONVERGED
     core = [f.matched for f in findings if f.core]
     if any(m is False for m in core):
@@ -56,9 +57,10 @@ def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> s
     return PARTLY if any(m is True for m in core) else UNDECIDED
 
 
-def unconverged(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """The runs that stopped at their cap before their plateau."""
-    return [r for r in runs if not r.converged]
+def unconverged(runs: Sequence[RunRecord], core: bool = True) -> list[RunRecord]:
+    """The runs that stopped at their cap before their plateau: those that feed a core finding,
+    or with ``core`` false those that feed none."""
+    return [r for r in runs if not r.converged and r.core == core]
 
 
 def longest_first(names: Sequence[str]) -> list[str]:
@@ -319,6 +321,7 @@ class RunRecord:
     unit: str = "updates"
     why: str = ""
     by_loss: bool = False  # the last renewal of its patience was the dev loss's alone
+    core: bool = True  # its numbers feed a core finding (false: observations only)
 
 
 @dataclass

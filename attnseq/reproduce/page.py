@@ -139,7 +139,7 @@ def runs_table(runs: list[RunRecord]) -> list[str]:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r.label} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
+        f"| {r.label}{'' if r.core else TEXT.format('runs.observed')} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
         f"{TEXT.format('runs.plateau') if r.converged else TEXT.format('runs.cap')}{': ' + r.why if r.why else ''} |"
         for r in runs
     ]
@@ -196,7 +196,18 @@ def verdict_why(findings: list[Finding], runs: list[RunRecord]) -> list[str]:
     lines = []
     capped = unconverged(runs)
     if capped:
-        lines.append(TEXT.format("why.not_converged", capped=len(capped), runs=len(runs), verdict=verdict_of(findings)))
+        lines.append(
+            TEXT.format(
+                "why.not_converged", capped=len(capped), runs=sum(r.core for r in runs), verdict=verdict_of(findings)
+            )
+        )
+    observed = unconverged(runs, core=False)
+    if observed:
+        lines.append(
+            TEXT.format(
+                "why.observed_capped", capped=len(observed), labels=", ".join(sorted({r.label for r in observed}))
+            )
+        )
     core = [(i, f) for i, f in enumerate(findings, 1) if f.core]
     if not core:
         lines.append(TEXT.format("why.no_core"))

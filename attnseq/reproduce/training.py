@@ -128,11 +128,22 @@ def fit_seeds(
     return runs, records
 
 
-def run_records(rows: dict[str, list[dict]], cap: int, seeds: Sequence[int]) -> list[RunRecord]:
+def run_records(
+    rows: dict[str, list[dict]], cap: int, seeds: Sequence[int], observed: Sequence[str] = ()
+) -> list[RunRecord]:
     """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
-    plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``)."""
+    plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``); the runs of
+    the ``observed`` labels feed no core finding (RunRecord.core false)."""
     return [
-        RunRecord(label, seed, row["steps"], cap, row["steps"] < cap, **how_it_ended(row["run_dir"]))
+        RunRecord(
+            label,
+            seed,
+            row["steps"],
+            cap,
+            row["steps"] < cap,
+            **how_it_ended(row["run_dir"]),
+            core=label not in observed,
+        )
         for label, rs in rows.items()
         for seed, row in zip(seeds, rs)
     ]
