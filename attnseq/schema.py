@@ -147,6 +147,10 @@ def convert(key: str, hint: Any, value: Any, meta: dict | None = None) -> Any:
         return _variant(key, value, meta)
     if origin is tuple:
         args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:  # tuple[int, ...]: a list of any length but none
+            if not isinstance(value, (list, tuple)) or not value:
+                raise ConfigError(f"{key}: expected a list of one or more numbers, got {value!r}", key=key)
+            args = (args[0],) * len(value)
         if not isinstance(value, (list, tuple)) or len(value) != len(args):
             raise ConfigError(f"{key}: expected a list of {len(args)} numbers, got {value!r}", key=key)
         return tuple(convert(f"{key}[{i}]", a, v, meta) for i, (a, v) in enumerate(zip(args, value)))

@@ -422,3 +422,20 @@ def test_a_seed_numpy_cannot_take_is_refused_naming_train_seed(seed, ok):
     else:
         with pytest.raises(ConfigError, match=r"^train\.seed: expected a value in \[0, 4294967295\], got -?\d+$"):
             load_config(None, [f"train.seed={seed}"])
+
+
+def test_a_tuple_of_any_length_takes_lists_of_one_or_more_and_names_its_key():
+    """``tuple[int, ...]`` options (a reproduction's lengths, widths) take a list of any length,
+    each item checked as the item type; an empty list or a wrong item is one ConfigError."""
+    from attnseq.schema import build
+
+    @dataclasses.dataclass
+    class Lengths:
+        lengths: tuple[int, ...] = (1, 2)
+
+    assert build(Lengths, {"lengths": [8, 64, 512]}).lengths == (8, 64, 512)
+    assert build(Lengths, {"lengths": [3]}).lengths == (3,)
+    for bad, words in (([], "one or more"), ([1, "x"], "lengths[1]"), (5, "one or more")):
+        with pytest.raises(ConfigError, match=r"lengths") as info:
+            build(Lengths, {"lengths": bad})
+        assert words in str(info.value)

@@ -65,6 +65,7 @@ NAMES = [
     "context-every-step",
     "formulas",
     "heads",
+    "local-cost",
     "luong-scorers",
     "memory-hops",
     "nadaraya-watson",
@@ -133,6 +134,7 @@ COLUMNS = {
     "bidirectional": ["task", "encoder", "parameters", "tokens/s", "test exact match"],
     "memory-hops": ["question", "supporting facts", "3 hops: test exact match", "1 hop: test exact match"],
     "peeky-by-length": ["input length", "test strings", "attention exact match", "peeky exact match"],
+    "local-cost": ["source length S", "global (µs a step)", "local-p, all scored (µs a step)"],
     "scaled-dot": ["d_k", "score variance, dot", "score variance, scaled_dot", "largest weight, dot"],
     "beam-vs-greedy": [
         "decoding",
@@ -187,6 +189,7 @@ FIGURES = {
     "memory-hops": ["hops"],
     "peeky-by-length": ["by-length"],
     "scaled-dot": ["softmax"],
+    "local-cost": ["cost"],
     "beam-vs-greedy": ["beams"],
     "context-every-step": ["positions"],
     "formulas": ["curve", "strip-1"],
@@ -407,6 +410,20 @@ def test_nadaraya_watson_page_figures_and_index(tmp_path):
     assert len(mse["learned kernel"]) == 3
     index = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
     assert "not run yet: `attnseq reproduce book-ch8`" in index  # the others are listed with their command
+
+
+def test_local_cost_page_times_the_steps_without_training(tmp_path):
+    """The page from its own timings (few calls, short lengths): every arm timed at every length
+    and draw, the LSTM step for scale, the two core findings judged (decided or not: a tiny
+    timing need not decide) and the page written."""
+    settings = ["calls=10", "lengths=[8, 64, 256, 512]", "hidden_size=32", "batch=2", "window=2"]
+    page = reproduce("local-cost", tmp_path / "out", tmp_path / "runs", seeds=2, threads=1, settings=settings)
+    check_page("local-cost", page, seeds=2)
+    record = json.loads((tmp_path / "out" / "local-cost.json").read_text(encoding="utf-8"))
+    times = record["data"]["times"]
+    assert set(times) == {"global", "local-p, all scored", "local-p, window read"}
+    assert all(len(times[arm][s]) == 2 and min(times[arm][s]) > 0 for arm in times for s in ("8", "512"))
+    assert len(record["findings"]) == 2 and all(f["core"] for f in record["findings"])
 
 
 def test_scaled_dot_page_measures_the_softmax_without_training(tmp_path):
@@ -666,6 +683,16 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
     if name == "peeky-by-length":
         buckets = ["4-7", "8-11", "12-15", "16-19"]
         return {"gap": {b: seeds(-50, 100) for b in buckets}, "buckets": buckets, "bucket": 4}
+    if name == "local-cost":
+        lengths = [25, 100, 400, 1600]
+        power = {arm: rng.choice([1.0, 0.3, 0.0]) for arm in ("global", "local-p, all scored", "local-p, window read")}
+        noisy = lambda v: [v * math.exp(rng.gauss(0, rng.choice([0.001, 0.1, 1.0]))) for _ in range(many)]  # noqa: E731
+        return {
+            "times": {arm: {str(s): noisy(s**p) for s in lengths} for arm, p in power.items()},
+            "lstm": noisy(50.0),
+            "lengths": lengths,
+            "window": 10,
+        }
     if name == "scaled-dot":
         widths = [4, 16, 64, 256, 1024]
         power, fall = rng.choice([1.0, 0.5, 0.0]), rng.choice([1.0, 0.0, -0.5])  # variance and gradient with d_k
@@ -906,7 +933,7 @@ def test_phrase_keeps_fixed_words_and_slots_apart():
 
 # -- every reproduction on a tiny budget -----------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("nadaraya-watson", "scaled-dot")])
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("nadaraya-watson", "scaled-dot", "local-cost")])
 def test_each_reproduction_writes_its_page_on_a_tiny_budget(name, tmp_path):
     if name == "speech" and shutil.which("espeak-ng") is None:
         pytest.skip(

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     context_every_step,
     formulas,
     heads,
+    local_cost,
     luong_scorers,
     memory_hops,
     nadaraya_watson,
