@@ -43,6 +43,15 @@ def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, step
     return (s.view(1, 1, -1) - centre.unsqueeze(-1)).abs() <= width  # (B, T, S)
 
 
+def window_rows(memory: torch.Tensor, rows: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """The rows of ``memory`` (B, S, H) at source positions ``index`` (B, T, W): (B, T, W, H);
+    ``rows`` (B * T * W,) are those positions in the memory flattened to (B * S, H) (an
+    index_select there is several times faster than a gather along S)."""
+    if memory.is_contiguous():
+        return memory.view(-1, memory.shape[-1]).index_select(0, rows).view(*index.shape, -1)
+    return memory[torch.arange(memory.shape[0], device=memory.device).view(-1, 1, 1), index]
+
+
 class GatheredWindow:
     """A local scorer's forward that reads only the 2D + 1 keys and values of each query's
     window (Luong et al.'s point: a step's cost grows with D, not with the source length S),
@@ -69,16 +78,16 @@ class GatheredWindow:
         index = centre.unsqueeze(-1) + torch.arange(-width, width + 1, device=keys.device)  # (B, T, W)
         inside = (index >= 0) & (index < source)  # (B, T, W)
         index = index.clamp(0, source - 1)
-        flat = index.view(batch, steps * span, 1)  # (B, T * W, 1)
-        real = mask.gather(1, flat.squeeze(-1)).view(batch, steps, span) & inside  # (B, T, W)
-        k = keys.gather(1, flat.expand(-1, -1, keys.shape[-1])).view(batch, steps, span, -1)  # (B, T, W, Hq)
+        rows = (index + source * torch.arange(batch, device=keys.device).view(batch, 1, 1)).view(-1)  # (B * T * W,)
+        real = mask.reshape(-1).index_select(0, rows).view(batch, steps, span) & inside  # (B, T, W)
+        k = window_rows(keys, rows, index)  # (B, T, W, Hq)
         scores = torch.einsum("btwh,bth->btw", k, query)  # (B, T, W)
         weights = masked_softmax(scores, real)  # (B, T, W)
         reweight = self.reweight(index, centres)
         if reweight is not None:
             weights = weights * reweight.to(weights.dtype)
             weights = weights / weights.sum(-1, keepdim=True)
-        v = values.gather(1, flat.expand(-1, -1, values.shape[-1])).view(batch, steps, span, -1)  # (B, T, W, Hv)
+        v = window_rows(values, rows, index)  # (B, T, W, Hv)
         context = torch.einsum("btw,btwh->bth", weights, v)  # (B, T, Hv)
         # the alignment over the whole memory: a position clamped in twice has weight 0 the second time
         alignment = weights.new_zeros(batch, steps, source).scatter_add_(2, index, weights.masked_fill(~real, 0.0))
