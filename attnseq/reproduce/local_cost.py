@@ -16,8 +16,8 @@ from functools import partial
 
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
-from .significance import against_bar, mean_interval, slope
-from .spread import Spread, paired_finding
+from .significance import against_bar, slope
+from .spread import Spread, paired_finding, slope_interval
 from .texts import texts
 from .wording import Phrase
 
@@ -202,21 +202,8 @@ class LocalCost(Reproduction):
         def slopes(arm):
             return [slope(logs, [math.log(times[arm][str(s)][i]) for s in long]) for i in range(draws)]
 
-        interval = mean_interval(slopes(GLOBAL))
+        interval, words = slope_interval(slopes(GLOBAL), 2, Phrase("{:.1f}", GROWS))
         grows = against_bar(interval, GROWS)
-        mean_slope = Spread(slopes(GLOBAL)).mean
-        words = (
-            Phrase("slope {:.2f} (one draw: no interval), against {:.1f}", mean_slope, GROWS)
-            if interval is None
-            else Phrase(
-                "slope {:.2f} ({:.0f}% interval {:.2f} to {:.2f}), against {:.1f}",
-                mean_slope,
-                95,
-                interval.low95,
-                interval.high95,
-                GROWS,
-            )
-        )
         longest = str(lengths[-1])
         gathered, whole = times[GATHERED][longest], times[GLOBAL][longest]
         column = {arm: f"{arm} (µs a step)" for arm in ARMS}

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
-from .significance import against_bar, mean_interval, slope
-from .spread import Spread, paired_finding
+from .significance import against_bar, slope
+from .spread import Spread, paired_finding, slope_interval
 from .texts import texts
 from .wording import Phrase
 
@@ -150,8 +150,8 @@ class ScaledDot(Reproduction):
             s: [slope(logs, [math.log(values[s][VARIANCE][str(d)][i]) for d in widths]) for i in range(draws)]
             for s in SCORER_NAMES
         }
-        interval = mean_interval(slopes["dot"])
         low, high = SLOPE_BAND
+        interval, grows_words = slope_interval(slopes["dot"], 3, Phrase("{:.1f} to {:.1f}", low, high))
         if interval is None:
             grows = None
         elif against_bar(interval, low) and interval.high95 <= high:
@@ -160,20 +160,6 @@ class ScaledDot(Reproduction):
             grows = False
         else:
             grows = None
-        mean_slope = Spread(slopes["dot"]).mean
-        grows_words = (
-            Phrase("slope {:.3f} (one draw: no interval), against {:.1f} to {:.1f}", mean_slope, low, high)
-            if interval is None
-            else Phrase(
-                "slope {:.3f} ({:.0f}% interval {:.3f} to {:.3f}), against {:.1f} to {:.1f}",
-                mean_slope,
-                95,
-                interval.low95,
-                interval.high95,
-                low,
-                high,
-            )
-        )
         wide = str(widths[-1])
         dot, scaled = values["dot"][GRADIENT][wide], values["scaled_dot"][GRADIENT][wide]
         findings = [

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .base import Cell, Evidence, Finding
 from .significance import (
     ALPHA,
+    BarTest,
     Paired,
     Permutation,
     Welch,
@@ -23,6 +24,7 @@ from .significance import (
     better,
     count_needed,
     count_test,
+    mean_interval,
     needed_seeds,
     paired,
     permutation,
@@ -395,3 +397,16 @@ def alike_reason(test: Welch | Paired | None) -> Phrase:
     if test is None:
         return Phrase("one seed: no spread to test by")
     return Phrase("the interval of the difference straddles the margin")
+
+
+def slope_interval(slopes: Sequence[float], digits: int, against: Phrase) -> tuple[BarTest | None, Phrase]:
+    """The 95% t interval of the mean of ``slopes`` (one per draw or seed; None for one) and the
+    words "slope M (95% interval L to H)" with ``against`` (the bar or band it is held to)."""
+    interval = mean_interval(slopes)
+    f = f"{{:.{digits}f}}"
+    mean = statistics.fmean(slopes)
+    if interval is None:
+        return None, Phrase(f"slope {f} (one draw: no interval), against ", mean) + against
+    return interval, Phrase(
+        f"slope {f} ({{:.0f}}% interval {f} to {f}), against ", mean, 95, interval.low95, interval.high95
+    ) + against
