@@ -168,12 +168,17 @@ class LuongScorers(Reproduction):
         fig, ax = plt.subplots(figsize=(7.5, 4.3), dpi=110)
         for label, _, _, _, feed in VARIANTS:
             draw_seeds(ax, curves[label], label, scale=100, linestyle="-" if feed else "--")
-        ax.set_xlabel("update (batch of 128 dates)")
+        ax.set_xlabel("update (batch of 128 sequences)")
         ax.set_ylabel("dev exact match (%)")
         ax.set_ylim(-2, 102)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-        ax.set_title(f"Luong's attention designs on dates ({seeds_note(self.context.seeds)})", fontsize=10)
+        o = self.options
+        ax.set_title(
+            f"Luong's attention designs copying {o.min_length}-{o.max_length} random vectors "
+            f"({seeds_note(self.context.seeds)})",
+            fontsize=10,
+        )
         return save_figure(fig, self.context.figure("curves")), TEXT.format("figure.curves")
 
     def _heatmaps(self, rows, data):
