@@ -1201,3 +1201,21 @@ def test_a_page_whose_runs_did_not_converge_says_so_whatever_its_numbers():
     page = render(record)
     assert "1 of 6 runs stopped at their cap before their plateau" in page
     assert 'on its findings alone the verdict would be "undecided (no core finding decided by its test)"' in page
+
+
+def test_seeds_that_ran_on_are_drawn_to_their_end():
+    """draw_seeds: the mean and band where every seed has a value, and each seed that the plateau
+    rule stopped later goes on as a line of its own to its last evaluation (nothing cut off)."""
+    from attnseq.reproduce.plots import draw_seeds
+    from attnseq.reproduce.training import Curve
+    from attnseq.viz import pyplot
+
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    short, long = Curve([1, 2, 3], [0.1, 0.2, 0.3]), Curve([1, 2, 3, 4, 5], [0.1, 0.3, 0.5, 0.6, 0.7])
+    draw_seeds(ax, [short, long], "a", scale=100)
+    ends = sorted(max(line.get_xdata()) for line in ax.get_lines())
+    assert ends == [3, 5]  # the mean to 3, the longer seed on to 5
+    mean = next(line for line in ax.get_lines() if line.get_label() == "a")
+    assert list(mean.get_ydata()) == pytest.approx([10, 25, 40])
+    plt.close(fig)

@@ -19,7 +19,9 @@ def draw_seeds(
     ax, curves: Sequence[Curve], label: str, color=None, scale: float = 1.0, marker: str = "o", linestyle: str = "-"
 ) -> None:
     """The mean over ``curves`` (one per seed) at the x values they all have, as a line with
-    markers, and the band from the lowest to the highest seed; values times ``scale``."""
+    markers, and the band from the lowest to the highest seed; values times ``scale``. A seed that
+    ran on past the shortest run (stopped later by the plateau rule) goes on as a thin line of
+    its own, so no run's end is cut off."""
     curves = [c for c in curves if c.x]
     if not curves:
         return
@@ -40,6 +42,12 @@ def draw_seeds(
     line = ax.plot(common, table.mean(0), marker=marker, linestyle=linestyle, color=color, label=label, markersize=4)[0]
     if len(curves) > 1:
         ax.fill_between(common, table.min(0), table.max(0), color=line.get_color(), alpha=0.18, linewidth=0)
+    last = common[-1]
+    for c in curves:
+        on = [i for i, x in enumerate(c.x) if x >= last - 1e-6]
+        if len(on) > 1:  # the seed's curve from the last common x to its end
+            xs, ys = [c.x[i] for i in on], [c.y[i] * scale for i in on]
+            ax.plot(xs, ys, linestyle=linestyle, color=line.get_color(), linewidth=0.8, alpha=0.6)
 
 
 def dev_exact_match_figure(
