@@ -144,13 +144,13 @@ def test_local_p_prediction_is_differentiable():
 @given(
     name=st.sampled_from(["local_m", "local_p"]),
     window=st.integers(0, 4),
-    source=st.integers(1, 30),
+    source=st.integers(1, 60),
     steps=st.integers(1, 5),
     data=st.data(),
 )
 def test_a_window_read_by_gathering_equals_all_scores_masked(name, window, source, steps, data):
     """Local scorers read only each window's 2D + 1 keys and values when the window is at most
-    half the memory (GatheredWindow): the context, the alignment over all S and the gradients
+    a quarter of the memory (GatheredWindow): the context, the alignment over all S and the gradients
     are those of scoring every position and masking (the base's forward)."""
     if name == "local_p":
         window = max(window, 1)

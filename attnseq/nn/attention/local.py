@@ -43,6 +43,11 @@ def inside_window(centres: torch.Tensor, lengths: torch.Tensor, width: int, step
     return (s.view(1, 1, -1) - centre.unsqueeze(-1)).abs() <= width  # (B, T, S)
 
 
+# the largest share of the memory a window may cover and still be read by gathering: below it
+# gathering's fixed cost outweighs scoring every position (the local-cost page's table)
+GATHER_BELOW = 0.25
+
+
 def window_rows(memory: torch.Tensor, rows: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """The rows of ``memory`` (B, S, H) at source positions ``index`` (B, T, W): (B, T, W, H);
     ``rows`` (B * T * W,) are those positions in the memory flattened to (B * S, H) (an
@@ -55,7 +60,7 @@ def window_rows(memory: torch.Tensor, rows: torch.Tensor, index: torch.Tensor) -
 class GatheredWindow:
     """A local scorer's forward that reads only the 2D + 1 keys and values of each query's
     window (Luong et al.'s point: a step's cost grows with D, not with the source length S),
-    when the window is at most half the memory; else the base's scores over all S, masked to the
+    when the window is at most a quarter of the memory (GATHER_BELOW); else the base's scores over all S, masked to the
     window. Both give the same context and alignment (B, T, S), zero outside the window. The
     scorer supplies ``centres`` (p_t) and ``reweight`` (the Gaussian of local-p, or None)."""
 
@@ -68,7 +73,7 @@ class GatheredWindow:
         width = self.options.window
         span = 2 * width + 1  # W, the window's positions
         batch, steps, source = query.shape[0], query.shape[1], keys.shape[1]
-        if coverage is not None or previous is not None or 2 * span > source:
+        if coverage is not None or previous is not None or span > GATHER_BELOW * source:
             return super().forward(query, keys, values, mask, positions, coverage, previous)
         if mask is None:
             mask = torch.ones(batch, source, dtype=torch.bool, device=keys.device)
