@@ -175,6 +175,8 @@ class LocalCost(Reproduction):
             )
         ax.axhline(Spread(lstm).mean, color=COLORS[LSTM], linestyle=":", label=f"{LSTM} (same width, for scale)")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [str(s) for s in lengths])
+        ax.minorticks_off()
         ax.set_yscale("log")
         ax.set_xlabel("source length S (positions the step may attend to)")
         ax.set_ylabel("µs per decoder step (one thread)")
