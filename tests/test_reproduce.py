@@ -1142,7 +1142,8 @@ def test_the_published_verdicts_follow_from_their_numbers():
     """What issue 41 found: positions' sinusoid copies nothing longer than it was trained on, so
     the page is not "reproduced". Reversal, run again with the padding masked, 5 seeds and every
     run to its plateau: the plain model's gain is within the seeds' spread, so the page decides
-    nothing, and its attention arms (observed only) do not hold the verdict back."""
+    nothing, and its attention arms (observed only) do not hold the verdict back; skip-connections
+    likewise run again, its arms unidirectional."""
     pages = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in PUBLISHED}
     positions = pages["positions"]
     assert positions["verdict"] != REPRODUCED
@@ -1152,6 +1153,11 @@ def test_the_published_verdicts_follow_from_their_numbers():
     assert {r["label"] for r in reversal["runs"] if not r["core"]} == {"attention", "attention-reversed"}
     assert [(f["core"], f["matched"]) for f in reversal["findings"]] == [(True, None), (True, None)]
     assert reversal["verdict"] == "undecided (no core finding decided by its test)"
+    # skip-connections, both encoders unidirectional now, every run to its plateau: the core finding
+    # is how fast each learns (updates to 90% dev), the test exact match at the plateau observed
+    skip = pages["skip-connections"]
+    assert skip["seeds"] == 5 and all(r["converged"] and r["core"] for r in skip["runs"])
+    assert [f["core"] for f in skip["findings"]] == [True, False] and "unidirectional" in json.dumps(skip["tables"])
 
 
 def table(rows):
