@@ -46,7 +46,7 @@ class HeadsOptions(PlateauOptions):
 class Heads(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
-    nominal_minutes = 40.0
+    nominal_minutes = 24.0
 
     def labels(self) -> dict[str, int]:
         """label -> heads of the two models."""

@@ -60,7 +60,7 @@ class PositionsOptions(PlateauOptions):
 class Positions(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
-    nominal_minutes = 40.0
+    nominal_minutes = 20.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context

@@ -37,7 +37,7 @@ class SkipConnectionsOptions(BookTaskOptions, PlateauOptions):
 class SkipConnections(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
-    nominal_minutes = 45.0
+    nominal_minutes = 57.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
