@@ -60,9 +60,10 @@ def window_rows(memory: torch.Tensor, rows: torch.Tensor, index: torch.Tensor) -
 class GatheredWindow:
     """A local scorer's forward that reads only the 2D + 1 keys and values of each query's
     window (Luong et al.'s point: a step's cost grows with D, not with the source length S),
-    when the window is at most a quarter of the memory (GATHER_BELOW); else the base's scores over all S, masked to the
-    window. Both give the same context and alignment (B, T, S), zero outside the window. The
-    scorer supplies ``centres`` (p_t) and ``reweight`` (the Gaussian of local-p, or None)."""
+    when the window is at most a quarter of the memory (GATHER_BELOW); else the base's scores
+    over all S, masked to the window. Both give the same context and alignment (B, T, S), zero
+    outside the window. The scorer supplies ``centres`` (p_t) and ``reweight`` (the Gaussian of
+    local-p, or None)."""
 
     def reweight(self, index: torch.Tensor, centres: torch.Tensor) -> torch.Tensor | None:
         """Weights (B, T, W) to multiply the window's alignment by at source positions ``index``
@@ -77,7 +78,7 @@ class GatheredWindow:
             return super().forward(query, keys, values, mask, positions, coverage, previous)
         if mask is None:
             mask = torch.ones(batch, source, dtype=torch.bool, device=keys.device)
-        lengths = mask.sum(-1, keepdim=True).to(torch.float32)  # (B, 1)
+        lengths = source_lengths(mask.unsqueeze(1))  # (B, 1)
         centres = self.centres(query, lengths, positions)  # (B, T) p_t
         centre = window_centres(centres, lengths).to(torch.long)  # (B, T)
         index = centre.unsqueeze(-1) + torch.arange(-width, width + 1, device=keys.device)  # (B, T, W)
