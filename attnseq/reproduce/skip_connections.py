@@ -63,7 +63,7 @@ class SkipConnections(Reproduction):
             label: Spread([x if x is not None else c.x[-1] for x, c in zip(reach[label], curves[label])])
             for label in reach
         }
-        column = f"updates to {o.level:.0%} dev"
+        column = level_column(o.level)
         table = Table(
             ["model", "encoder", "parameters", "tokens/s", column, "test exact match"],
             [
@@ -137,7 +137,7 @@ class SkipConnections(Reproduction):
         the seeds. Its test exact match at the plateau is observed (the book claims nothing of it)."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         to_level = {k: Spread(v) for k, v in data["updates_to_level"].items()}
-        column = f"updates to {data['level']:.0%} dev"
+        column = level_column(data["level"])
         return [
             better_finding(
                 TEXT.phrase("to_level", layers=data["layers"], level=data["level"]),
@@ -166,6 +166,11 @@ class SkipConnections(Reproduction):
                 where=[(("skip",), "test exact match"), (("plain",), "test exact match")],
             ),
         ], []
+
+
+def level_column(level: float) -> str:
+    """The table's column of the updates to ``level`` (the page's and its judge's)."""
+    return f"updates to {level:.0%} dev"
 
 
 def reached_note(reached) -> str:
