@@ -98,6 +98,7 @@ COLUMNS = {
         "parameters",
         "tokens/s",
         "dev exact match",
+        "dev perplexity",
         "test exact match",
         "steps to 90% dev",
     ],
@@ -267,8 +268,8 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
             "train_pairs=64",
             "test_sentences=12",
             "dev_sentences=6",
-            "min_length=12",
-            "max_length=16",
+            "min_length=1",
+            "max_length=3",
         ],
         "placement": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
         "reversal": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10"],
@@ -745,7 +746,7 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "half": rng.randint(1, 2000),
             "margin": 5.0,
         }
-        if name == "reversal":
+        if name in ("reversal", "luong-scorers"):
             data["dev_perplexity"] = {k: seeds(1.0, 3.0) for k in labels}
         return data
     if name == "bahdanau-length":

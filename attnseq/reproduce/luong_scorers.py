@@ -1,21 +1,27 @@
-"""luong-scorers: Luong et al.'s attention designs under one budget on one task. Global attention
-with the dot, general and concat scores, local-m and local-p windows, and input feeding on and
-off: exact match, tokens/s and parameters as their table, and one heatmap per scorer of the
-same sentence (local windows outlined)."""
+"""luong-scorers: Luong et al.'s attention designs, each trained to its plateau on one task whose
+alignment is not the diagonal: fields of random symbols written out in another order. Global
+attention with the dot, general and concat scores, local-m and local-p windows, and input feeding
+on and off: exact match, dev perplexity, tokens/s and parameters as their table, and one heatmap
+per scorer of the same test sequence (local windows outlined)."""
 
 from __future__ import annotations
 
+import math
+import random
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..errors import ConfigError
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
-from .datasets import counts, long_sequences, read_split
+from .datasets import counts, read_split, write_folder
 from .plots import draw_seeds, seeds_note
 from .significance import alike, better
 from .spread import Spread, better_finding, comparison, equivalence_phrase, evidence_of, permuted, spreads
 from .texts import texts
 from .training import (
     PlateauOptions,
+    best_dev_loss,
     compare_variants,
     curve,
     first_reaching,
@@ -48,39 +54,82 @@ TEXT = texts("luong-scorers")
 SAME = {True: "alike", False: "differ", None: "undecided"}  # the texts of alike(t, margin)
 ORDER = {1: "first", -1: "second", 0: "cannot_tell", None: "untested"}  # the texts of better(t)
 ALIKE = 5.0  # points of test exact match within which dot "works well" beside general
+SYMBOLS = "abcdefghijklmnopqrstuvwxyz"  # a field's symbols: the first `symbols` letters
+SEPARATOR = "|"  # between two fields, in the source and in the target
+
+
+def field_pairs(
+    rng: random.Random, n: int, order: tuple[int, ...], lengths: tuple[int, int], symbols: int
+) -> list[tuple[str, str]]:
+    """``n`` pairs: a source of len(order) fields of ``lengths`` (inclusive) random symbols each,
+    separated by "|", and the target that writes the same fields in ``order`` (1-based: (3, 1, 4,
+    2) writes the third field first)."""
+    alphabet = SYMBOLS[:symbols]
+    pairs = []
+    for _ in range(n):
+        fields = [" ".join(rng.choice(alphabet) for _ in range(rng.randint(*lengths))) for _ in order]
+        pairs.append((f" {SEPARATOR} ".join(fields), f" {SEPARATOR} ".join(fields[i - 1] for i in order)))
+    return pairs
 
 
 @dataclass
 class LuongScorersOptions(PlateauOptions):
-    steps: int = budget(1200)  # the cap of updates of every run (batch 128)
-    eval_every: int = 150  # updates between dev evaluations (the curves)
+    steps: int = budget(3000)  # the cap of updates of every run (batch 128)
+    eval_every: int = 100  # updates between dev evaluations (the curves)
     hidden_size: int = 128  # LSTM units (the presets: 256)
     layers: int = 1  # encoder and decoder layers (the presets: 2)
     dev_sentences: int = 300  # dev sequences decoded at each evaluation
-    train_pairs: int = 20_000  # generated training sequences (attnseq data copy)
+    train_pairs: int = 20_000  # generated training sequences
     test_sentences: int = 1_000  # generated dev and test sequences each
-    min_length: int = 20  # the sources' lengths, uniform in [min_length, max_length] vectors
-    max_length: int = 40
-    bits: int = 4  # bits of each vector (a vocabulary of 2**bits tokens)
+    order: tuple[int, ...] = (3, 1, 4, 2)  # the target's fields, by their place in the source
+    min_length: int = 3  # symbols per field, uniform in [min_length, max_length]
+    max_length: int = 6
+    symbols: int = 16  # distinct symbols (the first letters of the alphabet)
+
+    def __post_init__(self):
+        if sorted(self.order) != list(range(1, len(self.order) + 1)) or len(self.order) < 2:
+            raise ConfigError(
+                f"luong-scorers.order: expected the numbers 1 to K (K >= 2) in some order, got {list(self.order)}",
+                key="luong-scorers.order",
+            )
+        if not 1 <= self.min_length <= self.max_length:
+            raise ConfigError(
+                f"luong-scorers.min_length: expected 1 <= min_length <= max_length, got "
+                f"{self.min_length} and {self.max_length}",
+                key="luong-scorers.min_length",
+            )
+        if not 2 <= self.symbols <= len(SYMBOLS):
+            raise ConfigError(
+                f"luong-scorers.symbols: expected 2 to {len(SYMBOLS)}, got {self.symbols}", key="luong-scorers.symbols"
+            )
+
+    def split(self, folder: Path) -> Path:
+        """The task's train, dev and test splits in ``folder`` (seed 1)."""
+        rng = random.Random(1)
+        make = lambda n: field_pairs(rng, n, self.order, (self.min_length, self.max_length), self.symbols)  # noqa: E731
+        return write_folder(folder, make(self.train_pairs), make(self.test_sentences), make(self.test_sentences))
+
+    def source_lengths(self) -> tuple[int, int]:
+        """The shortest and longest source, separators included."""
+        k = len(self.order)
+        return k * self.min_length + k - 1, k * self.max_length + k - 1
 
 
 @REPRODUCTIONS.register("luong-scorers", options=LuongScorersOptions)
 class LuongScorers(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
-    default_seeds = 3
-    nominal_minutes = 85.0
+    default_seeds = 5
+    nominal_minutes = 90.0
 
     def run(self) -> Result:
         o, ctx = self.options, self.context
-        data = long_sequences(
-            ctx.run_dir("data"), o.train_pairs, o.test_sentences, o.test_sentences, (o.min_length, o.max_length), o.bits
-        )
+        data = o.split(ctx.run_dir("data"))
         common = [
             f"model.hidden_size={o.hidden_size}",
             f"model.encoder_layers={o.layers}",
             f"model.decoder_layers={o.layers}",
             "data.tokenizer=word",
-            "decode.max_len_ratio=1.5",
+            f"decode.max_len={o.source_lengths()[1] + 1}",
             *step_budget(o.steps, o.eval_every, o.dev_sentences, o),
         ]
         rows = compare_variants(ctx, [(label, name, extra) for label, name, extra, _, _ in VARIANTS], data, common)
@@ -89,6 +138,7 @@ class LuongScorers(Reproduction):
         at_half = {label: Spread([100 * (value_at(c, half) or 0.0) for c in cs]) for label, cs in curves.items()}
         test = {label: Spread([100 * v for v in spreads(rs, "test_exact_match").values]) for label, rs in rows.items()}
         dev = {label: Spread([100 * v for v in spreads(rs, "dev_exact_match").values]) for label, rs in rows.items()}
+        perplexity = {label: Spread([math.exp(best_dev_loss(r["run_dir"])) for r in rs]) for label, rs in rows.items()}
         reach = {label: [first_reaching(c, 0.9) for c in cs] for label, cs in curves.items()}
         table = Table(
             [
@@ -99,6 +149,7 @@ class LuongScorers(Reproduction):
                 "tokens/s",
                 f"dev exact match at step {half}",
                 "dev exact match",
+                "dev perplexity",
                 "test exact match",
                 "steps to 90% dev",
             ],
@@ -111,6 +162,7 @@ class LuongScorers(Reproduction):
                     f"{Spread([r['tokens_per_second'] for r in rows[label]]).mean:,.0f}",
                     at_half[label].format(unit="%"),
                     dev[label].format(unit="%"),
+                    perplexity[label].format(digits=3, unit=""),
                     test[label].format(unit="%"),
                     steps_to(reach[label]),
                 ]
@@ -118,9 +170,9 @@ class LuongScorers(Reproduction):
             ],
             caption=TEXT.format(
                 "caption",
+                fields=len(o.order),
                 min_length=o.min_length,
                 max_length=o.max_length,
-                bits=o.bits,
                 steps=o.steps,
                 seeds_note=seeds_note(ctx.seeds),
                 test_sentences=o.test_sentences,
@@ -142,9 +194,13 @@ class LuongScorers(Reproduction):
             runs=run_records(rows, o.steps, ctx.seed_list),
             setup=TEXT.paragraphs(
                 "setup",
-                bits=o.bits,
+                fields=len(o.order),
+                order=", ".join(map(str, o.order)),
+                symbols=o.symbols,
                 min_length=o.min_length,
                 max_length=o.max_length,
+                shortest=o.source_lengths()[0],
+                longest=o.source_lengths()[1],
                 counts=counts(data),
                 hidden_size=o.hidden_size,
                 layers=o.layers,
@@ -157,6 +213,7 @@ class LuongScorers(Reproduction):
             budget=TEXT.format("budget", steps=o.steps, plateau=o.plateau_words(), seeds=ctx.seeds),
             data={
                 "test_exact_match": {k: v.values for k, v in test.items()},
+                "dev_perplexity": {k: v.values for k, v in perplexity.items()},
                 "dev_at_half": {k: v.values for k, v in at_half.items()},
                 "half": half,
                 "margin": ALIKE,
@@ -175,14 +232,14 @@ class LuongScorers(Reproduction):
         ax.legend(fontsize=8, loc="lower right")
         o = self.options
         ax.set_title(
-            f"Luong's attention designs copying {o.min_length}-{o.max_length} random vectors "
-            f"({seeds_note(self.context.seeds)})",
+            f"Luong's attention designs writing {len(o.order)} fields in the order "
+            f"{', '.join(map(str, o.order))} ({seeds_note(self.context.seeds)})",
             fontsize=10,
         )
         return save_figure(fig, self.context.figure("curves")), TEXT.format("figure.curves")
 
     def _heatmaps(self, rows, data):
-        """One heatmap per scorer (seed 1's run) of the same test date, the local windows outlined."""
+        """One heatmap per scorer (seed 1's run) of the same test sequence, the local windows outlined."""
         from ..api import load
         from ..viz.hypothesis import plot_hypothesis
 
@@ -202,8 +259,9 @@ class LuongScorers(Reproduction):
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
         """Core, the paper's three points on its Table 4: concat does worse than dot, dot works well
         for global attention (better than general, or alike within the margin), local-p is the
-        best (against global dot). "Better" by the exact permutation test over the seeds, "alike"
-        by Welch's two one-sided tests. The other pairs: observed."""
+        best (against global dot), each by test exact match. "Better" by the exact permutation
+        test over the seeds, "alike" by Welch's two one-sided tests. The other pairs, and local-p
+        against dot by dev perplexity (the paper's other measure): observed."""
         test = {k: Spread(v) for k, v in data["test_exact_match"].items()}
         at_half = {k: Spread(v) for k, v in data["dev_at_half"].items()}
         margin = data["margin"]
@@ -274,8 +332,24 @@ class LuongScorers(Reproduction):
             observed("general", "general-no-feed", "input_feeding"),
             observed("local-m", "local-p", "local_m"),
             observed("local-p", "general", "local_global"),
+            *perplexity_observation(data),
             TEXT.phrase("at_half", half=data["half"])
             + Phrase(", ".join(f"{k} {{:.1f}}%" for k in at_half), *(v.mean for v in at_half.values()))
             + TEXT.phrase("stop"),
         ]
         return findings, observations
+
+
+def perplexity_observation(data: dict) -> list[Phrase]:
+    """Local-p against global dot by dev perplexity (lower is better), when the page has it."""
+    if "dev_perplexity" not in data:  # pages made before the perplexity was kept
+        return []
+    perplexity = {k: Spread(values) for k, values in data["dev_perplexity"].items()}
+    t, words = permuted("local-p", perplexity["local-p"], "dot", perplexity["dot"], unit="", digits=3, lower=True)
+    order = better(t)  # 1: local-p's perplexity is the higher, so the first is the worse
+    return [
+        TEXT.phrase("perplexity")
+        + words
+        + TEXT.phrase("order." + ORDER[-order if order else order])
+        + TEXT.phrase("stop")
+    ]
