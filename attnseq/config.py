@@ -158,13 +158,16 @@ class MemN2NConfig:
 
 @dataclass
 class NTMConfig:
-    """A Neural Turing Machine (``model.arch: ntm``, Graves et al. 2014): an LSTM controller with
-    read and write heads on an N x M memory; it writes while reading the source and keeps
+    """A Neural Turing Machine (``model.arch: ntm``, Graves et al. 2014): an LSTM or feed-forward
+    controller with read and write heads on an N x M memory; it writes while reading the source and keeps
     reading and writing while it emits the target (nn/memory_networks/ntm.py)."""
 
     arch: str = choice("ntm", ("ntm",))
     embed_size: int = number(16, 1)  # input symbols' embedding
-    hidden_size: int = number(100, 1)  # the LSTM controller
+    hidden_size: int = number(100, 1)  # the controller's units
+    # lstm: a recurrent controller (the paper's copy); feedforward: one tanh layer over [x_t; r_t-1],
+    # the machine's only state its memory and heads (the paper's priority sort)
+    controller: str = choice("lstm", ("lstm", "feedforward"))
     memory_locations: int = number(128, 1)  # N
     memory_width: int = number(20, 1)  # M
     read_heads: int = number(1, 1)

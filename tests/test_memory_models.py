@@ -41,6 +41,16 @@ ARCHS = {
         "model.read_heads=2",
         "model.write_heads=2",
     ],
+    "ntm-feedforward": [
+        "model.arch=ntm",
+        "model.controller=feedforward",
+        "model.embed_size=6",
+        "model.hidden_size=10",
+        "model.memory_locations=12",
+        "model.memory_width=5",
+        "model.read_heads=3",
+        "model.write_heads=2",
+    ],
 }
 
 
@@ -185,6 +195,21 @@ def test_config_errors_name_the_key(override, key):
 
     with pytest.raises(ConfigError, match=key):
         check_model(load_config(None, ["model.arch=memn2n", override]).model)
+
+
+def test_ntm_feedforward_controller_keeps_no_state_of_its_own():
+    """model.controller=feedforward: h_t = tanh(W [x_t; r_t-1] + b) whatever came before, c stays
+    zero; what the machine remembers is in its memory and heads."""
+    cell = model_of("ntm-feedforward").encoder.cell
+    x = torch.randn(2, cell.input_size, dtype=torch.double)
+    machine = cell.initial(2, x)
+    machine["h"] = torch.randn_like(machine["h"])  # a controller with a state would read these
+    machine["c"] = torch.randn_like(machine["c"])
+    _, after = cell(x, machine)
+    controls = torch.cat([x, machine["reads"].reshape(2, -1)], -1)
+    torch.testing.assert_close(after["h"], torch.tanh(cell.controller(controls)))
+    torch.testing.assert_close(after["c"], machine["c"])
+    assert isinstance(cell.controller, torch.nn.Linear) and cell.R == 3 and cell.W == 2
 
 
 def test_ntm_shifts_must_fit_the_memory():

@@ -1,7 +1,8 @@
 """The Neural Turing Machine (Graves, Wayne & Danihelka 2014): ``model.arch: ntm``.
 
-One machine, an LSTM controller with ``read_heads`` read heads and ``write_heads`` write heads
-on a memory of N locations of width M (addressing.py), runs over the source and then over the
+One machine, a controller (an LSTM, or with ``model.controller: feedforward`` one tanh layer
+whose only state is the memory and the heads) with ``read_heads`` read heads and ``write_heads``
+write heads on a memory of N locations of width M (addressing.py), runs over the source and then over the
 target. At every step t the controller reads [x_t; r_{t-1}], emits each head's key k, key
 strength beta, interpolation gate g, shift distribution s and sharpening gamma (and a write
 head's erase e and add a); the write heads change the memory, then the read heads read it,
@@ -60,7 +61,11 @@ class NTMCell(nn.Module):
         self.N, self.M = cfg.memory_locations, cfg.memory_width
         self.shifts = 2 * cfg.shift_range + 1
         self.input_size = input_size  # x_t
-        self.controller = nn.LSTMCell(input_size + self.R * self.M, cfg.hidden_size)
+        controls = input_size + self.R * self.M  # [x_t; r_{t-1}]
+        self.recurrent = cfg.controller == "lstm"
+        self.controller = (
+            nn.LSTMCell(controls, cfg.hidden_size) if self.recurrent else nn.Linear(controls, cfg.hidden_size)
+        )
         self.addressing_size = self.M + 3 + self.shifts  # k, beta, g, s, gamma
         heads = self.R + self.W
         self.emit = nn.Linear(cfg.hidden_size, heads * self.addressing_size + self.W * 2 * self.M)
@@ -98,7 +103,11 @@ class NTMCell(nn.Module):
 
     def forward(self, x: torch.Tensor, machine: dict[str, torch.Tensor]):
         batch = x.shape[0]
-        h, c = self.controller(torch.cat([x, machine["reads"].reshape(batch, -1)], -1), (machine["h"], machine["c"]))
+        controls = torch.cat([x, machine["reads"].reshape(batch, -1)], -1)  # (B, I + R M)
+        if self.recurrent:
+            h, c = self.controller(controls, (machine["h"], machine["c"]))
+        else:  # no state of its own: c stays zero, h is this step's hidden layer
+            h, c = torch.tanh(self.controller(controls)), machine["c"]
         key, strength, gate, shift, gamma, erase, add = self.head_parameters(h)
         weights = address(machine["memory"], machine["weights"], key, strength, gate, shift, gamma)
         memory = write(machine["memory"], weights[:, self.R :], erase, add)
