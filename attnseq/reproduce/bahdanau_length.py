@@ -102,8 +102,20 @@ class BahdanauLength(Reproduction):
         table = self._table(scores, buckets, lengths, summaries)
         figures = [self._figure(scores, buckets, lengths), self._alignment(runs["bahdanau2014"][0], test, lengths)]
         overall = scores[-1]
+        ends = {m: (scores[0][m].mean, scores[-2][m].mean) for m in MODELS}  # the shortest and longest buckets
         summary = TEXT.format(
             "summary",
+            first=bucket_label(buckets[0]),
+            last=bucket_label(buckets[-1]),
+            **{
+                f"{key}_{end}": value
+                for m, key in (("cho2014", "rnn"), ("bahdanau2014", "attention"))
+                for end, value in zip(("first", "last"), ends[m])
+            },
+            rnn_decline=100 * (ends["cho2014"][1] / ends["cho2014"][0] - 1) if ends["cho2014"][0] else 0.0,
+            attention_decline=100 * (ends["bahdanau2014"][1] / ends["bahdanau2014"][0] - 1)
+            if ends["bahdanau2014"][0]
+            else 0.0,
             attention=overall["bahdanau2014"].mean,
             rnn=overall["cho2014"].mean,
             slope_attention=10 * gap["slope_system"],
@@ -251,7 +263,7 @@ class BahdanauLength(Reproduction):
 
     @staticmethod
     def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
-        """Core, the paper's measure: without attention BLEU declines relatively more from the
+        """Core, the page's measure of the paper's figure 2: without attention BLEU declines relatively more from the
         shortest length bucket to the longest (the gap of the two declines by a bootstrap over the
         passages within each bucket; untested on a page whose numbers hold no such bootstrap). The
         gap of absolute slopes is a proxy (a model near the floor of BLEU has little to lose): it

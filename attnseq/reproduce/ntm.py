@@ -133,8 +133,11 @@ class NeuralTuringMachine(Reproduction):
             repeat_copy=Spread(exact["repeat-copy"][self._trained("repeat-copy")]).mean,
             sort=Spread(exact["sort"][self._trained("sort")]).mean,
             longest=longest,
-            writes=Spread(program[longest]["writes"]).mean,
-            reads=Spread(program[longest]["reads"]).mean,
+            copy_learned=sum(min(exact["copy"][str(n)][i] for n in o.lengths()) >= o.bar for i in range(ctx.seeds)),
+            repeat_learned=sum(v >= o.bar for v in exact["repeat-copy"][self._trained("repeat-copy")]),
+            sort_learned=sum(v >= o.bar for v in exact["sort"][self._trained("sort")]),
+            writes_learned=sum(v >= o.program_bar for v in program[longest]["writes"]),
+            reads_learned=sum(v >= o.program_bar for v in program[longest]["reads"]),
             seeds=ctx.seeds,
         )
         return Result(

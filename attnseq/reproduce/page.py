@@ -156,7 +156,10 @@ def longer(reproduction: Reproduction, factor: float = 2.0) -> str:
         f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
         for name in budget_fields(reproduction.options)
     )
-    return TEXT.format("longer", name=ctx.name, minutes=cls.nominal_minutes * factor, factor=factor, fields=fields)
+    from .training import PlateauOptions
+
+    words = TEXT.format("longer", name=ctx.name, minutes=cls.nominal_minutes * factor, factor=factor, fields=fields)
+    return words + (TEXT.format("longer_plateau") if isinstance(reproduction.options, PlateauOptions) else "")
 
 
 def on_machine(host: dict) -> str:
