@@ -86,7 +86,7 @@ class BeamVsGreedy(Reproduction):
                     Spread(per_beam[str(beam)][EXACT]).format(unit="%"),
                     Spread(per_beam[str(beam)][LOGP]).format(unit="", digits=3),
                     Spread(per_beam[str(beam)][FOUND]).format(unit="%"),
-                    f"{Spread(per_beam[str(beam)][SPEED]).mean:,.0f}",
+                    Spread(per_beam[str(beam)][SPEED]).format(digits=0),
                 ]
                 for beam in BEAMS
             ],

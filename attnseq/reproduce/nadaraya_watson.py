@@ -32,7 +32,7 @@ METHODS = ("average pooling", "fixed kernel", "learned kernel")
 @REPRODUCTIONS.register("nadaraya-watson", options=NadarayaWatsonOptions)
 class NadarayaWatsonReproduction(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
-    default_seeds = 3
+    default_seeds = 5
     nominal_minutes = 0.2
 
     def run(self) -> Result:

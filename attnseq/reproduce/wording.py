@@ -33,7 +33,11 @@ class Slot:
     spec: str = ""
 
     def __str__(self) -> str:
-        return format(self.value, self.spec)
+        text = format(self.value, self.spec)
+        # a value that rounds to zero from below prints as 0 (-0.0 reads as a difference that has a sign)
+        if isinstance(self.value, float) and text.startswith("-") and not text.strip("-0.,%x "):
+            text = format(0.0, self.spec)
+        return text
 
 
 class Phrase:
