@@ -54,7 +54,7 @@ from attnseq.reproduce.significance import (
     t_two_sided,
     welch,
 )
-from attnseq.reproduce.spread import Spread, separated
+from attnseq.reproduce.spread import Spread, bar_finding, separated
 from attnseq.reproduce.wording import Phrase
 
 NAMES = [
@@ -646,6 +646,15 @@ def test_a_score_against_a_bar_by_the_interval_of_its_mean():
     assert against_bar(interval, 2.0) is None  # straddles the bar
     assert against_bar(mean_interval([100.0, 100.0, 100.0]), 90.0) is True  # no spread: the mean itself
     assert mean_interval([95.0]) is None and against_bar(None, 90.0) is None
+    # as a finding, with the words of its numbers and the cell it reads
+    above = bar_finding(Phrase("share: "), Spread([96.0, 97.0, 98.0]), 90.0, where=[(("mean",), "share")])
+    assert above.matched is True and "at or above the bar of 90.0%" in str(above.text)
+    assert above.evidence.relation == "above" and above.evidence.bound == 90.0
+    assert bar_finding(Phrase(), Spread([50.0, 60.0, 55.0]), 90.0).matched is False
+    straddles = bar_finding(Phrase(), Spread([80.0, 99.0, 95.0]), 90.0)
+    assert straddles.matched is None and str(straddles.reason) == "the interval holds the bar"
+    alone = bar_finding(Phrase(), Spread([99.0]), 90.0)
+    assert alone.matched is None and "one seed" in str(alone.reason)
 
 
 def test_slope_gap_finds_the_model_that_loses_more_with_length():

@@ -2,7 +2,8 @@
 words with their numbers: "better" by the exact permutation test (``permuted``, ``better_finding``),
 "alike" by Welch's t and its two one-sided tests (``comparison``, ``equivalence_phrase``), one
 score measured twice on the same seeds by the paired t test (``paired_comparison``), counts of
-seeds that learn or items right against a bar by the exact binomial test (``count_finding``).
+seeds that learn or items right against a bar by the exact binomial test (``count_finding``), a
+score's mean over seeds against a bar by its t interval (``bar_finding``).
 With one seed there is no spread to test by, and the page says so; with too few seeds for the
 test to decide, the finding says how many it needs (``undecided_reason``).
 """
@@ -388,6 +389,53 @@ def count_finding(
         core,
         reason,
         evidence_of(where, (scale * test.share,), {True: "above", False: "below", None: ""}[verdict], scale * bar),
+    )
+
+
+def bar_finding(
+    what: Phrase,
+    values: Spread,
+    bar: float,
+    unit: str = "%",
+    digits: int = 1,
+    *,
+    core: bool = True,
+    where: Sequence[Where] | None = None,
+) -> Finding:
+    """The finding that a score's mean over seeds (``values``) reaches ``bar`` (in the score's
+    own unit): matched when the 95% t interval of the mean lies at or above it, not matched when
+    wholly below, else undecided (one seed: no interval). ``where``: the table cell of the mean."""
+    interval = mean_interval(values.values)
+    verdict = against_bar(interval, bar)
+    f = f".{digits}f"
+    if interval is None:
+        numbers = Phrase(f"{{:{f}}}{{}} (one seed: no interval)", values.mean, unit)
+    else:
+        numbers = Phrase(
+            f"mean {{:{f}}}{{}} over {{}} seeds, {{:.0f}}% t interval [{{:{f}}}{{}}, {{:{f}}}{{}}]",
+            interval.mean,
+            unit,
+            interval.n,
+            100 * (1 - ALPHA),
+            interval.low95,
+            unit,
+            interval.high95,
+            unit,
+        )
+    closing = {
+        True: Phrase(f": at or above the bar of {{:{f}}}{{}}.", bar, unit),
+        False: Phrase(f": below the bar of {{:{f}}}{{}}.", bar, unit),
+        None: Phrase(f": the interval holds the bar of {{:{f}}}{{}}.", bar, unit),
+    }[verdict]
+    reason = Phrase()
+    if verdict is None:
+        reason = Phrase("one seed: no spread to test by") if interval is None else Phrase("the interval holds the bar")
+    return Finding(
+        verdict,
+        what + numbers + closing,
+        core,
+        reason,
+        evidence_of(where, (values.mean,), {True: "above", False: "below", None: ""}[verdict], bar),
     )
 
 
