@@ -563,7 +563,8 @@ def test_ntm_counts_the_seeds_that_learn_and_needs_most_of_them():
     assert [f.matched for f in findings] == [None] * 5 and verdict_of(findings) == UNDECIDED
     assert [f.core for f in findings] == [True, True, False, True, True]
     assert str(findings[0].reason) == f"needs {count_needed(0.5)} seeds" == "needs 6 seeds"
-    assert "3 of 3 seeds" in str(findings[0].text) and "every length of 20, 30 (the claim holds" in str(findings[0].text)
+    text = str(findings[0].text)
+    assert "3 of 3 seeds" in text and "every length of 20, 30 (the claim holds" in text
     findings, _ = judge(ntm_data(*[(100.0,) * 6] * 6))  # six seeds, all learned: every point holds
     assert [f.matched for f in findings] == [True] * 5 and verdict_of(findings) == REPRODUCED
     # no seed of six generalises to the longer lengths, none sorts: copy fails; sort decides nothing
