@@ -575,6 +575,11 @@ def test_ntm_counts_the_seeds_that_learn_and_needs_most_of_them():
     assert verdict_of(findings[1:]) == REPRODUCED  # sort's failure alone decides nothing
     findings, _ = judge(ntm_data(copy=six, longest=(100.0,) + (0.0,) * 5, repeat=six, sort=six, writes=six, reads=six))
     assert findings[0].matched is None and str(findings[0].reason) == "the interval holds the bar"
+    # sort run with the paper's controller (feed-forward, 8 heads of each) is core: its failure decides
+    faithful = ntm_data(copy=six, longest=six, repeat=six, sort=(0.0,) * 6, writes=six, reads=six)
+    findings, _ = judge({**faithful, "sort_controller": "feedforward"})
+    assert [f.core for f in findings] == [True] * 5 and "feed-forward controller" in str(findings[2].text)
+    assert findings[2].matched is False and verdict_of(findings) == NOT_REPRODUCED
 
 
 def test_welch_matches_student_t_and_decides_better_and_alike_by_intervals():
@@ -894,6 +899,8 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "longer": longer,
             "bar": 90.0,
             "program_bar": 95.0,
+            "sort_controller": rng.choice(["feedforward", "lstm"]),
+            "sort_heads": 8,
         }
     assert name == "nadaraya-watson"
     methods = ("average pooling", "fixed kernel", "learned kernel")
