@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from attnseq.config import load_config, save_config
 from attnseq.reproduce.base import RunRecord, longest_first, makespan
 from attnseq.reproduce.page import read_page_record, runs_table, write_index
-from attnseq.reproduce.training import cpu_share, how_it_ended
+from attnseq.reproduce.training import cpu_share, how_it_ended, record_of
 from attnseq.runs import log_metrics, read_metrics
 
 
@@ -87,6 +87,19 @@ def test_a_run_renewed_by_its_metric_and_one_at_its_plateau(tmp_path):
         "patience last renewed at update 100 by the first evaluation (dev exact match "
         "90.0%); 4 evaluations after it without a renewal (the rule ends a run at 4)"
     )
+
+
+def test_a_run_whose_last_evaluation_at_its_cap_completes_the_rule_converged(tmp_path):
+    """The rule's four evaluations without a renewal were all in at update 500, the cap: the rule
+    ended the run there as the cap did, so it reached its plateau; one evaluation fewer, it did not."""
+    evals = [(100, 0.90, 0.5), (200, 0.904, 0.495), (300, 0.902, 0.493), (400, 0.90, 0.492), (500, 0.903, 0.491)]
+    settled = record_of("a", 1, 500, 500, run_folder(tmp_path / "settled", evals))
+    assert settled.converged and settled.why.endswith(
+        "4 evaluations after it without a renewal (the rule ends a run at 4)"
+    )
+    cut = record_of("a", 1, 400, 400, run_folder(tmp_path / "cut", evals[:4]))
+    assert not cut.converged and cut.why.endswith("3 evaluations after it without a renewal (the rule ends a run at 4)")
+    assert record_of("a", 1, 300, 500, run_folder(tmp_path / "early", evals[:3])).converged  # stopped before its cap
 
 
 def test_a_lower_metric_with_a_lower_loss_renews_nothing(tmp_path):

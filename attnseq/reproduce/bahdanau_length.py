@@ -11,13 +11,13 @@ import numpy as np
 
 from ..viz import pyplot, save_figure
 from ..viz.attention import plot_attention
-from .base import REPRODUCTIONS, Finding, Reproduction, Result, RunRecord, Table, budget
+from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, passages, read_split
 from .scoring import bleu_statistics, bucket_label, decline_gap, length_buckets, paired_bleu, slope_gap, translate
 from .significance import ALPHA
 from .spread import Spread
 from .texts import texts
-from .training import PlateauOptions, fit_preset, how_it_ended
+from .training import PlateauOptions, fit_preset, record_of
 from .wording import Phrase, PValue
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
@@ -82,9 +82,7 @@ class BahdanauLength(Reproduction):
                 run_dir = ctx.run_dir(f"{model}-seed{seed}")
                 summary = fit_preset(ctx, model, run_dir, data, settings, seed=seed)
                 summaries.setdefault(model, []).append(summary)
-                records.append(
-                    RunRecord(model, seed, summary["step"], o.steps, summary["step"] < o.steps, **how_it_ended(run_dir))
-                )
+                records.append(record_of(model, seed, summary["step"], o.steps, run_dir))
                 translator = load(run_dir)
                 hyps, references = translate(translator, test, o.beam_size)
                 refs = refs or references  # the same text through each run's pipeline; the first run's

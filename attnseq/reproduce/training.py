@@ -124,7 +124,7 @@ def fit_seeds(
             run_dir = context.run_dir(f"{label}-seed{seed}")
             summary = fit_preset(context, name, run_dir, data, [*settings, *overrides], seed)
             runs.append((seed, label, run_dir))
-            records.append(RunRecord(label, seed, summary["step"], cap, summary["step"] < cap, **how_it_ended(run_dir)))
+            records.append(record_of(label, seed, summary["step"], cap, run_dir))
     return runs, records
 
 
@@ -135,18 +135,18 @@ def run_records(
     plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``); the runs of
     the ``observed`` labels feed no core finding (RunRecord.core false)."""
     return [
-        RunRecord(
-            label,
-            seed,
-            row["steps"],
-            cap,
-            row["steps"] < cap,
-            **how_it_ended(row["run_dir"]),
-            core=label not in observed,
-        )
+        record_of(label, seed, row["steps"], cap, row["run_dir"], core=label not in observed)
         for label, rs in rows.items()
         for seed, row in zip(seeds, rs)
     ]
+
+
+def record_of(label: str, seed: int, steps: int, cap: int, run_dir: str | Path, core: bool = True) -> RunRecord:
+    """How one run ended: converged when it stopped before its ``cap`` of updates, or when its
+    last evaluation, at the cap, was the one at which the plateau rule would have ended it anyway
+    (the rule's evaluations without a renewal were all in); else stopped by the cap."""
+    why, by_loss, settled = replay_plateau(run_dir)
+    return RunRecord(label, seed, steps, cap, steps < cap or settled, why=why, by_loss=by_loss, core=core)
 
 
 METRIC_NAMES = {
@@ -174,6 +174,14 @@ def how_it_ended(run_dir: str | Path) -> dict:
     evaluations. RunRecord's ``why`` (the evaluation that last renewed its patience, by which
     number, from what to what, and how many evaluations came after it; "" when the log holds no
     evaluation) and ``by_loss`` (that renewal was the dev loss's alone)."""
+    why, by_loss, _ = replay_plateau(run_dir)
+    return {"why": why, "by_loss": by_loss}
+
+
+def replay_plateau(run_dir: str | Path) -> tuple[str, bool, bool]:
+    """how_it_ended's ``why`` and ``by_loss``, and whether the rule's evaluations without a
+    renewal were all in by the run's last one (``settled``: the rule ended the run there, whatever
+    else stopped it at the same update)."""
     from ..train.loop import patience_renewal, selection_score
 
     records = read_metrics(run_dir)
@@ -190,7 +198,7 @@ def how_it_ended(run_dir: str | Path) -> dict:
         and _number(selection_score(r, metric))
     ]
     if not evals:
-        return {"why": "", "by_loss": False}
+        return "", False, False
     name = "dev " + METRIC_NAMES.get(metric, str(metric).replace("_", " "))
     ref, last, reason, by_loss = None, None, "", False
     for record in evals:
@@ -214,19 +222,17 @@ def how_it_ended(run_dir: str | Path) -> dict:
             reason = f"the dev loss {ref[1]:.3g} -> {loss:.3g} ({change}{name} {_value(metric, score)})"
         ref, last, by_loss = (score, loss), record, renewal == "loss"
     if last is None:  # a log none of whose evaluations is marked a new best (not the trainer's)
-        return {"why": f"none of its {len(evals)} evaluations marked a new best", "by_loss": False}
+        return f"none of its {len(evals)} evaluations marked a new best", False, False
     after = sum(r["step"] > last["step"] for r in evals)
     later = f"{after} evaluation{'s' if after != 1 else ''} after it"
     if not train.patience:
-        return {
-            "why": f"no early stop (train.patience 0); its last new best at update {last['step']:,}: {reason}; {later}",
-            "by_loss": by_loss,
-        }
-    return {
-        "why": f"patience last renewed at update {last['step']:,} by {reason}; {later} without a renewal (the "
-        f"rule ends a run at {train.patience})",
-        "by_loss": by_loss,
-    }
+        why = f"no early stop (train.patience 0); its last new best at update {last['step']:,}: {reason}; {later}"
+        return why, by_loss, False
+    why = (
+        f"patience last renewed at update {last['step']:,} by {reason}; {later} without a renewal (the "
+        f"rule ends a run at {train.patience})"
+    )
+    return why, by_loss, after >= train.patience  # settled: the rule had ended it by its last evaluation
 
 
 def compare_variants(
