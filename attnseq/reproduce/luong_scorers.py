@@ -233,7 +233,7 @@ class LuongScorers(Reproduction):
         o = self.options
         ax.set_title(
             f"Luong's attention designs writing {len(o.order)} fields in the order "
-            f"{', '.join(map(str, o.order))} ({seeds_note(self.context.seeds)})",
+            f"{', '.join(map(str, o.order))}\n({seeds_note(self.context.seeds)})",
             fontsize=10,
         )
         return save_figure(fig, self.context.figure("curves")), TEXT.format("figure.curves")
