@@ -209,6 +209,7 @@ class NeuralTuringMachine(Reproduction):
         return [
             f"model.memory_locations={o.memory_locations}",
             f"decode.max_len_ratio={ratio}",
+            "train.precision=fp32",  # auto would time each run's model and might choose per seed
             *sort,
             *step_budget(o.steps(task), o.eval_every, o.dev_sentences, o),
         ]
