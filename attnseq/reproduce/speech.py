@@ -13,8 +13,7 @@ from pathlib import Path
 
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .plots import draw_seeds, seeds_note
-from .significance import against_bar, mean_interval
-from .spread import Spread, better_finding, evidence_of
+from .spread import Spread, bar_finding, better_finding
 from .texts import texts
 from .training import PlateauOptions, curve, fit_seeds, step_budget
 from .wording import Phrase, joined
@@ -208,33 +207,8 @@ class Speech(Reproduction):
         column = "test exact match"
         monotonic_column = f"monotonic test attention (slack {slack})"
 
-        def bar_finding(what: Phrase, values: Spread, bar: float, cell) -> Finding:
-            interval = mean_interval(values.values)
-            verdict = against_bar(interval, 100 * bar)
-            numbers = (
-                Phrase("{:.1f}% (one seed: no interval)", values.mean)
-                if interval is None
-                else Phrase(
-                    "mean {:.1f}% over {} seeds, 95% t interval [{:.1f}%, {:.1f}%]",
-                    interval.mean,
-                    interval.n,
-                    interval.low95,
-                    interval.high95,
-                )
-            )
-            return Finding(
-                verdict,
-                what
-                + numbers
-                + TEXT.phrase("bar." + {True: "above", False: "below", None: "straddles"}[verdict], bar=100 * bar),
-                reason=Phrase() if verdict is not None else TEXT.phrase("bar.why_undecided"),
-                evidence=evidence_of(
-                    [cell], (values.mean,), {True: "above", False: "below", None: ""}[verdict], 100 * bar
-                ),
-            )
-
         findings = [
-            bar_finding(TEXT.phrase("learns"), exact[MAIN], bars["exact_match"], ((MAIN,), column)),
+            bar_finding(TEXT.phrase("learns"), exact[MAIN], 100 * bars["exact_match"], where=[((MAIN,), column)]),
             better_finding(
                 TEXT.phrase("improves"),
                 MAIN,
@@ -244,7 +218,10 @@ class Speech(Reproduction):
                 where=[((MAIN,), column), ((NONE,), column)],
             ),
             bar_finding(
-                TEXT.phrase("monotonic", slack=slack), shares[MAIN], bars["monotonic"], ((MAIN,), monotonic_column)
+                TEXT.phrase("monotonic", slack=slack),
+                shares[MAIN],
+                100 * bars["monotonic"],
+                where=[((MAIN,), monotonic_column)],
             ),
         ]
         kinds = data["monotonic_by_kind"]
