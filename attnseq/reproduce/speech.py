@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
+from .datasets import count
 from .plots import draw_seeds, seeds_note
 from .spread import Spread, bar_finding, better_finding
 from .texts import texts
@@ -84,7 +85,10 @@ class Speech(Reproduction):
             data = Path(o.data)
         else:
             data = ctx.run_dir("data")
-            write_speech(data, {"train": o.train, "dev": o.dev, "test": o.test}, seed=1, workers=2, overwrite=True)
+            sizes = {"train": o.train, "dev": o.dev, "test": o.test}
+            # spoken once: a resumed page (or a rerun) keeps the utterances already spoken there (seed 1)
+            if not all((data / f"{s}.tsv").exists() and count(data, s) == n for s, n in sizes.items()):
+                write_speech(data, sizes, seed=1, workers=2, overwrite=True)
         settings = ["train.max_minutes=0", *step_budget(o.steps, o.eval_every, o.dev_sentences, o)]
         runs, records = fit_seeds(ctx, [(label, PRESET, extra) for label, extra in ARMS], data, settings, o.steps)
         for record in records:
