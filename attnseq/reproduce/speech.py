@@ -102,7 +102,7 @@ class Speech(Reproduction):
         by_kind = {label: {kind: [] for kind in kinds} for label in ATTENDING}
         reached = {label: [] for label in ATTENDING}
         curves = {label: [] for label, _ in ARMS}
-        parameters, attention, shown, errors = {}, {}, {}, []
+        parameters, attention, shown, errors, precisions = {}, {}, {}, [], {}
         updates = {label: [r.trained for r in records if r.label == label] for label, _ in ARMS}
         for seed, label, run_dir in runs:
             model = load(run_dir)
@@ -110,7 +110,9 @@ class Speech(Reproduction):
             outputs = [t.outputs[0] for t in found]
             exact[label].append(100 * exact_match(outputs, references))
             curves[label].append(curve(run_dir, "dev_exact_match"))
-            parameters[label] = next((r["parameters"] for r in read_metrics(run_dir) if r.get("type") == "start"), 0)
+            start = next((r for r in read_metrics(run_dir) if r.get("type") == "start"), {})
+            parameters[label] = start.get("parameters", 0)
+            precisions.setdefault(start.get("precision", "fp32"), []).append(f"{label}-seed{seed}")
             attention[label] = getattr(model.config.model, "attention", None)
             if label in ATTENDING:
                 for s in slacks:
@@ -180,6 +182,7 @@ class Speech(Reproduction):
                     dev_sentences=o.dev_sentences,
                     plateau=o.plateau_words(),
                     slack=o.slack,
+                    precision="; ".join(f"{p}: {len(runs)} runs" for p, runs in sorted(precisions.items())),
                 ),
             ],
             budget=TEXT.format("budget", steps=o.steps, plateau=o.plateau_words(), seeds=ctx.seeds),
