@@ -89,7 +89,13 @@ class Speech(Reproduction):
             # spoken once: a resumed page (or a rerun) keeps the utterances already spoken there (seed 1)
             if not all((data / f"{s}.tsv").exists() and count(data, s) == n for s, n in sizes.items()):
                 write_speech(data, sizes, seed=1, workers=2, overwrite=True)
-        settings = ["train.max_minutes=0", *step_budget(o.steps, o.eval_every, o.dev_sentences, o)]
+        settings = [
+            "train.max_minutes=0",
+            # one precision for every run: auto times each model and picked bfloat16 for some seeds of an
+            # arm and float32 for others on a loaded AMX machine, a difference between runs no seed should make
+            "train.precision=fp32",
+            *step_budget(o.steps, o.eval_every, o.dev_sentences, o),
+        ]
         runs, records = fit_seeds(ctx, [(label, PRESET, extra) for label, extra in ARMS], data, settings, o.steps)
         for record in records:
             record.core = record.label not in OBSERVED
