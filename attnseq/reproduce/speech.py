@@ -37,7 +37,7 @@ TEXT = texts("speech")
 
 @dataclass
 class SpeechOptions(PlateauOptions):
-    steps: int = budget(4000)  # the cap of updates of every run (batch 32)
+    steps: int = budget(6000)  # the cap of updates of every run (batch 32)
     eval_every: int = 300  # updates between dev evaluations (the curves)
     train: int = 12000  # training utterances (attnseq data speech --train)
     dev: int = 500
@@ -70,7 +70,7 @@ class Speech(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
     nominal_minutes = (
-        130.0  # speaking the utterances (about 6 minutes on 2 cores), 15 runs, decoding the test set 15 times
+        170.0  # speaking the utterances (about 6 minutes on 2 cores), 15 runs, decoding the test set 15 times
     )
 
     def run(self) -> Result:
