@@ -37,6 +37,7 @@ class AttentionPoolingOptions(PlateauOptions):
     test_docs: int = 1_000  # test reviews of each length range
     trained: str = "3-8"  # sentences of the training, dev and first test reviews (the generator's)
     longer: str = "16-24,40-48"  # sentences of the longer test reviews, each range a test set
+    neutral: float = 1 / 3  # the share of reviews without a verdict (label neutral): three even classes
 
     def ranges(self) -> list[str]:
         """The test sets' sentence ranges, the trained one first."""
@@ -49,11 +50,11 @@ class AttentionPoolingOptions(PlateauOptions):
         from ..data.corpora.documents import make_document_splits
 
         splits = make_document_splits(
-            self.train_docs, self.dev_docs, self.test_docs, seed=1, sentences=sentence_range(self.trained)
+            self.train_docs, self.dev_docs, self.test_docs, 1, sentence_range(self.trained), self.neutral
         )
         tests = {self.trained: splits["test"]}
         for i, text in enumerate(self.ranges()[1:], start=2):
-            tests[text] = make_document_splits(0, 0, self.test_docs, seed=i, sentences=sentence_range(text))["test"]
+            tests[text] = make_document_splits(0, 0, self.test_docs, i, sentence_range(text), self.neutral)["test"]
         pairs = {name: [d.pair() for d in docs] for name, docs in splits.items()}
         extra = {f"test-{text}": [d.pair() for d in docs] for text, docs in tests.items()}
         return write_folder(folder, pairs["train"], pairs["dev"], pairs["test"], extra=extra), tests
@@ -98,9 +99,13 @@ class AttentionPooling(Reproduction):
                 results = translator.search([d.pair()[0] for d in docs], keep_attention=pooling == "attention")
                 outputs = [x.outputs[0] for x in results]
                 accuracy[pooling][r].append(100 * exact_match(outputs, [d.label for d in docs]))
-                if pooling == "attention":
-                    shares = [key_weight(x.source_tokens, x.attention[0][0], d.key) for x, d in zip(results, docs)]
-                    on_key[r].append(100 * sum(shares) / len(shares))
+                if pooling == "attention":  # the reviews with a verdict
+                    shares = [
+                        key_weight(x.source_tokens, x.attention[0][0], d.key)
+                        for x, d in zip(results, docs)
+                        if d.key >= 0
+                    ]
+                    on_key[r].append(100 * sum(shares) / max(1, len(shares)))
         table = Table(
             [
                 "review sentences",
@@ -140,6 +145,7 @@ class AttentionPooling(Reproduction):
                 "setup",
                 counts=counts(data),
                 trained=o.trained,
+                neutral=o.neutral,
                 longer=", ".join(ranges[1:]),
                 test=o.test_docs,
                 steps=o.steps,
@@ -152,9 +158,10 @@ class AttentionPooling(Reproduction):
 
     @staticmethod
     def _even_share(docs) -> float:
-        """The mean over ``docs`` of 1 / (a review's sentences): the deciding sentence's share of
-        an attention spread evenly over the sentences."""
-        return sum(1 / len(d.sentences) for d in docs) / max(1, len(docs))
+        """The mean over the reviews of ``docs`` with a verdict of 1 / (its sentences): the deciding
+        sentence's share of an attention spread evenly over the sentences."""
+        verdicts = [d for d in docs if d.key >= 0]
+        return sum(1 / len(d.sentences) for d in verdicts) / max(1, len(verdicts))
 
     def _figure(self, accuracy, ranges):
         plt = pyplot()
@@ -172,7 +179,7 @@ class AttentionPooling(Reproduction):
         )
         ax.set_ylabel("test accuracy (%), one dot per seed")
         ax.set_ylim(-2, 102)
-        ax.axhline(50, color="k", linewidth=0.6, linestyle=":")
+        ax.axhline(100 / 3, color="k", linewidth=0.6, linestyle=":")
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8, loc="lower left", title="pooling")
         ax.set_title("HAN on generated reviews: attention against mean pooling, by review length", fontsize=10)
