@@ -36,7 +36,9 @@ class AttentionPoolingOptions(PlateauOptions):
     dev_docs: int = 500  # dev reviews (of the trained lengths)
     test_docs: int = 1_000  # test reviews of each length range
     trained: str = "3-8"  # sentences of the training, dev and first test reviews (the generator's)
-    longer: str = "16-24,40-48"  # sentences of the longer test reviews, each range a test set
+    longer: str = (
+        "16-24,40-48,80-100"  # sentences of the longer test reviews, each range a test set (100: about 600 words)
+    )
     neutral: float = 1 / 3  # the share of reviews without a verdict (label neutral): three even classes
 
     def ranges(self) -> list[str]:
