@@ -480,6 +480,18 @@ def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):
     assert not (tmp_path / "out" / "placement.md").exists()
 
 
+def test_attention_on_the_deciding_sentence_is_its_words_and_full_stop():
+    from attnseq.reproduce.attention_pooling import key_weight, sentence_range
+
+    tokens = "we sat . the soup was bland . it rained .".split()
+    weights = [0.05, 0.05, 0.0, 0.1, 0.2, 0.1, 0.3, 0.1, 0.05, 0.05, 0.0]
+    assert key_weight(tokens, weights, 1) == pytest.approx(0.8)  # "the soup was bland ." only
+    assert key_weight(tokens, weights, 0) == pytest.approx(0.1)
+    assert key_weight(tokens, [2 * w for w in weights], 1) == pytest.approx(0.8)  # a share, whatever the total
+    assert key_weight(tokens, [0.0] * len(tokens), 1) == 0.0
+    assert sentence_range("16-24") == (16, 24) and sentence_range("7") == (7, 7)
+
+
 def test_length_buckets_merge_until_each_holds_enough():
     lengths = [1] * 50 + [7] * 30 + [12] * 25 + [18] * 3 + [40] * 2
     assert length_buckets(lengths, (1, 6, 11, 16, 21), 20) == [(1, 5), (6, 10), (11, 40)]
