@@ -718,7 +718,7 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             "accuracy": {p: {r: seeds() for r in ranges} for p in ("attention", "mean")},
             "on_key": {r: rng.choice([[], seeds()]) for r in ranges},
             "ranges": ranges,
-        }
+        } | ({} if rng.random() < 0.3 else {"unseen": {p: {r: seeds() for r in ranges} for p in ("attention", "mean")}})
     if name == "heads":
         return {
             "test_exact_match": {k: seeds() for k in ("multi-head", "one head")},

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data.corpora.documents import NEUTRAL
 from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
@@ -94,6 +95,8 @@ class AttentionPooling(Reproduction):
         runs, records = fit_seeds(ctx, arms, data, step_budget(o.steps, o.eval_every, o.dev_docs, o), o.steps)
         accuracy = {p: {r: [] for r in ranges} for p in POOLINGS}  # pooling -> range -> % per seed
         on_key = {r: [] for r in ranges}  # the attention runs' mean weight on the deciding sentence, per seed
+        # pooling -> range -> % of the reviews with a verdict labelled neutral, per seed (the verdict unseen)
+        unseen = {p: {r: [] for r in ranges} for p in POOLINGS}
         for _, pooling, run_dir in runs:
             translator = load(run_dir)
             for r in ranges:
@@ -101,6 +104,8 @@ class AttentionPooling(Reproduction):
                 results = translator.search([d.pair()[0] for d in docs], keep_attention=pooling == "attention")
                 outputs = [x.outputs[0] for x in results]
                 accuracy[pooling][r].append(100 * exact_match(outputs, [d.label for d in docs]))
+                verdicts = [o for o, d in zip(outputs, docs) if d.key >= 0]
+                unseen[pooling][r].append(100 * sum(o == NEUTRAL for o in verdicts) / max(1, len(verdicts)))
                 if pooling == "attention":  # the reviews with a verdict
                     shares = [
                         key_weight(x.source_tokens, x.attention[0][0], d.key)
@@ -155,7 +160,7 @@ class AttentionPooling(Reproduction):
                 eval_every=o.eval_every,
             ),
             budget=TEXT.format("budget", steps=o.steps, seeds=ctx.seeds, plateau=o.plateau_words()),
-            data={"accuracy": accuracy, "on_key": on_key, "ranges": ranges},
+            data={"accuracy": accuracy, "on_key": on_key, "unseen": unseen, "ranges": ranges},
         )
 
     @staticmethod
@@ -207,6 +212,15 @@ class AttentionPooling(Reproduction):
         for r in ranges[:-1]:
             _, words = permuted("attention", Spread(accuracy["attention"][r]), "mean", Spread(accuracy["mean"][r]))
             observations.append(TEXT.phrase("range", sentences=r) + words + Phrase("."))
+        if "unseen" in data:  # pages before it was counted lack it
+            observations.append(
+                TEXT.phrase(
+                    "unseen",
+                    sentences=longest,
+                    mean=Spread(data["unseen"]["mean"][longest]).mean,
+                    attention=Spread(data["unseen"]["attention"][longest]).mean,
+                )
+            )
         for r in ranges:
             values = data["on_key"][r]
             if values:
