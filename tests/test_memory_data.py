@@ -89,6 +89,21 @@ def test_documents_are_labelled_by_their_verdict():
             assert d.label == ("negative" if "not" in verdict else "positive")  # "i would (not) recommend"
 
 
+def test_neutral_documents_have_no_verdict_and_the_rest_are_as_before():
+    mixed = make_document_splits(300, 0, 0, seed=2, neutral=0.4)["train"]
+    neutral = [d for d in mixed if d.label == "neutral"]
+    assert 60 < len(neutral) < 180 and all(d.key == -1 for d in neutral)
+    opinions = set(GOOD) | set(BAD) | {"recommend"}
+    assert not any(set(s.split()) & opinions for d in neutral for s in d.sentences)  # nothing decides
+    assert all(set(d.sentences[d.key].split()) & opinions for d in mixed if d.key >= 0)
+    # no neutral share: the generator draws exactly as before (the existing data sets stay the same)
+    assert [d.pair() for d in make_document_splits(50, 0, 0, seed=1, neutral=0.0)["train"]] == [
+        d.pair() for d in make_document_splits(50, 0, 0, seed=1)["train"]
+    ]
+    with pytest.raises(ValueError, match="neutral"):
+        make_document_splits(1, 0, 0, neutral=1.0)
+
+
 def test_data_commands_write_the_splits_and_the_extra_test_files(tmp_path, capsys):
     assert (
         main(

@@ -58,6 +58,7 @@ from attnseq.reproduce.spread import Spread, bar_finding, separated
 from attnseq.reproduce.wording import Phrase
 
 NAMES = [
+    "attention-pooling",
     "bahdanau-length",
     "beam-vs-greedy",
     "bidirectional",
@@ -82,6 +83,13 @@ NAMES = [
 
 # the columns of each page's (first) table, and its figures (OUT/NAME-WHAT.png)
 COLUMNS = {
+    "attention-pooling": [
+        "review sentences",
+        "test reviews",
+        "attention pooling: test accuracy",
+        "mean pooling: test accuracy",
+        "attention on the deciding sentence",
+    ],
     "book-ch8": ["model", "engine", "epoch 1", "book (epochs 1, 2, 3)", "training s/epoch"],
     "bahdanau-length": [
         "source subwords",
@@ -168,6 +176,7 @@ COLUMNS = {
     ],
 }
 FIGURES = {
+    "attention-pooling": ["by-length"],
     "speech": ["curve", "attention1", "attention2"],
     "book-ch8": ["accuracy", "attention-numpy", "attention-torch"],
     "bahdanau-length": ["bleu-by-length", "alignment"],
@@ -288,6 +297,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
             "test_sentences=12",
         ],
         "heads": ["eval_every=1", "train_pairs=64", "dev_sentences=6", "test_sentences=10"],
+        "attention-pooling": ["eval_every=1", "train_docs=64", "dev_docs=6", "test_docs=8", "longer=10-12"],
         "positions": [
             "eval_every=1",
             "train_pairs=64",
@@ -468,6 +478,18 @@ def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):
         "attnseq: error: reproduce: give a NAME (attnseq reproduce --list shows them)",
     ]
     assert not (tmp_path / "out" / "placement.md").exists()
+
+
+def test_attention_on_the_deciding_sentence_is_its_words_and_full_stop():
+    from attnseq.reproduce.attention_pooling import key_weight, sentence_range
+
+    tokens = "we sat . the soup was bland . it rained .".split()
+    weights = [0.05, 0.05, 0.0, 0.1, 0.2, 0.1, 0.3, 0.1, 0.05, 0.05, 0.0]
+    assert key_weight(tokens, weights, 1) == pytest.approx(0.8)  # "the soup was bland ." only
+    assert key_weight(tokens, weights, 0) == pytest.approx(0.1)
+    assert key_weight(tokens, [2 * w for w in weights], 1) == pytest.approx(0.8)  # a share, whatever the total
+    assert key_weight(tokens, [0.0] * len(tokens), 1) == 0.0
+    assert sentence_range("16-24") == (16, 24) and sentence_range("7") == (7, 7)
 
 
 def test_length_buckets_merge_until_each_holds_enough():
@@ -690,6 +712,13 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
         centre = rng.uniform(low, high)
         return [min(high, max(low, centre + rng.gauss(0, rng.choice([0.01, 1.0, 20.0])))) for _ in range(n or many)]
 
+    if name == "attention-pooling":
+        ranges = ["3-8", *rng.choice([["16-24"], ["16-24", "40-48"]])]
+        return {
+            "accuracy": {p: {r: seeds() for r in ranges} for p in ("attention", "mean")},
+            "on_key": {r: rng.choice([[], seeds()]) for r in ranges},
+            "ranges": ranges,
+        } | ({} if rng.random() < 0.3 else {"unseen": {p: {r: seeds() for r in ranges} for p in ("attention", "mean")}})
     if name == "heads":
         return {
             "test_exact_match": {k: seeds() for k in ("multi-head", "one head")},

@@ -146,6 +146,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_out(p)
     _add_sizes(p, 10000, 500, 1000, "documents")
     p.add_argument("--sentences", default="3-8", help="range of sentences per document")
+    p.add_argument(
+        "--neutral", type=float, default=0.0, help="share of reviews without a verdict, labelled neutral (default 0)"
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the generator")
     p.set_defaults(write=data_documents)
 
@@ -395,7 +398,7 @@ def data_documents(args) -> None:
 
     try:
         splits = make_document_splits(
-            args.train, args.dev, args.test, seed=args.seed, sentences=parse_range(args.sentences)
+            args.train, args.dev, args.test, seed=args.seed, sentences=parse_range(args.sentences), neutral=args.neutral
         )
     except ValueError as err:
         raise UserError(f"data documents: {err}") from None

@@ -10,6 +10,7 @@ every reproduction.
 """
 
 from . import (  # noqa: F401
+    attention_pooling,
     bahdanau_length,
     beam_vs_greedy,
     bidirectional,

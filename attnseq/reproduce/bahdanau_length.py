@@ -21,6 +21,16 @@ from .training import PlateauOptions, fit_preset, record_of
 from .wording import Phrase, PValue
 
 MODELS = ("cho2014", "bahdanau2014")  # the paper's RNNencdec and RNNsearch
+
+
+def end_declines(bleu: dict[str, list]) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """Each model's mean BLEU over the seeds in the shortest and the longest length bucket
+    (``bleu``: model -> one list of seeds' BLEU per bucket, the last one all passages), and its
+    relative decline between them (0 where the shortest bucket scores 0)."""
+    ends = {m: (Spread(bleu[m][0]).mean, Spread(bleu[m][-2]).mean) for m in MODELS}
+    return ends, {m: (b / a - 1.0 if a > 0 else 0.0) for m, (a, b) in ends.items()}
+
+
 LABELS = {"cho2014": "cho2014 (no attention)", "bahdanau2014": "bahdanau2014 (attention)"}
 EDGES = (1, 16, 26, 36, 46, 56, 71, 91, 111)  # each starts a bucket of source subwords
 TEXT = texts("bahdanau-length")
@@ -100,20 +110,18 @@ class BahdanauLength(Reproduction):
         table = self._table(scores, buckets, lengths, summaries)
         figures = [self._figure(scores, buckets, lengths), self._alignment(runs["bahdanau2014"][0], test, lengths)]
         overall = scores[-1]
-        ends = {m: (scores[0][m].mean, scores[-2][m].mean) for m in MODELS}  # the shortest and longest buckets
+        bleu = {m: [s[m].values for s in scores] for m in MODELS}  # per bucket, the last all passages
+        ends, declines = end_declines(bleu)
         summary = TEXT.format(
             "summary",
             first=bucket_label(buckets[0]),
             last=bucket_label(buckets[-1]),
-            **{
-                f"{key}_{end}": value
-                for m, key in (("cho2014", "rnn"), ("bahdanau2014", "attention"))
-                for end, value in zip(("first", "last"), ends[m])
-            },
-            rnn_decline=100 * (ends["cho2014"][1] / ends["cho2014"][0] - 1) if ends["cho2014"][0] else 0.0,
-            attention_decline=100 * (ends["bahdanau2014"][1] / ends["bahdanau2014"][0] - 1)
-            if ends["bahdanau2014"][0]
-            else 0.0,
+            rnn_first=ends["cho2014"][0],
+            rnn_last=ends["cho2014"][1],
+            rnn_decline=100 * declines["cho2014"],
+            attention_first=ends["bahdanau2014"][0],
+            attention_last=ends["bahdanau2014"][1],
+            attention_decline=100 * declines["bahdanau2014"],
             attention=overall["bahdanau2014"].mean,
             rnn=overall["cho2014"].mean,
             slope_attention=10 * gap["slope_system"],
@@ -156,7 +164,7 @@ class BahdanauLength(Reproduction):
             data={
                 "buckets": [bucket_label(b) for b in buckets] + ["all"],
                 "mean_length": means,
-                "bleu": {m: [s[m].values for s in scores] for m in MODELS},
+                "bleu": bleu,
                 "p": [s["paired"].p_value for s in scores],
                 "sentences": [s["sentences"] for s in scores],
                 "slope": gap,
@@ -281,8 +289,7 @@ class BahdanauLength(Reproduction):
         if len(data["buckets"]) < 3:  # one bucket and "all"
             return [Finding(None, TEXT.phrase("one_bucket"), reason=TEXT.phrase("reason.one_bucket"))], observations
         first, last = data["buckets"][0], data["buckets"][-2]
-        ends = {m: (Spread(bleu[m][0]).mean, Spread(bleu[m][-2]).mean) for m in MODELS}
-        declines = {m: (b / a - 1.0 if a > 0 else 0.0) for m, (a, b) in ends.items()}
+        ends, declines = end_declines(bleu)
         decline = data.get("decline")  # pages written before it have none
         words = TEXT.phrase(
             "decline.start",

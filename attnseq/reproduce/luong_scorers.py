@@ -328,28 +328,33 @@ class LuongScorers(Reproduction):
             t, words = permuted(a, test[a], b, test[b])
             return TEXT.phrase(what) + words + TEXT.phrase("order." + ORDER[better(t)]) + TEXT.phrase("stop")
 
+        def perplexity() -> list[Phrase]:
+            """Local-p against global dot by dev perplexity (lower is better), when the page has it."""
+            if "dev_perplexity" not in data:  # pages made before the perplexity was kept
+                return []
+            ppl = {k: Spread(v) for k, v in data["dev_perplexity"].items()}
+            return [
+                better_finding(
+                    TEXT.phrase("perplexity"),
+                    "local-p",
+                    ppl["local-p"],
+                    "dot",
+                    ppl["dot"],
+                    unit="",
+                    digits=3,
+                    lower=True,
+                    core=False,
+                    outcomes=outcomes(),
+                ).text
+            ]
+
         observations = [
             observed("general", "general-no-feed", "input_feeding"),
             observed("local-m", "local-p", "local_m"),
             observed("local-p", "general", "local_global"),
-            *perplexity_observation(data),
+            *perplexity(),
             TEXT.phrase("at_half", half=data["half"])
             + Phrase(", ".join(f"{k} {{:.1f}}%" for k in at_half), *(v.mean for v in at_half.values()))
             + TEXT.phrase("stop"),
         ]
         return findings, observations
-
-
-def perplexity_observation(data: dict) -> list[Phrase]:
-    """Local-p against global dot by dev perplexity (lower is better), when the page has it."""
-    if "dev_perplexity" not in data:  # pages made before the perplexity was kept
-        return []
-    perplexity = {k: Spread(values) for k, values in data["dev_perplexity"].items()}
-    t, words = permuted("local-p", perplexity["local-p"], "dot", perplexity["dot"], unit="", digits=3, lower=True)
-    order = better(t)  # 1: local-p's perplexity is the higher, so the first is the worse
-    return [
-        TEXT.phrase("perplexity")
-        + words
-        + TEXT.phrase("order." + ORDER[-order if order else order])
-        + TEXT.phrase("stop")
-    ]

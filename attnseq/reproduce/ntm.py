@@ -26,6 +26,16 @@ TEXT = texts("ntm")
 MOST = 0.5  # the share of seeds a finding holds "learn": above one half, most of them
 
 
+def learned(values: list[float], at_least: float) -> tuple[int, int]:
+    """(how many seeds of ``values``, one score each, reach ``at_least``, how many seeds)."""
+    return sum(v >= at_least for v in values), len(values)
+
+
+def worst_longer(copy: dict[str, list[float]], longer: list[str]) -> list[float]:
+    """Each seed's copy exact match at its worst longer length (``copy``: test set -> seeds)."""
+    return [min(copy[n][i] for n in longer) for i in range(len(copy[longer[0]]))]
+
+
 @dataclass
 class NTMOptions(PlateauOptions):
     copy_steps: int = budget(6000)  # the cap of updates of each copy run (batch 64; the preset's 6,000)
@@ -138,11 +148,11 @@ class NeuralTuringMachine(Reproduction):
             repeat_copy=Spread(exact["repeat-copy"][self._trained("repeat-copy")]).mean,
             sort=Spread(exact["sort"][self._trained("sort")]).mean,
             longest=longest,
-            copy_learned=sum(min(exact["copy"][str(n)][i] for n in o.lengths()) >= o.bar for i in range(ctx.seeds)),
-            repeat_learned=sum(v >= o.bar for v in exact["repeat-copy"][self._trained("repeat-copy")]),
-            sort_learned=sum(v >= o.bar for v in exact["sort"][self._trained("sort")]),
-            writes_learned=sum(v >= o.program_bar for v in program[longest]["writes"]),
-            reads_learned=sum(v >= o.program_bar for v in program[longest]["reads"]),
+            copy_learned=learned(worst_longer(exact["copy"], [str(n) for n in o.lengths()]), o.bar)[0],
+            repeat_learned=learned(exact["repeat-copy"][self._trained("repeat-copy")], o.bar)[0],
+            sort_learned=learned(exact["sort"][self._trained("sort")], o.bar)[0],
+            writes_learned=learned(program[longest]["writes"], o.program_bar)[0],
+            reads_learned=learned(program[longest]["reads"], o.program_bar)[0],
             seeds=ctx.seeds,
         )
         return Result(
@@ -319,11 +329,8 @@ class NeuralTuringMachine(Reproduction):
         trained, longer, bar, program_bar = data["trained"], data["longer"], data["bar"], data["program_bar"]
         copy = exact["copy"]
         seeds = range(len(copy[trained["copy"]]))
-        lowest = [min(copy[n][i] for n in longer) for i in seeds]  # each seed's worst longer length
+        lowest = worst_longer(copy, longer)
         faithful_sort = data.get("sort_controller") == "feedforward"  # pages made before it: the copy preset's
-
-        def learned(values, at_least):
-            return sum(v >= at_least for v in values), len(values)
 
         findings = [
             count_finding(

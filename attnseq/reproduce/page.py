@@ -43,6 +43,7 @@ from .base import (
     verdict_of,
 )
 from .texts import texts
+from .training import PlateauOptions
 from .wording import Phrase
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,8 +157,6 @@ def longer(reproduction: Reproduction, factor: float = 2.0) -> str:
         f"{name} {getattr(reproduction.options, name):,g} -> {getattr(bigger, name):,g}"
         for name in budget_fields(reproduction.options)
     )
-    from .training import PlateauOptions
-
     words = TEXT.format("longer", name=ctx.name, minutes=cls.nominal_minutes * factor, factor=factor, fields=fields)
     return words + (TEXT.format("longer_plateau") if isinstance(reproduction.options, PlateauOptions) else "")
 

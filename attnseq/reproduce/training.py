@@ -131,9 +131,9 @@ def fit_seeds(
 def run_records(
     rows: dict[str, list[dict]], cap: int, seeds: Sequence[int], observed: Sequence[str] = ()
 ) -> list[RunRecord]:
-    """How each run of ``rows`` (label -> one compare row per seed) ended: converged when the
-    plateau rule stopped it before its ``cap`` of updates, and why (``how_it_ended``); the runs of
-    the ``observed`` labels feed no core finding (RunRecord.core false)."""
+    """How each run of ``rows`` (label -> one compare row per seed) ended (``record_of``: converged
+    when the plateau rule ended it, before or at its ``cap`` of updates, and why); the runs of the
+    ``observed`` labels feed no core finding (RunRecord.core false)."""
     return [
         record_of(label, seed, row["steps"], cap, row["run_dir"], core=label not in observed)
         for label, rs in rows.items()

@@ -7,6 +7,10 @@ not recommend this place"); the label, ``positive`` or ``negative``, is the verd
 the model has to find the sentence that decides and read its words in order. Every document
 knows which sentence that is (``key``), so tests can check where the model attends.
 
+With ``neutral`` > 0 that share of the reviews has no verdict at all and the label ``neutral``
+(``key`` -1): a third class whose reviews differ from the others only by the verdict's absence,
+so a model must tell one deciding sentence among many from none.
+
 A pair's source is the sentences, each ended by " ."; its target is the label.
 """
 
@@ -28,11 +32,13 @@ GOOD = ("excellent", "delicious", "wonderful", "great", "superb", "fantastic", "
 BAD = ("awful", "terrible", "bland", "horrible", "rude", "cold", "disappointing", "poor")
 ADVERBS = ("really", "truly", "quite")
 LABELS = ("negative", "positive")
+NEUTRAL = "neutral"  # the label of a review without a verdict
 
 
 @dataclass
 class Document:
-    """A review: its sentences, its label, and ``key``, the index of the sentence that decides it."""
+    """A review: its sentences, its label, and ``key``, the index of the sentence that decides it
+    (-1: none, a neutral review)."""
 
     sentences: list[str]
     label: str
@@ -68,9 +74,12 @@ def verdict_sentence(rng: random.Random, positive: bool) -> str:
     return f"the {rng.choice(ASPECTS)} was {'not ' if negated else ''}{adverb}{adjective}"
 
 
-def generate_document(rng: random.Random, sentences: tuple[int, int] = (3, 8)) -> Document:
-    """A review of ``sentences`` (inclusive range) sentences, one of them the verdict."""
+def generate_document(rng: random.Random, sentences: tuple[int, int] = (3, 8), neutral: float = 0.0) -> Document:
+    """A review of ``sentences`` (inclusive range) sentences, one of them the verdict; with
+    probability ``neutral``, none (label ``neutral``)."""
     count = rng.randint(*sentences)
+    if neutral > 0 and rng.random() < neutral:
+        return Document([neutral_sentence(rng) for _ in range(count)], NEUTRAL, -1)
     positive = rng.random() < 0.5
     key = rng.randrange(count)
     text = [verdict_sentence(rng, positive) if i == key else neutral_sentence(rng) for i in range(count)]
@@ -78,21 +87,29 @@ def generate_document(rng: random.Random, sentences: tuple[int, int] = (3, 8)) -
 
 
 def make_document_splits(
-    n_train: int = 10000, n_dev: int = 500, n_test: int = 1000, seed: int = 1, sentences: tuple[int, int] = (3, 8)
+    n_train: int = 10000,
+    n_dev: int = 500,
+    n_test: int = 1000,
+    seed: int = 1,
+    sentences: tuple[int, int] = (3, 8),
+    neutral: float = 0.0,
 ) -> dict[str, list[Document]]:
-    """{"train", "dev", "test"}: documents with no source in two splits, deterministic in ``seed``."""
+    """{"train", "dev", "test"}: documents with no source in two splits, deterministic in ``seed``;
+    ``neutral``: the share of reviews without a verdict."""
     for name, count in (("n_train", n_train), ("n_dev", n_dev), ("n_test", n_test)):
         if count < 0:
             raise ValueError(f"{name} must be >= 0, got {count}")
     if not 1 <= sentences[0] <= sentences[1]:
         raise ValueError(f"sentences must satisfy 1 <= low <= high, got {sentences[0]}-{sentences[1]}")
+    if not 0.0 <= neutral < 1.0:
+        raise ValueError(f"neutral must be a share in [0, 1), got {neutral}")
     rng = random.Random(seed)
     seen: set[str] = set()
     splits = {}
     for split, count in (("test", n_test), ("dev", n_dev), ("train", n_train)):
         documents: list[Document] = []
         while len(documents) < count:
-            document = generate_document(rng, sentences)
+            document = generate_document(rng, sentences, neutral)
             if document.pair()[0] not in seen:
                 seen.add(document.pair()[0])
                 documents.append(document)
