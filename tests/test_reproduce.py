@@ -154,7 +154,7 @@ COLUMNS = {
     ],
     "context-every-step": ["model", "decoder", "test exact match", "accuracy at positions", "accuracy at positions"],
     "skip-connections": ["model", "encoder", "parameters", "tokens/s", "updates to 90% dev", "test exact match"],
-    "speech": ["preset", "parameters", "updates", "training minutes", "best dev exact match"],
+    "speech": ["model", "attention", "parameters", "updates", "test exact match", "monotonic test attention"],
     "ntm": [
         "task",
         "test set",
@@ -308,7 +308,7 @@ def tiny_settings(name: str, tmp_path: Path) -> list[str]:
             "stride=2",
         ],
         "skip-connections": [f"book_dir={book}", "eval_every=1", "dev_sentences=6", "test_sentences=10", "layers=2"],
-        "speech": ["train=24", "dev=4", "test=6", "dev_sentences=4"],
+        "speech": ["train=24", "dev=4", "test=6", "dev_sentences=4", "eval_every=1"],
         "ntm": [
             "eval_every=1",
             "train_pairs=64",
@@ -891,23 +891,18 @@ def synthetic_data(name: str, rng: random.Random) -> dict:
             [f"{rng.randint(1, 12)} may {rng.randint(1900, 2099)}", str(rng.randint(0, 99))]
             for _ in range(rng.randint(0, 3))
         ]
+        attending = ("las", "las-window")
         return {
-            "test_exact_match": rng.random(),
-            "monotonic_share": {"0": rng.random(), "1": rng.random()},
+            "test_exact_match": {k: seeds() for k in ("las", "las-window", "no-attention")},
+            "monotonic_share": {s: {k: seeds() for k in attending} for s in ("0", "1")},
             "slack": rng.choice([0, 1]),
-            "monotonic_by_kind": {"numbers": rng.random(), "dates": rng.random()},
+            "monotonic_by_kind": {k: {"numbers": seeds(), "dates": seeds()} for k in attending},
             "kinds": {"numbers": 1000 - dates, "dates": dates},
-            "train_minutes": rng.uniform(1, 30),
-            "budget_minutes": 20.0,
+            "reach": {k: seeds() for k in attending},
             "bars": {"exact_match": 0.95, "monotonic": 0.95},
             "test_items": 1000,
             "errors": errors,
             "error_count": len(errors) + rng.randint(0, 50),
-            "steps": rng.randint(1, 9000),
-            "dev_curve": {"minutes": [1.0], "exact_match": [rng.random()]},
-            "reach": rng.random(),
-            "forward_by_construction": rng.random() < 0.3,
-            "window": rng.choice([None, None, 8]),
         }
     if name == "ntm":
         longer = [str(n) for n in sorted(rng.sample(range(12, 60), rng.randint(1, 3)))]
