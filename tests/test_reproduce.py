@@ -1104,6 +1104,40 @@ def test_resume_reads_finished_runs_and_writes_the_same_findings(name, tmp_path)
         )
 
 
+@pytest.mark.slow
+def test_a_page_split_by_seed_over_processes_reads_back_as_one_run(tmp_path):
+    """--seeds FIRST-LAST: two processes each train their own seeds into one runs folder, and a
+    last --resume with every seed reads them (nothing trained again) into the page one process
+    training every seed writes: the same numbers and findings."""
+    name = "heads"
+    minutes = REPRODUCTIONS.get(name).nominal_minutes * 0.001
+    common = dict(budget_minutes=minutes, threads=1, settings=tiny_settings(name, tmp_path))
+    with contextlib.redirect_stdout(io.StringIO()):
+        whole = reproduce(name, tmp_path / "whole", tmp_path / "runs-whole", seeds=2, **common)
+        half = reproduce(name, tmp_path / "half", tmp_path / "runs", seeds=1, first_seed=2, **common)
+        assert "| seeds | 1 (2) |" in half.read_text(encoding="utf-8")
+        reproduce(name, tmp_path / "half", tmp_path / "runs", seeds=1, **common, overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "runs").glob("*-seed*")) == sorted(
+        p.name for p in (tmp_path / "runs-whole").glob("*-seed*")
+    )
+    weights = {p: p.read_bytes() for p in (tmp_path / "runs").rglob("*.safetensors")}
+    with contextlib.redirect_stdout(io.StringIO()):
+        together = reproduce(name, tmp_path / "out", tmp_path / "runs", seeds=2, resume=True, **common)
+    assert {p: p.read_bytes() for p in weights} == weights  # nothing trained again
+    one, two = (json.loads(p.with_suffix(".json").read_text(encoding="utf-8")) for p in (whole, together))
+    assert two["data"] == one["data"] and two["findings"] == one["findings"] and two["seeds"] == 2
+    assert "first_seed" not in two and "| seeds | 2 (1, 2) |" in together.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("text", ["2-1", "0-3", "0", "a", "1-b", "-3", ""])
+def test_seeds_name_what_they_cannot_read(text):
+    from attnseq.reproduce.runner import seed_range
+
+    assert seed_range("4-6") == (4, 3) and seed_range("5") == (1, 5) and seed_range(" 2-2 ") == (2, 1)
+    with pytest.raises(UserError, match="--seeds"):
+        seed_range(text)
+
+
 @pytest.mark.parametrize("text", ["{not json", "[]", '{"options": 3}', "\udcff"])
 def test_resume_names_a_record_it_cannot_read(tmp_path, text):
     (tmp_path / "runs").mkdir()

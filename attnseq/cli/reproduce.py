@@ -43,7 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scale the default budget (steps, epochs or minutes) to about N minutes here",
     )
     parser.add_argument(
-        "--seeds", type=int, metavar="K", help="runs of each configuration (default: the reproduction's)"
+        "--seeds",
+        metavar="K",
+        help="runs of each configuration (default: the reproduction's), train.seed 1 .. K; or FIRST-LAST, "
+        "those seeds alone (split a page's runs over processes into one --runs folder, then read "
+        "them all with --resume and every seed)",
     )
     parser.add_argument(
         "--threads",
@@ -67,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from ..reproduce import listing, reproduce
+    from ..reproduce.runner import seed_range
 
     if args.list:
         if args.name:
@@ -89,12 +94,14 @@ def run(args: argparse.Namespace) -> None:
     if not args.name:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
+    first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (1, None)
     page = reproduce(
         args.name,
         args.out,
         args.runs,
         budget_minutes=args.budget_minutes,
-        seeds=args.seeds,
+        seeds=seeds,
+        first_seed=first_seed,
         threads=args.threads or THREADS,
         settings=args.set or [],
         command=command,
@@ -110,13 +117,16 @@ def run_all(args: argparse.Namespace) -> None:
     before the first one trains (page.check_page), and the index is written once all have run."""
     from ..reproduce import REPRODUCTIONS, reproduce
     from ..reproduce.page import check_page, write_index
-    from ..reproduce.runner import reproduce_in_processes
+    from ..reproduce.runner import reproduce_in_processes, seed_range
 
     if args.name or args.list or args.set or args.budget_minutes is not None:
         raise UserError(
             "reproduce --all runs every reproduction at its default budget; give no NAME, --list, "
             "--set or --budget-minutes with it"
         )
+    first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (1, None)
+    if first_seed != 1:
+        raise UserError(f"reproduce --all --seeds {args.seeds}: --all takes a count of seeds, K")
     cores = os.cpu_count() or 1
     threads = args.threads or (max(1, cores // args.jobs) if args.jobs > 1 else THREADS)
     if args.jobs * threads > cores:
@@ -138,7 +148,7 @@ def run_all(args: argparse.Namespace) -> None:
                     name,
                     args.out,
                     Path(args.runs) / name if args.runs else None,
-                    seeds=args.seeds,
+                    seeds=seeds,
                     threads=threads,
                     command=command,
                     overwrite=args.overwrite,
@@ -151,7 +161,7 @@ def run_all(args: argparse.Namespace) -> None:
         args.out,
         "--threads",
         str(threads),
-        *(["--seeds", str(args.seeds)] if args.seeds else []),
+        *(["--seeds", str(seeds)] if seeds else []),
         *(["--overwrite"] if args.overwrite else []),
         *(["--resume"] if args.resume else []),
     ]

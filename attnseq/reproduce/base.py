@@ -103,7 +103,8 @@ def scale_budget(options: Any, factor: float) -> Any:
 class Context:
     """Where a reproduction writes and how it trains: ``out_dir`` holds the page and figures,
     ``runs_dir`` the run folders and data; ``seeds`` runs of each configuration (train.seed
-    1, 2, ...); ``threads`` torch (and BLAS) threads of every run. With ``resume`` the runs
+    ``first_seed``, ``first_seed`` + 1, ...: 1, 2, ... unless a page's runs are split over
+    processes or sessions); ``threads`` torch (and BLAS) threads of every run. With ``resume`` the runs
     already in ``runs_dir`` are continued from their last checkpoints (a finished one is read,
     not trained again), and ``resumed_seconds`` adds up the wall-clock seconds they had run."""
 
@@ -115,6 +116,7 @@ class Context:
     command: str
     resume: bool = False
     resumed_seconds: float = 0.0
+    first_seed: int = 1
 
     def continues(self, run_dir: Path) -> bool:
         """Whether the run in ``run_dir`` is continued (with ``resume``, where a run was started):
@@ -127,7 +129,7 @@ class Context:
 
     @property
     def seed_list(self) -> list[int]:
-        return list(range(1, self.seeds + 1))
+        return list(range(self.first_seed, self.first_seed + self.seeds))
 
     def figure(self, what: str) -> Path:
         """The path of one of the page's figures: ``OUT/NAME-what.png``."""

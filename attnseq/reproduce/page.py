@@ -186,6 +186,12 @@ def finding_of(record: dict) -> Finding:
     )
 
 
+def seed_numbers(record: dict) -> range:
+    """The train.seed values of a page's runs (1 .. seeds unless its runs were a range of them)."""
+    first = record.get("first_seed", 1)
+    return range(first, first + record["seeds"])
+
+
 def runs_of(record: dict) -> list[RunRecord]:
     """The runs of a page's JSON as RunRecords."""
     return [RunRecord(**r) for r in record["runs"]]
@@ -265,7 +271,7 @@ def render(record: dict) -> str:
         f"| date | {datetime.fromisoformat(record['date']):%Y-%m-%d %H:%M} |",
         f"| machine | {on_machine(record['machine'])} |",
         f"| budget | {record['budget']} |",
-        f"| seeds | {record['seeds']} ({', '.join(str(s) for s in range(1, record['seeds'] + 1))}) |",
+        f"| seeds | {record['seeds']} ({', '.join(str(s) for s in seed_numbers(record))}) |",
         f"| took | {took(seconds - resumed, resumed)} |",
         "",
         TEXT.format("results"),
@@ -306,6 +312,7 @@ def page_record(reproduction: Reproduction, result: Result, started: datetime, s
         "machine": host,
         "budget": result.budget,
         "seeds": ctx.seeds,
+        **({"first_seed": ctx.first_seed} if ctx.first_seed != 1 else {}),
         "tables": [
             {"caption": t.caption, "columns": list(t.columns), "rows": [list(map(str, row)) for row in t.rows]}
             for t in result.tables

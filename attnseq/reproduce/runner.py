@@ -47,12 +47,15 @@ def reproduce(
     command: str | None = None,
     overwrite: bool = False,
     resume: bool = False,
+    first_seed: int = 1,
 ) -> Path:
     """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
 
     ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
     ``budget_minutes / nominal_minutes``; ``seeds`` runs of each configuration (default: the
-    reproduction's); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
+    reproduction's), train.seed ``first_seed`` on (another than 1 splits a page's runs over
+    processes or sessions: each trains its seeds into the same ``runs_dir``, and a last one with
+    ``resume`` and every seed reads them all into the page); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
     the run folders go to ``runs_dir`` (default runs/reproduce/NAME). An earlier page of ``name``
     in ``out_dir`` (its figures, numbers) is replaced only with ``overwrite``, which is checked
     before anything trains (page.check_page). With ``resume`` the runs an interrupted (or
@@ -67,6 +70,8 @@ def reproduce(
         options = scale_budget(options, budget_minutes / cls.nominal_minutes)
     if seeds is not None and seeds < 1:
         raise UserError(f"reproduce: --seeds must be at least 1, got {seeds}")
+    if first_seed < 1:
+        raise UserError(f"reproduce: --seeds: the first seed must be at least 1, got {first_seed}")
     if threads < 1:
         raise UserError(f"reproduce: --threads must be at least 1, got {threads}")
     context = Context(
@@ -77,6 +82,7 @@ def reproduce(
         threads=threads,
         command=command or f"attnseq reproduce {name}",
         resume=resume,
+        first_seed=first_seed,
     )
     check_page(context.out_dir, name, overwrite or resume)
     if resume:
@@ -85,14 +91,14 @@ def reproduce(
     context.runs_dir.mkdir(parents=True, exist_ok=True)
     write_output(
         context.runs_dir / RECORD,
-        json.dumps({"reproduction": name, "seeds": context.seeds, "options": plain(options)}, indent=1) + "\n",
+        json.dumps({"reproduction": name, "seeds": context.seed_list, "options": plain(options)}, indent=1) + "\n",
         overwrite=True,
     )  # the runs folder's own record, made again with its runs
     log.info(
         "reproduce %s: %s; %s",
         name,
         ", ".join(f"{f}={getattr(options, f)}" for f in budget_fields(options)),
-        f"{context.seeds} seed(s), {threads} thread(s)",
+        f"seed(s) {seed_words(context.seed_list)}, {threads} thread(s)",
     )
     started, clock = datetime.now(), time.perf_counter()
     reproduction = cls(options, context)
@@ -102,13 +108,34 @@ def reproduce(
     return page
 
 
+def seed_words(seeds: Sequence[int]) -> str:
+    """``[4, 5, 6]`` as "4-6"."""
+    return f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else str(seeds[0])
+
+
+def seed_range(text: str) -> tuple[int, int]:
+    """``--seeds``: "K" (seeds 1 .. K) or "FIRST-LAST"; (first seed, how many). A UserError
+    names what it got otherwise."""
+    first, dash, last = text.strip().partition("-")
+    try:
+        a, b = (int(first), int(last)) if dash else (1, int(first))
+    except ValueError:
+        raise UserError(f"reproduce: --seeds takes K or FIRST-LAST (as 4-6), got {text!r}") from None
+    if a < 1 or b < a:
+        raise UserError(f"reproduce: --seeds {text}: seeds are whole numbers from 1, FIRST at most LAST")
+    return a, b - a + 1
+
+
 RECORD = "reproduction.json"  # in the runs folder: the options and seeds its runs were made with
 
 
 def check_resumed_options(context: Context, options) -> None:
-    """With ``--resume``: a UserError naming the first option (or ``--seeds``) that differs from
-    the ones the runs in ``context.runs_dir`` were made with, the budget's fields aside (a
-    larger budget trains the runs on); a warning where no record says what they were."""
+    """With ``--resume``: a UserError naming the first option that differs from the ones the runs
+    in ``context.runs_dir`` were made with, the budget's fields aside (a larger budget trains the
+    runs on); a warning where no record says what they were. The seeds may differ: a seed's runs
+    are continued or read where they are, the others trained (so a page's runs can be split by
+    seed over processes or sessions and read together), each run's settings checked against its
+    own."""
     record = context.runs_dir / RECORD
     if not record.exists():
         log.warning(
@@ -137,11 +164,13 @@ def check_resumed_options(context: Context, options) -> None:
                 f"{key}={before['options'].get(key)!r}, not {now.get(key)!r}; resume with the same "
                 "options (only the budget may grow), or leave out --resume to train them anew"
             )
-    if before.get("seeds") != context.seeds:
-        raise UserError(
-            f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with --seeds "
-            f"{before.get('seeds')}, not {context.seeds}; resume with the same seeds, or leave out "
-            "--resume to train them anew"
+    if before.get("seeds") not in (context.seeds, context.seed_list):
+        log.info(
+            "reproduce %s --resume: the runs in %s were made with seeds %s; now seeds %s",
+            context.name,
+            context.runs_dir,
+            before.get("seeds"),
+            seed_words(context.seed_list),
         )
 
 
