@@ -616,7 +616,7 @@ def small_reproduction(name: str, folder: Path) -> list[str]:
 
     from attnseq.reproduce import REPRODUCTIONS
 
-    minutes = REPRODUCTIONS.get(name).nominal_minutes * (0.003 if name == "transformer-vs-rnn" else 0.001)
+    minutes = REPRODUCTIONS.get(name).nominal_minutes * 0.001
     folder.mkdir(exist_ok=True)
     return ["--budget-minutes", f"{minutes:g}", "--threads", "1", *sets(*tiny_settings(name, folder))]
 

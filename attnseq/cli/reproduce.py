@@ -94,14 +94,14 @@ def run(args: argparse.Namespace) -> None:
     if not args.name:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
-    first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (1, None)
+    first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (None, None)
     page = reproduce(
         args.name,
         args.out,
         args.runs,
         budget_minutes=args.budget_minutes,
         seeds=seeds,
-        first_seed=first_seed,
+        first_seed=first_seed if "-" in (args.seeds or "") else None,
         threads=args.threads or THREADS,
         settings=args.set or [],
         command=command,
@@ -125,7 +125,7 @@ def run_all(args: argparse.Namespace) -> None:
             "--set or --budget-minutes with it"
         )
     first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (1, None)
-    if first_seed != 1:
+    if first_seed != 1 or "-" in (args.seeds or ""):
         raise UserError(f"reproduce --all --seeds {args.seeds}: --all takes a count of seeds, K")
     cores = os.cpu_count() or 1
     threads = args.threads or (max(1, cores // args.jobs) if args.jobs > 1 else THREADS)

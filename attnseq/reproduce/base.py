@@ -117,6 +117,7 @@ class Context:
     resume: bool = False
     resumed_seconds: float = 0.0
     first_seed: int = 1
+    part: bool = False  # the seeds are a range given for a part of the page's runs (--seeds FIRST-LAST)
 
     def continues(self, run_dir: Path) -> bool:
         """Whether the run in ``run_dir`` is continued (with ``resume``, where a run was started):

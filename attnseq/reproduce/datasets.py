@@ -170,16 +170,23 @@ def gettext(
     catalogs: str = "",
     test_fraction: float | None = None,
     limits: tuple[int, int, int] = (0, 0, 0),
+    draw: int = 0,
 ) -> Path:
     """English->``lang`` pairs from the gettext catalogs of this machine (or of the folder
     ``catalogs``), as ``attnseq data gettext`` splits them; ``test_fraction`` holds out that
-    share of the sentences for test instead of the usual 2.25%."""
+    share of the sentences for test instead of the usual 2.25%. ``draw``: that many training
+    pairs drawn at random (seed 0) rather than the first ones (the catalogs' pairs come sorted
+    by their source, so a prefix holds one end of the alphabet); all when there are fewer."""
+    import random
+
     from ..data.corpora.gettext import TEST_FRACTION, build_gettext_corpus
 
-    splits = build_gettext_corpus(
+    train, dev, test = build_gettext_corpus(
         lang, [catalogs] if catalogs else None, test_fraction=TEST_FRACTION if test_fraction is None else test_fraction
     )
-    return write_folder(folder, *splits, limits=limits)
+    if 0 < draw < len(train):
+        train = [train[i] for i in sorted(random.Random(0).sample(range(len(train)), draw))]
+    return write_folder(folder, train, dev, test, limits=limits)
 
 
 def passages(

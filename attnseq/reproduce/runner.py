@@ -47,15 +47,16 @@ def reproduce(
     command: str | None = None,
     overwrite: bool = False,
     resume: bool = False,
-    first_seed: int = 1,
+    first_seed: int | None = None,
 ) -> Path:
     """Run the reproduction ``name`` and write its page into ``out_dir``; the page's path.
 
     ``budget_minutes`` scales the default budget (its steps, epochs or minutes) by
     ``budget_minutes / nominal_minutes``; ``seeds`` runs of each configuration (default: the
-    reproduction's), train.seed ``first_seed`` on (another than 1 splits a page's runs over
-    processes or sessions: each trains its seeds into the same ``runs_dir``, and a last one with
-    ``resume`` and every seed reads them all into the page); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
+    reproduction's), train.seed ``first_seed`` on where given (a part of the page's runs: seed
+    ranges split them over processes or sessions, each training its seeds into the same
+    ``runs_dir``, and a last one with ``resume`` and every seed reads them all into the page;
+    a part skips what needs the machine to itself, such as timed runs); ``settings``: ``key=value`` options of the reproduction (sizes, limits);
     the run folders go to ``runs_dir`` (default runs/reproduce/NAME). An earlier page of ``name``
     in ``out_dir`` (its figures, numbers) is replaced only with ``overwrite``, which is checked
     before anything trains (page.check_page). With ``resume`` the runs an interrupted (or
@@ -70,7 +71,7 @@ def reproduce(
         options = scale_budget(options, budget_minutes / cls.nominal_minutes)
     if seeds is not None and seeds < 1:
         raise UserError(f"reproduce: --seeds must be at least 1, got {seeds}")
-    if first_seed < 1:
+    if first_seed is not None and first_seed < 1:
         raise UserError(f"reproduce: --seeds: the first seed must be at least 1, got {first_seed}")
     if threads < 1:
         raise UserError(f"reproduce: --threads must be at least 1, got {threads}")
@@ -82,7 +83,8 @@ def reproduce(
         threads=threads,
         command=command or f"attnseq reproduce {name}",
         resume=resume,
-        first_seed=first_seed,
+        first_seed=first_seed or 1,
+        part=first_seed is not None,
     )
     check_page(context.out_dir, name, overwrite or resume)
     if resume:

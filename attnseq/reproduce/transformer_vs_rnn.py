@@ -1,39 +1,367 @@
-"""transformer-vs-rnn: the Transformer preset against the best recurrent preset at equal CPU
-minutes on English->German gettext messages: dev BLEU against training minutes in one plot,
-test BLEU of each at the end."""
+"""transformer-vs-rnn: the Transformer against a recurrent model of the same size on
+English->German gettext messages, as a CPU can test the claim's two parts: the accuracy of each
+trained to its plateau at equal epochs (test BLEU over seeds), and the parallelism the claim rests
+on (each model's training speed-up from a second thread, in timed runs on a quiet machine)."""
 
 from __future__ import annotations
 
-import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..runs import read_metrics
+from ..schema import number
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, gettext, read_split
-from .plots import draw_seeds
+from .plots import draw_seeds, seeds_note
 from .scoring import paired_bleu, translate
 from .significance import ALPHA
-from .spread import Spread, evidence_of
+from .spread import Spread, better_finding
 from .texts import texts
-from .training import cpu_share, cpu_shares, curve, first_reaching, fit_preset
+from .training import PlateauOptions, curve, fit_preset, fit_seeds, step_budget
 from .wording import Phrase, PValue
 
-MODELS = ("recommended-subword", "transformer-gettext-de")  # the baseline first
-LABELS = {"recommended-subword": "RNN (recommended-subword)", "transformer-gettext-de": "Transformer"}
-COLORS = {"recommended-subword": "tab:blue", "transformer-gettext-de": "tab:purple"}
+ARMS = ("rnn", "transformer")  # the baseline first
+PRESETS = {"rnn": "recommended-subword", "transformer": "transformer-gettext-de"}
+LABELS = {"rnn": "RNN", "transformer": "Transformer"}
+COLORS = {"rnn": "tab:blue", "transformer": "tab:purple"}
+THREADS = (1, 2)  # the timed runs' thread counts
+UNMEASURED = {"part": "part", "one_core": "one_core", "no_runs": "no_runs"}  # why no speed-up was measured
 TEXT = texts("transformer-vs-rnn")
 
 
 @dataclass
-class TransformerVsRnnOptions:
-    minutes: float = budget(11.0)  # wall-clock minutes of each model's training (its dev evaluations included)
-    eval_every: int = 200  # updates between dev evaluations (the curve's points)
-    dev_sentences: int = 300  # dev sentences decoded (greedy) at each evaluation
-    beam_size: int = 5  # beam of the test translations (both presets' decode.beam_size)
-    vocab_size: int = 8000  # the joint sentencepiece vocabulary (both presets': 8,000)
-    train_pairs: int = 0  # training pairs (0: all)
+class TransformerVsRnnOptions(PlateauOptions):
+    steps: int = budget(10_000)  # the cap of updates of each run (batches of 64 sentences: equal updates, equal epochs)
+    min_delta: float = 0.5  # the rise of dev BLEU (points) that renews the plateau rule's patience
+    eval_every: int = 250  # updates between dev evaluations (greedy BLEU)
+    dev_sentences: int = 500  # dev sentences decoded at each evaluation
+    train_pairs: int = number(15_000, 1)  # training pairs drawn at random from the catalogs' training split
     test_sentences: int = 0  # test sentences (0: all)
+    vocab_size: int = number(4_000, 16)  # the joint sentencepiece vocabulary of both models
+    d_model: int = number(128, 8)  # the Transformer's width (its feed-forward layers 4 times that)
+    rnn_units: int = number(216, 8)  # the RNN's embeddings and LSTM units (about the Transformer's parameters)
+    rnn_patience: int = number(3, 0)  # the RNN's rate halves after this many + 1 evaluations without a better one
+    beam_size: int = number(5, 1)  # beam of the test translations
+    timed_updates: int = number(100, 4)  # updates of each timed run (its second half measured)
+    timed_repeats: int = number(5, 0)  # timed runs of each model at each thread count (0: none)
+    share_bar: float = number(0.9, 0.0, 1.0)  # the CPU share below which a timed run ran beside other work
     catalogs: str = ""  # a folder of .po/.mo files instead of this machine's German catalogs
+
+
+def timed_half(run_dir: Path, threads: int) -> tuple[float, float] | None:
+    """(target tokens a second, CPU share of ``threads`` cores) over a timed run's second half:
+    its last two training records (logged at the half and at the end; the first half holds the
+    set-up and warm-up of one thread alone); None without two."""
+    train = [r for r in read_metrics(run_dir) if r.get("type") == "train"]
+    if len(train) < 2:
+        return None
+    half, end = train[-2], train[-1]
+    wall = end["wall_seconds"] - half["wall_seconds"]
+    cpu = end["cpu_seconds"] - half["cpu_seconds"]
+    return end["tokens_per_second"], (cpu / (wall * threads) if wall > 0 else 0.0)
+
+
+def parameters(run_dir: Path) -> int:
+    """The trained model's parameters, from its metrics log's start record."""
+    return next(r["parameters"] for r in read_metrics(run_dir) if r.get("type") == "start")
+
+
+@REPRODUCTIONS.register("transformer-vs-rnn", options=TransformerVsRnnOptions)
+class TransformerVsRnn(Reproduction):
+    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
+    default_seeds = 5
+    nominal_minutes = 210.0  # about 40 minutes a seed for both runs, then about 10 of timed runs
+
+    def run(self) -> Result:
+        from ..api import load
+
+        o, ctx = self.options, self.context
+        data = gettext(ctx.run_dir("data"), "de", o.catalogs, None, limits=(0, 0, o.test_sentences), draw=o.train_pairs)
+        test = read_split(data, "test")
+        common = [
+            *step_budget(o.steps, o.eval_every, o.dev_sentences, o),
+            "train.select_by=bleu",
+            "train.precision=fp32",  # auto would time each run's model and might choose per seed
+            "decode.beam_size=1",  # dev evaluations greedy, cheap beside the updates
+            "decode.n_best=1",
+            f"data.tokenizer.vocab_size={o.vocab_size}",
+        ]
+        runs, records = fit_seeds(ctx, [(a, PRESETS[a], self._arm(a)) for a in ARMS], data, common, o.steps)
+        dirs = {a: [d for _, label, d in runs if label == a] for a in ARMS}
+        outputs, refs = {}, None
+        for _, arm, run_dir in runs:
+            hyps, references = translate(load(run_dir), test, o.beam_size)
+            refs = refs or references
+            outputs.setdefault(arm, []).append(hyps)
+        paired = [paired_bleu(r, t, refs) for r, t in zip(outputs["rnn"], outputs["transformer"])]
+        bleu = {"rnn": [p.baseline for p in paired], "transformer": [p.system for p in paired]}
+        curves = {a: [curve(d, "dev_bleu") for d in dirs[a]] for a in ARMS}
+        speed = self._timed(data) if not ctx.part else None
+        cores = os.cpu_count() or 1
+        data_record = {
+            "test_bleu": bleu,
+            "paired_p": [p.p_value for p in paired],
+            "updates": {a: [r.trained for r in records if r.label == a] for a in ARMS},
+            "best_dev_bleu": {a: [max(c.y, default=0.0) for c in curves[a]] for a in ARMS},
+            "parameters": {a: parameters(dirs[a][0]) for a in ARMS},
+            "speed": speed,
+            "cores": cores,
+            "part": ctx.part,
+            "beam_size": o.beam_size,
+            "share_bar": o.share_bar,
+        }
+        table = self._table(data_record)
+        return Result(
+            summary=self._summary(data_record),
+            tables=[table],
+            figures=[self._figure(curves), *([self._speed_figure(speed)] if speed else [])],
+            setup=TEXT.paragraphs(
+                "setup",
+                train=count(data, "train"),
+                dev=count(data, "dev"),
+                test=len(test),
+                vocab=o.vocab_size,
+                d_model=o.d_model,
+                ff=4 * o.d_model,
+                units=o.rnn_units,
+                transformer_parameters=data_record["parameters"]["transformer"],
+                rnn_parameters=data_record["parameters"]["rnn"],
+                rnn_patience=o.rnn_patience,
+                eval_every=o.eval_every,
+                dev_sentences=o.dev_sentences,
+                plateau=o.plateau_words("BLEU", 1.0),
+                steps=o.steps,
+                beam_size=o.beam_size,
+                repeats=o.timed_repeats,
+                timed=o.timed_updates,
+                share=o.share_bar,
+            ),
+            budget=TEXT.format(
+                "budget",
+                steps=o.steps,
+                plateau=o.plateau_words("BLEU", 1.0),
+                seeds=ctx.seeds,
+                repeats=o.timed_repeats,
+                timed=o.timed_updates,
+            ),
+            data=data_record,
+            runs=records,
+        )
+
+    def _arm(self, arm: str) -> list[str]:
+        """The overrides that size ``arm``'s preset to the page's models."""
+        o = self.options
+        if arm == "transformer":
+            return [f"model.hidden_size={o.d_model}", f"model.ff_size={4 * o.d_model}"]
+        return [
+            f"model.hidden_size={o.rnn_units}",
+            f"model.embed_size={o.rnn_units}",
+            f"train.schedule={{name: plateau, decay: 0.5, patience: {o.rnn_patience}}}",
+        ]
+
+    def _timed(self, data: Path) -> dict | None:
+        """Each model's timed runs: ``timed_repeats`` fresh runs of ``timed_updates`` updates at
+        1 and at 2 threads, the models and thread counts alternating within each repeat so that a
+        drift of the machine falls on all alike; (tokens a second, CPU share) over each run's
+        second half. None on a machine of one core (no second thread to give) or with no repeats."""
+        o, ctx = self.options, self.context
+        if (os.cpu_count() or 1) < 2 or o.timed_repeats == 0:
+            return None
+        half = max(1, o.timed_updates // 2)
+        timed = {a: {str(t): {"tokens_per_second": [], "share": []} for t in THREADS} for a in ARMS}
+        for repeat in range(1, o.timed_repeats + 1):
+            arms = ARMS if repeat % 2 else ARMS[::-1]
+            for arm in arms:
+                for threads in THREADS if repeat % 2 else THREADS[::-1]:
+                    run_dir = ctx.run_dir(f"speed-{arm}-{threads}t-{repeat}")
+                    settings = [
+                        f"train.max_steps={o.timed_updates}",
+                        "train.epochs=1000",
+                        "train.eval_every=0",
+                        "train.patience=0",
+                        "train.precision=fp32",
+                        f"data.tokenizer.vocab_size={o.vocab_size}",
+                        *self._arm(arm),
+                        f"train.threads={threads}",
+                        f"train.log_every={half}",
+                    ]
+                    fit_preset(ctx, PRESETS[arm], run_dir, data, settings, seed=repeat)
+                    measured = timed_half(run_dir, threads)
+                    if measured is not None:
+                        timed[arm][str(threads)]["tokens_per_second"].append(measured[0])
+                        timed[arm][str(threads)]["share"].append(measured[1])
+        return timed
+
+    def _table(self, data: dict) -> Table:
+        speed = data["speed"]
+        rows = []
+        for a in ARMS:
+            tokens = (
+                [Spread(speed[a][str(t)]["tokens_per_second"]) for t in THREADS]
+                if speed and all(speed[a][str(t)]["tokens_per_second"] for t in THREADS)
+                else None
+            )
+            rows.append(
+                [
+                    LABELS[a],
+                    f"{data['parameters'][a]:,}",
+                    Spread(data["updates"][a]).format(digits=0),
+                    Spread(data["best_dev_bleu"][a]).format(),
+                    Spread(data["test_bleu"][a]).format(),
+                    *(
+                        [tokens[0].format(digits=0), tokens[1].format(digits=0), speedups(speed[a]).format(digits=2)]
+                        if tokens
+                        else ["-", "-", "-"]
+                    ),
+                ]
+            )
+        return Table(
+            [
+                "model",
+                "parameters",
+                "updates to the plateau",
+                "best dev BLEU (greedy)",
+                bleu_column(data["beam_size"]),
+                "tokens/s, 1 thread",
+                "tokens/s, 2 threads",
+                "speed-up from a second thread",
+            ],
+            rows,
+            caption=TEXT.format("caption", beam_size=data["beam_size"], seeds=len(data["test_bleu"]["rnn"])),
+        )
+
+    def _summary(self, data: dict) -> str:
+        bleu = {a: Spread(data["test_bleu"][a]).mean for a in ARMS}
+        speed = data["speed"]
+        up = {a: speedups(speed[a]).mean for a in ARMS} if measured(speed) else None
+        return TEXT.format(
+            "summary",
+            transformer=bleu["transformer"],
+            rnn=bleu["rnn"],
+            seeds=len(data["test_bleu"]["rnn"]),
+            speed=TEXT.format("speed_summary", transformer=up["transformer"], rnn=up["rnn"])
+            if up
+            else TEXT.format("speed_unmeasured"),
+        )
+
+    def _figure(self, curves):
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(7.5, 4.3), dpi=110)
+        for a in ARMS:
+            draw_seeds(ax, curves[a], LABELS[a], color=COLORS[a])
+        ax.set_xlabel("updates (batches of 64 sentences)")
+        ax.set_ylabel("dev BLEU (greedy)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=9, loc="lower right")
+        ax.set_title(f"English->German gettext: dev BLEU by update ({seeds_note(self.context.seeds)})", fontsize=10)
+        return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
+
+    def _speed_figure(self, speed):
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(6.5, 4.0), dpi=110)
+        for j, a in enumerate(ARMS):
+            for i, t in enumerate(THREADS):
+                values = speed[a][str(t)]["tokens_per_second"]
+                x = i + (j - 0.5) * 0.3
+                ax.scatter([x] * len(values), values, color=COLORS[a], alpha=0.7, label=LABELS[a] if i == 0 else None)
+                if values:
+                    ax.plot([x - 0.1, x + 0.1], [Spread(values).mean] * 2, color=COLORS[a])
+        ax.set_xticks(range(len(THREADS)), [f"{t} thread{'s' if t > 1 else ''}" for t in THREADS])
+        ax.set_ylabel("target tokens a second, one dot per timed run")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8, loc="lower right")
+        ax.set_title("Training speed on this CPU by threads (second half of each timed run)", fontsize=10)
+        return save_figure(fig, self.context.figure("threads")), TEXT.format("speed_figure")
+
+    @staticmethod
+    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
+        """Core: (1) at their plateau, the Transformer's test BLEU above the RNN's (the exact
+        permutation test over the seeds); (2) the Transformer's training speed-up from a second
+        thread above the RNN's (the permutation test over the timed repeats), undecided where no
+        timed runs were made (a machine of one core, a part of the page's seeds) or any ran
+        beside other work (a CPU share below the bar). Observed: each seed's paired bootstrap, the
+        tokens a second, and what a GPU would add."""
+        column = bleu_column(data["beam_size"])
+        bleu = {a: Spread(data["test_bleu"][a]) for a in ARMS}
+        accuracy = better_finding(
+            TEXT.phrase("bleu"),
+            "the Transformer",
+            bleu["transformer"],
+            "the RNN",
+            bleu["rnn"],
+            unit="",
+            where=[((LABELS["transformer"],), column), ((LABELS["rnn"],), column)],
+        )
+        speed = data["speed"]
+        what = TEXT.phrase("speedup")
+        if not measured(speed):
+            why = "part" if data.get("part") else "one_core" if data["cores"] < 2 else "no_runs"
+            parallel = Finding(
+                None,
+                what + TEXT.phrase("unmeasured." + UNMEASURED[why]),
+                reason=TEXT.phrase("reason." + UNMEASURED[why]),
+            )
+        else:
+            up = {a: speedups(speed[a]) for a in ARMS}
+            shares = [s for a in ARMS for t in THREADS for s in speed[a][str(t)]["share"]]
+            if min(shares) < data["share_bar"]:
+                parallel = Finding(
+                    None,
+                    what
+                    + TEXT.phrase(
+                        "busy",
+                        transformer=up["transformer"].mean,
+                        rnn=up["rnn"].mean,
+                        lowest=100 * min(shares),
+                        bar=100 * data["share_bar"],
+                    ),
+                    reason=TEXT.phrase("reason.busy", bar=100 * data["share_bar"]),
+                )
+            else:
+                parallel = better_finding(
+                    what,
+                    "the Transformer",
+                    up["transformer"],
+                    "the RNN",
+                    up["rnn"],
+                    unit="x",
+                    digits=2,
+                    where=[
+                        ((LABELS["transformer"],), "speed-up from a second thread"),
+                        ((LABELS["rnn"],), "speed-up from a second thread"),
+                    ],
+                )
+        observations = []
+        ps = [p for p in data["paired_p"] if p is not None]
+        if ps:
+            ahead = [t > r for t, r in zip(data["test_bleu"]["transformer"], data["test_bleu"]["rnn"])]
+            observations.append(
+                TEXT.phrase(
+                    "paired",
+                    apart=sum(p < ALPHA for p in ps),
+                    seeds=len(ps),
+                    transformer=sum(ahead),
+                    highest=PValue(max(ps)),
+                )
+            )
+        if measured(speed):
+            tokens = {a: {t: Spread(speed[a][str(t)]["tokens_per_second"]).mean for t in THREADS} for a in ARMS}
+            observations.append(
+                TEXT.phrase(
+                    "tokens",
+                    rnn_one=tokens["rnn"][1],
+                    rnn_two=tokens["rnn"][2],
+                    transformer_one=tokens["transformer"][1],
+                    transformer_two=tokens["transformer"][2],
+                )
+            )
+        observations.append(TEXT.phrase("gpu"))
+        return [accuracy, parallel], observations
 
 
 def bleu_column(beam_size: int) -> str:
@@ -41,179 +369,13 @@ def bleu_column(beam_size: int) -> str:
     return f"test BLEU (beam {beam_size})"
 
 
-@REPRODUCTIONS.register("transformer-vs-rnn", options=TransformerVsRnnOptions)
-class TransformerVsRnn(Reproduction):
-    title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
-    default_seeds = 1
-    nominal_minutes = 23.0
+def speedups(speed: dict) -> Spread:
+    """One model's speed-up from a second thread, one per timed repeat (tokens a second at 2
+    threads over 1 thread, repeat by repeat)."""
+    one, two = (speed[str(t)]["tokens_per_second"] for t in THREADS)
+    return Spread([b / a for a, b in zip(one, two) if a > 0])
 
-    def run(self) -> Result:
-        from ..api import load
 
-        o, ctx = self.options, self.context
-        data = gettext(ctx.run_dir("data"), "de", o.catalogs, None, limits=(o.train_pairs, 0, o.test_sentences))
-        test = read_split(data, "test")
-        settings = [
-            f"train.max_minutes={o.minutes}",
-            "train.epochs=1000",
-            "train.patience=0",
-            f"train.eval_every={o.eval_every}",
-            f"train.eval_max_sentences={o.dev_sentences}",
-            "decode.beam_size=1",
-            "decode.n_best=1",
-            f"data.tokenizer.vocab_size={o.vocab_size}",
-        ]
-        summaries, curves, outputs, refs = {}, {}, {}, None
-        for seed in ctx.seed_list:
-            for model in MODELS:
-                run_dir = ctx.run_dir(f"{model}-seed{seed}")
-                summaries.setdefault(model, []).append(fit_preset(ctx, model, run_dir, data, settings, seed=seed))
-                curves.setdefault(model, []).append(curve(run_dir, "dev_bleu", "minutes"))
-                hyps, references = translate(load(run_dir), test, o.beam_size)
-                refs = refs or references
-                outputs.setdefault(model, []).append(hyps)
-        shares = {m: [cpu_share(ctx.run_dir(f"{m}-seed{seed}"), ctx.threads) for seed in ctx.seed_list] for m in MODELS}
-        paired = [paired_bleu(r, t, refs) for r, t in zip(outputs[MODELS[0]], outputs[MODELS[1]])]
-        bleu = {MODELS[0]: Spread([p.baseline for p in paired]), MODELS[1]: Spread([p.system for p in paired])}
-        ci = {MODELS[0]: paired[0].baseline_ci, MODELS[1]: paired[0].system_ci}
-        target = min(max(c.y, default=0.0) for cs in curves.values() for c in cs)  # dev BLEU both reached
-        reach = {m: Spread([first_reaching(c, target) or float("nan") for c in curves[m]]) for m in MODELS}
-        rows = []
-        for m in MODELS:
-            s = summaries[m]
-            rows.append(
-                [
-                    LABELS[m],
-                    f"{s[0]['parameters']:,}",
-                    f"{Spread([x['step'] for x in s]).mean:,.0f}",
-                    f"{Spread([x['train_seconds'] / 60 for x in s]).mean:.1f}",
-                    f"{Spread([x['tokens_per_second'] for x in s]).mean:,.0f}",
-                    f"{Spread([max(c.y, default=0.0) for c in curves[m]]).mean:.1f}",
-                    "–" if math.isnan(reach[m].mean) else f"{reach[m].mean:.1f}",
-                    f"{bleu[m].mean:.1f} ± {ci[m]:.1f}",
-                ]
-            )
-        table = Table(
-            [
-                "model",
-                "parameters",
-                "updates",
-                "training minutes",
-                "tokens/s",
-                "best dev BLEU (greedy)",
-                f"minutes to dev BLEU {target:.1f}",
-                bleu_column(o.beam_size),
-            ],
-            rows,
-            caption=TEXT.format("caption", minutes=o.minutes, test=len(test), target=target),
-        )
-        figure = self._figure(curves)
-        summary = TEXT.format(
-            "summary",
-            minutes=o.minutes,
-            transformer=bleu[MODELS[1]].mean,
-            rnn=bleu[MODELS[0]].mean,
-            p=PValue(paired[0].p_value),
-        )
-        return Result(
-            summary=summary,
-            tables=[table],
-            figures=[figure],
-            setup=TEXT.paragraphs(
-                "setup",
-                train=count(data, "train"),
-                dev=count(data, "dev"),
-                test=len(test),
-                minutes=o.minutes,
-                dev_sentences=o.dev_sentences,
-                eval_every=o.eval_every,
-                beam_size=o.beam_size,
-                cpu_shares=cpu_shares(shares, ctx.threads),
-            ),
-            budget=TEXT.format("budget", minutes=o.minutes, seeds=ctx.seeds, plural="s" if ctx.seeds > 1 else ""),
-            data={
-                "test_bleu": {m: bleu[m].values for m in MODELS},
-                "p": paired[0].p_value,
-                "updates": {m: [x["step"] for x in summaries[m]] for m in MODELS},
-                "tokens_per_second": {m: [x["tokens_per_second"] for x in summaries[m]] for m in MODELS},
-                "threads": ctx.threads,
-                "beam_size": o.beam_size,
-                "minutes": o.minutes,
-                "cpu_share": shares,
-                "curves": {m: [[c.x, c.y] for c in curves[m]] for m in MODELS},
-            },
-        )
-
-    def _figure(self, curves):
-        plt = pyplot()
-        fig, ax = plt.subplots(figsize=(7.5, 4.3), dpi=110)
-        for m in MODELS:
-            draw_seeds(ax, curves[m], LABELS[m], color=COLORS[m])
-        ax.set_xlabel("training minutes on this CPU (updates only; evaluations not counted)")
-        ax.set_ylabel("dev BLEU (greedy)")
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=9, loc="lower right")
-        seeds = self.context.seeds
-        ax.set_title(
-            f"English->German gettext: dev BLEU against CPU minutes ({seeds} seed"
-            f"{'s' if seeds > 1 else ''}, {self.context.threads} threads)",
-            fontsize=10,
-        )
-        return save_figure(fig, self.context.figure("bleu-by-minute")), TEXT.format("figure")
-
-    @staticmethod
-    def judge(data: dict) -> tuple[list[Finding], list[Phrase]]:
-        """The one finding, test BLEU after equal minutes on this CPU's threads, is a proxy: the
-        claim rests on a GPU's parallelism, so no finding here is core and the page decides
-        nothing (its verdict is undecided). Observed: updates and tokens a second, and how much
-        each model's dev BLEU still rose in its last interval."""
-        rnn, transformer = (Spread(data["test_bleu"][m]).mean for m in MODELS)
-        p = data["p"]
-        column = bleu_column(data["beam_size"])
-        sure = p is not None and p < ALPHA
-        ahead = transformer > rnn
-        finding = Finding(
-            ahead if sure else None,
-            TEXT.phrase(
-                "bleu.start",
-                minutes=data["minutes"],
-                transformer=transformer,
-                rnn=rnn,
-                p=PValue(1.0 if p is None else p),
-            )
-            + TEXT.phrase("bleu.transformer" if sure and ahead else "bleu.rnn" if sure else "bleu.cannot_tell")
-            + TEXT.phrase("bleu.proxy"),
-            core=False,
-            reason=Phrase() if sure else TEXT.phrase("bleu.reason"),
-            evidence=evidence_of(
-                [((LABELS[MODELS[1]],), column), ((LABELS[MODELS[0]],), column)],
-                (transformer, rnn),
-                ("above" if ahead else "below") if sure else "",
-            ),
-        )
-        updates = {m: Spread(data["updates"][m]).mean for m in MODELS}
-        speed = {m: Spread(data["tokens_per_second"][m]).mean for m in MODELS}
-        observations = [
-            TEXT.phrase(
-                "speed",
-                threads=data["threads"],
-                rnn_updates=updates[MODELS[0]],
-                rnn_speed=speed[MODELS[0]],
-                transformer_updates=updates[MODELS[1]],
-                transformer_speed=speed[MODELS[1]],
-            )
-        ]
-        last = {m: data["curves"][m][0][1][-2:] for m in MODELS if data.get("curves", {}).get(m)}
-        if len(last) == len(MODELS) and all(len(v) == 2 for v in last.values()):
-            observations.append(
-                TEXT.phrase(
-                    "rising",
-                    rnn_before=last[MODELS[0]][0],
-                    rnn_after=last[MODELS[0]][1],
-                    transformer_before=last[MODELS[1]][0],
-                    transformer_after=last[MODELS[1]][1],
-                )
-            )
-        return [finding], observations
+def measured(speed: dict | None) -> bool:
+    """Whether timed runs were made and each model has at least one at each thread count."""
+    return bool(speed) and all(speed[a][str(t)]["tokens_per_second"] for a in ARMS for t in THREADS)
