@@ -92,7 +92,9 @@ class AttentionPooling(Reproduction):
         arms = [
             (p, "han", [f"model.pooling={p}", *(["model.attention_size=0"] if p == "mean" else [])]) for p in POOLINGS
         ]
-        runs, records = fit_seeds(ctx, arms, data, step_budget(o.steps, o.eval_every, o.dev_docs, o), o.steps)
+        # fp32: train.precision auto times each run's model at start and might choose per seed or CPU
+        settings = [*step_budget(o.steps, o.eval_every, o.dev_docs, o), "train.precision=fp32"]
+        runs, records = fit_seeds(ctx, arms, data, settings, o.steps)
         accuracy = {p: {r: [] for r in ranges} for p in POOLINGS}  # pooling -> range -> % per seed
         on_key = {r: [] for r in ranges}  # the attention runs' mean weight on the deciding sentence, per seed
         # pooling -> range -> % of the reviews with a verdict labelled neutral, per seed (the verdict unseen)
