@@ -13,6 +13,7 @@ from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, write_folder
+from .plots import draw_seed_dots
 from .spread import Spread, better_finding, permuted
 from .texts import texts
 from .training import PlateauOptions, fit_seeds, step_budget
@@ -175,16 +176,11 @@ class AttentionPooling(Reproduction):
     def _figure(self, accuracy, ranges):
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-        for j, pooling in enumerate(POOLINGS):
-            for i, r in enumerate(ranges):
-                values = accuracy[pooling][r]
-                x = i + (j - 0.5) * 0.3
-                ax.scatter(
-                    [x] * len(values), values, color=COLORS[pooling], alpha=0.7, label=pooling if i == 0 else None
-                )
-                ax.plot([x - 0.1, x + 0.1], [Spread(values).mean] * 2, color=COLORS[pooling])
-        ax.set_xticks(
-            range(len(ranges)), [f"{r} sentences" + (" (trained)" if i == 0 else "") for i, r in enumerate(ranges)]
+        draw_seed_dots(
+            ax,
+            [f"{r} sentences" + (" (trained)" if i == 0 else "") for i, r in enumerate(ranges)],
+            {p: [accuracy[p][r] for r in ranges] for p in POOLINGS},
+            COLORS,
         )
         ax.set_ylabel("test accuracy (%), one dot per seed")
         ax.set_ylim(-2, 102)

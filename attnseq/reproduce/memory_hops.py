@@ -11,6 +11,7 @@ from ..eval.metrics import exact_match
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import counts, read_split, write_folder
+from .plots import draw_seed_dots
 from .significance import alike
 from .spread import Spread, alike_reason, better_finding, comparison, equivalence_phrase, evidence_of
 from .texts import texts
@@ -110,15 +111,12 @@ class MemoryHops(Reproduction):
     def _figure(self, exact):
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-        for j, hops in enumerate(HOPS):
-            for i, kind in enumerate(KINDS):
-                values = exact[str(hops)][kind]
-                x = i + (j - 0.5) * 0.3
-                ax.scatter(
-                    [x] * len(values), values, color=COLORS[hops], alpha=0.7, label=arm(hops) if i == 0 else None
-                )
-                ax.plot([x - 0.1, x + 0.1], [Spread(values).mean] * 2, color=COLORS[hops])
-        ax.set_xticks(range(len(KINDS)), ["one supporting fact (single)", "two supporting facts (two)"])
+        draw_seed_dots(
+            ax,
+            ["one supporting fact (single)", "two supporting facts (two)"],
+            {arm(hops): [exact[str(hops)][kind] for kind in KINDS] for hops in HOPS},
+            {arm(hops): COLORS[hops] for hops in HOPS},
+        )
         ax.set_ylabel("test exact match (%), one dot per seed")
         ax.set_ylim(-2, 102)
         ax.grid(alpha=0.3, axis="y")

@@ -50,6 +50,20 @@ def draw_seeds(
             ax.plot(xs, ys, linestyle=linestyle, color=line.get_color(), linewidth=0.8, alpha=0.6)
 
 
+def draw_seed_dots(ax, groups: Sequence[str], arms: dict[str, Sequence[Sequence[float]]], colors: dict) -> None:
+    """Each arm's values at each of ``groups`` (arms: label -> one list of values per group, a
+    value per seed or timed run) as dots side by side, the arms apart within a group, with a bar
+    at each list's mean; the groups as the x ticks, the arms in the legend."""
+    width = 0.6 / max(1, len(arms))
+    for j, (label, lists) in enumerate(arms.items()):
+        for i, values in enumerate(lists):
+            x = i + (j - (len(arms) - 1) / 2) * width
+            ax.scatter([x] * len(values), values, color=colors[label], alpha=0.7, label=label if i == 0 else None)
+            if values:
+                ax.plot([x - width / 3, x + width / 3], [float(np.mean(values))] * 2, color=colors[label])
+    ax.set_xticks(range(len(groups)), list(groups))
+
+
 def dev_exact_match_figure(
     path,
     curves: Sequence[Curve],

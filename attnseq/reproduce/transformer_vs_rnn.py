@@ -14,7 +14,7 @@ from ..schema import number
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, gettext, read_split
-from .plots import draw_seeds, seeds_note
+from .plots import draw_seed_dots, draw_seeds, seeds_note
 from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread, better_finding
@@ -263,18 +263,16 @@ class TransformerVsRnn(Reproduction):
     def _speed_figure(self, speed):
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6.5, 4.0), dpi=110)
-        for j, a in enumerate(ARMS):
-            for i, t in enumerate(THREADS):
-                values = speed[a][str(t)]["tokens_per_second"]
-                x = i + (j - 0.5) * 0.3
-                ax.scatter([x] * len(values), values, color=COLORS[a], alpha=0.7, label=LABELS[a] if i == 0 else None)
-                if values:
-                    ax.plot([x - 0.1, x + 0.1], [Spread(values).mean] * 2, color=COLORS[a])
-        ax.set_xticks(range(len(THREADS)), [f"{t} thread{'s' if t > 1 else ''}" for t in THREADS])
+        draw_seed_dots(
+            ax,
+            [f"{t} thread{'s' if t > 1 else ''}" for t in THREADS],
+            {LABELS[a]: [speed[a][str(t)]["tokens_per_second"] for t in THREADS] for a in ARMS},
+            {LABELS[a]: COLORS[a] for a in ARMS},
+        )
         ax.set_ylabel("target tokens a second, one dot per timed run")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="best")
         ax.set_title("Training speed on this CPU by threads (second half of each timed run)", fontsize=10)
         return save_figure(fig, self.context.figure("threads")), TEXT.format("speed_figure")
 
