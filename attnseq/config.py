@@ -236,7 +236,8 @@ class TrainConfig:
     # metric beats the one that last renewed it by more than min_delta (in the metric's units:
     # exact match a fraction, BLEU points), or, the metric no lower, its dev loss is lower than
     # that one's by more than the fraction min_loss_delta (and by more than 1e-4 nats a token:
-    # train.loop.LOSS_FLOOR); both 0: any new best renews it
+    # train.loop.LOSS_FLOOR), save where the metric is at its highest (exact match 100%: there
+    # a falling loss only makes the model surer of right outputs); both 0: any new best renews it
     min_delta: float = number(0.0, 0.0)
     min_loss_delta: float = number(0.0, 0.0, 1.0)
     # keep the weights of the last N evaluations in RUN/checkpoints/ (what attnseq average

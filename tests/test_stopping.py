@@ -734,4 +734,19 @@ def test_a_tiny_loss_shrinking_by_a_steady_fraction_does_not_renew_the_patience(
 
     assert patience_renewal(1.0, 0.05, 1.0, 0.06, 0.005, 0.02) == "loss"
     assert patience_renewal(1.0, 0.9e-5, 1.0, 1e-5, 0.005, 0.02) is None
-    assert patience_renewal(1.0, 1e-3, 1.0, 1e-3 + 2 * LOSS_FLOOR, 0.005, 0.02) == "loss"
+    assert patience_renewal(0.99, 1e-3, 0.99, 1e-3 + 2 * LOSS_FLOOR, 0.005, 0.02) == "loss"
+
+
+@pytest.mark.parametrize(
+    ("metric", "top", "below"), [("exact_match", 1.0, 0.98), ("bleu", 100.00000000000004, 97.0), ("chrf", 100.0, 99.0)]
+)
+def test_at_the_metrics_ceiling_a_falling_loss_renews_nothing(metric, top, below):
+    """The NTM's copy at 100% dev exact match from update 1,250 shrank its dev loss 0.23 -> 0.0016
+    by a steady fraction to its cap of 6,000, each fall above the floor: at the metric's ceiling
+    the loss clause renews nothing, below it the clause holds, and the loss (no ceiling) keeps it."""
+    from attnseq.train.loop import at_ceiling, patience_renewal
+
+    assert at_ceiling(top, metric) and not at_ceiling(below, metric) and not at_ceiling(-0.001, "loss")
+    assert patience_renewal(top, 0.0016, top, 0.0022, 0.005, 0.02, at_ceiling(top, metric)) is None
+    assert patience_renewal(below, 0.0016, below, 0.0022, 0.005, 0.02, at_ceiling(below, metric)) == "loss"
+    assert patience_renewal(top, 0.1, 0.5 * top, 0.2, 0.005, 0.02, True) == "metric"  # reaching it renews

@@ -182,7 +182,7 @@ def replay_plateau(run_dir: str | Path) -> tuple[str, bool, bool]:
     """how_it_ended's ``why`` and ``by_loss``, and whether the rule's evaluations without a
     renewal were all in by the run's last one (``settled``: the rule ended the run there, whatever
     else stopped it at the same update)."""
-    from ..train.loop import patience_renewal, selection_score
+    from ..train.loop import at_ceiling, patience_renewal, selection_score
 
     records = read_metrics(run_dir)
     start = next((r for r in records if r.get("type") == "start"), {})
@@ -205,7 +205,13 @@ def replay_plateau(run_dir: str | Path) -> tuple[str, bool, bool]:
         score, loss = selection_score(record, metric), record.get("dev_loss")
         if train.min_delta or train.min_loss_delta:  # the trainer's own rule, which says which clause
             renewal = patience_renewal(
-                score, loss, ref and ref[0], ref and ref[1], train.min_delta, train.min_loss_delta
+                score,
+                loss,
+                ref and ref[0],
+                ref and ref[1],
+                train.min_delta,
+                train.min_loss_delta,
+                at_ceiling(score, metric),
             )
         elif record.get("best"):  # no plateau rule: a new best renews the patience
             renewal = "first" if ref is None else "metric"

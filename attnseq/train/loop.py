@@ -79,6 +79,7 @@ __all__ = [
     "TrainingDiverged",
     "evaluation_record",
     "patience_renewal",
+    "at_ceiling",
     "selection_metric",
     "selection_score",
 ]
@@ -146,6 +147,18 @@ def evaluation_record(
 LOSS_FLOOR = 1e-4
 
 
+# The highest value of each dev metric train.select_by can name (exact match and token accuracy
+# as fractions, BLEU and chrF in points); the loss has none.
+CEILINGS = {"exact_match": 1.0, "token_accuracy": 1.0, "bleu": 100.0, "chrf": 100.0}
+
+
+def at_ceiling(score: float, select_by: str) -> bool:
+    """Whether ``score`` of the dev metric ``select_by`` is at the highest it can be (sacrebleu's
+    100 may come out a hair above or below it)."""
+    ceiling = CEILINGS.get(select_by)
+    return ceiling is not None and score >= ceiling - 1e-9 * ceiling
+
+
 def patience_renewal(
     score: float,
     loss: float | None,
@@ -153,19 +166,25 @@ def patience_renewal(
     ref_loss: float | None,
     min_delta: float,
     min_loss_delta: float,
+    ceiling: bool = False,
 ) -> str | None:
     """The plateau rule (train.min_delta, train.min_loss_delta): whether an evaluation of
     ``score`` (higher is better) and dev ``loss`` renews the patience against the evaluation that
     last renewed it (``ref_score``, ``ref_loss``; None: none yet, so it does), and by which clause:
     "first" (none before it), "metric" (its score is higher by more than ``min_delta``) or "loss"
     (its score no lower, its loss lower by more than the fraction ``min_loss_delta`` of that
-    one's and by more than LOSS_FLOOR); None when it does not."""
+    one's and by more than LOSS_FLOOR); None when it does not. The loss clause is for a metric
+    that has not moved yet while the model learns; with the score at its ``ceiling`` (every dev
+    output right: at_ceiling) there is nothing left for it to show, and a model sure of right
+    outputs goes on shrinking its loss by a steady fraction for as long as it trains, so the loss
+    renews nothing there."""
     if ref_score is None:
         return "first"
     if score > ref_score + min_delta:
         return "metric"
     if (
         min_loss_delta > 0
+        and not ceiling
         and score >= ref_score
         and loss is not None
         and ref_loss is not None
@@ -694,7 +713,13 @@ class EpochLoop:
             if tc.min_delta or tc.min_loss_delta:
                 renewed = (
                     patience_renewal(
-                        score, record.get("dev_loss"), p.plateau_score, p.plateau_loss, tc.min_delta, tc.min_loss_delta
+                        score,
+                        record.get("dev_loss"),
+                        p.plateau_score,
+                        p.plateau_loss,
+                        tc.min_delta,
+                        tc.min_loss_delta,
+                        at_ceiling(score, self.select_by),
                     )
                     is not None
                 )
