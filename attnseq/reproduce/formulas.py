@@ -15,7 +15,7 @@ from .datasets import count, read_split
 from .plots import dev_exact_match_figure, seeds_note
 from .spread import Spread, bar_finding
 from .texts import texts
-from .training import PlateauOptions, curve, first_reaching, fit_seeds, step_budget
+from .training import PlateauOptions, curve, first_reaching, fit_seeds, parameters, step_budget
 from .wording import Phrase
 
 MIN_STRIP_TOKENS = 4  # the shortest formula (tokens) drawn as a strip
@@ -82,7 +82,6 @@ class Formulas(Reproduction):
             metrics = model.evaluate(test)
             timed = curve(run_dir, "dev_exact_match", "minutes")
             curves.append(curve(run_dir, "dev_exact_match"))
-            start = next(r for r in read_records(run_dir) if r.get("type") == "start")
             last = [r for r in read_records(run_dir) if r.get("type") == "eval"][-1]
             found[str(seed)] = {
                 "exact_match": metrics["exact_match"],
@@ -93,7 +92,7 @@ class Formulas(Reproduction):
                 "steps": next(r.trained for r in records if r.seed == seed),
                 "minutes": last.get("train_seconds", 0.0) / 60,
                 "minutes_to_bar": first_reaching(timed, o.bar),
-                "parameters": start["parameters"],
+                "parameters": parameters(run_dir),
             }
         column = {k: Spread([f[k] for f in found.values()]) for k in ("exact_match", "token_accuracy", "monotonic")}
         every = Spread([f["monotonic_every_token"] for f in found.values()])

@@ -141,6 +141,11 @@ def run_records(
     ]
 
 
+def parameters(run_dir: str | Path) -> int:
+    """A trained run's parameters, from its metrics log's start record."""
+    return next(r["parameters"] for r in read_metrics(run_dir) if r.get("type") == "start")
+
+
 def record_of(label: str, seed: int, steps: int, cap: int, run_dir: str | Path, core: bool = True) -> RunRecord:
     """How one run ended: converged when it stopped before its ``cap`` of updates, or when its
     last evaluation, at the cap, was the one at which the plateau rule would have ended it anyway

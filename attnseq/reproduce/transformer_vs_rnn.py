@@ -19,7 +19,7 @@ from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread, better_finding
 from .texts import texts
-from .training import PlateauOptions, curve, fit_preset, fit_seeds, step_budget
+from .training import PlateauOptions, curve, fit_preset, fit_seeds, parameters, step_budget
 from .wording import Phrase, PValue
 
 ARMS = ("rnn", "transformer")  # the baseline first
@@ -61,11 +61,6 @@ def timed_half(run_dir: Path, threads: int) -> tuple[float, float] | None:
     wall = end["wall_seconds"] - half["wall_seconds"]
     cpu = end["cpu_seconds"] - half["cpu_seconds"]
     return end["tokens_per_second"], (cpu / (wall * threads) if wall > 0 else 0.0)
-
-
-def parameters(run_dir: Path) -> int:
-    """The trained model's parameters, from its metrics log's start record."""
-    return next(r["parameters"] for r in read_metrics(run_dir) if r.get("type") == "start")
 
 
 @REPRODUCTIONS.register("transformer-vs-rnn", options=TransformerVsRnnOptions)
