@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import random
 import re
 import shutil
@@ -1025,19 +1026,22 @@ def test_reproduce_all_takes_no_name_or_options_of_one(tmp_path, capsys):
     assert not (tmp_path / "out").exists()  # nothing trained, nothing written
 
 
-def test_jobs_go_with_all_and_share_the_cores_out(tmp_path, capsys, monkeypatch):
-    """--jobs without --all, or more threads than cores in all, are refused before anything runs;
-    --jobs J alone gives each process the cores / J."""
-    import os
-
+def test_jobs_share_the_cores_out(tmp_path, capsys, monkeypatch):
+    """--jobs with a range of seeds (it cuts them itself), or more threads than cores in all, are
+    refused before anything runs; --jobs J alone gives each process the cores / J."""
     import attnseq.reproduce.runner as runner
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert main(["reproduce", "placement", "--jobs", "2"]) == 2
+    assert main(["reproduce", "placement", "--jobs", "2", "--seeds", "1-2"]) == 2
     assert main(["reproduce", "--all", "--jobs", "2", "--threads", "2", "--out", str(tmp_path / "out")]) == 2
     assert main(["reproduce", "--all", "--jobs", "0", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 3 and "goes with --all" in err[0] and "give --threads 1" in err[1] and "at least 1" in err[2]
+    assert (
+        len(err) == 3
+        and "cuts the seeds into ranges itself" in err[0]
+        and "give --threads 1" in err[1]
+        and "at least 1" in err[2]
+    )
     assert not (tmp_path / "out").exists()
     calls = []
     monkeypatch.setattr(
@@ -1152,6 +1156,33 @@ def test_a_page_split_by_seed_over_processes_reads_back_as_one_run(tmp_path):
     one, two = (json.loads(p.with_suffix(".json").read_text(encoding="utf-8")) for p in (whole, together))
     assert two["data"] == one["data"] and two["findings"] == one["findings"] and two["seeds"] == 2
     assert "first_seed" not in two and "| seeds | 2 (1, 2) |" in together.read_text(encoding="utf-8")
+    # reproduce NAME --jobs 2 does the same in one command: a process per range of seeds, then the read
+    command = ["reproduce", name, "--jobs", "2", "--threads", "1", "--seeds", "2", "--out", str(tmp_path / "jobs")]
+    command += ["--runs", str(tmp_path / "runs-jobs"), "--budget-minutes", f"{minutes:g}"]
+    command += [w for setting in tiny_settings(name, tmp_path) for w in ("--set", setting)]
+    if (os.cpu_count() or 1) < 2:  # two processes of a thread each would share one core: refused
+        assert main(command) == 2
+        return
+    assert main(command) == 0
+    three = json.loads((tmp_path / "jobs" / f"{name}.json").read_text(encoding="utf-8"))
+    assert three["data"] == one["data"] and three["findings"] == one["findings"]
+    assert sorted(p.name for p in (tmp_path / "runs-jobs").glob("part-*")) == [
+        "part-1-1",
+        "part-1-1.log",
+        "part-2-2",
+        "part-2-2.log",
+    ]
+
+
+def test_seed_parts_cut_the_seeds_into_contiguous_ranges():
+    from attnseq.reproduce.runner import seed_parts
+
+    assert seed_parts(5, 2) == [(1, 3), (4, 5)] and seed_parts(6, 2) == [(1, 3), (4, 6)]
+    assert seed_parts(2, 3) == [(1, 1), (2, 2)] and seed_parts(7, 3) == [(1, 3), (4, 5), (6, 7)]
+    for seeds in range(1, 12):
+        for jobs in range(1, 5):
+            parts = seed_parts(seeds, jobs)
+            assert [s for a, b in parts for s in range(a, b + 1)] == list(range(1, seeds + 1))
 
 
 @pytest.mark.parametrize("text", ["2-1", "0-3", "0", "a", "1-b", "-3", ""])

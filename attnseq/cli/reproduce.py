@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         metavar="J",
-        help="with --all: run J reproductions at a time, each in its own process",
+        help="run J processes at a time, a core each: with --all, J reproductions; with NAME, its seeds "
+        "cut into J ranges trained side by side, then read together into the page",
     )
     parser.add_argument(
         "--budget-minutes",
@@ -86,8 +87,6 @@ def run(args: argparse.Namespace) -> None:
             f"reproduce: --threads must be 1 to {MAX_THREADS:,}, got {args.threads} (the cores, "
             f"{os.cpu_count() or 1} here, are the most that helps)"
         )
-    if args.jobs > 1 and not args.all:
-        raise UserError("reproduce --jobs runs several reproductions at once: it goes with --all")
     if args.all:
         run_all(args)
         return
@@ -95,6 +94,9 @@ def run(args: argparse.Namespace) -> None:
         raise UserError("reproduce: give a NAME (attnseq reproduce --list shows them)")
     command = " ".join(["attnseq reproduce", args.name, *given_options(args.parser, args, skip=WHERE)])
     first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (None, None)
+    if args.jobs > 1:
+        split_seeds(args, seeds, command)
+        return
     page = reproduce(
         args.name,
         args.out,
@@ -107,6 +109,60 @@ def run(args: argparse.Namespace) -> None:
         command=command,
         overwrite=args.overwrite,
         resume=args.resume,
+    )
+    print(page)
+
+
+def split_seeds(args: argparse.Namespace, seeds: int | None, command: str) -> None:
+    """``reproduce NAME --jobs J``: the page's seeds cut into J ranges, each trained by its own
+    process into the one runs folder (runner.train_seed_parts), then all of them read with
+    --resume into the page, which then does what a part may not (timed runs) on the machine
+    the parts have left."""
+    from ..reproduce import REPRODUCTIONS, reproduce
+    from ..reproduce.page import check_page
+    from ..reproduce.runner import DEFAULT_RUNS, seed_parts, train_seed_parts
+
+    if "-" in (args.seeds or ""):
+        raise UserError(
+            f"reproduce --jobs {args.jobs} cuts the seeds into ranges itself: give --seeds K, not {args.seeds}"
+        )
+    seeds = seeds or REPRODUCTIONS.get(args.name, "reproduce").default_seeds
+    jobs = min(args.jobs, seeds)
+    cores = os.cpu_count() or 1
+    threads = args.threads or max(1, cores // jobs)
+    if jobs * threads > cores:
+        raise UserError(
+            f"reproduce {args.name} --jobs {jobs} --threads {threads}: {jobs * threads} threads on {cores} cores "
+            f"would slow every run; give --threads {max(1, cores // jobs)}"
+        )
+    out = Path(args.out)
+    check_page(out, args.name, args.overwrite or args.resume)  # before anything trains
+    runs = Path(args.runs) if args.runs else DEFAULT_RUNS / args.name
+    words = [
+        "--threads",
+        str(threads),
+        *(["--budget-minutes", f"{args.budget_minutes:g}"] if args.budget_minutes is not None else []),
+        *[w for s in args.set or [] for w in ("--set", s)],
+        *(["--resume"] if args.resume else []),
+    ]
+    failed = train_seed_parts(args.name, words, seed_parts(seeds, jobs), runs)
+    if failed:
+        raise UserError(
+            f"reproduce {args.name} --jobs {jobs}: seeds "
+            + "; ".join(f"{part}: {why}" for part, why in failed.items())
+            + f" (the runs done are kept in {runs}: --resume continues them)"
+        )
+    page = reproduce(
+        args.name,
+        out,
+        runs,
+        budget_minutes=args.budget_minutes,
+        seeds=seeds,
+        threads=threads,
+        settings=args.set or [],
+        command=command,
+        overwrite=args.overwrite,
+        resume=True,
     )
     print(page)
 

@@ -210,6 +210,56 @@ def reproduce_in_processes(
     return failed
 
 
+def seed_parts(seeds: int, jobs: int) -> list[tuple[int, int]]:
+    """Seeds 1 .. ``seeds`` cut into ``jobs`` contiguous ranges (FIRST, LAST), the first ones
+    the longer: 5 over 2 -> (1, 3), (4, 5)."""
+    size, extra = divmod(seeds, jobs)
+    parts, first = [], 1
+    for j in range(jobs):
+        last = first + size - 1 + (j < extra)
+        parts.append((first, last))
+        first = last + 1
+    return [p for p in parts if p[0] <= p[1]]
+
+
+def train_seed_parts(
+    name: str, words: Sequence[str], parts: Sequence[tuple[int, int]], runs_dir: Path, wait: float = 900.0
+) -> dict[str, str]:
+    """``attnseq reproduce NAME --seeds FIRST-LAST WORDS`` for each of ``parts`` at once, each in
+    its own process training its seeds into ``runs_dir``, writing its part's page into a folder
+    of its own there and its messages into ``part-FIRST-LAST.log``; each one starts once the one before has made its first run folder
+    (its data written: the parts share it), or after ``wait`` seconds. Returns {part: why} of
+    those that failed (the last line each wrote to stderr)."""
+    failed: dict[str, str] = {}
+    processes = []
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for first, last in parts:
+        part = f"{first}-{last}"
+        before = {p.name for p in runs_dir.iterdir()}
+        command = [sys.executable, "-m", "attnseq.cli", "-q", "reproduce", name, "--seeds", part, *words]
+        command += ["--runs", str(runs_dir), "--out", str(runs_dir / f"part-{part}"), "--overwrite"]
+        log.info("reproduce %s: seeds %s started", name, part)
+        err = runs_dir / f"part-{part}.log"  # its messages (a pipe could fill and stall it)
+        with open(err, "w", encoding="utf-8") as stream:
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stream)
+        processes.append((part, process, err))
+        clock = time.perf_counter()
+        while process.poll() is None and time.perf_counter() - clock < wait:
+            if any("seed" in p.name and p.name not in before for p in runs_dir.iterdir()):
+                break
+            time.sleep(1.0)
+    for part, process, err in processes:
+        process.wait()
+        if process.returncode:
+            text = err.read_text(encoding="utf-8", errors="replace")
+            lines = text.strip().splitlines() or [f"exit status {process.returncode}"]
+            failed[part] = lines[-1]
+            log.warning("reproduce %s: seeds %s failed: %s", name, part, lines[-1])
+        else:
+            log.info("reproduce %s: seeds %s done", name, part)
+    return failed
+
+
 def listing() -> list[tuple[str, str, str]]:
     """(name, title, default budget) of every reproduction."""
     rows = []
