@@ -414,7 +414,7 @@ def test_every_claim_of_the_issue_is_registered_and_listed(capsys):
     printed = capsys.readouterr().out
     for name in NAMES:
         assert name in printed
-    assert "epochs 10" in printed and "steps 15000" in printed  # each one's default budget
+    assert "epochs 10" in printed and "steps 20000" in printed  # each one's default budget
 
 
 def test_nadaraya_watson_page_figures_and_index(tmp_path):
@@ -462,7 +462,7 @@ def test_budget_minutes_scale_only_the_budget_fields():
     doubled = scale_budget(options, 2.0)
     assert doubled.steps == 2 * options.steps and doubled.hidden_size == 64 == options.hidden_size
     assert scale_budget(options, 1e-9).steps == 1  # never below one update
-    assert scale_budget(options_of("formulas"), 0.5).steps == 7500
+    assert scale_budget(options_of("formulas"), 0.5).steps == 10_000
 
 
 def test_bad_options_and_names_are_one_line_errors(tmp_path, capsys):
