@@ -12,7 +12,7 @@ from ..runs import read_metrics as read_records
 from ..schema import number
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, read_split
-from .plots import dev_exact_match_figure, seeds_note
+from .plots import dev_exact_match_figure
 from .spread import Spread, bar_finding
 from .texts import texts
 from .training import PlateauOptions, curve, first_reaching, fit_seeds, parameters, step_budget
@@ -233,7 +233,7 @@ class Formulas(Reproduction):
             curves,
             LABEL,
             self.options.bar,
-            f"Formulas from their pictures: dev exact match by update ({seeds_note(self.context.seeds)})",
+            f"Formulas from their pictures: dev exact match by update ({self.context.seeds} seeds)",
             "updates (batches of 32 formulas)",
         )
         return path, TEXT.format("figure.curve")

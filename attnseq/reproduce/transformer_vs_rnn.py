@@ -14,7 +14,7 @@ from ..schema import number
 from ..viz import pyplot, save_figure
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, gettext, read_split
-from .plots import draw_seed_dots, draw_seeds, seeds_note
+from .plots import draw_seed_dots, draw_seeds
 from .scoring import paired_bleu, translate
 from .significance import ALPHA
 from .spread import Spread, better_finding
@@ -252,7 +252,7 @@ class TransformerVsRnn(Reproduction):
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=9, loc="lower right")
-        ax.set_title(f"English->German gettext: dev BLEU by update ({seeds_note(self.context.seeds)})", fontsize=10)
+        ax.set_title(f"English->German gettext: dev BLEU by update ({self.context.seeds} seeds)", fontsize=10)
         return save_figure(fig, self.context.figure("curves")), TEXT.format("figure")
 
     def _speed_figure(self, speed):
