@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -226,8 +227,8 @@ def train_seed_parts(
     name: str, words: Sequence[str], parts: Sequence[tuple[int, int]], runs_dir: Path, wait: float = 900.0
 ) -> dict[str, str]:
     """``attnseq reproduce NAME --seeds FIRST-LAST WORDS`` for each of ``parts`` at once, each in
-    its own process training its seeds into ``runs_dir``, writing its part's page into a folder
-    of its own there and its messages into ``part-FIRST-LAST.log``; each one starts once the one before has made its first run folder
+    its own process training its seeds into ``runs_dir`` and writing its part's page into a
+    folder of its own there; each one starts once the one before has made its first run folder
     (its data written: the parts share it), or after ``wait`` seconds. Returns {part: why} of
     those that failed (the last line each wrote to stderr)."""
     failed: dict[str, str] = {}
@@ -239,9 +240,8 @@ def train_seed_parts(
         command = [sys.executable, "-m", "attnseq.cli", "-q", "reproduce", name, "--seeds", part, *words]
         command += ["--runs", str(runs_dir), "--out", str(runs_dir / f"part-{part}"), "--overwrite"]
         log.info("reproduce %s: seeds %s started", name, part)
-        err = runs_dir / f"part-{part}.log"  # its messages (a pipe could fill and stall it)
-        with open(err, "w", encoding="utf-8") as stream:
-            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stream)
+        err = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # not a pipe: it could fill
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
         processes.append((part, process, err))
         clock = time.perf_counter()
         while process.poll() is None and time.perf_counter() - clock < wait:
@@ -250,8 +250,10 @@ def train_seed_parts(
             time.sleep(1.0)
     for part, process, err in processes:
         process.wait()
+        err.seek(0)
+        text = err.read()
+        err.close()
         if process.returncode:
-            text = err.read_text(encoding="utf-8", errors="replace")
             lines = text.strip().splitlines() or [f"exit status {process.returncode}"]
             failed[part] = lines[-1]
             log.warning("reproduce %s: seeds %s failed: %s", name, part, lines[-1])
