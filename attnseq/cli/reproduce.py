@@ -113,6 +113,20 @@ def run(args: argparse.Namespace) -> None:
     print(page)
 
 
+def shared_threads(what: str, jobs: int, threads: int | None) -> int:
+    """The threads of each of ``jobs`` processes at once: ``threads`` as given, else the cores
+    shared out (THREADS for one process); a UserError where they would ask for more threads than
+    the machine has cores."""
+    cores = os.cpu_count() or 1
+    threads = threads or (max(1, cores // jobs) if jobs > 1 else THREADS)
+    if jobs * threads > cores:
+        raise UserError(
+            f"reproduce {what} --jobs {jobs} --threads {threads}: {jobs * threads} threads on {cores} cores "
+            f"would slow every run; give --threads {max(1, cores // jobs)}"
+        )
+    return threads
+
+
 def split_seeds(args: argparse.Namespace, seeds: int | None, command: str) -> None:
     """``reproduce NAME --jobs J``: the page's seeds cut into J ranges, each trained by its own
     process into the one runs folder (runner.train_seed_parts), then all of them read with
@@ -128,13 +142,7 @@ def split_seeds(args: argparse.Namespace, seeds: int | None, command: str) -> No
         )
     seeds = seeds or REPRODUCTIONS.get(args.name, "reproduce").default_seeds
     jobs = min(args.jobs, seeds)
-    cores = os.cpu_count() or 1
-    threads = args.threads or max(1, cores // jobs)
-    if jobs * threads > cores:
-        raise UserError(
-            f"reproduce {args.name} --jobs {jobs} --threads {threads}: {jobs * threads} threads on {cores} cores "
-            f"would slow every run; give --threads {max(1, cores // jobs)}"
-        )
+    threads = shared_threads(args.name, jobs, args.threads)
     out = Path(args.out)
     check_page(out, args.name, args.overwrite or args.resume)  # before anything trains
     runs = Path(args.runs) if args.runs else DEFAULT_RUNS / args.name
@@ -183,14 +191,7 @@ def run_all(args: argparse.Namespace) -> None:
     first_seed, seeds = seed_range(args.seeds) if args.seeds is not None else (1, None)
     if first_seed != 1 or "-" in (args.seeds or ""):
         raise UserError(f"reproduce --all --seeds {args.seeds}: --all takes a count of seeds, K")
-    cores = os.cpu_count() or 1
-    threads = args.threads or (max(1, cores // args.jobs) if args.jobs > 1 else THREADS)
-    if args.jobs * threads > cores:
-        raise UserError(
-            f"reproduce --all --jobs {args.jobs} --threads {threads}: {args.jobs * threads} threads on "
-            f"{cores} cores would slow every run (and the budgets in minutes would train less); "
-            f"give --threads {max(1, cores // args.jobs)}"
-        )
+    threads = shared_threads("--all", args.jobs, args.threads)
     names = REPRODUCTIONS.names()
     for name in names:
         check_page(Path(args.out), name, args.overwrite or args.resume)

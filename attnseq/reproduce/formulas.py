@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runs import read_metrics as read_records
 from ..schema import number
 from .base import REPRODUCTIONS, Finding, Reproduction, Result, Table, budget
 from .datasets import count, read_split
@@ -82,7 +81,6 @@ class Formulas(Reproduction):
             metrics = model.evaluate(test)
             timed = curve(run_dir, "dev_exact_match", "minutes")
             curves.append(curve(run_dir, "dev_exact_match"))
-            last = [r for r in read_records(run_dir) if r.get("type") == "eval"][-1]
             found[str(seed)] = {
                 "exact_match": metrics["exact_match"],
                 "token_accuracy": metrics["token_accuracy"],
@@ -90,7 +88,7 @@ class Formulas(Reproduction):
                 "monotonic_every_token": monotonic_share(results, o.slack),  # the braces, ^ and _ counted too
                 "reach": reach(results, INKLESS),  # a stuck attention passes the monotonic share; not this
                 "steps": next(r.trained for r in records if r.seed == seed),
-                "minutes": last.get("train_seconds", 0.0) / 60,
+                "minutes": timed.x[-1],  # training minutes at its last evaluation
                 "minutes_to_bar": first_reaching(timed, o.bar),
                 "parameters": parameters(run_dir),
             }
