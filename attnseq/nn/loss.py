@@ -34,9 +34,9 @@ ROW_QUANTUM = 64  # under autocast the output layer's rows are padded to a multi
 IGNORED = -100  # the target of a padding row (F.cross_entropy's ignore_index)
 
 
-def rows_padded(x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rows_padded(x: torch.Tensor, target: torch.Tensor, force: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """(x, target) with zero rows and IGNORED targets added up to a multiple of ROW_QUANTUM rows,
-    under autocast only; else as they are. x (N, F), target (N,).
+    under autocast (or with ``force``) only; else as they are. x (N, F), target (N,).
 
     The output layer's rows are a batch's real target tokens, a different count almost every
     batch, and oneDNN's bfloat16 products create and cache a kernel and a packed copy of the
@@ -44,7 +44,7 @@ def rows_padded(x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, to
     new count (to gigabytes) and each new count paid the kernel's creation. Padded, a run meets a
     few shapes; the padding rows cost at most ROW_QUANTUM - 1 rows of the product and add nothing
     to the loss or the gradients."""
-    if not torch.is_autocast_enabled(x.device.type) or x.shape[0] % ROW_QUANTUM == 0:
+    if not (force or torch.is_autocast_enabled(x.device.type)) or x.shape[0] % ROW_QUANTUM == 0:
         return x, target
     extra = ROW_QUANTUM - x.shape[0] % ROW_QUANTUM
     return F.pad(x, (0, 0, 0, extra)), F.pad(target, (0, extra), value=IGNORED)
@@ -86,6 +86,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
                     grad_b += grad.sum(dim=0)
         ctx.grads = (grad_x, grad_w, grad_b)  # made here, used by backward alone: kept on ctx
         ctx.scaled_by = None  # the factor the saved gradients were scaled by in place
+        ctx.settings = 3
         return total.to(x.dtype)
 
     @staticmethod
@@ -99,7 +100,54 @@ class _LinearCrossEntropy(torch.autograd.Function):
         else:  # another backward through the same graph (retain_graph, gradcheck)
             factor = grad_output if ctx.scaled_by is None else grad_output / ctx.scaled_by
             grads = [None if g is None else g * factor for g in saved]
-        return (*grads, None, None, None)
+        return (*grads, *[None] * ctx.settings)  # none for the target and the settings
+
+
+class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
+    """The same loss under autocast to bfloat16: the logits of each chunk of rows from a bfloat16
+    product, their log-softmax, loss and gradient in float32 while the chunk is in cache, that
+    gradient kept in bfloat16 (N, V) for the gradients of x and weight, each one whole product
+    after the chunks (as autocast's own backward makes them). The plain computation materialises
+    the (N, V) logits in bfloat16, a float32 copy, its log-softmax and the gradient of each.
+    Rows are padded with zeros to a multiple of ROW_QUANTUM and chunks are multiples of it, so
+    the products meet a few shapes (see ``rows_padded``); padded rows add no loss or gradient."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, target, label_smoothing: float, chunk: int, dtype: torch.dtype):
+        # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
+        N, V = x.shape[0], weight.shape[0]
+        eps = float(label_smoothing)
+        with torch.autocast(x.device.type, enabled=False):
+            padded, target = rows_padded(x.to(dtype), target, force=True)  # (N', F), (N',)
+            low_w = weight.to(dtype)  # (V, F)
+            low_b = None if bias is None else bias.to(dtype)
+            grad_logits = padded.new_empty((padded.shape[0], V))  # (N', V) in dtype
+            grad_b = None if bias is None else torch.zeros(V, dtype=torch.float32, device=x.device)
+            total = torch.zeros((), dtype=torch.float64, device=x.device)
+            for lo in range(0, padded.shape[0], chunk):
+                xc, tc = padded[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
+                logits = xc @ low_w.t() if low_b is None else torch.addmm(low_b, xc, low_w.t())  # (n, V)
+                logp = torch.log_softmax(logits.float(), dim=1)  # (n, V) float32
+                del logits
+                real = tc != IGNORED  # (n,) padding rows are not
+                tc = tc.clamp(min=0)
+                nll = -logp.gather(1, tc[:, None]).squeeze(1)
+                loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
+                total += loss[real].sum(dtype=torch.float64)
+                grad = logp.exp_()  # (n, V): softmax - (1 - eps) onehot - eps / V
+                grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
+                if eps:
+                    grad.sub_(eps / V)
+                grad.mul_(real[:, None])
+                if grad_b is not None:
+                    grad_b += grad.sum(dim=0)
+                grad_logits[lo : lo + chunk] = grad
+            grad_x = (grad_logits @ low_w)[:N].to(x.dtype)  # (N, F)
+            grad_w = (grad_logits.t() @ padded).to(weight.dtype)  # (V, F)
+        ctx.grads = (grad_x, grad_w, None if bias is None else grad_b.to(bias.dtype))
+        ctx.scaled_by = None
+        ctx.settings = 4
+        return total.float()
 
 
 def linear_cross_entropy(
@@ -108,13 +156,21 @@ def linear_cross_entropy(
     """Summed cross-entropy of the logits ``x @ weight.T + bias`` against ``target``.
 
     x (N, F), weight (V, F), bias (V,) or None, target (N,).  Fused and chunked when gradients
-    are wanted in float32/float64; otherwise (inference, autocast) the plain computation.
+    are wanted in float32/float64 or under autocast to bfloat16 (its products in bfloat16, the
+    softmax in float32); otherwise (inference, autocast to float16) the plain computation.
     """
+    device = x.device.type
+    autocast = torch.is_autocast_enabled(device)
+    if torch.is_grad_enabled() and autocast and torch.get_autocast_dtype(device) == torch.bfloat16:
+        rows = CHUNK_BYTES // (weight.shape[0] * 4) // ROW_QUANTUM * ROW_QUANTUM  # float32 logits a chunk
+        return _LowPrecisionCrossEntropy.apply(
+            x, weight, bias, target, label_smoothing, max(rows, ROW_QUANTUM), torch.bfloat16
+        )
     fused = (
         torch.is_grad_enabled()
         and x.dtype in (torch.float32, torch.float64)
         and weight.dtype == x.dtype
-        and not torch.is_autocast_enabled(x.device.type)
+        and not autocast
     )
     if not fused:
         x, target = rows_padded(x, target)
