@@ -317,7 +317,7 @@ class TransformerVsRnn(Reproduction):
                 )
             else:
                 parallel = better_finding(
-                    what,
+                    what + TEXT.phrase("measured"),
                     "the Transformer",
                     up["transformer"],
                     "the RNN",
