@@ -117,33 +117,33 @@ class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
         # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
         N, V = x.shape[0], weight.shape[0]
         eps = float(label_smoothing)
-        with torch.autocast(x.device.type, enabled=False):
-            padded, target = rows_padded(x.to(dtype), target, force=True)  # (N', F), (N',)
-            low_w = weight.to(dtype)  # (V, F)
-            low_b = None if bias is None else bias.to(dtype)
-            grad_logits = padded.new_empty((padded.shape[0], V))  # (N', V) in dtype
-            grad_b = None if bias is None else torch.zeros(V, dtype=torch.float32, device=x.device)
-            total = torch.zeros((), dtype=torch.float64, device=x.device)
-            for lo in range(0, padded.shape[0], chunk):
-                xc, tc = padded[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
-                logits = xc @ low_w.t() if low_b is None else torch.addmm(low_b, xc, low_w.t())  # (n, V)
-                logp = torch.log_softmax(logits.float(), dim=1)  # (n, V) float32
-                del logits
-                real = tc != IGNORED  # (n,) padding rows are not
-                tc = tc.clamp(min=0)
-                nll = -logp.gather(1, tc[:, None]).squeeze(1)
-                loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
-                total += loss[real].sum(dtype=torch.float64)
-                grad = logp.exp_()  # (n, V): softmax - (1 - eps) onehot - eps / V
-                grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
-                if eps:
-                    grad.sub_(eps / V)
-                grad.mul_(real[:, None])
-                if grad_b is not None:
-                    grad_b += grad.sum(dim=0)
-                grad_logits[lo : lo + chunk] = grad
-            grad_x = (grad_logits @ low_w)[:N].to(x.dtype)  # (N, F)
-            grad_w = (grad_logits.t() @ padded).to(weight.dtype)  # (V, F)
+        # every operand is cast here, so autocast (on around this) changes no product's dtype
+        padded, target = rows_padded(x.to(dtype), target, force=True)  # (N', F), (N',)
+        low_w = weight.to(dtype)  # (V, F)
+        low_b = None if bias is None else bias.to(dtype)
+        grad_logits = padded.new_empty((padded.shape[0], V))  # (N', V) in dtype
+        grad_b = None if bias is None else torch.zeros(V, dtype=torch.float32, device=x.device)
+        total = torch.zeros((), dtype=torch.float64, device=x.device)
+        for lo in range(0, padded.shape[0], chunk):
+            xc, tc = padded[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
+            logits = xc @ low_w.t() if low_b is None else torch.addmm(low_b, xc, low_w.t())  # (n, V)
+            logp = torch.log_softmax(logits.float(), dim=1)  # (n, V) float32
+            del logits
+            real = tc != IGNORED  # (n,) padding rows are not
+            tc = tc.clamp(min=0)
+            nll = -logp.gather(1, tc[:, None]).squeeze(1)
+            loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
+            total += loss[real].sum(dtype=torch.float64)
+            grad = logp.exp_()  # (n, V): softmax - (1 - eps) onehot - eps / V
+            grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
+            if eps:
+                grad.sub_(eps / V)
+            grad.mul_(real[:, None])
+            if grad_b is not None:
+                grad_b += grad.sum(dim=0)
+            grad_logits[lo : lo + chunk] = grad
+        grad_x = (grad_logits @ low_w)[:N].to(x.dtype)  # (N, F)
+        grad_w = (grad_logits.t() @ padded).to(weight.dtype)  # (V, F)
         ctx.grads = (grad_x, grad_w, None if bias is None else grad_b.to(bias.dtype))
         ctx.scaled_by = None
         ctx.settings = 4
