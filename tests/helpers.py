@@ -439,3 +439,16 @@ def parsers(parser, path: str = "attnseq"):
         if isinstance(action, argparse._SubParsersAction):
             for name, subparser in action.choices.items():
                 yield from parsers(subparser, f"{path} {name}")
+
+
+def bf16_lstm_capped() -> str | None:
+    """Why autocast training cannot run here, or None: torch picks oneDNN's bfloat16 LSTM by the
+    CPU's flags, and oneDNN held to AVX2 (bench/isa.py's variables) on a bfloat16 CPU cannot make it."""
+    from attnseq import hardware
+
+    if hardware.kernel_cap() and {"avx512_bf16", "amx_bf16"} & hardware.cpu_flags():
+        return (
+            f"torch picks oneDNN's bfloat16 LSTM by the CPU's flags, and oneDNN held to AVX2 "
+            f"({hardware.kernel_cap()}) cannot make it"
+        )
+    return None

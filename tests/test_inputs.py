@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, TINY, reverse_pairs, sets, write_reverse_dir, write_tsv
+from helpers import ROOT, TINY, bf16_lstm_capped, reverse_pairs, sets, write_reverse_dir, write_tsv
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -188,11 +188,9 @@ def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(
 
     from attnseq import hardware
 
-    if expected is None and hardware.kernel_cap() and {"avx512_bf16", "amx_bf16"} & hardware.cpu_flags():
-        pytest.skip(
-            f"torch picks oneDNN's bfloat16 LSTM by the CPU's flags, and oneDNN held to AVX2 "
-            f"({hardware.kernel_cap()}) cannot make it; attnseq itself does not train in bf16 so"
-        )
+    capped = bf16_lstm_capped()
+    if expected is None and capped:
+        pytest.skip(f"{capped}; attnseq itself does not train in bf16 so")
 
     monkeypatch.setattr(hardware, "bf16_in_hardware", lambda device_type: in_hardware)
     monkeypatch.setattr(hardware, "cpu_matmul_rates", lambda: rates)

@@ -34,9 +34,9 @@ ROW_QUANTUM = 64  # under autocast the output layer's rows are padded to a multi
 IGNORED = -100  # the target of a padding row (F.cross_entropy's ignore_index)
 
 
-def rows_padded(x: torch.Tensor, target: torch.Tensor, force: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def rows_padded(x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(x, target) with zero rows and IGNORED targets added up to a multiple of ROW_QUANTUM rows,
-    under autocast (or with ``force``) only; else as they are. x (N, F), target (N,).
+    under autocast only; else as they are. x (N, F), target (N,).
 
     The output layer's rows are a batch's real target tokens, a different count almost every
     batch, and oneDNN's bfloat16 products create and cache a kernel and a packed copy of the
@@ -44,10 +44,29 @@ def rows_padded(x: torch.Tensor, target: torch.Tensor, force: bool = False) -> t
     new count (to gigabytes) and each new count paid the kernel's creation. Padded, a run meets a
     few shapes; the padding rows cost at most ROW_QUANTUM - 1 rows of the product and add nothing
     to the loss or the gradients."""
-    if not (force or torch.is_autocast_enabled(x.device.type)) or x.shape[0] % ROW_QUANTUM == 0:
+    if not torch.is_autocast_enabled(x.device.type) or x.shape[0] % ROW_QUANTUM == 0:
         return x, target
     extra = ROW_QUANTUM - x.shape[0] % ROW_QUANTUM
     return F.pad(x, (0, 0, 0, extra)), F.pad(target, (0, extra), value=IGNORED)
+
+
+def _chunk_loss(logp: torch.Tensor, target: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(summed smoothed cross-entropy in float64, d loss / d logits) of a chunk's log-softmax
+    ``logp`` (n, V) against ``target`` (n,); rows whose target is IGNORED add neither. The
+    gradient, softmax - (1 - eps) onehot - eps / V, is built in ``logp``'s memory."""
+    V = logp.shape[1]
+    real = target != IGNORED  # (n,)
+    target = target.clamp(min=0)
+    nll = -logp.gather(1, target[:, None]).squeeze(1)  # -log p(target)
+    loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
+    total = loss[real].sum(dtype=torch.float64)
+    grad = logp.exp_()  # (n, V)
+    grad.scatter_add_(1, target[:, None], grad.new_full((target.shape[0], 1), eps - 1.0))
+    if eps:
+        grad.sub_(eps / V)
+    if not bool(real.all()):
+        grad.mul_(real[:, None])
+    return total, grad
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -56,7 +75,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, target, label_smoothing: float, chunk: int):
         # x (N, F), weight (V, F), bias (V,) or None, target (N,) ids
-        N, V = x.shape[0], weight.shape[0]
+        N = x.shape[0]
         eps = float(label_smoothing)
         grad_x = torch.empty_like(x)  # (N, F)
         grad_w = torch.empty_like(weight)  # (V, F), the first chunk writes it
@@ -65,16 +84,9 @@ class _LinearCrossEntropy(torch.autograd.Function):
         for lo in range(0, N, chunk):
             xc, tc = x[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
             logits = xc @ weight.t() if bias is None else torch.addmm(bias, xc, weight.t())
-            logp = torch.log_softmax(logits, dim=1)  # (n, V), one fused pass
+            loss, grad = _chunk_loss(torch.log_softmax(logits, dim=1), tc, eps)  # (n, V): one fused pass
             del logits
-            nll = -logp.gather(1, tc[:, None]).squeeze(1)  # -log p(target)
-            loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
-            total += loss.sum(dtype=torch.float64)
-            # d loss / d logits = softmax - (1 - eps) onehot - eps / V, built in place
-            grad = logp.exp_()  # (n, V)
-            grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
-            if eps:
-                grad.sub_(eps / V)
+            total += loss
             torch.mm(grad, weight, out=grad_x[lo : lo + chunk])
             if lo == 0:  # no zero-filled (V, F) buffer: the first chunk's product is written in place
                 torch.mm(grad.t(), xc, out=grad_w)
@@ -86,7 +98,6 @@ class _LinearCrossEntropy(torch.autograd.Function):
                     grad_b += grad.sum(dim=0)
         ctx.grads = (grad_x, grad_w, grad_b)  # made here, used by backward alone: kept on ctx
         ctx.scaled_by = None  # the factor the saved gradients were scaled by in place
-        ctx.settings = 3
         return total.to(x.dtype)
 
     @staticmethod
@@ -100,7 +111,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         else:  # another backward through the same graph (retain_graph, gradcheck)
             factor = grad_output if ctx.scaled_by is None else grad_output / ctx.scaled_by
             grads = [None if g is None else g * factor for g in saved]
-        return (*grads, *[None] * ctx.settings)  # none for the target and the settings
+        return (*grads, *[None] * (len(ctx.needs_input_grad) - 3))  # none for the target and the settings
 
 
 class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
@@ -118,7 +129,7 @@ class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
         N, V = x.shape[0], weight.shape[0]
         eps = float(label_smoothing)
         # every operand is cast here, so autocast (on around this) changes no product's dtype
-        padded, target = rows_padded(x.to(dtype), target, force=True)  # (N', F), (N',)
+        padded, target = rows_padded(x.to(dtype), target)  # (N', F), (N',): it runs under autocast
         low_w = weight.to(dtype)  # (V, F)
         low_b = None if bias is None else bias.to(dtype)
         grad_logits = padded.new_empty((padded.shape[0], V))  # (N', V) in dtype
@@ -127,18 +138,9 @@ class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
         for lo in range(0, padded.shape[0], chunk):
             xc, tc = padded[lo : lo + chunk], target[lo : lo + chunk]  # (n, F), (n,)
             logits = xc @ low_w.t() if low_b is None else torch.addmm(low_b, xc, low_w.t())  # (n, V)
-            logp = torch.log_softmax(logits.float(), dim=1)  # (n, V) float32
+            loss, grad = _chunk_loss(torch.log_softmax(logits.float(), dim=1), tc, eps)  # (n, V) float32
             del logits
-            real = tc != IGNORED  # (n,) padding rows are not
-            tc = tc.clamp(min=0)
-            nll = -logp.gather(1, tc[:, None]).squeeze(1)
-            loss = nll if not eps else (1 - eps) * nll - eps * logp.mean(dim=1)
-            total += loss[real].sum(dtype=torch.float64)
-            grad = logp.exp_()  # (n, V): softmax - (1 - eps) onehot - eps / V
-            grad.scatter_add_(1, tc[:, None], grad.new_full((tc.shape[0], 1), eps - 1.0))
-            if eps:
-                grad.sub_(eps / V)
-            grad.mul_(real[:, None])
+            total += loss
             if grad_b is not None:
                 grad_b += grad.sum(dim=0)
             grad_logits[lo : lo + chunk] = grad
@@ -146,7 +148,6 @@ class _LowPrecisionCrossEntropy(_LinearCrossEntropy):
         grad_w = (grad_logits.t() @ padded).to(weight.dtype)  # (V, F)
         ctx.grads = (grad_x, grad_w, None if bias is None else grad_b.to(bias.dtype))
         ctx.scaled_by = None
-        ctx.settings = 4
         return total.float()
 
 
