@@ -3,6 +3,7 @@ bad host or port is a one-line error and port 0 tells which port it picked."""
 
 from __future__ import annotations
 
+import signal
 import socket
 
 from ..errors import UserError
@@ -39,14 +40,26 @@ def url(sock: socket.socket) -> str:
 def serve(app, sock: socket.socket, backlog: int = BACKLOG, log_level: str = "warning", ready=None) -> None:
     """Serve ``app`` on ``sock`` with uvicorn until interrupted; ``ready()`` is called once uvicorn
     has started (its signal handlers in place), so a line that says the server is up, printed
-    there, is true, and a Ctrl-C after it is uvicorn's to end the server with."""
+    there, is true, and a Ctrl-C after it is uvicorn's to end the server with. A SIGINT that ended
+    the server raises KeyboardInterrupt here, as it does on a terminal, even where the process
+    started with SIGINT ignored (a background job of a script: uvicorn stops on it all the same,
+    then raises it again under the ignoring handler, and the command would end 0 as if asked to)."""
     import uvicorn
 
     class Server(uvicorn.Server):
+        interrupted = False  # a SIGINT ended it
+
         async def startup(self, sockets=None) -> None:
             await super().startup(sockets=sockets)
             if ready is not None and self.started and not self.should_exit:
                 ready()
 
+        def handle_exit(self, sig, frame) -> None:
+            self.interrupted |= sig == signal.SIGINT
+            super().handle_exit(sig, frame)
+
     config = uvicorn.Config(app, backlog=backlog, log_level=log_level, access_log=False, timeout_keep_alive=5)
-    Server(config).run(sockets=[sock])
+    server = Server(config)
+    server.run(sockets=[sock])
+    if server.interrupted:  # reached only where SIGINT's own handler raised nothing: ignored
+        raise KeyboardInterrupt
