@@ -29,20 +29,24 @@ lint: install
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 
+# Two test processes, each handed one test at a time, the longest (marked minutes) first
+# (tests/conftest.py): the run ends when the work does, not on one core finishing a long test.
+XDIST = -n 2 --maxschedchunk 1
+
 test: lint
-	$(BIN)/python -m pytest -q -n 2 tests
+	$(BIN)/python -m pytest -q $(XDIST) tests
 
 # The edit loop: everything but the tests marked slow (models trained to an accuracy, the docs'
 # commands run one by one), < 40 s.
 test-fast: lint
-	$(BIN)/python -m pytest -q -n 2 -m "not slow" tests
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests
 
 # The tests that train a model to a threshold (marked learns) again, with torch, MKL, oneDNN and
 # CTranslate2 held to other kernels than this CPU's own: KERNELS=avx2 or plainest (bench/isa.py);
 # by default AVX2 on an AVX-512 machine, else the plainest. A threshold tuned to one CPU's
 # arithmetic fails here, not on a user's machine. .ci/run runs it after make test.
 test-kernels: install
-	env $$($(BIN)/python bench/isa.py $(or $(KERNELS),second)) $(BIN)/python -m pytest -q -n 2 -m learns tests
+	env $$($(BIN)/python bench/isa.py $(or $(KERNELS),second)) $(BIN)/python -m pytest -q $(XDIST) -m learns tests
 
 # The learning tests over seeds 0-2 under this CPU's kernels, AVX2 and the plainest: each
 # measure's worst value beside its threshold (bench/margins.py; about 30 minutes on 2 cores).

@@ -37,3 +37,11 @@ def reverse_data(tmp_path: Path) -> Path:
 def quick_runs(tmp_path_factory) -> QuickRuns:
     """Two-step runs of each kind the attention page shows, shared by the tests of a session."""
     return QuickRuns(tmp_path_factory.mktemp("quick-runs"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``minutes`` first, the rest in their order: pytest -n 2 hands each
+    process one test at a time (--maxschedchunk 1, the Makefile's), so the long ones start at
+    once and the short ones fill the other core, instead of one starting last and the run
+    ending on one core."""
+    items.sort(key=lambda item: item.get_closest_marker("minutes") is None)

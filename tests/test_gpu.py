@@ -36,6 +36,7 @@ QUIET = ["train.batch_size=32", "train.progress=false", "train.log_every=0", "tr
 
 # -- bench/gpu.py on a CPU ---------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_the_gpu_table_runs_its_whole_pipeline_on_a_cpu(tmp_path):
     out = tmp_path / "gpu.md"
     done = subprocess.run(

@@ -53,6 +53,7 @@ def _batch(model, text: str):
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 @learns
 def test_ntm_learns_to_copy_and_copies_longer_sequences(tmp_path):
     train_pairs, dev, test, longer = make_task_splits("copy", 3000, 50, 100, (1, 5), (8,), seed=1, bits=3)

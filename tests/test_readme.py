@@ -727,6 +727,7 @@ def test_readme_commands_run_with_small_settings(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_readme_slow_commands_run_with_small_settings(tmp_path, monkeypatch):
     """The docs again with the commands that take longer (reproduce, torchrun, benchmarks)."""
     outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(documented())
@@ -766,6 +767,7 @@ def makers(snippets: list[Snippet], target: Snippet) -> list[Snippet]:
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
     """``echo "september 27, 1994" | attnseq translate runs/book`` prints 1994-09-27 once the
     docs' commands before it trained runs/book (the book preset's own settings, TRAINED); so does

@@ -97,6 +97,7 @@ def test_recommended_char_learns_dates_of_every_locale(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 @learns
 def test_recommended_subword_learns_number_words(numbers, tmp_path):
     summary = attnseq.fit(

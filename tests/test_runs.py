@@ -245,6 +245,7 @@ def kill_and_resume(data: Path, out: Path, args: list[str], kills: int, steps: i
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_killed_runs_resume_to_the_uninterrupted_run(reverse_data, tmp_path):
     args = sets(*SMALL, "train.epochs=2", "train.eval_every=5", "train.log_every=2", "model.dropout=0.2")
     straight = tmp_path / "straight"

@@ -160,6 +160,7 @@ def test_fit_from_python_with_either_engine(reverse_data, tmp_path, engine, monk
 
 
 @pytest.mark.slow
+@pytest.mark.minutes
 def test_compiled_training_matches_eager_and_reports_compile_time(reverse_data, tmp_path, caplog):
     """train.compile: the same losses as eager steps (within float noise), the first update's time logged."""
     if os.environ.get("ATEN_CPU_CAPABILITY", "").lower() in ("avx2", "default"):
