@@ -33,6 +33,7 @@ from attnseq.reproduce.base import (
     Evidence,
     Finding,
     RunRecord,
+    budget_fields,
     scale_budget,
     table_disagreements,
     verdict_of,
@@ -1248,6 +1249,32 @@ def test_each_published_page_says_what_the_code_judges_from_its_numbers(path):
     for finding in findings:
         if finding.core and finding.matched is None:  # why it is undecided, under the verdict
             assert f"({findings.index(finding) + 1}) {finding.reason}" in page
+
+
+STALE_DESIGN = {  # pages whose remaking spans sessions: strict, so a remade page must leave this
+    "bahdanau-length": "made at 7998020, before its cap of 12,000 updates (about 400 core-minutes to remake)",
+    "ntm": "made at 2c6d9a8, before its caps of 10,000 and 6,000 updates (about 330 core-minutes to remake)",
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=STALE_DESIGN[p.stem], strict=True))
+        if p.stem in STALE_DESIGN
+        else p
+        for p in PUBLISHED
+    ],
+    ids=lambda p: p.stem,
+)
+def test_each_published_page_is_what_its_default_budget_makes(path):
+    """`attnseq reproduce NAME` and `--all` run the default options: every cap a published page's
+    runs record is one of those options' budgets, so regenerating the page (alone or with the
+    others) trains its runs as far as the page says they went."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    options = options_of(path.stem)
+    budgets = {getattr(options, name) for name in budget_fields(options)}
+    assert {r["cap"] for r in record["runs"]} <= budgets
 
 
 def test_the_published_index_is_the_pages_index(tmp_path):
