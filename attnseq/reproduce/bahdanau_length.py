@@ -70,7 +70,7 @@ class BahdanauLengthOptions(PlateauOptions):
 class BahdanauLength(Reproduction):
     title, claim, quotes, source = TEXT.title, TEXT.claim, TEXT.quotes, TEXT.source
     default_seeds = 5
-    nominal_minutes = 300.0  # 10 runs at their cap; measured runs stop sooner
+    nominal_minutes = 470.0  # 10 runs to their plateau: cho2014 at 7,000-7,500 updates, bahdanau2014 8,000-12,000
 
     def run(self) -> Result:
         from ..api import load
