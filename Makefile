@@ -33,8 +33,9 @@ lint: install
 # (tests/conftest.py): the run ends when the work does, not on one core finishing a long test.
 XDIST = -n 2 --maxschedchunk 1
 
+# The 15 slowest tests are listed after: the suite's 10 minutes on 2 cores, and where they go.
 test: lint
-	$(BIN)/python -m pytest -q $(XDIST) tests
+	$(BIN)/python -m pytest -q $(XDIST) --durations=15 tests
 
 # The edit loop: everything but the tests marked slow (models trained to an accuracy, the docs'
 # commands run one by one), < 40 s.

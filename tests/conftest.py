@@ -27,6 +27,15 @@ def token_store_cache(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def run_shared_folder(tmp_path_factory) -> Path:
+    """A folder every process of this pytest run shares (under pytest -n, the workers' common
+    parent of their own temporary folders), and no other run: what one test process makes once
+    for several tests, guarded by a lock, goes there."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture
 def reverse_data(tmp_path: Path) -> Path:
     """A folder with train/dev/test.tsv of the reversal task."""

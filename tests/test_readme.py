@@ -253,6 +253,7 @@ class Reader:
     small: bool = True
     run_slow: bool = False
     server: LiveServer | None = None
+    trained: Path | None = None  # where the runs TRAINED_RUNS makes are kept for the other readers
     stdout: str = ""  # what the last command printed
     checked: int = 0  # values stated in python comments that were checked
     not_made: set = field(default_factory=set)  # what the slow commands left out would have written (--out)
@@ -331,9 +332,34 @@ class Reader:
                 continue
             if name in OWN_FILES:
                 (self.home / name).write_text(OWN_FILES[name](), encoding="utf-8")
+            if name in runs and self.trained is not None and not self.small and name in TRAINED_RUNS:
+                self.make_trained(name, runs[name])
+                continue
             for command in runs.get(name, ()):
                 failure = self.pipeline(shell_words(command))
                 assert failure is None, f"{command} (the docs' {name}): {failure}"
+
+    def make_trained(self, name: str, commands: tuple[str, ...]) -> None:
+        """The trained run ``name`` (TRAINED_RUNS) made once in a pytest run: the first reader
+        that needs it runs ``commands`` and keeps the folders they write (--out) in ``trained``;
+        the others copy them from there (two tests read the trained demo; each trained it)."""
+        from filelock import FileLock
+
+        outs = [words[words.index("--out") + 1] for words in map(shell_words, commands)]
+        kept = self.trained / name.replace("/", "_")
+        with FileLock(f"{kept}.lock"):
+            if not kept.is_dir():
+                for command in commands:
+                    failure = self.pipeline(shell_words(command))
+                    assert failure is None, f"{command} (the docs' {name}): {failure}"
+                partial = kept.with_name(kept.name + ".partial")
+                shutil.rmtree(partial, ignore_errors=True)
+                for out in outs:
+                    shutil.copytree(self.home / out, partial / out)
+                partial.rename(kept)
+                return
+        for out in outs:
+            shutil.copytree(kept / out, self.home / out, dirs_exist_ok=True)
 
     # -- a shell command line -------------------------------------------------------------------
     def pipeline(self, words: list[str]) -> str | None:
@@ -729,10 +755,28 @@ def test_readme_commands_run_with_small_settings(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.minutes
 def test_readme_slow_commands_run_with_small_settings(tmp_path, monkeypatch):
-    """The docs again with the commands that take longer (reproduce, torchrun, benchmarks)."""
-    outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(documented())
+    """The commands of the docs that take longer (reproduce, torchrun, benchmarks), each after the
+    commands that make what it reads (the rest ran in the test above)."""
+    outcomes = Reader.checkout(tmp_path, monkeypatch, run_slow=True).follow(slow_part(documented()))
     assert not any(o.status == "failed" for o in outcomes), report(outcomes, "failed")
     assert not any(o.status == "slow" for o in outcomes)
+
+
+def slow_part(snippets: list[Snippet]) -> list[Snippet]:
+    """The commands of ``snippets`` that only the slow test runs (slow_reason's, and those that
+    read what one of them writes), each with the commands that make what it reads (makers), in
+    the docs' order."""
+    slow, unmade = [], set()
+    for snippet in snippets:
+        if snippet.lang != "sh":
+            continue
+        words = [PLACEHOLDERS.get(w, w) for w in shell_words(snippet.text)]
+        reads = {w.rpartition("=")[2] for w in words}
+        if slow_reason(words) or any(r == p or r.startswith(p + "/") for p in unmade for r in reads):
+            unmade |= {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
+            slow.append(snippet)
+    needed = {*slow, *(maker for snippet in slow for maker in makers(snippets, snippet))}
+    return [snippet for snippet in snippets if snippet in needed]
 
 
 def iso_date(text: str) -> str | None:
@@ -768,7 +812,7 @@ def makers(snippets: list[Snippet], target: Snippet) -> list[Snippet]:
 
 @pytest.mark.slow
 @pytest.mark.minutes
-def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
+def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch, run_shared_folder):
     """``echo "september 27, 1994" | attnseq translate runs/book`` prints 1994-09-27 once the
     docs' commands before it trained runs/book (the book preset's own settings, TRAINED); so does
     each date echoed into a run (the README's tour: runs/demo/run, the demo)."""
@@ -780,7 +824,7 @@ def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
     }
     answered = {s: iso for s, iso in echoed.items() if iso}
     assert answered, "the docs show no date echoed into attnseq translate"
-    reader = Reader.checkout(tmp_path, monkeypatch, small=False)
+    reader = Reader.checkout(tmp_path, monkeypatch, small=False, trained=run_shared_folder)
     for snippet, iso in answered.items():
         outcomes = reader.follow([*makers(snippets, snippet), snippet])
         assert all(o.status == "ran" for o in outcomes), report(outcomes, "failed", "skipped", "slow")
@@ -788,12 +832,12 @@ def test_readme_book_example_prints_the_date_it_echoes(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_readme_python_api_gives_what_its_comments_state(tmp_path, monkeypatch):
+def test_readme_python_api_gives_what_its_comments_state(tmp_path, monkeypatch, run_shared_folder):
     """The python blocks whose comments state a value (``# ['1994-09-27', '2021-03-04']``), on
     the runs they name trained (runs/demo/run: the demo, until every dev date is right)."""
     stating = [s for s in documented() if s.lang == "python" and stated_values(s.text)]
     assert stating, "the docs state no value in a python comment"
-    reader = Reader.checkout(tmp_path, monkeypatch, small=False)
+    reader = Reader.checkout(tmp_path, monkeypatch, small=False, trained=run_shared_folder)
     outcomes = reader.follow(stating)
     assert all(o.status == "ran" for o in outcomes), report(outcomes, "failed")
     assert reader.checked == sum(len(stated_values(s.text)) for s in stating)
