@@ -73,6 +73,7 @@ RESUMABLE = (
     "train.max_steps",
     "train.max_minutes",
     "train.target_exact_match",
+    "train.patience",  # when to stop, as max_steps: a run a smaller patience ended goes on where it stopped
     "train.log_every",
     "train.progress",
     "train.threads",
@@ -318,7 +319,7 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             raise ConfigError(
                 f"{key}: the run was trained with {json.dumps(before.get(key))}, not {json.dumps(after.get(key))}; "
                 "--resume continues a run as it was (it may change train.epochs, max_steps, max_minutes, "
-                "target_exact_match, log_every, progress, threads, device, keep_checkpoints, decode.*, where the "
+                "target_exact_match, patience, log_every, progress, threads, device, keep_checkpoints, decode.*, where the "
                 "data is and how it is prepared: data.cache, data.processes); "
                 "start a new run (--out) to change it",
                 key=key,

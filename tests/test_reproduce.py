@@ -1132,6 +1132,15 @@ def test_resume_reads_finished_runs_and_writes_the_same_findings(name, tmp_path)
             settings=[*tiny_settings(name, tmp_path), f"{key}=5"],
             resume=True,
         )
+    patience = getattr(REPRODUCTIONS.options_class(name)(), "patience", None)
+    if patience is not None:  # a larger patience only lengthens the runs: resumed; a smaller one refused
+        common = dict(budget_minutes=minutes, seeds=1, threads=1, resume=True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            reproduce(name, tmp_path / "out", tmp_path / "runs", **common,
+                      settings=[*tiny_settings(name, tmp_path), f"patience={patience + 4}"])  # fmt: skip
+        with pytest.raises(UserError, match=r"--resume: the runs in .* were made with patience="):
+            reproduce(name, tmp_path / "out", tmp_path / "runs", **common,
+                      settings=[*tiny_settings(name, tmp_path), f"patience={patience - 1}"])  # fmt: skip
 
 
 @pytest.mark.slow

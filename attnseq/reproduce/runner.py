@@ -161,12 +161,14 @@ def check_resumed_options(context: Context, options) -> None:
     now = plain(options)
     fields = set(budget_fields(options))
     for key in sorted(set(now) | set(before.get("options", {}))):
-        if key not in fields and now.get(key) != before["options"].get(key):
-            raise UserError(
-                f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with "
-                f"{key}={before['options'].get(key)!r}, not {now.get(key)!r}; resume with the same "
-                "options (only the budget may grow), or leave out --resume to train them anew"
-            )
+        was, is_now = before["options"].get(key), now.get(key)
+        if key in fields or is_now == was or (key in MAY_GROW and _grew(was, is_now)):
+            continue
+        raise UserError(
+            f"reproduce {context.name} --resume: the runs in {context.runs_dir} were made with "
+            f"{key}={was!r}, not {is_now!r}; resume with the same options (only the budget and the "
+            "patience may grow), or leave out --resume to train them anew"
+        )
     if before.get("seeds") not in (context.seeds, context.seed_list):
         log.info(
             "reproduce %s --resume: the runs in %s were made with seeds %s; now seeds %s",
@@ -175,6 +177,17 @@ def check_resumed_options(context: Context, options) -> None:
             before.get("seeds"),
             seed_words(context.seed_list),
         )
+
+
+# options a resumed reproduction may raise besides its budget: a larger patience only lengthens
+# runs (one that a smaller patience ended continues from where it stopped, as it would have gone on)
+MAY_GROW = ("patience",)
+
+
+def _grew(was, now) -> bool:
+    """Whether ``now`` is a number no smaller than ``was``."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (was, now))
+    return numbers and now >= was
 
 
 def reproduce_in_processes(
