@@ -226,6 +226,18 @@ def slow_reason(words: list[str], home: Path | None = None) -> str | None:
     return None
 
 
+def written(words: list[str]) -> list[str]:
+    """The paths a command writes: what follows its --out and --output."""
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")]
+
+
+def read_among(words: list[str], paths) -> list[str]:
+    """Those of ``paths`` that a command reads: a word (or a NAME=PATH's path) that is one of
+    them or lies under one."""
+    reads = {w.rpartition("=")[2] for w in words}
+    return [p for p in paths if any(r == p or r.startswith(p + "/") for r in reads)]
+
+
 def missing_path(words: list[str]) -> str | None:
     """A path outside the checkout that a command names and this machine lacks."""
     for word in words:
@@ -302,20 +314,17 @@ class Reader:
             )
         if missing := missing_path(words):
             return Outcome(snippet, "skipped", missing)
-        reads = {w.rpartition("=")[2] for w in words}
-        unmade = [p for p in self.unmade if any(r == p or r.startswith(p + "/") for r in reads)]
+        unmade = read_among(words, self.unmade)
         if unmade or ((program := NEEDS.get(tuple(words[:3]))) and not shutil.which(program)):
             program = self.unmade[unmade[0]] if unmade else program
-            self.unmade |= {words[i + 1]: program for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
+            self.unmade |= dict.fromkeys(written(words), program)
             return Outcome(
                 snippet, "skipped", f"needs {program}, which is not installed (apt-get install {program}; .ci/run does)"
             )
-        if not self.run_slow and (
-            made := [p for p in self.not_made if any(r == p or r.startswith(p + "/") for r in reads)]
-        ):
+        if not self.run_slow and (made := read_among(words, self.not_made)):
             return Outcome(snippet, "slow", f"slow: reads {made[0]}, which a slow command writes")
         if (slow := slow_reason(words, self.home)) and not self.run_slow:
-            self.not_made |= {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
+            self.not_made |= set(written(words))
             return Outcome(snippet, "slow", slow)
         try:
             self.make_own([w.rpartition("=")[2] for w in words])  # NAME=RUN_DIR names a run
@@ -332,12 +341,16 @@ class Reader:
                 continue
             if name in OWN_FILES:
                 (self.home / name).write_text(OWN_FILES[name](), encoding="utf-8")
-            if name in runs and self.trained is not None and not self.small and name in TRAINED_RUNS:
-                self.make_trained(name, runs[name])
-                continue
-            for command in runs.get(name, ()):
-                failure = self.pipeline(shell_words(command))
-                assert failure is None, f"{command} (the docs' {name}): {failure}"
+            if name in TRAINED_RUNS and not self.small and self.trained is not None:
+                self.make_trained(name, TRAINED_RUNS[name])
+            else:
+                self.run_commands(name, runs.get(name, ()))
+
+    def run_commands(self, name: str, commands: tuple[str, ...]) -> None:
+        """``commands``, which make the reader's own ``name``, each of which must succeed."""
+        for command in commands:
+            failure = self.pipeline(shell_words(command))
+            assert failure is None, f"{command} (the docs' {name}): {failure}"
 
     def make_trained(self, name: str, commands: tuple[str, ...]) -> None:
         """The trained run ``name`` (TRAINED_RUNS) made once in a pytest run: the first reader
@@ -349,9 +362,7 @@ class Reader:
         kept = self.trained / name.replace("/", "_")
         with FileLock(f"{kept}.lock"):
             if not kept.is_dir():
-                for command in commands:
-                    failure = self.pipeline(shell_words(command))
-                    assert failure is None, f"{command} (the docs' {name}): {failure}"
+                self.run_commands(name, commands)
                 partial = kept.with_name(kept.name + ".partial")
                 shutil.rmtree(partial, ignore_errors=True)
                 for out in outs:
@@ -771,9 +782,8 @@ def slow_part(snippets: list[Snippet]) -> list[Snippet]:
         if snippet.lang != "sh":
             continue
         words = [PLACEHOLDERS.get(w, w) for w in shell_words(snippet.text)]
-        reads = {w.rpartition("=")[2] for w in words}
-        if slow_reason(words) or any(r == p or r.startswith(p + "/") for p in unmade for r in reads):
-            unmade |= {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--out", "--output")}
+        if slow_reason(words) or read_among(words, unmade):
+            unmade |= set(written(words))
             slow.append(snippet)
     needed = {*slow, *(maker for snippet in slow for maker in makers(snippets, snippet))}
     return [snippet for snippet in snippets if snippet in needed]
