@@ -19,14 +19,19 @@ sharpening exponents (B, H, 1); shifts (B, H, 2r + 1), shift -r first.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
 EPS = 1e-8  # keeps the cosine and the sharpened weights finite (and differentiable) at zero
 
 
 def content_weights(memory: torch.Tensor, key: torch.Tensor, strength: torch.Tensor) -> torch.Tensor:
-    """w^c (B, H, N): softmax over locations of strength * cosine(key, memory row)."""
-    similarity = F.cosine_similarity(key.unsqueeze(2), memory.unsqueeze(1), dim=-1, eps=EPS)  # (B, H, N)
+    """w^c (B, H, N): softmax over locations of strength * cosine(key, memory row).
+
+    The cosine as F.cosine_similarity defines it (each vector over its norm, the norm at least
+    EPS), taken as one batched product of the unit keys and unit rows instead of broadcasting
+    keys against rows into a (B, H, N, W) tensor, whose backward dominated a many-headed step."""
+    unit_key = key / torch.linalg.vector_norm(key, dim=-1, keepdim=True).clamp_min(EPS)  # (B, H, W)
+    unit_rows = memory / torch.linalg.vector_norm(memory, dim=-1, keepdim=True).clamp_min(EPS)  # (B, N, W)
+    similarity = torch.bmm(unit_key, unit_rows.transpose(1, 2))  # (B, H, N)
     return torch.softmax(strength * similarity, dim=-1)
 
 
