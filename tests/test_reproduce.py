@@ -1260,9 +1260,7 @@ def test_each_published_page_says_what_the_code_judges_from_its_numbers(path):
             assert f"({findings.index(finding) + 1}) {finding.reason}" in page
 
 
-STALE_DESIGN = {  # pages whose remaking spans sessions: strict, so a remade page must leave this
-    "ntm": "made at 2c6d9a8, before its caps of 40,000, 40,000 and 6,000 updates (hours of both cores to remake)"
-}
+STALE_DESIGN: dict[str, str] = {}  # pages whose remaking spans sessions (name -> why): strict xfails
 
 
 @pytest.mark.parametrize(
