@@ -260,6 +260,17 @@ def test_write_gradients_match_finite_differences():
     assert torch.autograd.gradcheck(addressing.write, inputs)
 
 
+def test_sharpening_is_the_normalised_power_and_never_nan():
+    """softmax(gamma log w) equals w^gamma / sum w^gamma (float64), and stays a weighting in fp32
+    where the powers underflow: 64 locations at 1/64 each, gamma 30 ((1/64)^30 is below fp32)."""
+    v = addressing_inputs()
+    powered = (v["previous"] + addressing.EPS) ** v["gamma"]
+    torch.testing.assert_close(addressing.sharpen(v["previous"], v["gamma"]), powered / powered.sum(-1, keepdim=True))
+    spread, gamma = torch.full((2, 3, 64), 1 / 64), torch.full((2, 3, 1), 30.0)
+    assert torch.isnan(((spread + addressing.EPS) ** gamma) / ((spread + addressing.EPS) ** gamma).sum(-1, True)).all()
+    torch.testing.assert_close(addressing.sharpen(spread, gamma), spread)
+
+
 @pytest.mark.parametrize("start", ["random", "initial", "zero rows"])
 def test_content_weights_are_torch_cosine(start):
     """The batched product equals F.cosine_similarity broadcast over (B, H, N, W), values and

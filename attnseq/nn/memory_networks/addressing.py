@@ -49,9 +49,10 @@ def circular_shift(weights: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
 
 
 def sharpen(weights: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-    """w (B, H, N) = w~^gamma / sum w~^gamma (gamma >= 1 undoes the blur of the shift)."""
-    powered = (weights + EPS) ** gamma
-    return powered / powered.sum(-1, keepdim=True)
+    """w (B, H, N) = w~^gamma / sum w~^gamma (gamma >= 1 undoes the blur of the shift), taken as
+    softmax(gamma log w~): the same weighting without the powers themselves, which in fp32
+    underflow to 0 / 0 once gamma is large and w~ spread over many locations."""
+    return torch.softmax(gamma * torch.log(weights + EPS), dim=-1)
 
 
 def address(
