@@ -7,9 +7,10 @@ Each config trains in ``OUT/<config name>`` for at most ``budget_minutes`` of tr
 (``train.max_minutes``), then its best checkpoint (the evaluation with the best
 ``train.select_by``, ties broken by the lower dev loss; ``best_step`` says which) is evaluated on
 dev and test, as ``attnseq evaluate`` does. The table (config, parameters, steps, the best
-checkpoint's step, training tokens/s, dev and test exact match and BLEU) is printed and written
-as ``comparison.md`` and ``comparison.csv`` in OUT, and ``curves.png`` draws each run's dev score
-against minutes of training. Those files, like the runs, are replaced only with ``overwrite``
+checkpoint's step, training tokens/s, dev and test exact match and BLEU, and the step at which a
+run's loss diverged, if it did: that run is scored from its last good checkpoint and the others
+still train) is printed and written as ``comparison.md`` and ``comparison.csv`` in OUT, and
+``curves.png`` draws each run's dev score against minutes of training. Those files, like the runs, are replaced only with ``overwrite``
 (``--overwrite``), and that is checked before anything trains.
 """
 
@@ -27,6 +28,7 @@ from .engines import trainer_for
 from .errors import UserError
 from .files import check_output, write_output
 from .runs import read_metrics
+from .train.loop import scored_if_diverged
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,7 @@ COLUMNS = (
     "test_exact_match",
     "dev_bleu",
     "test_bleu",
+    "diverged",
 )
 TABLE_FILES = ("comparison.md", "comparison.csv", "curves.png")  # what a comparison writes beside its runs
 RULE = (
@@ -91,7 +94,7 @@ def train_and_evaluate(
     config = engine.check(config)
     run_dir = out_dir / name
     log.info("compare: training %s -> %s", config_path, run_dir)
-    summary = engine.train(config, run_dir, resume=resume, overwrite=overwrite)
+    summary = scored_if_diverged(lambda: engine.train(config, run_dir, resume=resume, overwrite=overwrite))
     bests = [r["step"] for r in read_metrics(run_dir) if r.get("type") == "eval" and r.get("best")]
     row = {
         "config": name,
@@ -100,6 +103,7 @@ def train_and_evaluate(
         "best_step": bests[-1] if bests else summary["step"],
         "train_seconds": round(summary["train_seconds"], 1),
         "tokens_per_second": summary["tokens_per_second"],
+        "diverged": summary.get("diverged"),  # the update its loss diverged at (None: it did not)
     }
     translator = load(run_dir)  # the best checkpoint, as users evaluate it
     for split in ("dev", "test"):

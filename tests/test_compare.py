@@ -89,3 +89,28 @@ def test_bad_arguments_are_user_errors(dates, tmp_path):
         run_compare([str(CONFIGS / "cho2014.yaml")], tmp_path / "nowhere", 1.0, tmp_path / "c")
     with pytest.raises(UserError, match="budget"):
         run_compare([str(CONFIGS / "cho2014.yaml")], dates, 0, tmp_path / "c")
+
+
+def test_a_diverging_config_is_a_row_that_says_so_and_the_others_still_train(reverse_data, tmp_path, caplog):
+    """A config whose loss diverges after its first evaluation (a rate of 1, no clipping: as in
+    test_runs) is scored from that last good checkpoint and the table says where it diverged; the
+    config after it is trained as if nothing happened."""
+    import yaml
+    from helpers import PRESET, SMALL
+
+    hot = yaml.safe_load(Path(PRESET).read_text(encoding="utf-8"))
+    hot.setdefault("train", {}).update(lr=1.0, clip_norm=0)
+    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(hot), encoding="utf-8")
+    settings = [*SMALL, "train.eval_every=1", "train.max_steps=60", "train.clip_norm=0"]
+    out = tmp_path / "c"
+    rows = run_compare([str(tmp_path / "hot.yaml"), PRESET], reverse_data, 0.5, out, overrides=settings)
+    assert "training diverged at step" in caplog.text  # a warning, not the end of the command
+    hot_row, calm = rows
+    assert hot_row["diverged"] > hot_row["steps"] == hot_row["best_step"] == 1  # its last good checkpoint
+    assert hot_row["dev_exact_match"] is not None and hot_row["test_exact_match"] is not None
+    last = read_metrics(out / "hot")[-1]  # the log says so too
+    assert last["type"] == "diverged" and last["step"] == hot_row["diverged"] and "dev loss" in last["what"]
+    assert calm["diverged"] is None and calm["steps"] == 60
+    with open(out / "comparison.csv", encoding="utf-8") as fh:
+        table = list(csv.DictReader(fh))
+    assert table[0]["diverged"] == str(hot_row["diverged"]) and table[1]["diverged"] == ""

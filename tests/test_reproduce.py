@@ -549,6 +549,31 @@ def test_verdict_follows_the_core_findings_and_the_runs_that_converged():
     assert set(VERDICTS) == {REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_CONVERGED}
 
 
+def test_a_run_whose_loss_diverged_has_ended_and_is_scored_from_before(reverse_data, tmp_path, caplog):
+    """A diverging run (a rate of 1, no clipping, as in test_runs) is not an error that ends a
+    reproduction: fit_preset gives its last good checkpoint's summary, record_of reads from the log
+    that it diverged, and the page counts it as ended, not at its cap (a longer cap would not
+    change it), saying where."""
+    from helpers import PRESET, SMALL
+
+    from attnseq.reproduce.base import Context
+    from attnseq.reproduce.training import fit_preset, record_of
+
+    run = tmp_path / "hot"
+    settings = [*SMALL, "train.lr=1", "train.clip_norm=0", "train.eval_every=1", "train.max_steps=60"]
+    context = Context("test", tmp_path / "out", tmp_path / "runs", seeds=1, threads=1, command="")
+    summary = fit_preset(context, Path(PRESET).stem, run, reverse_data, settings)
+    assert summary["diverged"] > summary["step"] == 1 and "training diverged" in caplog.text
+    record = record_of("hot", 1, summary["step"], 60, run)
+    assert record.diverged == summary["diverged"] and not record.converged
+    capped = RunRecord("calm", 1, 60, 60, False)
+    finding = [Finding(True, Phrase("x"))]
+    assert verdict_of(finding, [record]) == REPRODUCED and verdict_of(finding, [record, capped]) == NOT_CONVERGED
+    table = "\n".join(runs_table([record, capped]))
+    assert f"diverged at update {summary['diverged']:,}" in table and "1 diverged" in table
+    assert "0 of 2 reached their plateau" in table
+
+
 def ntm_data(
     copy=(100.0, 100.0, 100.0),
     longest=(100.0, 99.5, 100.0),

@@ -191,6 +191,7 @@ def test_a_diverging_run_stops_and_keeps_its_last_good_checkpoint(
     assert train(reverse_data, run, *settings) == 2
     error = one_line_error(capsys)
     assert "training diverged at step" in error and "lower train.lr" in error
+    assert read_metrics(run)[-1]["type"] == "diverged"  # the log ends saying so (a resume drops it)
     evals = [r for r in read_metrics(run) if r["type"] == "eval"]
     assert all(np.isfinite(r["dev_loss"]) for r in evals)
     if saved_step is None:

@@ -41,10 +41,10 @@ VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, UNDECIDED, NOT_CONVERGED)
 
 def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> str:
     """The verdict of a page from its core findings (what the paper says, not a proxy) and how its
-    runs ended: NOT_CONVERGED when any run stopped at its cap before its plateau, whatever the
-    numbers; else NOT_REPRODUCED when a core finding is decided against the paper; REPRODUCED when
-    every core finding is decided the paper's way; PARTLY when some are and the others undecided;
-    UNDECIDED when no core finding is decided (or there is none). Findings that are not core are
+    runs ended: NOT_CONVERGED when any run stopped at its cap before its plateau (a run whose loss
+    diverged has ended), whatever the numbers; else NOT_REPRODUCED when a core finding is decided
+    against the paper; REPRODUCED when every core finding is decided the paper's way; PARTLY when
+    some are and the others undecided; UNDECIDED when no core finding is decided (or there is none). Findings that are not core are
     reported and never decide; so are runs that feed none (``RunRecord.core`` false): one of them
     at its cap leaves the verdict as it is, and the page says so beside its observations."""
     if unconverged(runs):
@@ -58,9 +58,9 @@ def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> s
 
 
 def unconverged(runs: Sequence[RunRecord], core: bool = True) -> list[RunRecord]:
-    """The runs that stopped at their cap before their plateau: those that feed a core finding,
-    or with ``core`` false those that feed none."""
-    return [r for r in runs if not r.converged and r.core == core]
+    """The runs that stopped at their cap before their plateau (not those that diverged): those
+    that feed a core finding, or with ``core`` false those that feed none."""
+    return [r for r in runs if not r.converged and r.diverged is None and r.core == core]
 
 
 def longest_first(names: Sequence[str]) -> list[str]:
@@ -313,8 +313,9 @@ class Quote:
 @dataclass
 class RunRecord:
     """How one training run of a reproduction ended: its label and seed, the updates (or epochs)
-    trained, the cap it had, whether the plateau rule stopped it (``converged``) or the cap did,
-    and why, measured from its log (``training.how_it_ended``; "" when it has none)."""
+    trained, the cap it had, whether the plateau rule stopped it (``converged``), its loss
+    diverging (``diverged``: an end a longer cap would not change) or the cap, and why, measured
+    from its log (``training.how_it_ended``; "" when it has none)."""
 
     label: str
     seed: int
@@ -325,6 +326,7 @@ class RunRecord:
     why: str = ""
     by_loss: bool = False  # the last renewal of its patience was the dev loss's alone
     core: bool = True  # its numbers feed a core finding (false: observations only)
+    diverged: float | None = None  # the update its loss diverged at (None: it did not), scored from before
 
 
 @dataclass

@@ -126,13 +126,16 @@ def quoted(reproduction: Reproduction | type[Reproduction]) -> list[str]:
 
 
 def runs_table(runs: list[RunRecord]) -> list[str]:
-    """How each run ended: converged (the plateau rule stopped it) or at its cap."""
+    """How each run ended: converged (the plateau rule stopped it), its loss diverged, or at its cap."""
     if not runs:
         return []
     done = sum(r.converged for r in runs)
-    capped = [r for r in runs if not r.converged]
+    diverged = [r for r in runs if r.diverged is not None]
+    capped = [r for r in runs if not r.converged and r.diverged is None]
     by_loss = sum(r.by_loss for r in capped)
     loss = TEXT.format("runs.loss", by_loss=by_loss, capped=len(capped)) if by_loss else ""
+    if diverged:
+        loss = TEXT.format("runs.diverged_count", diverged=len(diverged)) + loss
     lines = [
         TEXT.format("runs.ended", done=done, runs=len(runs), loss=loss),
         "",
@@ -141,10 +144,17 @@ def runs_table(runs: list[RunRecord]) -> list[str]:
     ]
     lines += [
         f"| {r.label}{'' if r.core else TEXT.format('runs.observed')} | {r.seed} | {r.trained:,g} {r.unit} | {r.cap:,g} | "
-        f"{TEXT.format('runs.plateau') if r.converged else TEXT.format('runs.cap')}{': ' + r.why if r.why else ''} |"
+        f"{ending(r)}{': ' + r.why if r.why else ''} |"
         for r in runs
     ]
     return lines + [""]
+
+
+def ending(run: RunRecord) -> str:
+    """A runs table's word for how ``run`` ended."""
+    if run.diverged is not None:
+        return TEXT.format("runs.diverged", step=run.diverged, kept=run.trained)
+    return TEXT.format("runs.plateau") if run.converged else TEXT.format("runs.cap")
 
 
 def longer(reproduction: Reproduction, factor: float = 2.0) -> str:

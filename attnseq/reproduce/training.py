@@ -33,18 +33,21 @@ def fit_preset(
 ) -> dict:
     """Train the preset ``name`` on ``data`` (a split folder or the book's file) into ``run_dir``
     (replacing a run there, or continuing it with the context's ``resume``); the run's summary
-    (``attnseq.fit``)."""
+    (``attnseq.fit``; where its loss diverged, its last good checkpoint's, with ``diverged``)."""
     from ..api import fit
     from ..data.sources import data_overrides
+    from ..train.loop import scored_if_diverged
 
     continues = context.continues(run_dir)
     log.info("%s: %s %s -> %s", context.name, "continuing" if continues else "training", name, run_dir)
-    return fit(
-        preset(name),
-        run_dir,
-        [*data_overrides(data), *run_settings(context, seed), *overrides],
-        resume=continues,
-        overwrite=not continues,
+    return scored_if_diverged(
+        lambda: fit(
+            preset(name),
+            run_dir,
+            [*data_overrides(data), *run_settings(context, seed), *overrides],
+            resume=continues,
+            overwrite=not continues,
+        )
     )
 
 
@@ -149,9 +152,18 @@ def parameters(run_dir: str | Path) -> int:
 def record_of(label: str, seed: int, steps: int, cap: int, run_dir: str | Path, core: bool = True) -> RunRecord:
     """How one run ended: converged when it stopped before its ``cap`` of updates, or when its
     last evaluation, at the cap, was the one at which the plateau rule would have ended it anyway
-    (the rule's evaluations without a renewal were all in); else stopped by the cap."""
+    (the rule's evaluations without a renewal were all in); diverged where its log's last session
+    ended with its loss diverging (``steps``: its last good checkpoint's); else stopped by the cap."""
     why, by_loss, settled = replay_plateau(run_dir)
-    return RunRecord(label, seed, steps, cap, steps < cap or settled, why=why, by_loss=by_loss, core=core)
+    diverged = diverged_at(run_dir)
+    converged = diverged is None and (steps < cap or settled)
+    return RunRecord(label, seed, steps, cap, converged, why=why, by_loss=by_loss, core=core, diverged=diverged)
+
+
+def diverged_at(run_dir: str | Path) -> int | None:
+    """The update at which the run's loss diverged (its metrics log's diverged record, which a
+    resumed session drops with the steps past its checkpoint); None where it did not."""
+    return next((r["step"] for r in read_metrics(run_dir) if r["type"] == "diverged"), None)
 
 
 METRIC_NAMES = {

@@ -52,7 +52,29 @@ WALL_CLOCK = (
 
 
 class TrainingDiverged(UserError):
-    """The loss became non-finite or exploded: training stopped, the last good checkpoint kept."""
+    """The loss became non-finite or exploded: training stopped, the last good checkpoint kept.
+
+    ``step`` is the update at which it diverged; ``summary`` what ``fit`` would have returned at
+    the last evaluation (the last good checkpoint's), None where nothing was evaluated yet.
+    """
+
+    def __init__(self, message: str, step: int, summary: dict | None = None):
+        super().__init__(message)
+        self.step, self.summary = step, summary
+
+
+def scored_if_diverged(train: Callable[[], dict]) -> dict:
+    """``train()``'s summary, or where the run diverged after an evaluation, the summary of its
+    last good checkpoint with ``diverged`` (the update), the error logged as a warning: for
+    commands that train several runs (compare, reproduce), so that one diverging run is a row
+    that says so and the others still train. A run that diverged before any evaluation raises."""
+    try:
+        return train()
+    except TrainingDiverged as err:
+        if err.summary is None:
+            raise
+        log.warning("%s; scored from that checkpoint", err)
+        return {**err.summary, "diverged": err.step, "stopped_by": f"diverged at step {err.step}"}
 
 
 class SaveFailed(UserError):
@@ -77,6 +99,7 @@ __all__ = [
     "ProgressDisplay",
     "SaveFailed",
     "TrainingDiverged",
+    "scored_if_diverged",
     "evaluation_record",
     "patience_renewal",
     "at_ceiling",
@@ -420,6 +443,10 @@ class EpochLoop:
         finally:
             if self.lock is not None:
                 self.lock.release()
+        return self._summary()
+
+    def _summary(self) -> dict:
+        """fit()'s summary: the last evaluation record with the run's figures."""
         p = self.progress
         return {
             **p.history[-1],
@@ -686,9 +713,12 @@ class EpochLoop:
                 if p.history
                 else f"nothing was saved in {self.run_dir}"
             )
+            self._log({"type": "diverged", "step": p.step, "what": what, "value": repr(value)})
             raise TrainingDiverged(
                 f"training diverged at step {p.step}: {what} became {value:.4g} (over {limit:.1f}); "
-                f"lower train.lr ({self._learning_rate():g}) or clip harder (train.clip_norm); {kept}"
+                f"lower train.lr ({self._learning_rate():g}) or clip harder (train.clip_norm); {kept}",
+                p.step,
+                self._summary() if p.history else None,
             )
 
     # -- evaluation and checkpoints -------------------------------------------------------------
