@@ -1285,9 +1285,7 @@ def test_each_published_page_says_what_the_code_judges_from_its_numbers(path):
             assert f"({findings.index(finding) + 1}) {finding.reason}" in page
 
 
-STALE_DESIGN: dict[str, str] = {  # pages whose remaking spans sessions (name -> why): strict xfails
-    "ntm": "made at 9cc97a3, before its caps of 60,000 (repeat copy) and 16,000 (sort) updates"
-}
+STALE_DESIGN: dict[str, str] = {}  # pages whose remaking spans sessions (name -> why): strict xfails
 
 
 @pytest.mark.parametrize(

@@ -45,8 +45,9 @@ class NTMOptions(PlateauOptions):
     # repeat copy's doubled where its seed 2 crossed over at its cap (30% at 7,250, 60.5% and rising at 10,000),
     # and again where seed 1 crept on at 20,000 (28% -> 54% since 8,750, the dev loss 1.69 -> 0.91),
     # and half again where it crept on at 40,000 (70% dev exact match, the dev loss 0.56 -> 0.52 in
-    # 3,000 updates); sort's past 6,000, where seed 5 sat at 100% one evaluation short of the rule's end,
-    # seed 1 crossed over after it (81.5% -> 97% at 8,750) and seed 4 crept to 58.5% at 12,000
+    # 3,000 updates; the rule ended it at 40,500); sort's past 6,000, where seed 5 sat at 100% one
+    # evaluation short of the rule's end, seed 1 crossed over after it (81.5% -> 97% at 8,750) and
+    # seed 4 crept to 58.5% at 12,000 (the rule ended it at 14,750, the latest of the six)
     copy_steps: int = budget(40_000)  # the cap of updates of each copy run
     repeat_steps: int = budget(60_000)  # the cap of updates of each repeat copy run
     sort_steps: int = budget(16_000)  # the cap of updates of each priority sort run
