@@ -10,8 +10,9 @@ dev and test, as ``attnseq evaluate`` does. The table (config, parameters, steps
 checkpoint's step, training tokens/s, dev and test exact match and BLEU, and the step at which a
 run's loss diverged, if it did: that run is scored from its last good checkpoint and the others
 still train) is printed and written as ``comparison.md`` and ``comparison.csv`` in OUT, and
-``curves.png`` draws each run's dev score against minutes of training. Those files, like the runs, are replaced only with ``overwrite``
-(``--overwrite``), and that is checked before anything trains.
+``curves.png`` draws each run's dev score against minutes of training. Those files, like the
+runs, are replaced only with ``overwrite`` (``--overwrite``), and that is checked before anything
+trains.
 """
 
 from __future__ import annotations

@@ -44,9 +44,10 @@ def verdict_of(findings: Sequence[Finding], runs: Sequence[RunRecord] = ()) -> s
     runs ended: NOT_CONVERGED when any run stopped at its cap before its plateau (a run whose loss
     diverged has ended), whatever the numbers; else NOT_REPRODUCED when a core finding is decided
     against the paper; REPRODUCED when every core finding is decided the paper's way; PARTLY when
-    some are and the others undecided; UNDECIDED when no core finding is decided (or there is none). Findings that are not core are
-    reported and never decide; so are runs that feed none (``RunRecord.core`` false): one of them
-    at its cap leaves the verdict as it is, and the page says so beside its observations."""
+    some are and the others undecided; UNDECIDED when no core finding is decided (or there is
+    none). Findings that are not core are reported and never decide; so are runs that feed none
+    (``RunRecord.core`` false): one of them at its cap leaves the verdict as it is, and the page
+    says so beside its observations."""
     if unconverged(runs):
         return NOT_CONVERGED
     core = [f.matched for f in findings if f.core]
