@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import QuickRuns, write_reverse_dir
+from helpers import QuickRuns, bf16_lstm_capped, write_reverse_dir
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -46,6 +46,13 @@ def reverse_data(tmp_path: Path) -> Path:
 def quick_runs(tmp_path_factory) -> QuickRuns:
     """Two-step runs of each kind the attention page shows, shared by the tests of a session."""
     return QuickRuns(tmp_path_factory.mktemp("quick-runs"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The tests marked ``bf16_lstm`` skipped, with the reason, where oneDNN cannot make a
+    bfloat16 LSTM (held to AVX2 on a bfloat16 CPU: bench/isa.py's variables)."""
+    if item.get_closest_marker("bf16_lstm") and (why := bf16_lstm_capped()):
+        pytest.skip(why)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import pytest
 import torch
 
 import attnseq
@@ -26,6 +27,7 @@ def linear_output_dtypes(translator, sources) -> set[torch.dtype]:
     return seen
 
 
+@pytest.mark.bf16_lstm
 def test_bf16_decodes_in_bfloat16_where_it_pays_and_answers_as_fp32_does(quick_runs, monkeypatch):
     monkeypatch.setattr(hardware, "bf16_pays", lambda device_type="cpu": (True, ""))
     run = quick_runs["rnn"]

@@ -218,6 +218,7 @@ def test_bf16_only_where_it_is_faster_else_a_warning_and_fp32(
         assert expected in caplog.text and "training in fp32" in caplog.text and not any(enabled)
 
 
+@pytest.mark.bf16_lstm
 @pytest.mark.parametrize("gain", [0.8, 1.3])
 def test_auto_precision_follows_the_models_measured_updates_and_changes_nothing(tmp_path, monkeypatch, gain):
     """train.precision auto on a CPU where bfloat16 products pay times this model's forward and
@@ -256,6 +257,7 @@ def test_auto_precision_follows_the_models_measured_updates_and_changes_nothing(
         assert torch.equal(a, b), name
 
 
+@pytest.mark.bf16_lstm
 def test_a_resumed_run_goes_on_in_the_precision_it_was_saved_in(tmp_path, monkeypatch, caplog):
     """train.precision auto decides once per run: resumed where the measured rates would decide
     otherwise, it keeps the precision its checkpoint records (so it resumes exactly); where the
