@@ -6,7 +6,7 @@ autocast path (the chunked bfloat16 loss included) runs on every machine."""
 from __future__ import annotations
 
 import pytest
-from helpers import ROOT, bf16_lstm_capped, write_reverse_dir
+from helpers import ROOT, write_reverse_dir
 
 SMALL = {  # the subword preset ties its embeddings to the output layer: one width
     "recommended-char": ["model.embed_size=16", "model.hidden_size=64", "model.dropout=0"],
@@ -16,14 +16,12 @@ QUIET = ["train.batch_size=32", "train.progress=false", "train.log_every=0", "tr
 
 
 @pytest.mark.slow
+@pytest.mark.bf16_lstm
 @pytest.mark.parametrize("preset", list(SMALL))
 def test_bf16_training_on_a_cpu_ends_within_noise_of_fp32(preset, tmp_path, monkeypatch):
     from attnseq.config import load_config
     from attnseq.engines.torch_engine import trainer as loop
 
-    capped = bf16_lstm_capped()
-    if capped:
-        pytest.skip(capped)
     monkeypatch.setattr(loop, "bf16_pays", lambda device_type: (True, ""))
     data = write_reverse_dir(tmp_path / "data")
     extra = ["data.tokenizer={name: sentencepiece, vocab_size: 40, joint: true}"] if "subword" in preset else []
